@@ -1,0 +1,1 @@
+"""Stax: trace NumPy programs, fuse them, run them as generated C++ kernels."""

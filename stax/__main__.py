@@ -1,0 +1,3 @@
+from stax.cli import main
+
+raise SystemExit(main())
