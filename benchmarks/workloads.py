@@ -1,0 +1,252 @@
+"""Benchmark workloads: each one is a NumPy function, a PyTorch twin and an input maker.
+
+The NumPy function is the single definition of a workload: the runner times that very function
+object under NumPy and under ``stax.jit``. The PyTorch twin computes the same thing with the same
+arithmetic (not a fused library call such as ``torch.softmax``), so that ``torch.compile`` and Stax
+compile the same program. Inputs are float32 and deterministic (a fixed seed per workload).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # the runner reports torch as missing; the twins are then never called
+    torch = None
+
+Arrays = tuple[np.ndarray, ...]
+InputMaker = Callable[[np.random.Generator, int, int], Arrays]
+
+EPS = 1e-5
+SQRT_2_OVER_PI = 0.7978845608028654
+# Adam hyperparameters and the bias corrections of step STEP, as an optimizer computes them
+# in Python before its update.
+LR, BETA1, BETA2, ADAM_EPS, STEP = 1e-3, 0.9, 0.999, 1e-8, 10
+BIAS_CORRECTION1 = 1.0 - BETA1**STEP
+BIAS_CORRECTION2 = 1.0 - BETA2**STEP
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark program.
+
+    ``tolerance`` says how results are compared with NumPy's: "elementwise" is
+    ``np.allclose(rtol=1e-4, atol=1e-5)``; "magnitude" (long sums and scans, whose rounding
+    error grows with the running total) scales the absolute tolerance by the largest magnitude
+    of the reference along its last axis.
+    """
+
+    name: str
+    numpy_fn: Callable[..., Any]
+    torch_fn: Callable[..., Any]
+    make_inputs: InputMaker
+    tolerance: Literal["elementwise", "magnitude"] = "elementwise"
+
+
+# --- input makers ----------------------------------------------------------------------------
+
+
+def _normal(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+def one_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (_normal(rng, rows, cols),)
+
+
+def one_positive(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """Values in [0.5, 1.5): row sums stay far from zero, so row normalization is well posed."""
+    return (rng.random((rows, cols), dtype=np.float32) + np.float32(0.5),)
+
+
+def matrix_and_row_vectors(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), _normal(rng, cols), _normal(rng, cols)
+
+
+def matrix_and_weight(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), _normal(rng, cols)
+
+
+def transposed_pair(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """``x`` is (cols, rows) so that ``x.T + y`` is (rows, cols); square at 4096x4096."""
+    return _normal(rng, cols, rows), _normal(rng, rows, cols)
+
+
+def adam_state(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    param, grad = _normal(rng, rows, cols), _normal(rng, rows, cols)
+    m = np.float32(0.1) * _normal(rng, rows, cols)
+    v = np.float32(0.01) * rng.random((rows, cols), dtype=np.float32)  # second moment: >= 0
+    return param, grad, m, v
+
+
+# --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _standardize(x):
+    mean = x.mean(axis=-1, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=-1, keepdims=True)
+    return centered / np.sqrt(var + EPS)
+
+
+def layernorm(x):
+    return _standardize(x)
+
+
+def layernorm_affine(x, weight, bias):
+    return _standardize(x) * weight + bias
+
+
+def rmsnorm(x, weight):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS) * weight
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
+
+
+def sum_max_exp(x):
+    e = np.exp(x)
+    return e.sum(-1), e.max(-1)
+
+
+def row_normalize(x):
+    return x / x.sum(-1, keepdims=True)
+
+
+def transpose_add(x, y):
+    return x.T + y
+
+
+def column_sum(x):
+    return x.sum(0)
+
+
+def adam_step(param, grad, m, v):
+    m = BETA1 * m + (1.0 - BETA1) * grad
+    v = BETA2 * v + (1.0 - BETA2) * (grad * grad)
+    param = param - LR * (m / BIAS_CORRECTION1) / (np.sqrt(v / BIAS_CORRECTION2) + ADAM_EPS)
+    return param, m, v
+
+
+def cumsum_rows(x):
+    return np.cumsum(x, axis=1)
+
+
+def tiny_add(x, y):
+    """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
+    return x + y
+
+
+# --- PyTorch twins (compiled with torch.compile) ---------------------------------------------
+
+
+def softmax_torch(x):
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _standardize_torch(x):
+    mean = x.mean(dim=-1, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=-1, keepdim=True)
+    return centered / torch.sqrt(var + EPS)
+
+
+def layernorm_torch(x):
+    return _standardize_torch(x)
+
+
+def layernorm_affine_torch(x, weight, bias):
+    return _standardize_torch(x) * weight + bias
+
+
+def rmsnorm_torch(x, weight):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + EPS) * weight
+
+
+def gelu_tanh_torch(x):
+    return 0.5 * x * (1.0 + torch.tanh(SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x))))
+
+
+def sum_max_exp_torch(x):
+    e = torch.exp(x)
+    return e.sum(-1), e.amax(-1)
+
+
+def row_normalize_torch(x):
+    return x / x.sum(-1, keepdim=True)
+
+
+def transpose_add_torch(x, y):
+    return x.T + y
+
+
+def column_sum_torch(x):
+    return x.sum(0)
+
+
+def adam_step_torch(param, grad, m, v):
+    m = BETA1 * m + (1.0 - BETA1) * grad
+    v = BETA2 * v + (1.0 - BETA2) * (grad * grad)
+    param = param - LR * (m / BIAS_CORRECTION1) / (torch.sqrt(v / BIAS_CORRECTION2) + ADAM_EPS)
+    return param, m, v
+
+
+def cumsum_rows_torch(x):
+    return torch.cumsum(x, dim=1)
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("softmax", softmax, softmax_torch, one_normal),
+    Workload("layernorm", layernorm, layernorm_torch, one_normal),
+    Workload("layernorm_affine", layernorm_affine, layernorm_affine_torch, matrix_and_row_vectors),
+    Workload("rmsnorm", rmsnorm, rmsnorm_torch, matrix_and_weight),
+    Workload("gelu_tanh", gelu_tanh, gelu_tanh_torch, one_normal),
+    Workload("sum_max_exp", sum_max_exp, sum_max_exp_torch, one_normal),
+    Workload("row_normalize", row_normalize, row_normalize_torch, one_positive),
+    Workload("transpose_add", transpose_add, transpose_add_torch, transposed_pair),
+    Workload("column_sum", column_sum, column_sum_torch, one_normal, "magnitude"),
+    Workload("adam_step", adam_step, adam_step_torch, adam_state),
+    Workload("cumsum_rows", cumsum_rows, cumsum_rows_torch, one_normal, "magnitude"),
+)
+
+
+# --- STREAM-style memory baselines (NumPy only) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamKernel:
+    """A STREAM kernel: ``bytes_per_element`` counts what STREAM counts (reads + writes)."""
+
+    name: str
+    fn: Callable[..., np.ndarray]
+    arity: int
+    bytes_per_element: int
+
+
+TRIAD_SCALAR = np.float32(3.0)
+
+
+def stream_copy(a: np.ndarray) -> np.ndarray:
+    return a.copy()
+
+
+def stream_triad(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a + TRIAD_SCALAR * b
+
+
+STREAM_KERNELS: tuple[StreamKernel, ...] = (
+    StreamKernel("copy", stream_copy, 1, 2 * 4),
+    StreamKernel("triad", stream_triad, 2, 3 * 4),
+)
