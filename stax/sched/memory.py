@@ -97,6 +97,7 @@ class MemoryPlan:
 
     order: tuple[str, ...]
     candidates: Mapping[str, int]  # candidate order name -> its peak M*
+    candidate_orders: Mapping[str, tuple[str, ...]]  # candidate order name -> its node names
     chosen: str
     reason: str  # why `chosen` won
     peak_bytes: int  # M* of the chosen order (Definition 7.5)
@@ -180,6 +181,9 @@ def plan_memory(
     return MemoryPlan(
         order=tuple(node.name for node in steps),
         candidates=MappingProxyType(peaks),
+        candidate_orders=MappingProxyType(
+            {name: tuple(nodes[i].name for i in o) for name, o in orders.items()}
+        ),
         chosen=chosen,
         reason=_why(chosen, peaks),
         peak_bytes=peak,

@@ -48,17 +48,28 @@ class PoolLayout:
 
 
 class _Intervals:
-    """A union of closed integer intervals, kept merged and sorted."""
+    """Disjoint closed integer intervals, sorted, each tagged with an owner (a child node).
+
+    Intervals that overlap an added one are merged into it; a temporal split only adds an interval
+    where it overlaps intervals of a single child, so merged intervals keep one owner.
+    """
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
+        self.owners: list[_Node | None] = []
 
-    def overlaps(self, first: int, last: int) -> bool:
-        i = bisect_right(self.starts, last) - 1
-        return i >= 0 and self.ends[i] >= first
+    def owners_over(self, first: int, last: int) -> list[_Node | None]:
+        """The distinct owners of the intervals meeting [first, last], at most two."""
+        found: list[_Node | None] = []
+        for k in range(bisect_left(self.ends, first), bisect_right(self.starts, last)):
+            if self.owners[k] not in found:
+                found.append(self.owners[k])
+                if len(found) == 2:
+                    break
+        return found
 
-    def add(self, first: int, last: int) -> None:
+    def add(self, first: int, last: int, owner: _Node | None = None) -> None:
         lo = bisect_left(self.ends, first)
         hi = bisect_right(self.starts, last)
         if lo < hi:
@@ -66,20 +77,13 @@ class _Intervals:
             last = max(last, self.ends[hi - 1])
         self.starts[lo:hi] = [first]
         self.ends[lo:hi] = [last]
-
-    def update(self, other: _Intervals) -> None:
-        for first, last in zip(other.starts, other.ends, strict=True):
-            self.add(first, last)
+        self.owners[lo:hi] = [owner]
 
 
 class _Node:
     def __init__(self, size: int) -> None:
         self.size = size
-        self.live = _Intervals()
-
-    def allocate(self, block: PoolBlock, may_grow: bool) -> bool:
-        """Try to place `block` in this subtree; leaves (placed buffers, empty space) refuse."""
-        return False
+        self.live = _Intervals()  # the lifetimes of every block placed below
 
 
 class _Empty(_Node):
@@ -94,77 +98,114 @@ class _Placed(_Node):
 
 
 class _Temporal(_Node):
+    """Children pairwise disjoint in time at one offset; `live` is tagged with the owning child."""
+
     def __init__(self, children: list[_Node]) -> None:
         super().__init__(max(child.size for child in children))
+        self.children: list[_Node] = []
+        self._adopt(children)
+
+    def _adopt(self, children: list[_Node]) -> None:
         self.children = children
+        self.live = _Intervals()
         for child in children:
-            self.live.update(child.live)
+            for first, last in zip(child.live.starts, child.live.ends, strict=True):
+                self.live.add(first, last, child)
 
-    def allocate(self, block: PoolBlock, may_grow: bool) -> bool:
-        if block.nbytes > self.size and not may_grow:
-            return False
-        overlapping = [c for c in self.children if c.live.overlaps(block.first, block.last)]
-        if len(overlapping) > 1:
-            return False
-        if overlapping:
-            if not overlapping[0].allocate(block, may_grow):
-                return False
-        else:
-            self._place_beside(block)
-        self.size = max(child.size for child in self.children)
-        self.live.add(block.first, block.last)
-        return True
-
-    def _place_beside(self, block: PoolBlock) -> None:
+    def place_beside(self, block: PoolBlock) -> None:
+        """Put `block` beside the children, none of which it overlaps in time."""
         if len(self.children) == 1 and isinstance(self.children[0], _Empty):
             self.children = []  # only empty space here: the block takes it
         if block.nbytes > self.size:  # at the right edge: widen every sibling with empty space
             extra = block.nbytes - self.size
-            self.children = [_Spatial(c, _Empty(extra)) for c in self.children]
-        placed = _Placed(block)
+            self._adopt([_Spatial([c, _Empty(extra)]) for c in self.children])
+        placed: _Node = _Placed(block)
         if block.nbytes < self.size:
-            self.children.append(_Spatial(placed, _Empty(self.size - block.nbytes)))
-        else:
-            self.children.append(placed)
+            placed = _Spatial([placed, _Empty(self.size - block.nbytes)])
+        self.children.append(placed)
+        self.live.add(block.first, block.last, placed)
+        self.size = max(self.size, block.nbytes)
 
 
 class _Spatial(_Node):
-    def __init__(self, left: _Node, right: _Node) -> None:
-        self.left = _Temporal([left])
-        self.right = _Temporal([right])
-        super().__init__(self.left.size + self.right.size)
-        self.live.update(self.left.live)
-        self.live.update(self.right.live)
+    """Temporal splits side by side, left to right; only the rightmost may grow."""
 
-    def allocate(self, block: PoolBlock, may_grow: bool) -> bool:
-        if not (self.left.allocate(block, False) or self.right.allocate(block, may_grow)):
-            return False
-        self.size = self.left.size + self.right.size
+    def __init__(self, children: list[_Node]) -> None:
+        self.children = [_Temporal([child]) for child in children]
+        super().__init__(sum(child.size for child in self.children))
+        for child in self.children:
+            for first, last in zip(child.live.starts, child.live.ends, strict=True):
+                self.live.add(first, last)
+
+    def open_column(self, block: PoolBlock) -> None:
+        self.children.append(_Temporal([_Placed(block)]))
+        self.size += block.nbytes
         self.live.add(block.first, block.last)
-        return True
+
+
+def _allocate(root: _Spatial, block: PoolBlock) -> bool:
+    """Place `block` in the tree by the seed's rule (module docstring); iterative, since the tree
+    can be deep. Frames are (node, may grow, parent frame); a spatial split's children are tried
+    left to right, a temporal split descends into the one child it overlaps or places the block
+    beside its children."""
+    frames: list[tuple[_Node, bool, int]] = [(root, True, -1)]
+    pending = [0]
+    while pending:
+        f = pending.pop()
+        node, may_grow, _ = frames[f]
+        if isinstance(node, _Spatial):
+            last = len(node.children) - 1
+            for k in range(last, -1, -1):
+                frames.append((node.children[k], may_grow and k == last, f))
+                pending.append(len(frames) - 1)
+        elif isinstance(node, _Temporal) and (block.nbytes <= node.size or may_grow):
+            owners = node.live.owners_over(block.first, block.last)
+            if len(owners) == 1:
+                frames.append((owners[0], may_grow, f))
+                pending.append(len(frames) - 1)
+            elif not owners:
+                _grow_path(frames, f, block)
+                return True
+    return False
+
+
+def _grow_path(frames: list[tuple[_Node, bool, int]], f: int, block: PoolBlock) -> None:
+    """Place `block` beside the children of the temporal split of frame `f`, then update the
+    sizes and lifetimes of its ancestors, each from its child's growth."""
+    node, _, parent = frames[f]
+    assert isinstance(node, _Temporal)
+    before = node.size
+    node.place_beside(block)
+    child, grown = node, node.size - before
+    while parent != -1:
+        node, _, parent = frames[parent]
+        before = node.size
+        if isinstance(node, _Temporal):
+            node.size = max(node.size, child.size)
+            node.live.add(block.first, block.last, child)
+        else:
+            node.size += grown
+            node.live.add(block.first, block.last)
+        child, grown = node, node.size - before
 
 
 def plan_pool(blocks: Sequence[PoolBlock]) -> PoolLayout:
     """Place `blocks` in one pool; see the module docstring for the tree and the insertion rule."""
     ranked = sorted(blocks, key=lambda b: (-b.nbytes, -(b.last - b.first), b.first, b.name))
-    root: _Temporal | None = None
+    root = _Spatial([])
     for block in ranked:
-        if root is None:
-            root = _Temporal([_Placed(block)])
-        elif not root.allocate(block, True):
-            root = _Temporal([_Spatial(root, _Placed(block))])  # open new space at the end
+        if not _allocate(root, block):
+            root.open_column(block)  # open new space at the end
     offsets: dict[str, int] = {}
-    if root is not None:
-        _read_offsets(root, 0, offsets)
+    _read_offsets(root, offsets)
     return PoolLayout(
-        offsets=MappingProxyType(offsets),
-        size=root.size if root is not None else 0,
-        live_peak=_live_peak(blocks),
+        offsets=MappingProxyType(offsets), size=root.size, live_peak=_live_peak(blocks)
     )
 
 
-def _read_offsets(root: _Node, base: int, offsets: dict[str, int]) -> None:
-    stack = [(root, base)]
+def _read_offsets(root: _Node, offsets: dict[str, int]) -> None:
+    """Temporal children share their parent's offset; spatial children follow one another."""
+    stack = [(root, 0)]
     while stack:
         node, offset = stack.pop()
         if isinstance(node, _Placed):
@@ -172,8 +213,9 @@ def _read_offsets(root: _Node, base: int, offsets: dict[str, int]) -> None:
         elif isinstance(node, _Temporal):
             stack.extend((child, offset) for child in node.children)
         elif isinstance(node, _Spatial):
-            stack.append((node.left, offset))
-            stack.append((node.right, offset + node.left.size))
+            for child in node.children:
+                stack.append((child, offset))
+                offset += child.size
 
 
 def _live_peak(blocks: Sequence[PoolBlock]) -> int:
