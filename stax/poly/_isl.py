@@ -6,7 +6,7 @@ Every isl object of `stax.poly` lives in `CTX`, so options and budgets set here 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import islpy as isl
@@ -40,6 +40,12 @@ def budget(max_operations: int = DEFAULT_MAX_OPERATIONS, what: str = "isl") -> I
         raise
     finally:
         CTX.set_max_operations(0)
+
+
+def with_params(names: Iterable[str], body: str) -> str:
+    """isl text `[N, M] -> body` (no prefix without parameters: isl reads `[] -> [..]` wrongly)."""
+    names = list(names)
+    return f"[{', '.join(names)}] -> {body}" if names else body
 
 
 def union_set(text: str) -> isl.UnionSet:

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from stax.poly._isl import PolyError, budget, maps_of, point_coordinates, union_map, union_set
+from stax.poly._isl import (
+    PolyError,
+    budget,
+    maps_of,
+    point_coordinates,
+    union_map,
+    union_set,
+    with_params,
+)
 from stax.poly.deps import KINDS, Dependences, dependences
 from stax.poly.model import Scop
 from stax.poly.tree import Band, Filter, Node, Path, ScheduleTree, Sequence, SetNode, children
@@ -120,9 +128,9 @@ def as_tree(scop: Scop, schedule: ScheduleLike) -> ScheduleTree:
                     f"but {name} has {len(stmt.iterators)} iterators {_tuple(stmt.iterators)}"
                 )
         tree = ScheduleTree.from_map(umap, scop.domain)
+    scheduled = tree.to_map().domain()
     for stmt in scop.statements:
-        mine = isl.UnionSet.from_set(stmt.domain)
-        if not mine.is_subset(tree.domain.intersect(mine).union(union_set("{ }"))):
+        if not isl.UnionSet.from_set(stmt.domain).is_subset(scheduled):
             raise PolyError(f"the schedule does not cover all instances of {stmt.name}")
     return tree
 
@@ -160,10 +168,8 @@ def _time(
     smap: isl.UnionMap, name: str, inst: tuple[int, ...], params: tuple[tuple[str, int], ...]
 ) -> tuple[int, ...]:
     fixed = " and ".join(f"{k} = {v}" for k, v in params)
-    prefix = "[" + ", ".join(k for k, _ in params) + "] -> "
-    point = union_set(
-        f"{prefix}{{ {name}[{', '.join(map(str, inst))}]{' : ' + fixed if fixed else ''} }}"
-    )
+    body = f"{{ {name}[{', '.join(map(str, inst))}]{' : ' + fixed if fixed else ''} }}"
+    point = union_set(with_params((k for k, _ in params), body))
     (m,) = maps_of(smap.intersect_domain(point))
     times = m.range()
     return point_coordinates(times.sample_point(), times.dim(isl.dim_type.set))

@@ -16,7 +16,7 @@ from pathlib import Path as FsPath
 
 import islpy as isl
 
-from stax.poly._isl import PolyError, budget, maps_of, set_
+from stax.poly._isl import PolyError, budget, maps_of, set_, with_params
 from stax.poly.check import ScheduleLike, Verdict, as_tree, check
 from stax.poly.model import Scop
 from stax.poly.transform import tile as tile_band
@@ -157,7 +157,7 @@ def _compare(expected: list[str], got: list[str]) -> str | None:
 
 def _declarations(scop: Scop, params: Mapping[str, int]) -> str:
     fixed = " and ".join(f"{p} = {params[p]}" for p in scop.params)
-    context = set_(f"[{', '.join(scop.params)}] -> {{ : {fixed or 'true'} }}")
+    context = set_(with_params(scop.params, f"{{ : {fixed or 'true'} }}"))
     lines = [f"static const long {p} = {params[p]};" for p in scop.params]
     fill, dump = [], []
     accesses = scop.reads.union(scop.writes).intersect_domain(scop.domain).intersect_params(context)

@@ -17,7 +17,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator, c_parser
 from pycparser.plyparser import ParseError
 
-from stax.poly._isl import PolyError, multi_union_pw_aff, set_, union_map
+from stax.poly._isl import PolyError, multi_union_pw_aff, set_, union_map, with_params
 from stax.poly.model import Scop, Statement
 from stax.poly.tree import Band, Filter, Leaf, Node, ScheduleTree, Sequence
 
@@ -238,7 +238,7 @@ class _Walker:
         for s in self.statements:
             s.reads = [(a, sub) for a, sub in s.reads if a in written or a not in self.params]
         _check_ranks(self.statements)
-        prefix = "[" + ", ".join(sorted(self.params)) + "] -> "
+        prefix = with_params(sorted(self.params), "")
         statements = tuple(_statement(s, prefix) for s in self.statements)
         tree = ScheduleTree(
             _union_domain(statements), _tree(items, self.statements, statements, prefix)
