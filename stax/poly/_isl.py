@@ -14,7 +14,7 @@ import islpy as isl
 CTX = isl.Context()
 CTX.set_tile_scale_tile_loops(0)  # tile loops as floor(i/32), not i - i mod 32 (trap 6)
 
-DEFAULT_MAX_OPERATIONS = 5_000_000
+DEFAULT_MAX_OPERATIONS = 200_000_000  # seconds of isl work, not hours
 
 
 class PolyError(Exception):

@@ -91,9 +91,12 @@ class Verdict:
 
 
 def check(scop: Scop, schedule: ScheduleLike, deps: Dependences | None = None) -> Verdict:
-    """Whether `schedule` preserves every dependence of `scop`, with counterexamples."""
+    """Whether `schedule` preserves every dependence of `scop`, with counterexamples.
+
+    By default the memory-based dependences are used: they are exact, cheap to compute, and give
+    the same verdict and band flags as the value-based ones (their transitive reduction)."""
     tree = as_tree(scop, schedule)
-    deps = deps if deps is not None else dependences(scop)
+    deps = deps if deps is not None else dependences(scop, "memory")
     with budget(what="the legality check"):
         smap = tree.to_map().intersect_domain(scop.domain)
         backwards = smap.lex_ge_union_map(smap)
