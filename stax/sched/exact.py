@@ -292,72 +292,73 @@ class _Model:
     def __init__(self, problem: FusionProblem) -> None:
         self.problem = problem
         nodes = problem.nodes
-        self.index = {v: i for i, v in enumerate(nodes)}
-        n = len(nodes)
+        self.levels = len(nodes)
+        levels = range(self.levels)
         costed = [b for b in problem.buffers if b.nbytes > 0 and b.consumers]
         self.unit = math.gcd(*(b.nbytes for b in costed)) or 1
         #: Traffic the partition cannot change: graph outputs are always written.
         self.offset = sum(b.nbytes for b in problem.buffers if b.is_output)
         self.costs: list[float] = []
+        self.lower: list[float] = []
         self.upper: list[float] = []
-        self.y = {(v, k): self._col(0.0, 1.0) for v in nodes for k in range(self.index[v] + 1)}
-        self.p = {v: self._col(0.0, float(max(n - 1, 0))) for v in nodes}
-        self.d = {edge: self._col(0.0, 1.0) for edge in problem.edges()}
+        self.z = {
+            (v, k): self._col(0.0, float(k == self.levels - 1), 1.0) for v in nodes for k in levels
+        }
+        self.d = {edge: self._col(0.0, 0.0, 1.0) for edge in problem.edges()}
         self.w = {
-            b.name: self._col(b.nbytes // self.unit, 1.0)
+            b.name: self._col(b.nbytes // self.unit, 0.0, 1.0)
             for b in costed
             if b.producer is not None and not b.is_output
         }
         self.r = {
-            (b.name, k): self._col(b.nbytes // self.unit, 1.0)
-            for b in costed
-            for k in range(max(self.index[c] for c in b.consumers) + 1)
+            (b.name, k): self._col(b.nbytes // self.unit, 0.0, 1.0) for b in costed for k in levels
         }
         self.rows: list[tuple[float, float, dict[int, float]]] = []
         self._constraints(costed)
 
-    def _col(self, cost: float, upper: float) -> int:
+    def _col(self, cost: float, lower: float, upper: float) -> int:
         self.costs.append(float(cost))
+        self.lower.append(lower)
         self.upper.append(upper)
         return len(self.costs) - 1
 
-    def _row(self, lower: float, upper: float, terms: Iterable[tuple[int | None, float]]) -> None:
+    def _row(self, lower: float, upper: float, terms: Iterable[tuple[int, float]]) -> None:
         coeffs: dict[int, float] = {}
         for col, coeff in terms:
-            if col is not None:
-                coeffs[col] = coeffs.get(col, 0.0) + coeff
+            coeffs[col] = coeffs.get(col, 0.0) + coeff
         self.rows.append((lower, upper, coeffs))
 
+    def _y(self, v: str, k: int, sign: float) -> list[tuple[int, float]]:
+        """Terms of ``sign * y[v,k]`` with ``y[v,k] = z[v,k] - z[v,k-1]``."""
+        terms = [(self.z[v, k], sign)]
+        if k > 0:
+            terms.append((self.z[v, k - 1], -sign))
+        return terms
+
     def _constraints(self, costed: Sequence[FBuffer]) -> None:
-        y, p, d, idx, inf = self.y, self.p, self.d, self.index, highspy.kHighsInf
-        nodes = self.problem.nodes
-        big_m = float(max(len(nodes) - 1, 0))
-        for v in nodes:
-            self._row(1.0, 1.0, ((y[v, k], 1.0) for k in range(idx[v] + 1)))
-            for k in range(idx[v]):
-                rep = nodes[k]
-                self._row(-inf, 0.0, ((y[v, k], 1.0), (y[rep, k], -1.0)))
-                self._row(-inf, big_m, ((p[v], 1.0), (p[rep], -1.0), (y[v, k], big_m)))
-                self._row(-inf, big_m, ((p[rep], 1.0), (p[v], -1.0), (y[v, k], big_m)))
+        z, d, inf = self.z, self.d, highspy.kHighsInf
+        levels = range(self.levels)
+        for v in self.problem.nodes:
+            for k in levels[1:]:
+                self._row(-inf, 0.0, ((z[v, k - 1], 1.0), (z[v, k], -1.0)))
         for pair in self.problem.forbidden:
-            u, v = sorted(pair, key=idx.__getitem__)
-            for k in range(idx[u] + 1):
-                self._row(-inf, 1.0, ((y[u, k], 1.0), (y[v, k], 1.0)))
+            u, v = sorted(pair)
+            for k in levels:
+                self._row(-inf, 1.0, self._y(u, k, 1.0) + self._y(v, k, 1.0))
         for (u, v), col in d.items():
-            for k in range(idx[u] + 1):
-                self._row(0.0, inf, ((col, 1.0), (y[u, k], -1.0), (y.get((v, k)), 1.0)))
-            self._row(0.0, inf, ((p[v], 1.0), (p[u], -1.0), (col, -1.0)))
+            for k in levels:
+                self._row(-inf, 0.0, ((z[v, k], 1.0), (z[u, k], -1.0)))
+                self._row(0.0, inf, ((col, 1.0), (z[u, k], -1.0), (z[v, k], 1.0)))
         for b in costed:
             if b.name in self.w:
                 for c in b.consumers:
                     self._row(0.0, inf, ((self.w[b.name], 1.0), (d[b.producer, c], -1.0)))
             for c in b.consumers:
-                for k in range(idx[c] + 1):
-                    self._row(
-                        0.0,
-                        inf,
-                        ((self.r[b.name, k], 1.0), (y[c, k], -1.0), (y.get((b.producer, k)), 1.0)),
-                    )
+                for k in levels:
+                    terms = [(self.r[b.name, k], 1.0), *self._y(c, k, -1.0)]
+                    if b.producer is not None:
+                        terms += self._y(b.producer, k, 1.0)
+                    self._row(0.0, inf, terms)
 
     def load(self, h: highspy.Highs) -> None:
         """Add the columns, integrality and rows to an empty HiGHS instance."""
@@ -365,16 +366,16 @@ class _Model:
         h.addCols(
             ncols,
             np.asarray(self.costs, dtype=np.float64),
-            np.zeros(ncols),
+            np.asarray(self.lower, dtype=np.float64),
             np.asarray(self.upper, dtype=np.float64),
             0,
             np.zeros(0, dtype=np.int32),
             np.zeros(0, dtype=np.int32),
             np.zeros(0),
         )
-        ys = np.asarray(sorted(self.y.values()), dtype=np.int32)
+        zs = np.asarray(sorted(self.z.values()), dtype=np.int32)
         h.changeColsIntegrality(
-            len(ys), ys, np.full(len(ys), highspy.HighsVarType.kInteger, dtype=np.uint8)
+            len(zs), zs, np.full(len(zs), highspy.HighsVarType.kInteger, dtype=np.uint8)
         )
         starts, indices, values = [], [], []
         for _, _, coeffs in self.rows:
@@ -395,11 +396,10 @@ class _Model:
         """The column values of a fusion partition (validated; raises ``ValueError`` otherwise)."""
         block_of = _block_index(self.problem, partition)
         level = {b: i for i, b in enumerate(_topological_blocks(self.problem, partition, block_of))}
-        rep = {b: min(self.index[v] for v in block) for b, block in enumerate(partition)}
         x = np.zeros(len(self.costs))
         for v, b in block_of.items():
-            x[self.y[v, rep[b]]] = 1.0
-            x[self.p[v]] = level[b]
+            for k in range(level[b], self.levels):
+                x[self.z[v, k]] = 1.0
         for (u, v), col in self.d.items():
             x[col] = float(block_of[u] != block_of[v])
         for buf in self.problem.buffers:
@@ -408,16 +408,16 @@ class _Model:
             if buf.name in self.w:
                 x[self.w[buf.name]] = float(bool(readers))
             for b in readers:
-                if (buf.name, rep[b]) in self.r:
-                    x[self.r[buf.name, rep[b]]] = 1.0
+                if (buf.name, level[b]) in self.r:
+                    x[self.r[buf.name, level[b]]] = 1.0
         return x
 
     def decode(self, x: np.ndarray) -> tuple[frozenset[str], ...]:
-        """The partition encoded by a solution's ``y`` columns."""
+        """The partition encoded by a solution: the nodes of each level form a block."""
         blocks: dict[int, set[str]] = {}
-        for (v, k), col in self.y.items():
-            if x[col] > 0.5:
-                blocks.setdefault(k, set()).add(v)
+        for v in self.problem.nodes:
+            level = next(k for k in range(self.levels) if x[self.z[v, k]] > 0.5)
+            blocks.setdefault(level, set()).add(v)
         return tuple(frozenset(blocks[k]) for k in sorted(blocks))
 
 

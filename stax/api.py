@@ -1,0 +1,192 @@
+"""`stax.jit` and `stax.explain`: trace, lower, schedule, generate, compile, run.
+
+A jitted function is traced once per input signature (shapes, dtypes, strides, scalar types)
+and its compiled program cached; later calls with the same signature only run the wrapper.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stax.frontend.trace import Builder, Tracer, check_dtype, install_methods
+from stax.graph import Graph, Value
+from stax.lower import Lowered, lower
+from stax.runtime.compiler import isa_level
+from stax.runtime.wrapper import CompiledProgram, build
+from stax.sched.scheduler import Schedule, schedule
+from stax.tiling.plan import thread_count
+
+install_methods()
+
+OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None}
+
+
+def _arg_signature(a: Any) -> tuple[Any, ...]:
+    if isinstance(a, np.ndarray):
+        return ("array", a.shape, a.dtype.str, a.strides)
+    if isinstance(a, (bool, np.bool_)) and not isinstance(a, np.ndarray):
+        return ("bool" if isinstance(a, bool) else "np.bool",)
+    if isinstance(a, int):
+        return ("int",)
+    if isinstance(a, float):
+        return ("float",)
+    if isinstance(a, np.generic):
+        return ("scalar", a.dtype.str)
+    if isinstance(a, complex):
+        raise TypeError("stax.jit: complex arguments are not supported")
+    if isinstance(a, (list, tuple)):
+        raise TypeError(f"stax.jit: arguments must be NumPy arrays or scalars, got a "
+                        f"{type(a).__name__} (convert it with np.asarray first)")
+    raise TypeError(f"stax.jit: unsupported argument of type {type(a).__name__}")
+
+
+def _as_array(a: Any) -> np.ndarray:
+    """The array a kernel reads for argument `a` (Python scalars become 0-d arrays)."""
+    if isinstance(a, np.ndarray):
+        check_dtype(a.dtype, "an argument")
+        if not a.flags.aligned or any(s % a.itemsize for s in a.strides):
+            raise ValueError("stax.jit: an argument is not aligned to its element size "
+                             "(make a copy with np.ascontiguousarray)")
+        return a
+    if isinstance(a, bool):
+        return np.asarray(a, dtype=bool)
+    if isinstance(a, int):
+        try:
+            return np.asarray(a, dtype=np.int64)
+        except OverflowError:
+            raise OverflowError(f"stax.jit: Python int {a} does not fit in int64") from None
+    if isinstance(a, float):
+        return np.asarray(a, dtype=np.float64)
+    arr = np.asarray(a)
+    check_dtype(arr.dtype, "an argument")
+    return arr
+
+
+@dataclass(frozen=True)
+class Traced:
+    graph: Graph
+    structure: Any  # how to rebuild the return value from the flat outputs
+    n_results: int
+    writeback: tuple[int, ...]  # argument positions mutated inside fn (copied back)
+
+
+def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
+    builder = Builder()
+    tracers: list[Any] = []
+    for a in args:
+        arr = _as_array(a)
+        value = builder.input(arr.shape, arr.dtype)
+        weak = isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
+        tracers.append(Tracer(builder, value, weak=weak) if arr.ndim or weak or True else a)
+    originals = [t.value for t in tracers]
+    result = fn(*tracers)
+    leaves: list[Value] = []
+    structure = _flatten(result, builder, leaves)
+    mutated = tuple(i for i, t in enumerate(tracers)
+                    if isinstance(args[i], np.ndarray) and t.value != originals[i])
+    outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
+    return Traced(builder.graph(outputs), structure, len(leaves), mutated)
+
+
+def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
+    if isinstance(obj, Tracer):
+        obj.check_fresh()
+        leaves.append(obj.value)
+        return len(leaves) - 1
+    if isinstance(obj, tuple):
+        return ("tuple", [_flatten(o, builder, leaves) for o in obj])
+    if isinstance(obj, list):
+        return ("list", [_flatten(o, builder, leaves) for o in obj])
+    if isinstance(obj, dict):
+        return ("dict", {k: _flatten(v, builder, leaves) for k, v in obj.items()})
+    if obj is None:
+        return ("none",)
+    from stax.frontend.numpy_api import to_value
+
+    leaves.append(to_value(builder, obj))
+    return len(leaves) - 1
+
+
+def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
+    if isinstance(structure, int):
+        out = flat[structure]
+        return out[()] if out.ndim == 0 else out
+    kind = structure[0]
+    if kind == "tuple":
+        return tuple(_unflatten(s, flat) for s in structure[1])
+    if kind == "list":
+        return [_unflatten(s, flat) for s in structure[1]]
+    if kind == "dict":
+        return {k: _unflatten(s, flat) for k, s in structure[1].items()}
+    return None
+
+
+@dataclass(frozen=True)
+class Compilation:
+    traced: Traced
+    lowered: Lowered
+    schedule: Schedule
+    program: CompiledProgram
+    seconds: float
+
+
+def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, Any]
+                   ) -> Compilation:
+    start = time.perf_counter()
+    strides = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
+    lowered = lower(traced.graph, strides)
+    sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
+    threads = options["threads"] or thread_count()
+    program = build(sched, threads=threads, isa=options["isa"] or isa_level())
+    return Compilation(traced, lowered, sched, program, time.perf_counter() - start)
+
+
+@dataclass
+class Jitted:
+    fn: Callable[..., Any]
+    options: dict[str, Any]
+    cache: dict[tuple[Any, ...], Compilation] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
+
+    def compile(self, *args: Any) -> Compilation:
+        key = tuple(_arg_signature(a) for a in args)
+        hit = self.cache.get(key)
+        if hit is None:
+            arrays = [_as_array(a) for a in args]
+            hit = compile_traced(trace(self.fn, args), arrays, self.options)
+            self.cache[key] = hit
+        return hit
+
+    def __call__(self, *args: Any) -> Any:
+        comp = self.compile(*args)
+        arrays = [_as_array(a) for a in args]
+        flat = comp.program.call(arrays)
+        traced = comp.traced
+        for k, i in enumerate(traced.writeback):
+            np.copyto(args[i], flat[traced.n_results + k])
+        return _unflatten(traced.structure, flat[: traced.n_results])
+
+
+def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """Compile a NumPy function: `@stax.jit` or `stax.jit(fn, fuse=False, isa="avx2")`."""
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise TypeError(f"stax.jit: unknown option(s) {', '.join(sorted(unknown))} "
+                        f"(known: {', '.join(OPTIONS)})")
+    opts = OPTIONS | options
+    if fn is None:
+        return lambda f: Jitted(f, opts)
+    if not callable(fn):
+        raise TypeError("stax.jit expects a function")
+    if inspect.isclass(fn):
+        raise TypeError("stax.jit expects a function, not a class")
+    return Jitted(fn, opts)

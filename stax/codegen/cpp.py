@@ -1,0 +1,531 @@
+"""C++ printer: prints KernelPlans as OpenMP C++ functions (seed 000 §8).
+
+Every kernel is `extern "C" void kernelN(<buffer pointers>, int32_t* flags)`. Loads and stores go
+through the canonical index expressions; subexpressions are printed once (CSE); branches of a
+guarded `select` are printed inline so their loads happen only under the guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stax.ir.expr import (
+    Call,
+    Const,
+    Expr,
+    FloorDiv,
+    Index,
+    IndexValue,
+    Indirect,
+    Load,
+    Mod,
+    Var,
+    bounds,
+    children,
+    walk,
+)
+from stax.ir.program import Buffer, Node, rvars, xvars
+from stax.tiling.plan import REDUCTION_CHUNK, KernelPlan
+
+HEADER = (Path(__file__).with_name("runtime_header.h")).read_text()
+
+CTYPES = {"bool": "bool", "int32": "int32_t", "int64": "int64_t", "float32": "float",
+          "float64": "double"}
+
+
+def ctype(dtype: np.dtype) -> str:
+    return CTYPES[np.dtype(dtype).name]
+
+
+MATH = {
+    "exp": "std::exp", "exp2": "std::exp2", "expm1": "std::expm1", "log": "std::log",
+    "log2": "std::log2", "log10": "std::log10", "log1p": "std::log1p", "sqrt": "std::sqrt",
+    "cbrt": "std::cbrt", "sin": "std::sin", "cos": "std::cos", "tan": "std::tan",
+    "arcsin": "std::asin", "arccos": "std::acos", "arctan": "std::atan", "sinh": "std::sinh",
+    "cosh": "std::cosh", "tanh": "std::tanh", "arcsinh": "std::asinh", "arccosh": "std::acosh",
+    "arctanh": "std::atanh", "floor": "std::floor", "ceil": "std::ceil", "trunc": "std::trunc",
+    "rint": "std::nearbyint", "arctan2": "std::atan2", "hypot": "std::hypot",
+    "copysign": "std::copysign",
+}
+INFIX = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "equal": "==",
+         "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+         "greater_equal": ">=", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+HELPERS = {"negative": "stax_neg", "absolute": "stax_abs", "sign": "stax_sign",
+           "maximum": "stax_maximum", "minimum": "stax_minimum", "fmax": "stax_fmax",
+           "fmin": "stax_fmin", "left_shift": "stax_shl", "right_shift": "stax_shr",
+           "logaddexp": "stax_logaddexp"}
+FLAGGED = {"floor_divide": "stax_floordiv", "remainder": "stax_remainder",
+           "power": "stax_power"}
+
+
+def const_str(value: object, dtype: np.dtype) -> str:
+    name = np.dtype(dtype).name
+    if name == "bool":
+        return "true" if value else "false"
+    if name in ("int32", "int64"):
+        v = int(value)  # type: ignore[call-overload]
+        t = ctype(dtype)
+        if v == np.iinfo(dtype).min:
+            return f"std::numeric_limits<{t}>::min()"
+        return f"(({t}){v}LL)"
+    f = float(value)  # type: ignore[arg-type]
+    t = ctype(dtype)
+    if np.isnan(f):
+        return f"std::numeric_limits<{t}>::quiet_NaN()"
+    if np.isinf(f):
+        return f"{'-' if f < 0 else ''}std::numeric_limits<{t}>::infinity()"
+    text = repr(float(np.float32(f))) if name == "float32" else repr(f)
+    return f"{text}f" if name == "float32" else text
+
+
+class ExprPrinter:
+    """Prints expression DAGs into statements with one temporary per shared subexpression."""
+
+    def __init__(self, ranges: Mapping[str, int]) -> None:
+        self.ranges = dict(ranges)
+        self.names: dict[Expr, str] = {}
+        self.counter = 0
+
+    def emit(self, roots: Sequence[Expr], lines: list[str], indent: str) -> list[str]:
+        eager = self._eager(roots)
+        for e in walk_all(roots):
+            if e in self.names or e not in eager or isinstance(e, Const):
+                continue
+            name = f"tmp{self.counter}"
+            self.counter += 1
+            lines.append(f"{indent}const {ctype(e.dtype)} {name} = {self.expr(e)};")
+            self.names[e] = name
+        return [self.ref(r) for r in roots]
+
+    def _eager(self, roots: Sequence[Expr]) -> set[Expr]:
+        """Subexpressions evaluated unconditionally (not only inside a select's branch)."""
+        eager: set[Expr] = set()
+        stack = list(roots)
+        while stack:
+            e = stack.pop()
+            if e in eager:
+                continue
+            eager.add(e)
+            if isinstance(e, Call) and e.fn == "select":
+                stack.append(e.args[0])
+            else:
+                stack.extend(children(e))
+        return eager
+
+    def ref(self, e: Expr) -> str:
+        return self.names.get(e) or self.expr(e)
+
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, Const):
+            return const_str(e.value, e.dtype)
+        if isinstance(e, Load):
+            return f"{e.buf}[{self.index(e.index)}]"
+        if isinstance(e, IndexValue):
+            return f"((int64_t)({self.index(e.index)}))"
+        assert isinstance(e, Call)
+        a = [self.ref(x) for x in e.args]
+        t = ctype(e.args[0].dtype) if e.args else ctype(e.dtype)
+        fn = e.fn
+        if fn in ("where", "select"):
+            return f"({a[0]} ? {a[1]} : {a[2]})"
+        if fn == "cast":
+            return f"stax_cast<{ctype(e.dtype)}, {t}>({a[0]}, flags)"
+        if e.args and e.args[0].dtype == np.dtype(bool) and fn in ("add", "multiply"):
+            return f"({a[0]} {'||' if fn == 'add' else '&&'} {a[1]})"
+        if fn in INFIX:
+            return f"({a[0]} {INFIX[fn]} {a[1]})"
+        if fn in MATH:
+            return f"{MATH[fn]}({', '.join(a)})"
+        if fn in HELPERS:
+            return f"{HELPERS[fn]}<{t}>({', '.join(a)})"
+        if fn in FLAGGED:
+            return f"{FLAGGED[fn]}<{t}>({a[0]}, {a[1]}, flags)"
+        if fn == "square":
+            return f"({a[0]} * {a[0]})"
+        if fn == "reciprocal":
+            return f"(({t})1 / {a[0]})"
+        if fn in ("logical_and", "logical_or"):
+            return f"((bool){a[0]} {'&&' if fn == 'logical_and' else '||'} (bool){a[1]})"
+        if fn == "logical_xor":
+            return f"((bool){a[0]} != (bool){a[1]})"
+        if fn == "logical_not":
+            return f"(!(bool){a[0]})"
+        if fn == "invert":
+            return f"(!{a[0]})" if t == "bool" else f"(({t})~{a[0]})"
+        if fn in ("isnan", "isinf", "isfinite", "signbit"):
+            if e.args[0].dtype.kind == "f":
+                return f"std::{fn}({a[0]})"
+            return {"isnan": "false", "isinf": "false", "isfinite": "true",
+                    "signbit": f"({a[0]} < 0)"}[fn]
+        raise NotImplementedError(f"stax.jit: code generation for np.{fn} is not supported")
+
+    def index(self, idx: Index) -> str:
+        parts = []
+        for atom, c in idx.terms:
+            s = self.atom(atom)
+            parts.append(s if c == 1 else f"{c}*{s}")
+        if idx.const or not parts:
+            parts.append(str(idx.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+    def atom(self, atom: object) -> str:
+        if isinstance(atom, Var):
+            return atom.name
+        if isinstance(atom, (FloorDiv, Mod)):
+            lo, _ = bounds(atom.arg, self.ranges)
+            inner = self.index(atom.arg)
+            if lo >= 0:
+                return f"(({inner}) {'/' if isinstance(atom, FloorDiv) else '%'} {atom.div})"
+            helper = "stax_idx_floordiv" if isinstance(atom, FloorDiv) else "stax_idx_mod"
+            return f"{helper}({inner}, {atom.div})"
+        assert isinstance(atom, Indirect)
+        return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, flags)"
+
+
+def walk_all(roots: Sequence[Expr]) -> list[Expr]:
+    seen: set[int] = set()
+    out: list[Expr] = []
+    for r in roots:
+        for e in walk(r):
+            if id(e) not in seen:
+                seen.add(id(e))
+                out.append(e)
+    return out
+
+
+# ---- reductions ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Accumulator:
+    """How one reduction accumulates: declaration, update, combine of partials, result."""
+
+    fn: str
+    name: str
+    value_type: str
+    acc_type: str
+    float_value: bool
+
+    def init(self) -> str:
+        t = self.acc_type
+        return {"sum": f"({t})0", "prod": f"({t})1", "any": "false", "all": "true",
+                "max": f"-std::numeric_limits<{t}>::infinity()" if self.float_value
+                else f"std::numeric_limits<{t}>::lowest()",
+                "min": f"std::numeric_limits<{t}>::infinity()" if self.float_value
+                else f"std::numeric_limits<{t}>::max()",
+                "argmax": f"({t})0", "argmin": f"({t})0"}[self.fn]
+
+    def declare(self, indent: str, suffix: str = "") -> list[str]:
+        n = self.name + suffix
+        lines = [f"{indent}{self.acc_type} {n} = {self.init()};"]
+        if self.fn in ("max", "min") and self.float_value:
+            lines.append(f"{indent}bool {n}_nan = false;")
+        if self.fn in ("argmax", "argmin"):
+            lines.append(f"{indent}int64_t {n}_idx = -1;")
+        return lines
+
+    def update(self, value: str, position: str, indent: str, suffix: str = "") -> list[str]:
+        n = self.name + suffix
+        fn = self.fn
+        if fn == "sum":
+            return [f"{indent}{n} = {n} + ({self.acc_type}){value};"]
+        if fn == "prod":
+            return [f"{indent}{n} = {n} * ({self.acc_type}){value};"]
+        if fn == "any":
+            return [f"{indent}{n} = {n} || (bool){value};"]
+        if fn == "all":
+            return [f"{indent}{n} = {n} && (bool){value};"]
+        if fn in ("max", "min"):
+            op = ">" if fn == "max" else "<"
+            lines = [f"{indent}{n} = ({value} {op} {n}) ? {value} : {n};"]
+            if self.float_value:
+                lines.append(f"{indent}{n}_nan = {n}_nan || ({value} != {value});")
+            return lines
+        op = ">" if fn == "argmax" else "<"
+        nan_test = f" || {value} != {value}" if self.float_value else ""
+        stuck = f"!({n} != {n}) && " if self.float_value else ""
+        return [f"{indent}if ({n}_idx < 0 || ({stuck}({value} {op} {n}{nan_test}))) "
+                f"{{ {n} = {value}; {n}_idx = {position}; }}"]
+
+    def simd_clause(self) -> str:
+        n = self.name
+        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}.get(
+            self.fn)
+        if op is None:
+            return ""
+        clause = f" reduction({op}:{n})"
+        if self.fn in ("max", "min") and self.float_value:
+            clause += f" reduction(||:{n}_nan)"
+        return clause
+
+    def combine(self, other_suffix: str, indent: str) -> list[str]:
+        """Fold the partial `name+other_suffix` into `name` (partials are combined in order)."""
+        o = self.name + other_suffix
+        n = self.name
+        if self.fn in ("argmax", "argmin"):
+            return self.update(o, f"{o}_idx", indent) if False else [
+                f"{indent}if ({o}_idx >= 0 && ({n}_idx < 0 || ("
+                + (f"!({n} != {n}) && " if self.float_value else "")
+                + f"({o} {'>' if self.fn == 'argmax' else '<'} {n}"
+                + (f" || {o} != {o}" if self.float_value else "")
+                + f")))) {{ {n} = {o}; {n}_idx = {o}_idx; }}"]
+        lines = self.update(o, "", indent)
+        if self.fn in ("max", "min") and self.float_value:
+            lines.append(f"{indent}{n}_nan = {n}_nan || {o}_nan;")
+        return lines
+
+    def result(self) -> str:
+        n = self.name
+        if self.fn in ("argmax", "argmin"):
+            return f"{n}_idx"
+        if self.fn in ("max", "min") and self.float_value:
+            return f"({n}_nan ? std::numeric_limits<{self.acc_type}>::quiet_NaN() : {n})"
+        return n
+
+
+def accumulator(node: Node, name: str) -> Accumulator:
+    assert node.body is not None
+    vt = ctype(node.body.dtype)
+    is_float = node.body.dtype.kind == "f"
+    acc_t = vt
+    if node.fn in ("any", "all"):
+        acc_t = "bool"
+    return Accumulator(node.fn, name, vt, acc_t, is_float)
+
+
+# ---- kernels -------------------------------------------------------------------------------------
+
+class KernelPrinter:
+    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer], vectorize: bool) -> None:
+        self.plan = plan
+        self.buffers = buffers
+        self.vectorize = vectorize
+        self.lines: list[str] = []
+
+    def params(self) -> list[str]:
+        written = {n.out for n in self.plan.nodes}
+        names: dict[str, None] = {}
+        for n in self.plan.nodes:
+            names.update(dict.fromkeys(n.read_buffers()))
+            names[n.out] = None
+        out = []
+        for name in names:
+            t = ctype(self.buffers[name].dtype)
+            out.append(f"{t}* __restrict__ {name}" if name in written
+                       else f"const {t}* __restrict__ {name}")
+        return out
+
+    def print(self) -> str:
+        plan = self.plan
+        p = self.lines
+        origins = "; ".join(f"{n.name}: {n.origin}" for n in plan.nodes)
+        p.append(f"// {plan.name}: {origins}")
+        p.append(f"extern \"C\" void {plan.name}({', '.join(self.params() + ['int32_t* flags'])}) {{")
+        outer = plan.outer_ranges
+        names = xvars(len(outer))
+        indent = "    "
+        if plan.parallel_depth > 0:
+            collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
+            p.append(f"{indent}#pragma omp parallel for{collapse} schedule(static)")
+        for name, r in zip(names, outer, strict=True):
+            p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
+            indent += "    "
+        parallel_inside = plan.parallel_depth == 0 and plan.threads > 1
+        for group in self.groups():
+            self.print_group(group, indent, parallel_inside)
+        for _ in outer:
+            indent = indent[:-4]
+            p.append(f"{indent}}}")
+        p.append("}")
+        return "\n".join(p)
+
+    def groups(self) -> list[list[Node]]:
+        """Consecutive nodes with the same loops below the shared ones share one loop nest."""
+        out: list[list[Node]] = []
+        d = self.plan.shared_depth
+        for n in self.plan.nodes:
+            key = (n.kind, n.ranges[d:], n.reduction_ranges)
+            if out and n.kind in ("pointwise", "reduction") and (
+                    out[-1][0].kind, out[-1][0].ranges[d:], out[-1][0].reduction_ranges) == key:
+                out[-1].append(n)
+            else:
+                out.append([n])
+        return out
+
+    def print_group(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+        kind = nodes[0].kind
+        if kind == "pointwise":
+            self.print_pointwise(nodes, indent)
+        elif kind == "reduction":
+            self.print_reduction(nodes, indent, parallel_inside)
+        elif kind == "scan":
+            self.print_scan(nodes[0], indent)
+        else:
+            raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
+
+    def open_loops(self, names: Sequence[str], ranges: Sequence[int], indent: str,
+                   simd_clause: str | None) -> str:
+        for k, (name, r) in enumerate(zip(names, ranges, strict=True)):
+            if k == len(names) - 1 and simd_clause is not None and self.vectorize:
+                self.lines.append(f"{indent}#pragma omp simd{simd_clause}")
+            self.lines.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
+            indent += "    "
+        return indent
+
+    def close_loops(self, count: int, indent: str) -> str:
+        for _ in range(count):
+            indent = indent[:-4]
+            self.lines.append(f"{indent}}}")
+        return indent
+
+    def print_pointwise(self, nodes: list[Node], indent: str) -> None:
+        d = self.plan.shared_depth
+        node = nodes[0]
+        names = xvars(len(node.ranges))[d:]
+        inner = node.ranges[d:]
+        ind = self.open_loops(names, inner, indent, "")
+        printer = ExprPrinter(node.var_ranges)
+        for n in nodes:
+            self.lines.append(f"{ind}// {n.name}: {n.origin}")
+        assert all(n.body is not None for n in nodes)
+        values = printer.emit([n.body for n in nodes], self.lines, ind)  # type: ignore[misc]
+        for n, v in zip(nodes, values, strict=True):
+            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = {v};")
+        self.close_loops(len(names), ind)
+
+    def print_reduction(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+        d = self.plan.shared_depth
+        node = nodes[0]
+        xnames = xvars(len(node.ranges))[d:]
+        ind = self.open_loops(xnames, node.ranges[d:], indent, None)
+        rnames = rvars(len(node.reduction_ranges))
+        accs = [accumulator(n, f"acc{k}") for k, n in enumerate(nodes)]
+        for n in nodes:
+            self.lines.append(f"{ind}// {n.name}: {n.origin} over {n.reduction_ranges}")
+        chunked = len(rnames) == 1 and node.reduction_ranges[0] > REDUCTION_CHUNK
+        if chunked:
+            self.print_chunked_reduction(nodes, accs, ind, parallel_inside and len(xnames) == 0
+                                         and d == 0)
+        else:
+            for a in accs:
+                self.lines.extend(a.declare(ind))
+            self.print_reduction_loop(nodes, accs, rnames, ind, "")
+        printer = ExprPrinter(node.var_ranges)
+        for n, a in zip(nodes, accs, strict=True):
+            out_t = ctype(self.buffers[n.out].dtype)
+            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = "
+                              f"({out_t}){a.result()};")
+        self.close_loops(len(xnames), ind)
+
+    def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],
+                             rnames: Sequence[str], indent: str, suffix: str,
+                             start: str = "0", stop: str | None = None) -> None:
+        node = nodes[0]
+        simd = None
+        if all(a.simd_clause() for a in accs):
+            simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
+                           for a in accs)
+        ind = indent
+        for k, (name, r) in enumerate(zip(rnames, node.reduction_ranges, strict=True)):
+            lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
+            if k == len(rnames) - 1 and simd is not None and self.vectorize:
+                self.lines.append(f"{ind}#pragma omp simd{simd}")
+            self.lines.append(f"{ind}for (int64_t {name} = {lo}; {name} < {hi}; {name} += 1) {{")
+            ind += "    "
+        printer = ExprPrinter(node.var_ranges)
+        values = printer.emit([n.body for n in nodes], self.lines, ind)  # type: ignore[misc]
+        position = printer.index(_flat_r(node))
+        for a, v in zip(accs, values, strict=True):
+            self.lines.extend(a.update(v, position, ind, suffix))
+        self.close_loops(len(rnames), ind)
+
+    def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator], indent: str,
+                                parallel: bool) -> None:
+        """Reduce in chunks of REDUCTION_CHUNK into partials, then fold the partials in order:
+        cascade summation (accurate float sums) and, when the outer loops give no parallelism,
+        chunks run on all threads. The fold order is fixed, so results are deterministic."""
+        n = nodes[0].reduction_ranges[0]
+        chunks = -(-n // REDUCTION_CHUNK)
+        p = self.lines
+        for a in accs:
+            p.extend(a.declare(indent))
+            p.append(f"{indent}static thread_local std::vector<{a.acc_type}> {a.name}_part;")
+            p.append(f"{indent}{a.name}_part.assign({chunks}, {a.init()});")
+            if a.fn in ("max", "min") and a.float_value:
+                p.append(f"{indent}static thread_local std::vector<char> {a.name}_partnan;")
+                p.append(f"{indent}{a.name}_partnan.assign({chunks}, 0);")
+            if a.fn in ("argmax", "argmin"):
+                p.append(f"{indent}static thread_local std::vector<int64_t> {a.name}_partidx;")
+                p.append(f"{indent}{a.name}_partidx.assign({chunks}, -1);")
+        # Pointers into the partial arrays: the vectors belong to the calling thread.
+        for a in accs:
+            p.append(f"{indent}{a.acc_type}* {a.name}_pp = {a.name}_part.data();")
+            if a.fn in ("max", "min") and a.float_value:
+                p.append(f"{indent}char* {a.name}_pn = {a.name}_partnan.data();")
+            if a.fn in ("argmax", "argmin"):
+                p.append(f"{indent}int64_t* {a.name}_pi = {a.name}_partidx.data();")
+        if parallel:
+            p.append(f"{indent}#pragma omp parallel for schedule(static)")
+        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+        inner = indent + "    "
+        for a in accs:
+            p.extend(a.declare(inner, "_c"))
+        self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c",
+                                  start=f"chunk * {REDUCTION_CHUNK}",
+                                  stop=f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
+        for a in accs:
+            p.append(f"{inner}{a.name}_pp[chunk] = {a.name}_c;")
+            if a.fn in ("max", "min") and a.float_value:
+                p.append(f"{inner}{a.name}_pn[chunk] = {a.name}_c_nan;")
+            if a.fn in ("argmax", "argmin"):
+                p.append(f"{inner}{a.name}_pi[chunk] = {a.name}_c_idx;")
+        p.append(f"{indent}}}")
+        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+        for a in accs:
+            p.append(f"{inner}{a.acc_type} {a.name}_c = {a.name}_pp[chunk];")
+            if a.fn in ("max", "min") and a.float_value:
+                p.append(f"{inner}bool {a.name}_c_nan = {a.name}_pn[chunk];")
+            if a.fn in ("argmax", "argmin"):
+                p.append(f"{inner}int64_t {a.name}_c_idx = {a.name}_pi[chunk];")
+            p.extend(a.combine("_c", inner))
+        p.append(f"{indent}}}")
+
+    def print_scan(self, node: Node, indent: str) -> None:
+        d = self.plan.shared_depth
+        xnames = xvars(len(node.ranges))[d:]
+        ind = self.open_loops(xnames, node.ranges[d:], indent, None)
+        assert node.body is not None
+        t = ctype(self.buffers[node.out].dtype)
+        op = "+" if node.fn == "cumsum" else "*"
+        self.lines.append(f"{ind}// {node.name}: {node.origin} along r0")
+        self.lines.append(f"{ind}{t} acc = ({t}){0 if node.fn == 'cumsum' else 1};")
+        self.lines.append(f"{ind}for (int64_t r0 = 0; r0 < {node.reduction_ranges[0]}; "
+                          "r0 += 1) {")
+        inner = ind + "    "
+        printer = ExprPrinter(node.var_ranges)
+        (v,) = printer.emit([node.body], self.lines, inner)
+        self.lines.append(f"{inner}acc = acc {op} ({t}){v};")
+        self.lines.append(f"{inner}{node.out}[{printer.index(node.out_index)}] = acc;")
+        self.lines.append(f"{ind}}}")
+        self.close_loops(len(xnames), ind)
+
+
+def _flat_r(node: Node) -> Index:
+    out = Index()
+    stride = 1
+    for name, r in reversed(list(zip(rvars(len(node.reduction_ranges)), node.reduction_ranges,
+                                     strict=True))):
+        out = out + Index.var(name) * stride
+        stride *= r
+    return out
+
+
+def print_module(plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer],
+                 vectorize: bool) -> str:
+    parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
+    for plan in plans:
+        parts.append(KernelPrinter(plan, buffers, vectorize).print())
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,822 @@
+"""The NumPy functions Stax traces. Each builds graph ops with NumPy's exact dtype rules.
+
+Dtypes come from NumPy itself (`ufunc.resolve_dtypes`, NEP 50 weak Python scalars), so
+promotion is NumPy's by construction. Shapes broadcast with `np.broadcast_shapes`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.exceptions import AxisError
+
+from stax.frontend.trace import Builder, Tracer, check_dtype
+from stax.graph import Value
+
+# ufuncs traced elementwise. Each maps to a C++ scalar implementation in codegen.
+UFUNCS = (
+    "add subtract multiply true_divide divide floor_divide remainder mod power negative "
+    "positive absolute abs square reciprocal sign equal not_equal less less_equal greater "
+    "greater_equal logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
+    "bitwise_xor invert bitwise_not left_shift right_shift exp exp2 expm1 log log2 log10 log1p "
+    "sqrt cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh arctan2 "
+    "hypot floor ceil trunc rint isnan isinf isfinite signbit maximum minimum fmax fmin "
+    "copysign logaddexp"
+).split()
+ALIASES = {"divide": "true_divide", "mod": "remainder", "abs": "absolute",
+           "bitwise_not": "invert"}
+
+
+def unsupported(what: str) -> NotImplementedError:
+    return NotImplementedError(f"stax.jit: {what} is not supported")
+
+
+# ---- converting arguments -----------------------------------------------------------------
+
+def find_builder(args: Sequence[Any]) -> Builder:
+    for a in args:
+        if isinstance(a, Tracer):
+            return a.builder
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Tracer):
+                    return b.builder
+    raise TypeError("stax.jit: no traced array among the arguments")
+
+
+def dtype_spec(x: Any) -> np.dtype | type:
+    """What `resolve_dtypes` should see: a dtype, or a Python type for weak scalars."""
+    if isinstance(x, Tracer):
+        if x.weak:
+            return {"b": bool, "i": int, "f": float}[x.dtype.kind]
+        return x.dtype
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, (int, float)):
+        return type(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return check_dtype(x.dtype, "a constant")
+    if isinstance(x, complex):
+        raise TypeError("stax.jit: complex numbers are not supported")
+    raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
+
+
+def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
+    """A graph value for `x`, cast to `dtype` when given."""
+    if isinstance(x, Tracer):
+        x.check_fresh()
+        value = x.value
+    elif isinstance(x, (bool, int, float)) and dtype is not None:
+        # A weak Python scalar: converted exactly as NumPy would (OverflowError if it can't).
+        return b.add("const", (), (), dtype, value=np.asarray(x, dtype=dtype).item())
+    else:
+        arr = np.asarray(x)
+        check_dtype(arr.dtype, "a constant")
+        if arr.ndim == 0:
+            value = b.add("const", (), (), arr.dtype, value=arr.item())
+        else:
+            value = b.add("constant_array", (), arr.shape, arr.dtype,
+                          data=_Frozen(np.ascontiguousarray(arr)))
+    if dtype is not None and value.dtype != dtype:
+        value = b.add("cast", (value,), value.shape, dtype, dtype=np.dtype(dtype))
+    return value
+
+
+class _Frozen:
+    """An immutable wrapper that lets a constant array sit in frozen op attributes."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        array.setflags(write=False)
+        self.array = array
+
+    def __repr__(self) -> str:
+        return f"array{self.array.shape}"
+
+
+def wrap(b: Builder, value: Value) -> Tracer:
+    return Tracer(b, value)
+
+
+def broadcast_value(b: Builder, value: Value, shape: tuple[int, ...]) -> Value:
+    if value.shape == shape:
+        return value
+    np.broadcast_shapes(value.shape, shape)  # raises NumPy's ValueError
+    if np.broadcast_shapes(value.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast shape {value.shape} to {shape}")
+    return b.add("broadcast", (value,), shape, value.dtype, shape=shape)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(s).replace(" ", "") for s in shapes)) from None
+
+
+# ---- elementwise ---------------------------------------------------------------------------
+
+def apply_ufunc(name: str, *args: Any) -> Tracer:
+    name = ALIASES.get(name, name)
+    ufunc = getattr(np, name)
+    if ufunc.nin != len(args):
+        raise TypeError(f"stax.jit: np.{name} takes {ufunc.nin} arguments, got {len(args)}")
+    b = find_builder(args)
+    specs = tuple(dtype_spec(a) for a in args)
+    try:
+        loop = ufunc.resolve_dtypes(specs + (None,))
+    except TypeError as e:
+        raise TypeError(f"stax.jit: np.{name} does not support these dtypes: {e}") from None
+    values = [to_value(b, a, loop[i]) for i, a in enumerate(args)]
+    shape = broadcast_shapes(*(v.shape for v in values))
+    values = [broadcast_value(b, v, shape) for v in values]
+    if name == "positive":
+        return wrap(b, values[0])
+    out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
+    weak = builtins.all(isinstance(a, Tracer) and a.weak or isinstance(a, (int, float)) for a in args)
+    return Tracer(b, out, weak=weak and out.dtype.kind in "bif" and not isinstance(
+        args[0], np.generic))
+
+
+def where(cond: Any, x: Any = None, y: Any = None) -> Tracer:
+    if x is None or y is None:
+        raise unsupported("np.where with one argument (data-dependent shape)")
+    b = find_builder((cond, x, y))
+    dtype = np.result_type(*(_weak_for_result_type(a) for a in (x, y)))
+    dtype = check_dtype(dtype, "np.where's result")
+    c = to_value(b, cond, np.dtype(bool))
+    xv, yv = to_value(b, x, dtype), to_value(b, y, dtype)
+    shape = broadcast_shapes(c.shape, xv.shape, yv.shape)
+    ins = tuple(broadcast_value(b, v, shape) for v in (c, xv, yv))
+    return wrap(b, b.add("where", ins, shape, dtype))
+
+
+def _weak_for_result_type(a: Any) -> Any:
+    spec = dtype_spec(a)
+    if isinstance(spec, type):  # a weak scalar: a Python value of that type
+        return spec(0)
+    return spec
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: Any) -> Tracer:
+    if out is not None or kw:
+        raise unsupported("np.clip with out= or extra arguments")
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    result = a
+    if a_min is not None:
+        result = apply_ufunc("maximum", result, a_min)
+    if a_max is not None:
+        result = apply_ufunc("minimum", result, a_max)
+    return result
+
+
+def astype(a: Tracer, dtype: Any, copy: bool = True, **kw: Any) -> Tracer:
+    if kw:
+        raise unsupported(f"astype with {', '.join(kw)}")
+    dtype = check_dtype(np.dtype(dtype), "astype's target")
+    b = a.builder
+    if dtype == a.dtype:
+        return copy_(a) if copy else a
+    return wrap(b, b.add("cast", (to_value(b, a),), a.shape, dtype, dtype=dtype))
+
+
+def copy_(a: Any, order: str = "K", **kw: Any) -> Tracer:
+    b = find_builder((a,))
+    v = to_value(b, a)
+    # A copy is a value of its own: identity elementwise, so later mutation cannot alias.
+    return wrap(b, b.add("elementwise", (v,), v.shape, v.dtype, fn="positive"))
+
+
+# ---- reductions ----------------------------------------------------------------------------
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for ax in axes:
+        if not isinstance(ax, (int, np.integer)):
+            raise TypeError(f"stax.jit: axis must be an int or tuple of ints, got {ax!r}")
+        if not -ndim <= ax < ndim:
+            raise AxisError(int(ax), ndim)
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, **kw: Any) -> Tracer:
+    if out is not None:
+        raise unsupported(f"np.{fn} with out=")
+    if kw.get("where", True) is not True or kw.get("initial") is not None:
+        raise unsupported(f"np.{fn} with where= or initial=")
+    b = find_builder((a,))
+    v = to_value(b, a)
+    axes = normalize_axes(axis, v.ndim)
+    sample = np.zeros((1,) * v.ndim, dtype=v.dtype)
+    kwargs: dict[str, Any] = {"axis": axes if fn not in ("argmax", "argmin") else axis}
+    if dtype is not None:
+        kwargs["dtype"] = check_dtype(np.dtype(dtype), f"np.{fn}'s dtype")
+    res_dtype = check_dtype(np.asarray(getattr(np, fn)(sample, **kwargs)).dtype,
+                            f"np.{fn}'s result")
+    count = int(np.prod([v.shape[i] for i in axes], dtype=np.int64))
+    if count == 0 and fn in ("max", "min", "argmax", "argmin"):
+        raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
+    if fn in ("argmax", "argmin") and axis is None and v.ndim > 1:
+        v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
+        axes = (0,)
+    if fn in ("any", "all"):
+        v = to_value(b, wrap(b, v), np.dtype(bool))
+    elif fn in ("sum", "prod") and v.dtype != res_dtype:
+        v = to_value(b, wrap(b, v), res_dtype)
+    kept = tuple(1 if i in axes else s for i, s in enumerate(v.shape))
+    shape = kept if keepdims else tuple(s for i, s in enumerate(v.shape) if i not in axes)
+    return wrap(b, b.add("reduce", (v,), shape, res_dtype, fn=fn, axes=axes,
+                         keepdims=bool(keepdims)))
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
+        keepdims: bool = False, **kw: Any) -> Tracer:
+    return _reduce("sum", a, axis, dtype, out, keepdims, **kw)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, **kw: Any) -> Tracer:
+    return _reduce("prod", a, axis, dtype, out, keepdims, **kw)
+
+
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        **kw: Any) -> Tracer:
+    return _reduce("max", a, axis, None, out, keepdims, **kw)
+
+
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        **kw: Any) -> Tracer:
+    return _reduce("min", a, axis, None, out, keepdims, **kw)
+
+
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        **kw: Any) -> Tracer:
+    return _reduce("any", a, axis, None, out, keepdims, **kw)
+
+
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        **kw: Any) -> Tracer:
+    return _reduce("all", a, axis, None, out, keepdims, **kw)
+
+
+def argmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tracer:
+    return _arg("argmax", a, axis, out, keepdims)
+
+
+def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tracer:
+    return _arg("argmin", a, axis, out, keepdims)
+
+
+def _arg(fn: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"stax.jit: np.{fn}'s axis must be an int or None")
+    result = _reduce(fn, a, axis, None, out, False)
+    if keepdims:
+        ndim = len(a.shape) if isinstance(a, Tracer) else np.ndim(a)
+        shape = (1,) * ndim if axis is None else tuple(
+            1 if i == int(axis) % ndim else s for i, s in enumerate(a.shape))
+        return reshape(result, shape)
+    return result
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+         keepdims: bool = False, **kw: Any) -> Tracer:
+    count, sum_dtype = _mean_count_dtype(a, axis, dtype)
+    total = _reduce("sum", a, axis, sum_dtype, out, keepdims, **kw)
+    result = apply_ufunc("true_divide", total, count)
+    return astype(result, dtype, copy=False) if dtype is not None else result
+
+
+def _mean_count_dtype(a: Any, axis: Any, dtype: Any) -> tuple[int, np.dtype]:
+    v = a.value if isinstance(a, Tracer) else np.asarray(a)
+    axes = normalize_axes(axis, len(v.shape))
+    count = int(np.prod([v.shape[i] for i in axes], dtype=np.int64))
+    if dtype is not None:
+        return count, np.dtype(dtype)
+    return count, np.dtype(np.float64) if v.dtype.kind in "biu" else v.dtype
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, **kw: Any) -> Tracer:
+    if out is not None or kw:
+        raise unsupported("np.var/np.std with out=, where= or mean=")
+    count, _ = _mean_count_dtype(a, axis, dtype)
+    centered = apply_ufunc("subtract", a, mean(a, axis, dtype, keepdims=True))
+    squared = apply_ufunc("multiply", centered, centered)
+    total = _reduce("sum", squared, axis, dtype, None, keepdims)
+    return apply_ufunc("true_divide", total, builtins.max(count - ddof, 0))
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, **kw: Any) -> Tracer:
+    return apply_ufunc("sqrt", var(a, axis, dtype, out, ddof, keepdims, **kw))
+
+
+# ---- scans ---------------------------------------------------------------------------------
+
+def _scan(fn: str, a: Any, axis: Any, dtype: Any, out: Any) -> Tracer:
+    if out is not None:
+        raise unsupported(f"np.{fn} with out=")
+    b = find_builder((a,))
+    v = to_value(b, a)
+    if axis is None:
+        v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
+        axis = 0
+    (ax,) = normalize_axes(axis, v.ndim)
+    kwargs = {"dtype": np.dtype(dtype)} if dtype is not None else {}
+    res = check_dtype(getattr(np, fn)(np.zeros(1, v.dtype), **kwargs).dtype, f"np.{fn}")
+    v = to_value(b, wrap(b, v), res)
+    return wrap(b, b.add("scan", (v,), v.shape, res, fn=fn, axis=ax))
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tracer:
+    return _scan("cumsum", a, axis, dtype, out)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tracer:
+    return _scan("cumprod", a, axis, dtype, out)
+
+
+# ---- views ---------------------------------------------------------------------------------
+
+def _view(a: Any, kind: str, shape: tuple[int, ...], **attrs: Any) -> Tracer:
+    b = find_builder((a,))
+    v = to_value(b, a)
+    out = b.add(kind, (v,), shape, v.dtype, **attrs)
+    base = a if isinstance(a, Tracer) else None
+    return Tracer(b, out, base=base.base or base if base is not None else None)
+
+
+def transpose(a: Any, axes: Any = None) -> Tracer:
+    ndim = len(a.shape)
+    perm = tuple(reversed(range(ndim))) if axes is None else tuple(
+        int(x) % ndim for x in (axes if not isinstance(axes, int) else (axes,)))
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError("axes don't match array")
+    return _view(a, "transpose", tuple(a.shape[p] for p in perm), perm=perm)
+
+
+def _transpose_method(self: Tracer, *axes: Any) -> Tracer:
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return transpose(self, axes if axes else None)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Tracer:
+    perm = list(range(a.ndim))
+    i, j = normalize_axes(axis1, a.ndim)[0], normalize_axes(axis2, a.ndim)[0]
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Tracer:
+    src = normalize_axes(source, a.ndim) if isinstance(source, int) else tuple(
+        normalize_axes(s, a.ndim)[0] for s in source)
+    dst = normalize_axes(destination, a.ndim) if isinstance(destination, int) else tuple(
+        normalize_axes(d, a.ndim)[0] for d in destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number "
+                         "of elements")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
+    if order != "C":
+        raise unsupported(f"reshape with order={order!r}")
+    if "newshape" in kw:
+        shape = (kw.pop("newshape"),)
+    if "shape" in kw:
+        shape = (kw.pop("shape"),)
+    if kw:
+        raise unsupported(f"reshape with {', '.join(kw)}")
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    size = a.size if isinstance(a, Tracer) else np.size(a)
+    new = _resolve_shape(tuple(int(s) for s in shape), size, a.shape)
+    if new == tuple(a.shape):
+        return a if isinstance(a, Tracer) else _view(a, "reshape", new, shape=new)
+    return _view(a, "reshape", new, shape=new)
+
+
+def _resolve_shape(shape: tuple[int, ...], size: int, old: tuple[int, ...]) -> tuple[int, ...]:
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    if -1 in shape:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if int(np.prod(shape, dtype=np.int64)) != size or builtins.any(s < 0 for s in shape):
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def ravel(a: Any, order: str = "C") -> Tracer:
+    return reshape(a, (-1,), order=order)
+
+
+def broadcast_to(a: Any, shape: Any, subok: bool = False) -> Tracer:
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    b = find_builder((a,))
+    v = to_value(b, a)
+    if len(shape) < v.ndim or broadcast_shapes(v.shape, shape) != shape:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {v.shape} and requested shape {shape}")
+    return _view(a, "broadcast", shape, shape=shape)
+
+
+def expand_dims(a: Any, axis: Any) -> Tracer:
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = a.ndim + len(axes)
+    axes = normalize_axes(axes, ndim)
+    it = iter(a.shape)
+    shape = tuple(1 if i in axes else next(it) for i in range(ndim))
+    return reshape(a, shape)
+
+
+def squeeze(a: Any, axis: Any = None) -> Tracer:
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
+    else:
+        axes = normalize_axes(axis, a.ndim)
+        for i in axes:
+            if a.shape[i] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+    return reshape(a, tuple(s for i, s in enumerate(a.shape) if i not in axes))
+
+
+# ---- indexing ------------------------------------------------------------------------------
+
+def _expand_index(index: Any, ndim: int) -> list[Any]:
+    items = list(index) if isinstance(index, tuple) else [index]
+    n_ell = items.count(Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
+                         f"but {used} were indexed")
+    if n_ell:
+        pos = items.index(Ellipsis)
+        items[pos:pos + 1] = [slice(None)] * (ndim - used)
+    else:
+        items += [slice(None)] * (ndim - used)
+    return items
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_array_index(x: Any) -> bool:
+    return isinstance(x, (Tracer, np.ndarray, list))
+
+
+def _basic_index(a: Tracer, items: list[Any]) -> tuple[Tracer, list[int]]:
+    """Apply ints, slices and None; return the view and where array indices now sit."""
+    starts, steps, sizes, final, array_dims = [], [], [], [], []
+    dim = 0
+    for it in items:
+        if it is None:
+            final.append(1)
+            continue
+        n = a.shape[dim]
+        if _is_int(it):
+            k = int(it)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            starts.append(k % n)
+            steps.append(1)
+            sizes.append(1)
+        elif isinstance(it, slice):
+            start, stop, step = it.indices(n)
+            count = len(range(start, stop, step))
+            starts.append(start if count else 0)
+            steps.append(step)
+            sizes.append(count)
+            final.append(count)
+        elif _is_array_index(it):
+            array_dims.append(len(final))
+            starts.append(0)
+            steps.append(1)
+            sizes.append(n)
+            final.append(n)
+        else:
+            raise IndexError(f"stax.jit: unsupported index {it!r} (only integers, slices "
+                             "(`:`), ellipsis (`...`), None and integer arrays are valid)")
+        dim += 1
+    view = a
+    if tuple(sizes) != tuple(a.shape) or builtins.any(s != 0 for s in starts) or \
+            builtins.any(s != 1 for s in steps):
+        view = _view(a, "slice", tuple(sizes), starts=tuple(starts), steps=tuple(steps))
+    if tuple(final) != tuple(view.shape):
+        view = reshape(view, tuple(final))
+    return view, array_dims
+
+
+def getitem(a: Tracer, index: Any) -> Tracer:
+    a.check_fresh()
+    items = _expand_index(index, a.ndim)
+    arrays = [it for it in items if _is_array_index(it)]
+    if builtins.any(isinstance(it, (bool, np.bool_)) for it in items) or builtins.any(
+            np.asarray(it).dtype == bool for it in arrays if not isinstance(it, Tracer)) or \
+            builtins.any(isinstance(it, Tracer) and it.dtype == bool for it in arrays):
+        raise unsupported("boolean mask indexing (its result shape depends on the data)")
+    view, array_dims = _basic_index(a, [slice(None) if _is_array_index(it) else it
+                                        for it in items])
+    if not arrays:
+        return view
+    if len(arrays) > 1:
+        raise unsupported("indexing with more than one integer array")
+    return take(view, arrays[0], axis=array_dims[0])
+
+
+def _index_value(b: Builder, idx: Any) -> Value:
+    v = to_value(b, idx if isinstance(idx, Tracer) else np.asarray(idx))
+    if v.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer type")
+    return to_value(b, wrap(b, v), np.dtype(np.int64))
+
+
+def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Tracer:
+    if out is not None or mode != "raise":
+        raise unsupported("np.take with out= or mode=")
+    b = find_builder((a, indices))
+    v = to_value(b, a)
+    if axis is None:
+        v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
+        axis = 0
+    (ax,) = normalize_axes(axis, v.ndim)
+    iv = _index_value(b, indices)
+    if v.shape[ax] == 0 and iv.size:
+        raise IndexError(f"cannot do a non-empty take from an empty axis {ax}")
+    shape = v.shape[:ax] + iv.shape + v.shape[ax + 1:]
+    return wrap(b, b.add("take", (v, iv), shape, v.dtype, axis=ax))
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tracer:
+    b = find_builder((arr, indices))
+    v = to_value(b, arr)
+    if axis is None:
+        v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
+        axis = 0
+    iv = _index_value(b, indices)
+    if iv.ndim != v.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    (ax,) = normalize_axes(axis, v.ndim)
+    shape = broadcast_shapes(tuple(1 if i == ax else s for i, s in enumerate(v.shape)),
+                             tuple(1 if i == ax else s for i, s in enumerate(iv.shape)))
+    out_shape = tuple(iv.shape[ax] if i == ax else s for i, s in enumerate(shape))
+    v = broadcast_value(b, v, tuple(v.shape[ax] if i == ax else s for i, s in enumerate(shape)))
+    iv = broadcast_value(b, iv, out_shape)
+    if v.shape[ax] == 0 and iv.size:
+        raise IndexError(f"cannot do a non-empty take from an empty axis {ax}")
+    return wrap(b, b.add("gather", (v, iv), out_shape, v.dtype, axis=ax))
+
+
+def setitem(a: Tracer, index: Any, value: Any) -> None:
+    """`a[index] = value`, functionalized: `a` is rebound to a new value."""
+    if a.base is not None:
+        raise unsupported("assignment into a view of another array (assign into the base "
+                          "array, or .copy() the view first)")
+    b = a.builder
+    items = _expand_index(index, a.ndim)
+    if builtins.any(_is_array_index(it) for it in items):
+        raise unsupported("assignment with integer-array indices")
+    region, _ = _basic_index(a, items)
+    val = to_value(b, value, a.dtype) if not isinstance(value, Tracer) else value.value
+    if isinstance(value, Tracer):
+        _check_same_kind(value, a.dtype)
+        val = to_value(b, value, a.dtype)
+    # Broadcast the right side to the selected region without its inserted/removed unit dims.
+    sel_shape, starts, steps = [], [], []
+    dim = 0
+    for it in items:
+        if it is None:
+            continue
+        n = a.shape[dim]
+        if _is_int(it):
+            starts.append(int(it) % n)
+            steps.append(1)
+            sel_shape.append(1)
+        else:
+            start, stop, step = it.indices(n)
+            count = len(range(start, stop, step))
+            starts.append(start)
+            steps.append(step)
+            sel_shape.append(count)
+        dim += 1
+    val = broadcast_value(b, val, tuple(region.shape))
+    val = b.add("reshape", (val,), tuple(sel_shape), val.dtype, shape=tuple(sel_shape)) \
+        if tuple(region.shape) != tuple(sel_shape) else val
+    new = b.add("setitem", (a.value, val), a.shape, a.dtype, starts=tuple(starts),
+                steps=tuple(steps))
+    _rebind(a, new)
+
+
+def _check_same_kind(value: Tracer, dtype: np.dtype) -> None:
+    if not value.weak and not np.can_cast(value.dtype, dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast array data from dtype('{value.dtype}') to "
+                        f"dtype('{dtype}') according to the rule 'same_kind'")
+
+
+def _rebind(a: Tracer, new: Value) -> None:
+    a.value = new
+    a.version += 1
+
+
+def inplace(a: Tracer, result: Tracer) -> Tracer:
+    """`a op= b`: NumPy writes the result into `a` (casting 'same_kind')."""
+    if not isinstance(a, Tracer):
+        return result
+    if a.base is not None:
+        raise unsupported("in-place operators on a view of another array")
+    if tuple(result.shape) != tuple(a.shape):
+        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
+                         f"match the broadcast shape {result.shape}")
+    if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc output from dtype('{result.dtype}') to "
+                        f"dtype('{a.dtype}') with casting rule 'same_kind'")
+    _rebind(a, to_value(a.builder, result, a.dtype))
+    return a
+
+
+# ---- joining ---------------------------------------------------------------------------------
+
+def concatenate(arrays: Sequence[Any], axis: Any = 0, out: Any = None, dtype: Any = None,
+                **kw: Any) -> Tracer:
+    if out is not None or kw:
+        raise unsupported("np.concatenate with out= or casting=")
+    b = find_builder(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    res = np.dtype(dtype) if dtype is not None else np.result_type(
+        *(_weak_for_result_type(a) if isinstance(a, Tracer) else np.asarray(a).dtype
+          for a in arrays))
+    res = check_dtype(res, "np.concatenate's result")
+    values = [to_value(b, a, res) for a in arrays]
+    if axis is None:
+        values = [b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,)) for v in values]
+        axis = 0
+    ndim = values[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    (ax,) = normalize_axes(axis, ndim)
+    for i, v in enumerate(values):
+        if v.ndim != ndim:
+            raise ValueError("all the input array dimensions except for the concatenation axis "
+                             f"must match exactly, but array at index {i} has {v.ndim} "
+                             f"dimension(s) and array at index 0 has {ndim} dimension(s)")
+        for d in range(ndim):
+            if d != ax and v.shape[d] != values[0].shape[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {d}, the array at index 0 has size "
+                    f"{values[0].shape[d]} and the array at index {i} has size {v.shape[d]}")
+    shape = list(values[0].shape)
+    shape[ax] = builtins.sum(v.shape[ax] for v in values)
+    return wrap(b, b.add("concatenate", tuple(values), tuple(shape), res, axis=ax))
+
+
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, **kw: Any) -> Tracer:
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {tuple(np.shape(a)) if not isinstance(a, Tracer) else tuple(a.shape)
+              for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    ndim = len(next(iter(shapes))) + 1
+    (ax,) = normalize_axes(axis, ndim)
+    b = find_builder(arrays)
+    expanded = [expand_dims(a if isinstance(a, Tracer) else wrap(b, to_value(b, a)), ax)
+                for a in arrays]
+    return concatenate(expanded, axis=ax, out=out, **kw)
+
+
+# ---- linear algebra (extern) ---------------------------------------------------------------
+
+def matmul(a: Any, b_: Any, out: Any = None, **kw: Any) -> Tracer:
+    if out is not None or kw:
+        raise unsupported("np.matmul with out= or extra arguments")
+    b = find_builder((a, b_))
+    dtype = np.result_type(*(_weak_for_result_type(x) for x in (a, b_)))
+    dtype = check_dtype(dtype, "matmul's result")
+    va, vb = to_value(b, a, dtype), to_value(b, b_, dtype)
+    if va.ndim == 0 or vb.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    shape = np.matmul(np.empty(va.shape, np.int8), np.empty(vb.shape, np.int8)).shape \
+        if va.ndim <= 2 and vb.ndim <= 2 else None
+    if shape is None:
+        raise unsupported("matmul of arrays with more than 2 dimensions")
+    return wrap(b, b.add("matmul", (va, vb), tuple(shape), dtype))
+
+
+def dot(a: Any, b_: Any, out: Any = None) -> Tracer:
+    if np.ndim(a) == 0 or np.ndim(b_) == 0 or \
+            (isinstance(a, Tracer) and a.ndim == 0) or (isinstance(b_, Tracer) and b_.ndim == 0):
+        return apply_ufunc("multiply", a, b_)
+    return matmul(a, b_, out)
+
+
+# ---- dispatch (NEP 13 / NEP 18) --------------------------------------------------------------
+
+def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    name = ufunc.__name__
+    if method == "reduce" and name in ("add", "multiply", "maximum", "minimum",
+                                       "logical_and", "logical_or"):
+        fn = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+              "logical_and": "all", "logical_or": "any"}[name]
+        return _reduce(fn, inputs[0], kwargs.pop("axis", 0), kwargs.pop("dtype", None),
+                       kwargs.pop("out", None), kwargs.pop("keepdims", False), **kwargs)
+    if method == "accumulate" and name in ("add", "multiply"):
+        return _scan("cumsum" if name == "add" else "cumprod", inputs[0],
+                     kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out"))
+    if method != "__call__":
+        raise unsupported(f"np.{name}.{method}")
+    if name not in UFUNCS:
+        raise unsupported(f"np.{name}")
+    out = kwargs.pop("out", None)
+    if kwargs:
+        raise unsupported(f"np.{name} with {', '.join(kwargs)}=")
+    result = apply_ufunc(name, *inputs)
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) else out
+        if not isinstance(target, Tracer):
+            raise unsupported(f"np.{name} with out= that is not a traced array")
+        inplace(target, result)
+        return target
+    return result
+
+
+def _round(a: Any, decimals: int = 0, out: Any = None) -> Tracer:
+    if out is not None:
+        raise unsupported("np.round with out=")
+    if decimals == 0:
+        if isinstance(a, Tracer) and a.dtype.kind in "biu":
+            return a
+        return apply_ufunc("rint", a)
+    scale = 10.0 ** decimals
+    return apply_ufunc("true_divide", apply_ufunc("rint", apply_ufunc("multiply", a, scale)),
+                       scale)
+
+
+def _ufunc_function(name: str) -> Callable[..., Any]:
+    return lambda *args, **kw: array_ufunc(args[0], getattr(np, name), "__call__", *args, **kw)
+
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.where: where, np.clip: clip, np.sum: sum, np.prod: prod, np.max: max, np.amax: max,
+    np.min: min, np.amin: min, np.mean: mean, np.var: var, np.std: std, np.argmax: argmax,
+    np.argmin: argmin, np.any: any, np.all: all, np.cumsum: cumsum, np.cumprod: cumprod,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
+    np.ravel: ravel, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
+    np.squeeze: squeeze, np.concatenate: concatenate, np.stack: stack, np.matmul: matmul,
+    np.dot: dot, np.take_along_axis: take_along_axis, np.take: take, np.copy: copy_,
+    np.round: _round, np.around: _round,
+    np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: lambda a: a.size,
+}
+
+
+def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any,
+                   kwargs: Any) -> Any:
+    impl = FUNCTIONS.get(func)
+    if impl is None:
+        module = getattr(func, "__module__", "numpy") or "numpy"
+        module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+        module = module.replace("._core.fromnumeric", "").replace("._core.multiarray", "")
+        raise unsupported(f"{module}.{func.__name__}")
+    return impl(*args, **kwargs)
+
+
+# Methods attached to Tracer (see trace.install_methods).
+METHODS = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any", "all",
+           "cumsum", "cumprod", "reshape", "ravel", "swapaxes", "squeeze", "astype", "copy",
+           "clip", "dot", "take", "round", "flatten")
+
+
+def flatten(a: Tracer, order: str = "C") -> Tracer:
+    return copy_(ravel(a, order))
+
+
+def copy(a: Tracer, order: str = "K") -> Tracer:
+    return copy_(a, order)
+
+
+def round(a: Tracer, decimals: int = 0, out: Any = None) -> Tracer:  # noqa: A001
+    return _round(a, decimals, out)
+

@@ -1,0 +1,169 @@
+"""Tracing: the traced array type and the builder that records a Graph.
+
+A `Tracer` stands for an array while a user function runs under `stax.jit`. Every NumPy
+operation on it reaches `stax.frontend.numpy_api` (through operators, methods,
+`__array_ufunc__` and `__array_function__`, NEP 13/18) and appends an op to its builder.
+Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 000 §7.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
+
+
+def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype.kind in "cOSUVMm":
+        raise TypeError(f"stax.jit: {what} has dtype {dtype}, which is not supported "
+                        f"(supported: {', '.join(d.name for d in SUPPORTED_DTYPES)})")
+    if dtype not in SUPPORTED_DTYPES:
+        raise NotImplementedError(
+            f"stax.jit: dtype {dtype} of {what} is not supported "
+            f"(supported: {', '.join(d.name for d in SUPPORTED_DTYPES)})")
+    return dtype
+
+
+@dataclass
+class Builder:
+    """Records ops while a function is traced. Used only during one trace."""
+
+    ops: list[Op] = field(default_factory=list)
+    inputs: list[Value] = field(default_factory=list)
+    next_id: int = 0
+
+    def new_value(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
+        value = Value(self.next_id, tuple(int(s) for s in shape), np.dtype(dtype))
+        self.next_id += 1
+        return value
+
+    def add(self, kind: str, inputs: tuple[Value, ...], shape: tuple[int, ...],
+            dtype: np.dtype, /, **attrs: Any) -> Value:
+        out = self.new_value(shape, dtype)
+        self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
+        return out
+
+    def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
+        value = self.add("input", (), shape, dtype, index=len(self.inputs))
+        self.inputs.append(value)
+        return value
+
+    def graph(self, outputs: tuple[Value, ...]) -> Graph:
+        return Graph(tuple(self.inputs), tuple(self.ops), outputs)
+
+
+class Tracer:
+    """The array type a jitted function sees while it is traced."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, builder: Builder, value: Value, weak: bool = False,
+                 base: Tracer | None = None) -> None:
+        self.builder = builder
+        self.value = value
+        # A weak tracer stands for a Python scalar argument (NEP 50: it adopts the array's dtype).
+        self.weak = weak
+        # Views remember their base and its version, so stale views after a mutation are caught.
+        self.base = base
+        self.base_version = base.version if base is not None else 0
+        self.version = 0
+        self.mutated_input: int | None = None
+
+    # ---- array attributes -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        self.check_fresh()
+        return self.value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    @property
+    def size(self) -> int:
+        return self.value.size
+
+    def __len__(self) -> int:
+        if not self.value.shape:
+            raise TypeError("len() of unsized object")
+        return self.value.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.value}: {self.value.typestr()})"
+
+    def check_fresh(self) -> None:
+        if self.base is not None and self.base.version != self.base_version:
+            raise NotImplementedError(
+                "stax.jit: reading a view of an array that was assigned to after the view was "
+                "taken is not supported (take the view after the assignment, or .copy() it)")
+
+    # ---- things a traced value cannot do ----------------------------------------------------
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "stax.jit: the truth value of a traced array is not known while tracing; "
+            "use np.where(...) instead of Python `if` on array values")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise TypeError(
+            "stax.jit: a traced array cannot be converted to a NumPy array inside a jitted "
+            "function (this happens with np.asarray, float(), or unsupported functions)")
+
+    def __float__(self) -> float:
+        return self.__array__()  # type: ignore[return-value]
+
+    def __int__(self) -> int:
+        return self.__array__()  # type: ignore[return-value]
+
+    def __index__(self) -> int:
+        return self.__array__()  # type: ignore[return-value]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (self[i] for i in range(len(self)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def install_methods() -> None:
+    """Attach operators and ndarray methods; they all route to `numpy_api`."""
+    from stax.frontend import numpy_api as api
+
+    binary = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+        "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift",
+        "rshift": "right_shift", "matmul": None,
+    }
+    for py, fn in binary.items():
+        forward = api.matmul if fn is None else _ufunc_method(fn)
+        setattr(Tracer, f"__{py}__", lambda a, b, f=forward: f(a, b))
+        setattr(Tracer, f"__r{py}__", lambda a, b, f=forward: f(b, a))
+        setattr(Tracer, f"__i{py}__", lambda a, b, f=forward: api.inplace(a, f(a, b)))
+    for py, fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+                   "eq": "equal", "ne": "not_equal"}.items():
+        setattr(Tracer, f"__{py}__", lambda a, b, f=_ufunc_method(fn): f(a, b))
+    for py, fn in {"neg": "negative", "pos": "positive", "abs": "absolute",
+                   "invert": "invert"}.items():
+        setattr(Tracer, f"__{py}__", lambda a, f=_ufunc_method(fn): f(a))
+    Tracer.__getitem__ = api.getitem  # type: ignore[method-assign]
+    Tracer.__setitem__ = api.setitem  # type: ignore[method-assign]
+    Tracer.__array_ufunc__ = api.array_ufunc  # type: ignore[attr-defined]
+    Tracer.__array_function__ = api.array_function  # type: ignore[attr-defined]
+    for name in api.METHODS:
+        setattr(Tracer, name, getattr(api, name))
+    Tracer.transpose = api._transpose_method  # type: ignore[attr-defined]
+    Tracer.T = property(lambda a: api.transpose(a))  # type: ignore[attr-defined]
+    Tracer.mT = property(lambda a: api.swapaxes(a, -1, -2))  # type: ignore[attr-defined]
+
+
+def _ufunc_method(name: str):  # type: ignore[no-untyped-def]
+    from stax.frontend import numpy_api as api
+
+    return lambda *args: api.apply_ufunc(name, *args)

@@ -1,0 +1,117 @@
+"""LoopProgram: buffers with layouts and nodes of kind pointwise, reduction, scan, extern.
+
+A node iterates over `ranges` (pointwise loop variables `x0, x1, ...`) and, for reductions and
+scans, `reduction_ranges` (variables `r0, ...`). Its body is an expression over those
+variables; it stores into `out` at `out_index`. Views never appear here: they are index
+arithmetic inside loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from stax.ir.expr import Expr, Index, Load, loads
+
+BufferKind = Literal["input", "const", "intermediate", "output"]
+NodeKind = Literal["pointwise", "reduction", "scan", "extern"]
+
+REDUCE_FNS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+SCAN_FNS = ("cumsum", "cumprod")
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements
+    dtype: np.dtype
+    kind: BufferKind
+    data: Any = None  # the array of a `const` buffer
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def storage_elems(self) -> int:
+        """Elements spanned by the layout (for strided inputs, more than `size`)."""
+        if self.size == 0:
+            return 0
+        return 1 + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides, strict=True))
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def xvars(n: int) -> tuple[str, ...]:
+    return tuple(f"x{k}" for k in range(n))
+
+
+def rvars(n: int) -> tuple[str, ...]:
+    return tuple(f"r{k}" for k in range(n))
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    kind: NodeKind
+    out: str
+    ranges: tuple[int, ...]
+    reduction_ranges: tuple[int, ...] = ()
+    body: Expr | None = None
+    out_index: Index = Index()
+    fn: str = ""  # reduce/scan function, or extern routine
+    extern_inputs: tuple[str, ...] = ()
+    origin: str = ""  # the source ops, for comments and explain
+
+    @property
+    def var_ranges(self) -> dict[str, int]:
+        return dict(zip(xvars(len(self.ranges)), self.ranges, strict=True)) | dict(
+            zip(rvars(len(self.reduction_ranges)), self.reduction_ranges, strict=True))
+
+    def reads(self) -> list[Load]:
+        return loads(self.body) if self.body is not None else []
+
+    def read_buffers(self) -> tuple[str, ...]:
+        names = dict.fromkeys(ld.buf for ld in self.reads())
+        names.update(dict.fromkeys(self.extern_inputs))
+        return tuple(names)
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.ranges, dtype=np.int64))
+
+    @property
+    def rnumel(self) -> int:
+        return int(np.prod(self.reduction_ranges, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class LoopProgram:
+    buffers: tuple[Buffer, ...]
+    nodes: tuple[Node, ...]
+    inputs: tuple[str, ...]  # buffer names, in argument order
+    outputs: tuple[str, ...]  # buffer names, in result order (may repeat)
+    output_shapes: tuple[tuple[int, ...], ...]  # a reduction with keepdims adds unit dims
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    @property
+    def buffer_map(self) -> dict[str, Buffer]:
+        return {b.name: b for b in self.buffers}

@@ -1,0 +1,442 @@
+"""Lowering: Graph -> LoopProgram.
+
+Each graph value becomes a *loader*: a function from an index tuple to a body expression.
+Pointwise ops and views compose loaders (function composition: pointwise work is inlined into
+its consumers, views are index arithmetic). A value becomes a buffer only when a
+materialization rule says so (`MATERIALIZE_REASONS`): graph outputs, reduction and scan
+results, extern inputs and outputs, and values with several consumers whose recomputation the
+CPU cost model calls costly (seed 000 §7.4 Ex. 7.2: on CPU `exp` with two consumers is
+materialized). Each decision is recorded with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stax.graph import Graph, Op, Value
+from stax.ir.expr import (
+    Call,
+    Const,
+    Expr,
+    Index,
+    IndexValue,
+    Indirect,
+    Load,
+    Ranges,
+    drop_unit_vars,
+    floordiv,
+    mod,
+    op_count,
+    walk,
+)
+from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
+
+# Ops that are costly to recompute on a CPU (a libm call or a long dependency chain).
+EXPENSIVE = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan arcsin arccos arctan sinh cosh "
+    "tanh arcsinh arccosh arctanh arctan2 hypot power true_divide floor_divide remainder "
+    "logaddexp".split())
+# Inlined expressions larger than this are materialized when they have several consumers.
+MAX_INLINE_OPS = 24
+
+Loader = Callable[[tuple[Index, ...], Ranges], Expr]
+
+
+@dataclass
+class Lazy:
+    """A value during lowering: how to compute element `idx`, or the buffer it lives in."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fn: Loader
+    buffer: str | None = None
+    memo: dict[tuple[Index, ...], Expr] = field(default_factory=dict)
+
+    def load(self, idx: tuple[Index, ...], ranges: Ranges) -> Expr:
+        key = idx
+        if key not in self.memo:
+            self.memo[key] = self.fn(idx, ranges)
+        return self.memo[key]
+
+
+@dataclass(frozen=True)
+class Materialization:
+    value: str
+    buffer: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Lowered:
+    program: LoopProgram
+    decisions: tuple[Materialization, ...]
+
+
+def flat_index(idx: Sequence[Index], strides: Sequence[int]) -> Index:
+    out = Index()
+    for i, s in zip(idx, strides, strict=True):
+        out = out + i * s
+    return out
+
+
+def loop_index(names: Sequence[str], extents: Sequence[int]) -> tuple[Index, ...]:
+    return tuple(Index.var(n) if e > 1 else Index() for n, e in zip(names, extents, strict=True))
+
+
+class _Lowering:
+    def __init__(self, graph: Graph, input_strides: Sequence[tuple[int, ...]]) -> None:
+        self.graph = graph
+        self.input_strides = input_strides
+        self.values: dict[int, Lazy] = {}
+        self.buffers: list[Buffer] = []
+        self.nodes: list[Node] = []
+        self.decisions: list[Materialization] = []
+        self.consumers = _consumer_counts(graph)
+        self.producer = graph.producer()
+
+    # ---- buffers and nodes ---------------------------------------------------------------------
+    def buffer_loader(self, buf: Buffer) -> Loader:
+        def load(idx: tuple[Index, ...], ranges: Ranges) -> Expr:
+            return Load(buf.name, drop_unit_vars(flat_index(idx, buf.strides), ranges), buf.dtype)
+        return load
+
+    def new_buffer(self, shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
+        buf = Buffer(f"buf{len(self.nodes) + 1}", shape, contiguous_strides(shape), dtype,
+                     "intermediate")
+        self.buffers.append(buf)
+        return buf
+
+    def add_node(self, kind: str, buf: Buffer, ranges: tuple[int, ...], body: Expr | None,
+                 out_index: Index, origin: str, reduction_ranges: tuple[int, ...] = (),
+                 fn: str = "", extern_inputs: tuple[str, ...] = ()) -> Lazy:
+        node = Node(f"op{len(self.nodes)}", kind, buf.name, ranges,  # type: ignore[arg-type]
+                    reduction_ranges, body, out_index, fn, extern_inputs, origin)
+        self.nodes.append(node)
+        return Lazy(buf.shape, buf.dtype, self.buffer_loader(buf), buf.name)
+
+    def materialize(self, value: Value, reason: str) -> Lazy:
+        lazy = self.values[value.id]
+        if lazy.buffer is not None and self._plain_buffer(lazy):
+            return lazy
+        buf = self.new_buffer(value.shape, value.dtype)
+        names = xvars(len(value.shape))
+        ranges = dict(zip(names, value.shape, strict=True))
+        idx = loop_index(names, value.shape)
+        body = lazy.load(idx, ranges)
+        out = self.add_node("pointwise", buf, value.shape, body, flat_index(idx, buf.strides),
+                            self.origin(value))
+        self.decisions.append(Materialization(str(value), buf.name, reason))
+        self.values[value.id] = out
+        return out
+
+    def _plain_buffer(self, lazy: Lazy) -> bool:
+        buf = next(b for b in self.buffers if b.name == lazy.buffer)
+        return buf.shape == lazy.shape
+
+    def origin(self, value: Value) -> str:
+        op = self.producer[value.id]
+        fn = f"[{op.attr('fn')}]" if op.kind in ("elementwise", "reduce", "scan") else ""
+        return f"{value} = {op.kind}{fn}"
+
+    # ---- the walk ------------------------------------------------------------------------------
+    def run(self) -> Lowered:
+        for op in self.graph.ops:
+            self.values[op.out.id] = self.lower_op(op)
+            reason = self.should_materialize(op)
+            if reason:
+                self.materialize(op.out, reason)
+        outputs = []
+        for v in self.graph.outputs:
+            lazy = self.values[v.id]
+            if lazy.buffer is None or not self._is_output_ready(lazy):
+                lazy = self.materialize_fresh(v)
+            outputs.append(lazy.buffer)
+        final = []
+        for b in self.buffers:
+            final.append(Buffer(b.name, b.shape, b.strides, b.dtype,
+                                "output" if b.name in outputs and b.kind == "intermediate"
+                                else b.kind, b.data))
+        inputs = tuple(f"primals_{k + 1}" for k in range(len(self.graph.inputs)))
+        program = LoopProgram(tuple(final), tuple(self.nodes), inputs, tuple(outputs),
+                              tuple(v.shape for v in self.graph.outputs))
+        return Lowered(program, tuple(self.decisions))
+
+    def _is_output_ready(self, lazy: Lazy) -> bool:
+        buf = next(b for b in self.buffers if b.name == lazy.buffer)
+        return buf.kind == "intermediate" and buf.size == int(np.prod(lazy.shape))
+
+    def materialize_fresh(self, v: Value) -> Lazy:
+        self.values[v.id] = Lazy(v.shape, v.dtype, self.values[v.id].load)
+        return self.materialize(v, "graph output")
+
+    def should_materialize(self, op: Op) -> str:
+        if op.kind not in ("elementwise", "cast", "where", "setitem", "concatenate", "take",
+                           "gather"):
+            return ""
+        if self.consumers.get(op.out.id, 0) < 2 or op.out.size <= 1:
+            return ""
+        expr = self.values[op.out.id].load(
+            loop_index(xvars(op.out.ndim), op.out.shape),
+            dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
+        costly = [e.fn for e in walk(expr) if isinstance(e, Call) and e.fn in EXPENSIVE]
+        if costly:
+            return (f"{self.consumers[op.out.id]} consumers and {costly[0]} is costly to "
+                    "recompute on CPU")
+        if op_count(expr) > MAX_INLINE_OPS:
+            return f"{self.consumers[op.out.id]} consumers and {op_count(expr)} ops inlined"
+        return ""
+
+    def lower_op(self, op: Op) -> Lazy:
+        out = op.out
+        ins = [self.values[v.id] for v in op.inputs]
+        kind = op.kind
+        if kind == "input":
+            k = op.attr("index")
+            buf = Buffer(f"primals_{k + 1}", out.shape, self.input_strides[k], out.dtype, "input")
+            self.buffers.append(buf)
+            return Lazy(out.shape, out.dtype, self.buffer_loader(buf), buf.name)
+        if kind == "const":
+            c = Const(op.attr("value"), out.dtype)
+            return Lazy(out.shape, out.dtype, lambda idx, r: c)
+        if kind == "constant_array":
+            data = op.attr("data").array
+            buf = Buffer(f"const{len(self.buffers)}", out.shape, contiguous_strides(out.shape),
+                         out.dtype, "const", data)
+            self.buffers.append(buf)
+            return Lazy(out.shape, out.dtype, self.buffer_loader(buf), buf.name)
+        if kind == "elementwise":
+            fn = op.attr("fn")
+            return Lazy(out.shape, out.dtype, lambda idx, r: Call(
+                fn, tuple(i.load(idx, r) for i in ins), out.dtype))
+        if kind == "cast":
+            return Lazy(out.shape, out.dtype, lambda idx, r: Call(
+                "cast", (ins[0].load(idx, r),), out.dtype))
+        if kind == "where":
+            return Lazy(out.shape, out.dtype, lambda idx, r: Call(
+                "where", tuple(i.load(idx, r) for i in ins), out.dtype))
+        if kind in VIEWS:
+            return Lazy(out.shape, out.dtype, VIEWS[kind](op, ins[0]))
+        if kind == "reduce":
+            return self.lower_reduce(op, ins[0])
+        if kind == "scan":
+            return self.lower_scan(op, ins[0])
+        if kind == "concatenate":
+            return Lazy(out.shape, out.dtype, _concat_loader(op, ins))
+        if kind == "setitem":
+            return Lazy(out.shape, out.dtype, _setitem_loader(op, ins[0], ins[1]))
+        if kind in ("take", "gather"):
+            return Lazy(out.shape, out.dtype, _gather_loader(op, ins[0], ins[1]))
+        if kind == "matmul":
+            return self.lower_matmul(op)
+        raise NotImplementedError(f"stax.jit: lowering of {kind} is not supported")
+
+    def lower_reduce(self, op: Op, src: Lazy) -> Lazy:
+        axes = op.attr("axes")
+        shape = op.inputs[0].shape
+        kept = [d for d in range(len(shape)) if d not in axes]
+        ranges_x = tuple(shape[d] for d in kept)
+        ranges_r = tuple(shape[d] for d in axes)
+        names_x, names_r = xvars(len(kept)), rvars(len(axes))
+        idx_x, idx_r = loop_index(names_x, ranges_x), loop_index(names_r, ranges_r)
+        full: list[Index] = [Index()] * len(shape)
+        for d, i in zip(kept, idx_x, strict=True):
+            full[d] = i
+        for d, i in zip(axes, idx_r, strict=True):
+            full[d] = i
+        ranges = dict(zip(names_x, ranges_x, strict=True)) | dict(
+            zip(names_r, ranges_r, strict=True))
+        body = src.load(tuple(full), ranges)
+        buf = self.new_buffer(ranges_x, op.out.dtype)
+        result = self.add_node("reduction", buf, ranges_x, body,
+                               flat_index(idx_x, buf.strides), self.origin(op.out),
+                               reduction_ranges=ranges_r, fn=op.attr("fn"))
+        self.decisions.append(Materialization(str(op.out), buf.name, "reduction result"))
+        if op.attr("keepdims"):
+            inner = result
+
+            def keep(idx: tuple[Index, ...], r: Ranges) -> Expr:
+                return inner.load(tuple(i for d, i in enumerate(idx) if d not in axes), r)
+            # Same data with unit dimensions: the buffer can still be returned as an output.
+            return Lazy(op.out.shape, op.out.dtype, keep, buf.name)
+        return result
+
+    def lower_scan(self, op: Op, src: Lazy) -> Lazy:
+        axis = op.attr("axis")
+        shape = op.out.shape
+        kept = [d for d in range(len(shape)) if d != axis]
+        ranges_x = tuple(shape[d] for d in kept)
+        names_x = xvars(len(kept))
+        idx_x = loop_index(names_x, ranges_x)
+        full: list[Index] = [Index()] * len(shape)
+        for d, i in zip(kept, idx_x, strict=True):
+            full[d] = i
+        full[axis] = Index.var("r0")
+        ranges = dict(zip(names_x, ranges_x, strict=True)) | {"r0": shape[axis]}
+        body = src.load(tuple(full), ranges)
+        buf = self.new_buffer(shape, op.out.dtype)
+        self.decisions.append(Materialization(str(op.out), buf.name, "scan result"))
+        return self.add_node("scan", buf, ranges_x, body, flat_index(full, buf.strides),
+                             self.origin(op.out), reduction_ranges=(shape[axis],),
+                             fn=op.attr("fn"))
+
+    def lower_matmul(self, op: Op) -> Lazy:
+        names = []
+        for v in op.inputs:
+            lazy = self.materialize(v, "input of an extern call (matmul)")
+            names.append(lazy.buffer)
+        buf = self.new_buffer(op.out.shape, op.out.dtype)
+        self.decisions.append(Materialization(str(op.out), buf.name, "extern call result"))
+        return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
+                             fn="matmul", extern_inputs=tuple(n for n in names if n))
+
+
+def _consumer_counts(graph: Graph) -> dict[int, int]:
+    """How many non-view consumers read each value (views forward to their users)."""
+    users = graph.users()
+    counts: dict[int, int] = {}
+
+    def count(vid: int) -> int:
+        if vid in counts:
+            return counts[vid]
+        total = 0
+        for op in users.get(vid, []):
+            total += count(op.out.id) if op.kind in VIEWS else 1
+        counts[vid] = total
+        return total
+
+    for op in reversed(graph.ops):
+        count(op.out.id)
+    for v in graph.outputs:
+        counts[v.id] = counts.get(v.id, 0) + 1
+    return counts
+
+
+# ---- views: index arithmetic -------------------------------------------------------------------
+
+def _transpose(op: Op, src: Lazy) -> Loader:
+    perm = op.attr("perm")
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        inner = [Index()] * len(perm)
+        for i, p in enumerate(perm):
+            inner[p] = idx[i]
+        return src.load(tuple(inner), r)
+    return load
+
+
+def _broadcast(op: Op, src: Lazy) -> Loader:
+    off = len(op.out.shape) - len(src.shape)
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        return src.load(tuple(Index() if n == 1 else idx[k + off]
+                              for k, n in enumerate(src.shape)), r)
+    return load
+
+
+def _slice(op: Op, src: Lazy) -> Loader:
+    starts, steps = op.attr("starts"), op.attr("steps")
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        return src.load(tuple(i * st + s for i, s, st in zip(idx, starts, steps, strict=True)),
+                        r)
+    return load
+
+
+def _reshape(op: Op, src: Lazy) -> Loader:
+    new_strides = contiguous_strides(op.out.shape)
+    old_shape = src.shape
+    old_strides = contiguous_strides(old_shape)
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        flat = flat_index(idx, new_strides)
+        inner = []
+        for k, (n, s) in enumerate(zip(old_shape, old_strides, strict=True)):
+            i = floordiv(flat, s, r)
+            inner.append(i if k == 0 else mod(i, n, r) if n > 1 else Index())
+        return src.load(tuple(inner), r)
+    return load
+
+
+VIEWS: dict[str, Callable[[Op, Lazy], Loader]] = {
+    "transpose": _transpose, "broadcast": _broadcast, "slice": _slice, "reshape": _reshape,
+}
+
+
+def _in_range(i: Index, lo: int, hi: int) -> Expr:
+    """`lo <= i < hi` as a boolean expression."""
+    v = IndexValue(i)
+    return Call("logical_and", (Call("greater_equal", (v, Const(lo, v.dtype)), np.dtype(bool)),
+                                Call("less", (v, Const(hi, v.dtype)), np.dtype(bool))),
+                np.dtype(bool))
+
+
+def _concat_loader(op: Op, ins: list[Lazy]) -> Loader:
+    axis = op.attr("axis")
+    dtype = op.out.dtype
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        offsets = np.cumsum([0] + [i.shape[axis] for i in ins])
+        parts = [(int(offsets[k]), i) for k, i in enumerate(ins) if i.shape[axis] > 0]
+        start, last = parts[-1]
+        result = last.load(_shift(idx, axis, start), r)
+        for start, piece in reversed(parts[:-1]):
+            end = start + piece.shape[axis]
+            guard = Call("less", (IndexValue(idx[axis]), Const(end, np.dtype(np.int64))),
+                         np.dtype(bool))
+            result = Call("select", (guard, piece.load(_shift(idx, axis, start), r), result),
+                          dtype)
+        return result
+    return load
+
+
+def _shift(idx: tuple[Index, ...], axis: int, start: int) -> tuple[Index, ...]:
+    return tuple(i - start if d == axis else i for d, i in enumerate(idx))
+
+
+def _setitem_loader(op: Op, old: Lazy, val: Lazy) -> Loader:
+    starts, steps = op.attr("starts"), op.attr("steps")
+    counts = val.shape
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        guard: Expr | None = None
+        inner = []
+        for i, s, st, n in zip(idx, starts, steps, counts, strict=True):
+            # positions s, s+st, ..., s+(n-1)*st
+            lo, hi = (s, s + (n - 1) * st + 1) if st > 0 else (s + (n - 1) * st, s + 1)
+            conds = [_in_range(i, lo, hi)]
+            if abs(st) > 1:
+                rem = IndexValue(i - s) if st > 0 else IndexValue((i * -1) + s)
+                conds.append(Call("equal", (Call("remainder", (rem, Const(abs(st), rem.dtype)),
+                                                 rem.dtype), Const(0, rem.dtype)),
+                                  np.dtype(bool)))
+            for c in conds:
+                guard = c if guard is None else Call("logical_and", (guard, c), np.dtype(bool))
+            pos = (i - s) if st > 0 else (i * -1 + s)
+            inner.append(floordiv(pos, abs(st), r) if abs(st) > 1 else pos)
+        new = val.load(tuple(inner), r)
+        if guard is None:
+            return new
+        return Call("select", (guard, new, old.load(idx, r)), op.out.dtype)
+    return load
+
+
+def _gather_loader(op: Op, src: Lazy, index: Lazy) -> Loader:
+    axis = op.attr("axis")
+    n = src.shape[axis]
+    k = index.shape and len(index.shape)
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        if op.kind == "gather":
+            position = Index.of([(Indirect(index.load(idx, r), n), 1)])
+            return src.load(idx[:axis] + (position,) + idx[axis + 1:], r)
+        position = Index.of([(Indirect(index.load(idx[axis:axis + k], r), n), 1)])
+        return src.load(idx[:axis] + (position,) + idx[axis + k:], r)
+    return load
+
+
+def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]]) -> Lowered:
+    """Graph -> LoopProgram. `input_strides` are the inputs' strides in elements."""
+    return _Lowering(graph, input_strides).run()

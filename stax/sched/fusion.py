@@ -1,0 +1,380 @@
+"""Greedy fusion (seed 000 §7.2–§7.4, Algorithm 7.1).
+
+Groups of scheduler nodes are merged pairwise in at most 10 rounds. A candidate pair shares a
+buffer; `can_fuse` checks every condition of §7.3 and records why it refuses; candidates are
+ordered by the score `(τ, σ, ω, −δ)` with the 16× rule on σ; each group merges at most once per
+round, and never when Proposition 7.1 says the merge would close a cycle. Ancestor sets are
+bitmasks computed once over the original nodes; the cycle check expands them only through groups
+already fused.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stax.ir.expr import Index, Var, bounds
+from stax.ir.program import Node, xvars
+from stax.sched.deps import Dep, MemoryDep, SchedulerNode
+
+MAX_ROUNDS = 10
+MAX_NODES = 128
+MAX_BUFFERS = 32
+MIN_SHARED_BYTES = 10  # horizontal fusion needs at least this much shared data
+PEAK_GROWTH_FACTOR = 32  # reject if peak could grow by more than this × the bytes saved
+SCORE_RATIO = 16  # σ alone decides when two candidates differ by more than this factor
+
+
+@dataclass(frozen=True)
+class Group:
+    """A scheduler node or a fused group of them (members in execution order)."""
+
+    members: tuple[SchedulerNode, ...]
+    depth: int  # loops shared by all members
+    kind: str  # SchedulerNode | FusedSchedulerNode | OuterLoopFusedSchedulerNode
+    parts: tuple[str, ...]  # kinds of the two groups merged, for the log
+
+    @property
+    def name(self) -> str:
+        return "_".join(m.name for m in self.members)
+
+    @property
+    def ranges(self) -> tuple[int, ...]:
+        return self.members[0].node.ranges[: self.depth]
+
+    def describe(self) -> str:
+        if self.kind == "SchedulerNode":
+            return f"{self.name}: SchedulerNode"
+        return f"{self.name}: {self.kind}({','.join(self.parts)})"
+
+    def buffers(self) -> set[str]:
+        out: set[str] = set()
+        for m in self.members:
+            out |= {d.buffer for d in m.reads + m.writes}
+        return out
+
+    def deps(self) -> set[Dep]:
+        out: set[Dep] = set()
+        for m in self.members:
+            out |= set(m.reads) | set(m.writes)
+        return out
+
+
+def single(node: SchedulerNode) -> Group:
+    return Group((node,), len(node.node.ranges), "SchedulerNode", ())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str
+    depth: int = 0
+    kind: str = ""
+
+
+# ---- compatibility and legality ----------------------------------------------------------------
+
+def _numel(xs: Sequence[int]) -> int:
+    return functools.reduce(lambda a, b: a * b, xs, 1)
+
+
+def compatible(a: Node, b: Node) -> bool:
+    """Definition 7.2 on iteration groups (n, r)."""
+    (n1, r1), (n2, r2) = (a.numel, a.rnumel if a.kind == "reduction" else 1), (
+        b.numel, b.rnumel if b.kind == "reduction" else 1)
+    red1, red2 = a.kind == "reduction", b.kind == "reduction"
+    if red1 and red2:
+        return n1 == n2 and r1 == r2
+    if not red1 and not red2:
+        return n1 == n2
+    (pn, _), (rn, rr) = ((n1, r1), (n2, r2)) if red2 else ((n2, r2), (n1, r1))
+    return pn == rn or pn == rn * rr
+
+
+def _common_prefix(xs: Sequence[tuple[int, ...]]) -> int:
+    depth = 0
+    for column in zip(*xs, strict=False):
+        if any(c != column[0] for c in column):
+            break
+        depth += 1
+    return depth
+
+
+def fused_depth(a: Group, b: Group) -> tuple[int, str]:
+    """The loops the fused group would share (the CPU rule by outer loops, §7.4)."""
+    members = a.members + b.members
+    shapes = {(m.node.kind, m.node.ranges, m.node.reduction_ranges) for m in members}
+    same = a.kind != "OuterLoopFusedSchedulerNode" and b.kind != "OuterLoopFusedSchedulerNode"
+    if len(shapes) == 1 and same:
+        return len(members[0].node.ranges), "FusedSchedulerNode"
+    depth = min(_common_prefix([m.node.ranges for m in members]), a.depth, b.depth)
+    return depth, "OuterLoopFusedSchedulerNode"
+
+
+def _split(index: Index, shared: set[str]) -> tuple[Index, Index] | None:
+    """index = outer(shared vars) + inner(other vars); None when they mix inside floor/mod."""
+    outer, inner = [], []
+    for atom, c in index.terms:
+        names = Index(((atom, 1),)).variables()
+        if names and names <= shared:
+            outer.append((atom, c))
+        elif names & shared:
+            return None
+        else:
+            inner.append((atom, c))
+    return Index.of(outer, index.const), Index.of(inner)
+
+
+def _dense_extent(index: Index, ranges: dict[str, int]) -> int | None:
+    """If `index` enumerates exactly [0, E) (a mixed-radix layout of plain variables), E."""
+    terms = sorted(((c, a) for a, c in index.terms), key=lambda t: t[0])
+    if index.const or any(not isinstance(a, Var) for _, a in terms):
+        return None
+    extent = 1
+    for c, a in terms:
+        if c != extent:
+            return None
+        extent *= ranges[a.name]  # type: ignore[union-attr]
+    return extent
+
+
+def vertical_legal(producer: Node, consumer: Node, depth: int) -> str:
+    """Empty if every read by `consumer` of `producer`'s buffer, at each value of the shared
+    outer loops, reads only elements the producer wrote at the same outer iteration
+    (Prop. 7.2 / 7.3(2): distance zero on loops that run in parallel). Else why not."""
+    shared = set(xvars(depth))
+    w = producer.out_index
+    wsplit = _split(w, shared)
+    pranges = producer.var_ranges
+    if wsplit is None:
+        return f"write index {w} of {producer.out} mixes shared and inner loops"
+    wout, win = wsplit
+    extent = _dense_extent(win, pranges)
+    for ld in consumer.reads():
+        if ld.buf != producer.out:
+            continue
+        rsplit = _split(ld.index, shared)
+        if rsplit is None:
+            return f"read index {ld.index} of {ld.buf} mixes shared and inner loops"
+        rout, rin = rsplit
+        if rout != wout:
+            return (f"{consumer.name} reads {ld.buf}[{ld.index}] but {producer.name} writes "
+                    f"{ld.buf}[{w}]: nonzero dependence distance on the shared loops")
+        if rin == win and all(pranges.get(v) == consumer.var_ranges.get(v)
+                              for v in rin.variables()):
+            continue
+        lo, hi = bounds(rin, consumer.var_ranges)
+        if extent is None or lo < 0 or hi >= extent:
+            return (f"{consumer.name} reads {ld.buf}[{ld.index}] outside what {producer.name} "
+                    f"writes at the same outer iteration ({w})")
+    return ""
+
+
+def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
+    for g in (a, b):
+        for m in g.members:
+            if m.node.kind in ("scan", "extern"):
+                return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
+                               "needs a strict order, an extern call is opaque)")
+    for x in a.members:
+        for y in b.members:
+            if not compatible(x.node, y.node):
+                return Verdict(False, f"iteration spaces differ {x.group} vs {y.group} "
+                               "(Definition 7.2)")
+    depth, kind = fused_depth(a, b)
+    ranks = [len(m.node.ranges) for m in a.members + b.members]
+    if depth == 0 and max(ranks) > 0:
+        return Verdict(False, f"outer loop fusion depth 0: iteration groups "
+                       f"{a.members[0].group} and {b.members[0].group} share no outer loop")
+    if len(a.members) + len(b.members) > MAX_NODES:
+        return Verdict(False, f"more than {MAX_NODES} nodes in one kernel")
+    if len(a.buffers() | b.buffers()) > MAX_BUFFERS:
+        return Verdict(False, f"more than {MAX_BUFFERS} distinct buffers in one kernel")
+    outs_a = {m.node.out: m.node for m in a.members}
+    outs_b = {m.node.out: m.node for m in b.members}
+    vertical = False
+    for first, second in ((outs_a, b), (outs_b, a)):
+        for m in second.members:
+            for buf in m.node.read_buffers():
+                if buf in first:
+                    vertical = True
+                    why = vertical_legal(first[buf], m.node, depth)
+                    if why:
+                        return Verdict(False, why)
+    if not vertical:
+        if sigma < MIN_SHARED_BYTES:
+            return Verdict(False, f"shares only {sigma} bytes (< {MIN_SHARED_BYTES})")
+        held = sum(m.writes[0].nbytes for m in (a.members if distance > 0 else b.members)
+                   if isinstance(m.writes[0], MemoryDep))
+        if distance > 1 and held > PEAK_GROWTH_FACTOR * sigma:
+            return Verdict(False, f"fusing would hold {held} bytes across {distance} nodes, more "
+                           f"than {PEAK_GROWTH_FACTOR}x the {sigma} bytes saved (peak memory)")
+    reason = "vertical" if vertical else "horizontal"
+    if kind == "FusedSchedulerNode" and all(m.is_reduction for m in a.members + b.members):
+        reason = "SAME_VARS_REDUCE"
+    return Verdict(True, reason, depth, kind)
+
+
+# ---- scores ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Score:
+    tau: int
+    sigma: int
+    omega: int
+    delta: int
+
+    def __str__(self) -> str:
+        return f"(τ={self.tau}, σ={self.sigma}, ω={self.omega}, δ={self.delta})"
+
+
+def score(a: Group, b: Group, position: dict[str, int]) -> Score:
+    shared = a.deps() & b.deps()
+    sigma = sum(d.nbytes for d in shared if isinstance(d, MemoryDep))
+    buffers = {d.buffer for d in shared} | (a.buffers() & b.buffers())
+    kinds = {m.is_reduction for m in a.members + b.members}
+    tau = 1 if len(kinds) == 1 and sigma > 0 else 0
+    delta = abs(position[a.members[0].name] - position[b.members[0].name])
+    return Score(tau, sigma, len(buffers), delta)
+
+
+def compare(s1: Score, s2: Score) -> int:
+    lo, hi = sorted((s1.sigma, s2.sigma))
+    if lo > 0 and hi > SCORE_RATIO * lo or lo == 0 < hi:
+        return (s1.sigma > s2.sigma) - (s1.sigma < s2.sigma)
+    k1 = (s1.tau, s1.sigma, s1.omega, -s1.delta)
+    k2 = (s2.tau, s2.sigma, s2.omega, -s2.delta)
+    return (k1 > k2) - (k1 < k2)
+
+
+# ---- Algorithm 7.1 -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FusionResult:
+    groups: tuple[Group, ...]
+    log: tuple[str, ...]
+
+
+class _Ancestry:
+    """Original ancestor/descendant bitmasks (computed once) and the Prop. 7.1 cycle check."""
+
+    def __init__(self, nodes: Sequence[SchedulerNode]) -> None:
+        self.bit = {n.name: 1 << i for i, n in enumerate(nodes)}
+        producer = {n.node.out: n.name for n in nodes}
+        self.anc: dict[str, int] = {}
+        for n in nodes:
+            mask = 0
+            for buf in n.node.read_buffers():
+                p = producer.get(buf)
+                if p is not None:
+                    mask |= self.bit[p] | self.anc[p]
+            self.anc[n.name] = mask
+        self.desc: dict[str, int] = {n.name: 0 for n in nodes}
+        for n in reversed(nodes):
+            for buf in n.node.read_buffers():
+                p = producer.get(buf)
+                if p is not None:
+                    self.desc[p] |= self.bit[n.name] | self.desc[n.name]
+
+    def mask(self, g: Group) -> int:
+        return functools.reduce(lambda m, x: m | self.bit[x.name], g.members, 0)
+
+    def group_mask(self, g: Group, table: dict[str, int]) -> int:
+        return functools.reduce(lambda m, x: m | table[x.name], g.members, 0)
+
+    def creates_cycle(self, a: Group, b: Group, fused: Sequence[Group]) -> bool:
+        own = self.mask(a) | self.mask(b)
+        for src, dst in ((a, b), (b, a)):
+            reach = self.group_mask(src, self.desc) & ~own
+            changed = True
+            while changed:  # close over groups already fused (new paths only go through them)
+                changed = False
+                for g in fused:
+                    gm = self.mask(g)
+                    if gm & reach and not gm & own and (gm | self.group_mask(g, self.desc)) & \
+                            ~reach & ~own:
+                        reach |= (gm | self.group_mask(g, self.desc)) & ~own
+                        changed = True
+            if reach & self.group_mask(dst, self.anc):
+                return True
+        return False
+
+
+def fuse_groups(a: Group, b: Group, verdict: Verdict, position: dict[str, int]) -> Group:
+    members = tuple(sorted(a.members + b.members, key=lambda m: position[m.name]))
+    return Group(members, verdict.depth, verdict.kind, (a.kind, b.kind))
+
+
+def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
+    """Algorithm 7.1 over scheduler nodes in topological order."""
+    position = {n.name: i for i, n in enumerate(nodes)}
+    ancestry = _Ancestry(nodes)
+    groups: list[Group] = [single(n) for n in nodes]
+    log: list[str] = []
+    for rnd in range(1, MAX_ROUNDS + 1):
+        by_buffer: dict[str, list[Group]] = {}
+        for g in groups:
+            for buf in g.buffers():
+                by_buffer.setdefault(buf, []).append(g)
+        pairs: dict[tuple[str, str], tuple[Group, Group]] = {}
+        for users in by_buffer.values():
+            for i, g1 in enumerate(users):
+                for g2 in users[i + 1:]:
+                    x, y = sorted((g1, g2), key=lambda g: position[g.members[0].name])
+                    pairs[(x.name, y.name)] = (x, y)
+        candidates = []
+        for x, y in sorted(pairs.values(), key=lambda p: (position[p[0].members[0].name],
+                                                           position[p[1].members[0].name])):
+            s = score(x, y, position)
+            verdict = can_fuse(x, y, s.sigma, s.delta)
+            if verdict.ok:
+                candidates.append((s, x, y, verdict))
+            else:
+                log.append(f"cannot fuse {x.name} with {y.name}: {verdict.reason}")
+        log.append(f"round {rnd}: found {len(candidates)} possible fusions")
+        candidates.sort(key=functools.cmp_to_key(lambda p, q: compare(q[0], p[0])))
+        merged: set[str] = set()
+        fused_groups = [g for g in groups if len(g.members) > 1]
+        for s, x, y, verdict in candidates:
+            if x.name in merged or y.name in merged:
+                continue
+            if ancestry.creates_cycle(x, y, fused_groups):
+                log.append(f"cannot fuse {x.name} with {y.name}: fusion would create a cycle "
+                           "through a third node (Proposition 7.1)")
+                continue
+            new = fuse_groups(x, y, verdict, position)
+            log.append(f"fusing {x.name} with {y.name} ({verdict.reason}, score {s})")
+            log.append(new.describe())
+            merged |= {x.name, y.name}
+            groups = [g for g in groups if g.name not in (x.name, y.name)] + [new]
+            fused_groups = [g for g in groups if len(g.members) > 1]
+        if not merged:
+            break
+    return FusionResult(topological_groups(groups, position), tuple(log))
+
+
+def topological_groups(groups: Sequence[Group], position: dict[str, int]) -> tuple[Group, ...]:
+    """Kernels in a topological order of the quotient graph (earliest original node first)."""
+    owner = {m.node.out: g.name for g in groups for m in g.members}
+    by_name = {g.name: g for g in groups}
+    preds = {g.name: {owner[b] for m in g.members for b in m.node.read_buffers()
+                      if b in owner} - {g.name} for g in groups}
+    succs: dict[str, set[str]] = {g.name: set() for g in groups}
+    for name, ps in preds.items():
+        for p in ps:
+            succs[p].add(name)
+    ready = [(position[g.members[0].name], g.name) for g in groups if not preds[g.name]]
+    heapq.heapify(ready)
+    order: list[Group] = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        order.append(by_name[name])
+        for s in succs[name]:
+            preds[s].discard(name)
+            if not preds[s]:
+                heapq.heappush(ready, (position[by_name[s].members[0].name], s))
+    if len(order) != len(groups):
+        raise AssertionError("fusion produced a cyclic quotient graph")
+    return tuple(order)

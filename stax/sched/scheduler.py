@@ -1,0 +1,89 @@
+"""The scheduler's full flow (seed 000 §7.6): LoopProgram -> Schedule.
+
+1. one scheduler node per buffer, with canonical dependences (§7.1);
+2. topological order; nodes whose results nobody uses are removed;
+3. ancestor sets (inside `greedy_fusion`);
+4. at most 10 rounds of greedy fusion (Algorithm 7.1);
+5. kernel order chosen among four candidates for peak memory (§7.5);
+6. last uses by a reverse scan, frees and buffer reuse (in `MemoryPlan`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stax.ir.program import LoopProgram
+from stax.sched.deps import SchedulerNode, scheduler_nodes
+from stax.sched.fusion import Group, greedy_fusion, single, topological_groups
+from stax.sched.memory import MemBuffer, MemNode, MemoryPlan, plan_memory
+
+
+@dataclass(frozen=True)
+class Schedule:
+    program: LoopProgram
+    nodes: tuple[SchedulerNode, ...]
+    removed: tuple[str, ...]  # "op3: result buf4 is never used"
+    kernels: tuple[Group, ...]  # in execution order
+    log: tuple[str, ...]
+    memory: MemoryPlan
+
+
+def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
+    """Drop nodes whose results are never read and are not outputs (no side effects)."""
+    nodes = list(program.nodes)
+    removed: list[str] = []
+    while True:
+        read = {b for n in nodes for b in n.read_buffers()} | set(program.outputs)
+        dead = [n for n in nodes if n.out not in read]
+        if not dead:
+            break
+        removed += [f"{n.name}: result {n.out} is never used" for n in dead]
+        nodes = [n for n in nodes if n.out in read]
+    kept = {n.out for n in nodes} | set(program.inputs) | {
+        b.name for b in program.buffers if b.kind == "const"}
+    buffers = tuple(b for b in program.buffers if b.name in kept)
+    return LoopProgram(buffers, tuple(nodes), program.inputs, program.outputs,
+                       program.output_shapes), tuple(removed)
+
+
+def topological(nodes: Sequence[SchedulerNode]) -> tuple[SchedulerNode, ...]:
+    """Lowering emits producers first; verify it rather than trust it."""
+    seen: set[str] = set()
+    produced = {n.node.out for n in nodes}
+    for n in nodes:
+        for b in n.node.read_buffers():
+            if b in produced and b not in seen:
+                raise AssertionError(f"{n.name} reads {b} before it is produced")
+        seen.add(n.node.out)
+    return tuple(nodes)
+
+
+def memory_nodes(kernels: Sequence[Group]) -> list[MemNode]:
+    out = []
+    for g in kernels:
+        writes = tuple(dict.fromkeys(m.node.out for m in g.members))
+        reads = tuple(dict.fromkeys(b for m in g.members for b in m.node.read_buffers()
+                                    if b not in writes))
+        out.append(MemNode(g.name, reads, writes))
+    return out
+
+
+def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False) -> Schedule:
+    program, removed = remove_dead(program)
+    nodes = topological(scheduler_nodes(program))
+    if fuse:
+        result = greedy_fusion(nodes)
+        kernels, log = result.groups, result.log
+    else:
+        position = {n.name: i for i, n in enumerate(nodes)}
+        kernels, log = topological_groups([single(n) for n in nodes], position), (
+            "fusion disabled",)
+    buffers = {b.name: MemBuffer(b.name, b.nbytes, b.dtype.name,
+                                 "input" if b.kind in ("input", "const") else
+                                 "output" if b.kind == "output" else "intermediate")
+               for b in program.buffers}
+    memory = plan_memory(memory_nodes(kernels), buffers, pool=pool)
+    by_name = {g.name: g for g in kernels}
+    ordered = tuple(by_name[name] for name in memory.order)
+    return Schedule(program, nodes, removed, ordered, log, memory)

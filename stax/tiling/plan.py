@@ -1,0 +1,208 @@
+"""KernelPlan: the loop structure of one kernel, decided before printing (seed 000 §8).
+
+A kernel is a list of scheduler nodes that share `shared_depth` outer loops (outer-loop
+fusion). The plan records merged axes, the parallel depth chosen by Algorithm 8.1, the
+kernel form (scalar / vectorized / tiled) and why; the printer only prints it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from stax.ir.expr import (
+    Call,
+    Expr,
+    FloorDiv,
+    Index,
+    IndexValue,
+    Indirect,
+    Load,
+    Mod,
+    Var,
+    walk,
+)
+from stax.ir.program import Node, rvars, xvars
+
+MIN_CHUNK = 512  # Algorithm 8.1's minimum iterations per thread
+REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    name: str
+    nodes: tuple[Node, ...]
+    shared_depth: int  # outer loops shared by all nodes
+    parallel_depth: int  # outer loops run by OpenMP threads (Algorithm 8.1)
+    threads: int
+    form: str  # "scalar" | "vectorized"
+    notes: tuple[str, ...]  # why: merges, parallel depth, form
+
+    @property
+    def outer_ranges(self) -> tuple[int, ...]:
+        return self.nodes[0].ranges[: self.shared_depth]
+
+
+def thread_count() -> int:
+    env = os.environ.get("OMP_NUM_THREADS")
+    if env and env.split(",")[0].isdigit():
+        return max(1, int(env.split(",")[0]))
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def parallel_depth(ranges: Sequence[int], threads: int, min_chunk: int = MIN_CHUNK,
+                   total: int | None = None) -> int:
+    """Algorithm 8.1: how many outer loops to run in parallel."""
+    seq = total if total is not None else 1
+    if total is None:
+        for r in ranges:
+            seq *= r
+    par, depth = 1, 0
+    for r in ranges:
+        if par >= 2 * threads or par == threads:
+            break
+        if seq / threads < min_chunk:
+            break
+        depth += 1
+        par *= r
+        seq //= max(r, 1)
+    return depth
+
+
+# ---- axis merging -----------------------------------------------------------------------------
+
+def _indices(node: Node) -> list[Index]:
+    out = [node.out_index]
+    if node.body is not None:
+        for e in walk(node.body):
+            if isinstance(e, (Load, IndexValue)):
+                out.extend(_flatten_index(e.index))
+    return out
+
+
+def _flatten_index(index: Index) -> list[Index]:
+    out = [index]
+    for atom, _ in index.terms:
+        if isinstance(atom, (FloorDiv, Mod)):
+            out.extend(_flatten_index(atom.arg))
+    return out
+
+
+def _can_merge(indices: Sequence[Index], outer: str, inner: str, inner_range: int) -> bool:
+    for idx in indices:
+        if not (idx.is_linear_in(outer) and idx.is_linear_in(inner)):
+            return False
+        if idx.coef(outer) != idx.coef(inner) * inner_range:
+            return False
+    return True
+
+
+def substitute_expr(expr: Expr, mapping: Mapping[str, Index], memo: dict[int, Expr]) -> Expr:
+    key = id(expr)
+    if key in memo:
+        return memo[key]
+    out: Expr
+    if isinstance(expr, Load):
+        out = Load(expr.buf, _subst_index(expr.index, mapping, memo), expr.dtype)
+    elif isinstance(expr, IndexValue):
+        out = IndexValue(_subst_index(expr.index, mapping, memo), expr.dtype)
+    elif isinstance(expr, Call):
+        out = Call(expr.fn, tuple(substitute_expr(a, mapping, memo) for a in expr.args),
+                   expr.dtype)
+    else:
+        out = expr
+    memo[key] = out
+    return out
+
+
+def _subst_index(index: Index, mapping: Mapping[str, Index], memo: dict[int, Expr]) -> Index:
+    result = Index((), index.const)
+    for atom, c in index.terms:
+        if isinstance(atom, Var):
+            result = result + mapping.get(atom.name, Index(((atom, 1),))) * c
+        elif isinstance(atom, FloorDiv):
+            result = result + Index(((FloorDiv(_subst_index(atom.arg, mapping, memo),
+                                               atom.div), c),))
+        elif isinstance(atom, Mod):
+            result = result + Index(((Mod(_subst_index(atom.arg, mapping, memo), atom.div),
+                                      c),))
+        else:
+            result = result + Index(((Indirect(substitute_expr(atom.expr, mapping, memo),
+                                               atom.size), c),))
+    return result
+
+
+def _merge_dims(node: Node, names: tuple[str, ...], ranges: tuple[int, ...],
+                fresh: str) -> tuple[dict[str, Index], tuple[int, ...]]:
+    """Merge adjacent loops whose accesses are contiguous in every index: AutoFuse's rule
+    `stride[k] == stride[k+1] * range[k+1]`. Returns a substitution to fresh variables
+    `fresh0, fresh1, ...` and the new ranges. In a merged group only the innermost variable
+    survives (renamed); the others become 0, since their contribution is now carried by it."""
+    indices = _indices(node)
+    groups: list[list[int]] = []
+    for k in range(len(ranges)):
+        if groups and _can_merge(indices, names[groups[-1][-1]], names[k], ranges[k]):
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    mapping: dict[str, Index] = {}
+    new_ranges = []
+    for g, members in enumerate(groups):
+        new_ranges.append(_prod([ranges[k] for k in members]))
+        for k in members[:-1]:
+            mapping[names[k]] = Index()
+        mapping[names[members[-1]]] = Index.var(f"{fresh}{g}")
+    return mapping, tuple(new_ranges)
+
+
+def merge_axes(node: Node) -> tuple[Node, list[str]]:
+    """Merge contiguous loops of a node (pointwise loops, and reduction loops separately)."""
+    notes: list[str] = []
+    xs, rs = xvars(len(node.ranges)), rvars(len(node.reduction_ranges))
+    xmap, xr = _merge_dims(node, xs, node.ranges, "mx")
+    rmap, rr = _merge_dims(node, rs, node.reduction_ranges, "mr") if node.kind == "reduction" \
+        and node.fn not in ("argmax", "argmin") else ({}, node.reduction_ranges)
+    if xr == node.ranges and rr == node.reduction_ranges:
+        return node, notes
+    rename = {f"mx{k}": Index.var(f"x{k}") for k in range(len(xr))} | {
+        f"mr{k}": Index.var(f"r{k}") for k in range(len(rr))}
+    mapping = {v: i.substitute(rename) for v, i in (xmap | rmap).items()}
+    memo: dict[int, Expr] = {}
+    body = substitute_expr(node.body, mapping, memo) if node.body is not None else None
+    if xr != node.ranges:
+        notes.append(f"{node.name}: merged loops {node.ranges} -> {xr} (contiguous in every "
+                     "access)")
+    if rr != node.reduction_ranges:
+        notes.append(f"{node.name}: merged reduction loops {node.reduction_ranges} -> {rr}")
+    return replace(node, ranges=xr, reduction_ranges=rr, body=body,
+                   out_index=_subst_index(node.out_index, mapping, memo)), notes
+
+
+def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
+                vectorize: bool) -> KernelPlan:
+    notes: list[str] = []
+    if len(nodes) == 1 and nodes[0].kind in ("pointwise", "reduction"):
+        node, merge_notes = merge_axes(nodes[0])
+        nodes = [node]
+        notes += merge_notes
+        shared_depth = len(node.ranges)
+    outer = nodes[0].ranges[:shared_depth]
+    work = 1
+    for r in outer:
+        work *= r
+    work *= max(max((n.numel // max(_prod(outer), 1)) * max(n.rnumel, 1) for n in nodes), 1)
+    depth = parallel_depth(outer, threads, total=work)
+    notes.append(f"parallel depth {depth} over outer loops {outer} with P={threads} "
+                 f"(Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})")
+    form = "vectorized" if vectorize else "scalar"
+    notes.append(f"form: {form}" + (" (innermost loops carry `omp simd`)" if vectorize else
+                                    " (vectorization disabled by ISA level)"))
+    return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes))
+
+
+def _prod(xs: Sequence[int]) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
