@@ -1,5 +1,6 @@
 """Stax: trace NumPy programs, fuse them, run them as generated C++ kernels."""
 
 from stax.api import jit
+from stax.explain import explain
 
-__all__ = ["jit"]
+__all__ = ["explain", "jit"]

@@ -129,7 +129,7 @@ def compile_source(source: str, isa: str) -> Compiled:
         src = Path(tmp) / "kernel.cpp"
         src.write_text(source)
         out = Path(tmp) / "kernel.so"
-        result = subprocess.run([compiler(), *flags, str(src), "-o", str(out), "-lm"],
+        result = subprocess.run([compiler(), *flags, str(src), "-o", str(out), "-lmvec", "-lm"],
                                 capture_output=True, text=True)
         if result.returncode != 0:
             raise CompileError(f"stax: the C++ compiler failed on generated code "

@@ -19,6 +19,7 @@ The problem is stated abstractly, independent of the scheduler's node classes:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -292,73 +293,71 @@ class _Model:
     def __init__(self, problem: FusionProblem) -> None:
         self.problem = problem
         nodes = problem.nodes
-        self.levels = len(nodes)
-        levels = range(self.levels)
+        n = len(nodes)
         costed = [b for b in problem.buffers if b.nbytes > 0 and b.consumers]
         self.unit = math.gcd(*(b.nbytes for b in costed)) or 1
-        #: Traffic the partition cannot change: graph outputs are always written.
+        #: Traffic the partition cannot change: graph outputs are always written, and the first
+        #: consumer of an external input always reads it.
         self.offset = sum(b.nbytes for b in problem.buffers if b.is_output)
+        self.offset += sum(b.nbytes for b in costed if b.producer is None)
         self.costs: list[float] = []
-        self.lower: list[float] = []
         self.upper: list[float] = []
         self.z = {
-            (v, k): self._col(0.0, float(k == self.levels - 1), 1.0) for v in nodes for k in levels
+            frozenset((u, v)): self._col(0.0, float(frozenset((u, v)) not in problem.forbidden))
+            for i, u in enumerate(nodes)
+            for v in nodes[i + 1 :]
         }
-        self.d = {edge: self._col(0.0, 0.0, 1.0) for edge in problem.edges()}
+        self.p = {v: self._col(0.0, float(max(n - 1, 0))) for v in nodes}
         self.w = {
-            b.name: self._col(b.nbytes // self.unit, 0.0, 1.0)
+            b.name: self._col(b.nbytes // self.unit, 1.0)
             for b in costed
             if b.producer is not None and not b.is_output
         }
         self.r = {
-            (b.name, k): self._col(b.nbytes // self.unit, 0.0, 1.0) for b in costed for k in levels
+            (b.name, c): self._col(b.nbytes // self.unit, 1.0)
+            for b in costed
+            for i, c in enumerate(b.consumers)
+            if b.producer is not None or i > 0
         }
         self.rows: list[tuple[float, float, dict[int, float]]] = []
         self._constraints(costed)
 
-    def _col(self, cost: float, lower: float, upper: float) -> int:
+    def _col(self, cost: float, upper: float) -> int:
         self.costs.append(float(cost))
-        self.lower.append(lower)
         self.upper.append(upper)
         return len(self.costs) - 1
 
     def _row(self, lower: float, upper: float, terms: Iterable[tuple[int, float]]) -> None:
-        coeffs: dict[int, float] = {}
-        for col, coeff in terms:
-            coeffs[col] = coeffs.get(col, 0.0) + coeff
-        self.rows.append((lower, upper, coeffs))
-
-    def _y(self, v: str, k: int, sign: float) -> list[tuple[int, float]]:
-        """Terms of ``sign * y[v,k]`` with ``y[v,k] = z[v,k] - z[v,k-1]``."""
-        terms = [(self.z[v, k], sign)]
-        if k > 0:
-            terms.append((self.z[v, k - 1], -sign))
-        return terms
+        self.rows.append((lower, upper, dict(terms)))
 
     def _constraints(self, costed: Sequence[FBuffer]) -> None:
-        z, d, inf = self.z, self.d, highspy.kHighsInf
-        levels = range(self.levels)
-        for v in self.problem.nodes:
-            for k in levels[1:]:
-                self._row(-inf, 0.0, ((z[v, k - 1], 1.0), (z[v, k], -1.0)))
-        for pair in self.problem.forbidden:
-            u, v = sorted(pair)
-            for k in levels:
-                self._row(-inf, 1.0, self._y(u, k, 1.0) + self._y(v, k, 1.0))
-        for (u, v), col in d.items():
-            for k in levels:
-                self._row(-inf, 0.0, ((z[v, k], 1.0), (z[u, k], -1.0)))
-                self._row(0.0, inf, ((col, 1.0), (z[u, k], -1.0), (z[v, k], 1.0)))
+        z, p, inf = self.z, self.p, highspy.kHighsInf
+        nodes = self.problem.nodes
+        big_m = float(max(len(nodes) - 1, 0))
+        for u, v, w in itertools.combinations(nodes, 3):
+            uv, uw, vw = z[frozenset((u, v))], z[frozenset((u, w))], z[frozenset((v, w))]
+            for a, b, c in ((uv, vw, uw), (uv, uw, vw), (uw, vw, uv)):
+                self._row(-inf, 1.0, ((a, 1.0), (b, 1.0), (c, -1.0)))
+        for u, v in itertools.combinations(nodes, 2):
+            same = z[frozenset((u, v))]
+            self._row(-inf, big_m, ((p[u], 1.0), (p[v], -1.0), (same, big_m)))
+            self._row(-inf, big_m, ((p[v], 1.0), (p[u], -1.0), (same, big_m)))
+        for u, v in self.problem.edges():
+            self._row(1.0, inf, ((p[v], 1.0), (p[u], -1.0), (z[frozenset((u, v))], 1.0)))
+        for u, v, w in _between(self.problem):
+            for inner in (frozenset((u, w)), frozenset((w, v))):
+                self._row(-inf, 0.0, ((z[frozenset((u, v))], 1.0), (z[inner], -1.0)))
         for b in costed:
+            home = b.producer
             if b.name in self.w:
                 for c in b.consumers:
-                    self._row(0.0, inf, ((self.w[b.name], 1.0), (d[b.producer, c], -1.0)))
-            for c in b.consumers:
-                for k in levels:
-                    terms = [(self.r[b.name, k], 1.0), *self._y(c, k, -1.0)]
-                    if b.producer is not None:
-                        terms += self._y(b.producer, k, 1.0)
-                    self._row(0.0, inf, terms)
+                    self._row(1.0, inf, ((self.w[b.name], 1.0), (z[frozenset((home, c))], 1.0)))
+            for i, c in enumerate(b.consumers):
+                if (b.name, c) in self.r:
+                    others = [*b.consumers[:i], *([] if home is None else [home])]
+                    terms = [(self.r[b.name, c], 1.0)]
+                    terms += [(z[frozenset((o, c))], 1.0) for o in others]
+                    self._row(1.0, inf, terms)
 
     def load(self, h: highspy.Highs) -> None:
         """Add the columns, integrality and rows to an empty HiGHS instance."""
@@ -366,7 +365,7 @@ class _Model:
         h.addCols(
             ncols,
             np.asarray(self.costs, dtype=np.float64),
-            np.asarray(self.lower, dtype=np.float64),
+            np.zeros(ncols),
             np.asarray(self.upper, dtype=np.float64),
             0,
             np.zeros(0, dtype=np.int32),
@@ -397,28 +396,42 @@ class _Model:
         block_of = _block_index(self.problem, partition)
         level = {b: i for i, b in enumerate(_topological_blocks(self.problem, partition, block_of))}
         x = np.zeros(len(self.costs))
-        for v, b in block_of.items():
-            for k in range(level[b], self.levels):
-                x[self.z[v, k]] = 1.0
-        for (u, v), col in self.d.items():
-            x[col] = float(block_of[u] != block_of[v])
+        for pair, col in self.z.items():
+            u, v = pair
+            x[col] = float(block_of[u] == block_of[v])
+        for v, col in self.p.items():
+            x[col] = level[block_of[v]]
         for buf in self.problem.buffers:
             home = None if buf.producer is None else block_of[buf.producer]
-            readers = {block_of[c] for c in buf.consumers} - {home}
             if buf.name in self.w:
-                x[self.w[buf.name]] = float(bool(readers))
-            for b in readers:
-                if (buf.name, level[b]) in self.r:
-                    x[self.r[buf.name, level[b]]] = 1.0
+                x[self.w[buf.name]] = float(any(block_of[c] != home for c in buf.consumers))
+            for i, c in enumerate(buf.consumers):
+                if (buf.name, c) in self.r:
+                    seen = {home, *(block_of[o] for o in buf.consumers[:i])}
+                    x[self.r[buf.name, c]] = float(block_of[c] not in seen)
         return x
 
     def decode(self, x: np.ndarray) -> tuple[frozenset[str], ...]:
-        """The partition encoded by a solution: the nodes of each level form a block."""
+        """The partition encoded by a solution: the classes of the same-block relation."""
+        block_of = {v: i for i, v in enumerate(self.problem.nodes)}
+        for u in self.problem.nodes:
+            for v in self.problem.nodes:
+                if u != v and x[self.z[frozenset((u, v))]] > 0.5:
+                    block_of[v] = min(block_of[v], block_of[u])
         blocks: dict[int, set[str]] = {}
-        for v in self.problem.nodes:
-            level = next(k for k in range(self.levels) if x[self.z[v, k]] > 0.5)
-            blocks.setdefault(level, set()).add(v)
-        return tuple(frozenset(blocks[k]) for k in sorted(blocks))
+        for v, b in block_of.items():
+            blocks.setdefault(b, set()).add(v)
+        return tuple(frozenset(blocks[b]) for b in sorted(blocks))
+
+
+def _between(problem: FusionProblem) -> list[tuple[str, str, str]]:
+    """Triples ``(u, v, w)`` with paths ``u -> ... -> w -> ... -> v``: a block holding ``u`` and
+    ``v`` must hold ``w`` too, or the quotient has the cycle ``{u, v} -> {w} -> {u, v}``."""
+    succ = _successors(problem.nodes, problem.edges())
+    reach: dict[str, set[str]] = {}
+    for v in reversed(_topological_nodes(problem.nodes, succ)):
+        reach[v] = set().union(*({s} | reach[s] for s in succ[v]))
+    return [(u, v, w) for u in problem.nodes for w in reach[u] for v in reach[w]]
 
 
 def _buffer_cost(buf: FBuffer, block_of: Mapping[str, int]) -> int:
@@ -502,6 +515,21 @@ def _successors(vertices: Iterable[_T], edges: Iterable[tuple[_T, _T]]) -> dict[
     for u, v in edges:
         succ[u].append(v)
     return succ
+
+
+def _topological_nodes(nodes: Sequence[str], succ: Mapping[str, Sequence[str]]) -> list[str]:
+    """The nodes of an acyclic graph in a topological order (Kahn's algorithm)."""
+    indegree = dict.fromkeys(nodes, 0)
+    for v in nodes:
+        for s in succ[v]:
+            indegree[s] += 1
+    order = [v for v in nodes if indegree[v] == 0]
+    for v in order:
+        for s in succ[v]:
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                order.append(s)
+    return order
 
 
 def _find_cycle(vertices: Iterable[_T], succ: Mapping[_T, Sequence[_T]]) -> list[_T] | None:

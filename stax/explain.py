@@ -1,0 +1,138 @@
+"""`stax.explain(fn, *args)`: every decision of the pipeline, printable and inspectable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from stax.api import Compilation, Jitted, jit
+from stax.codegen.cpp import HEADER
+from stax.sched.deps import SchedulerNode
+from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
+from stax.sched.fusion import can_fuse, single
+from stax.sched.scheduler import Schedule
+from stax.sched.verify import verify_schedule
+
+
+@dataclass(frozen=True)
+class OptimalityGap:
+    greedy_cost: int
+    optimal_cost: int
+    optimal: bool
+    partition: tuple[frozenset[str], ...]
+
+    def __str__(self) -> str:
+        gap = self.greedy_cost - self.optimal_cost
+        status = "optimal" if self.optimal else "best found within the time limit"
+        return (f"greedy fusion moves {self.greedy_cost} bytes; the exact solver's partition "
+                f"({status}) moves {self.optimal_cost} bytes; gap {gap} bytes "
+                f"({'{'}{'}, {'.join('+'.join(sorted(b)) for b in self.partition)}{'}'})")
+
+
+@dataclass(frozen=True)
+class Report:
+    compilation: Compilation
+    gap: OptimalityGap | None
+    verification: Any  # a poly Verdict when verify=True
+
+    @property
+    def schedule(self) -> Schedule:
+        return self.compilation.schedule
+
+    @property
+    def nodes(self) -> tuple[SchedulerNode, ...]:
+        return self.schedule.nodes
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.schedule.kernels)
+
+    @property
+    def code(self) -> str:
+        return self.compilation.program.cpp[len(HEADER):].strip()
+
+    @property
+    def wrapper(self) -> str:
+        return self.compilation.program.wrapper
+
+    @property
+    def fusion_log(self) -> tuple[str, ...]:
+        return self.schedule.log
+
+    def __str__(self) -> str:
+        c = self.compilation
+        sections = [
+            ("Graph", str(c.traced.graph)),
+            ("Materialized values", "\n".join(
+                f"{d.value} -> {d.buffer}: {d.reason}" for d in c.lowered.decisions) or "none"),
+            ("Scheduler nodes", "\n\n".join(n.describe() for n in self.nodes)),
+            ("Removed nodes", "\n".join(self.schedule.removed) or "none"),
+            ("Fusion log", "\n".join(self.schedule.log)),
+            ("Kernels", "\n".join(self._kernel_lines())),
+            ("Memory", self.schedule.memory.describe()),
+        ]
+        if self.gap is not None:
+            sections.append(("Optimality gap (exact solver)", str(self.gap)))
+        if self.verification is not None:
+            sections.append(("Polyhedral verification of the fused order",
+                             str(self.verification)))
+        sections += [("Generated C++ (runtime header omitted)", self.code),
+                     ("Wrapper", self.wrapper),
+                     ("Compile time", f"{c.seconds * 1000:.1f} ms")]
+        return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
+
+    def _kernel_lines(self) -> list[str]:
+        plans = {tuple(n.name for n in p.nodes): p for p in self.compilation.program.plans}
+        lines = []
+        for g in self.schedule.kernels:
+            lines.append(g.describe())
+            plan = plans.get(tuple(m.name for m in g.members))
+            if plan is None:
+                lines.append("  extern call in the wrapper")
+                continue
+            lines.append(f"  {plan.name}: shared loops {plan.outer_ranges}")
+            lines.extend(f"  {note}" for note in plan.notes)
+        return lines
+
+
+def fusion_problem(schedule: Schedule) -> FusionProblem:
+    """The scheduler's nodes as Definition 7.3's problem; forbidden pairs are those `can_fuse`
+    refuses for structural reasons (iteration spaces, dependence distance, node kinds)."""
+    nodes = schedule.nodes
+    program = schedule.program
+    readers: dict[str, list[str]] = {}
+    for n in nodes:
+        for b in n.node.read_buffers():
+            readers.setdefault(b, []).append(n.name)
+    producer = {n.node.out: n.name for n in nodes}
+    buffers = tuple(
+        FBuffer(b.name, producer.get(b.name), tuple(readers.get(b.name, ())), b.nbytes,
+                b.kind == "output")
+        for b in program.buffers if b.name in producer or b.name in readers)
+    forbidden = set()
+    for i, a in enumerate(nodes):
+        for b in nodes[i + 1:]:
+            if not can_fuse(single(a), single(b), 1 << 62, 0).ok:
+                forbidden.add(frozenset((a.name, b.name)))
+    return FusionProblem(tuple(n.name for n in nodes), buffers, frozenset(forbidden))
+
+
+def optimality_gap(schedule: Schedule, time_limit: float = 10.0) -> OptimalityGap | None:
+    if len(schedule.nodes) > MAX_EXACT_NODES:
+        return None
+    problem = fusion_problem(schedule)
+    greedy = [frozenset(m.name for m in g.members) for g in schedule.kernels]
+    exact = solve_exact(problem, time_limit=time_limit)
+    return OptimalityGap(fusion_cost(problem, greedy), exact.cost, exact.optimal,
+                         tuple(exact.partition))
+
+
+def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
+            verify: bool = False, **options: Any) -> Report:
+    """Compile `fn` for `args` and report every decision (see `Report`)."""
+    jitted = fn if isinstance(fn, Jitted) else jit(fn, **options)
+    comp = jitted.compile(*args)
+    gap = optimality_gap(comp.schedule) if exact else None
+    verdict = verify_schedule(comp.schedule) if verify else None
+    return Report(comp, gap, verdict)
