@@ -185,23 +185,25 @@ def solve_exact(
     the solver's starting incumbent (for example the greedy scheduler's); by default it is the
     unfused partition (one node per block), so a partition is always returned.
 
-    The model, with nodes indexed ``0 .. n-1`` in ``problem.nodes`` order:
+    The model (a clique-partitioning formulation, whose LP bound is far stronger than that of
+    block-assignment variables on these problems):
 
-    * ``y[v,k]`` binary for ``k <= index(v)``: node ``v`` is in block ``k``; each node is in one
-      block, and block ``k`` is used only by node ``k`` itself and later nodes (``y[v,k] <=
-      y[k,k]``), so node ``k`` represents its block and each partition has exactly one encoding;
-    * a forbidden pair never shares a block: ``y[u,k] + y[v,k] <= 1``;
-    * acyclic quotient: a level ``p[v]`` in ``[0, n-1]`` equal within a block (``|p[v] - p[k]| <=
-      (n-1)(1 - y[v,k])``) and, on every edge ``u -> v``, ``p[v] >= p[u] + d[u,v]`` where ``d[u,v]
-      >= y[u,k] - y[v,k]`` is 1 when the endpoints are in different blocks. Levels then strictly
-      increase along every quotient edge; conversely the topological index of each block is a
-      valid level;
-    * cost: ``w[b] >= d[producer,c]`` for each consumer ``c`` (buffer written; fixed for outputs)
-      and ``r[b,k] >= y[c,k] - y[producer,k]`` (block ``k`` reads ``b``; without the second term
-      for an external input), with objective ``sum nbytes * (w[b] + sum_k r[b,k])``.
+    * ``z[u,v]`` binary for each node pair: ``u`` and ``v`` share a block; fixed to 0 for a
+      forbidden pair. Triangle inequalities ``z[u,v] + z[v,w] - z[u,w] <= 1`` make the relation
+      an equivalence, whose classes are the blocks;
+    * acyclic quotient: a level ``p[v]`` in ``[0, n-1]``, equal within a block (``|p[u] - p[v]| <=
+      (n-1)(1 - z[u,v])``) and with ``p[v] >= p[u] + 1 - z[u,v]`` on every edge ``u -> v``, so
+      levels strictly increase along every quotient edge; conversely the topological index of each
+      block is a valid level. Convexity cuts ``z[u,v] <= z[u,w]`` and ``z[u,v] <= z[w,v]`` for every
+      path ``u -> ... -> w -> ... -> v`` (Prop. 7.1) are implied, and tighten the relaxation;
+    * cost: ``w[b] >= 1 - z[producer,c]`` for each consumer ``c`` (written; constant for an
+      output) and ``r[b,c] >= 1 - z[producer,c] - sum z[c',c]`` over the consumers ``c'`` listed
+      before ``c``: ``b`` is read once by the block of each consumer that is neither with the
+      producer nor with an earlier consumer (for an external input, without the producer term;
+      its first consumer always reads it). The objective is ``sum nbytes * (w[b] + sum_c r[b,c])``.
 
-    Only ``y`` is integral; at an integral ``y`` the minimisation drives ``d``, ``w`` and ``r`` to
-    the 0/1 indicators of :func:`fusion_cost`, which recomputes the returned cost exactly.
+    Only ``z`` is integral; at an integral ``z`` the minimisation drives ``w`` and ``r`` to the
+    0/1 indicators of :func:`fusion_cost`, which recomputes the returned cost exactly.
     Raises ``ValueError`` for problems larger than :data:`MAX_EXACT_NODES` nodes.
     """
     if len(problem.nodes) > MAX_EXACT_NODES:
