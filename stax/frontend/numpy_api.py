@@ -350,7 +350,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tra
 
 # ---- views ---------------------------------------------------------------------------------
 
-def _view(a: Any, kind: str, shape: tuple[int, ...], **attrs: Any) -> Tracer:
+def _view(a: Any, kind: str, shape: tuple[int, ...], /, **attrs: Any) -> Tracer:
     b = find_builder((a,))
     v = to_value(b, a)
     out = b.add(kind, (v,), shape, v.dtype, **attrs)

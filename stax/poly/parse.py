@@ -313,8 +313,13 @@ class _Accesses(c_ast.NodeVisitor):
             if not isinstance(node.name, c_ast.ID):
                 raise PolyError(f"line {_line(node)}: unsupported call '{_code(node)}'")
             args = node.args.exprs if node.args else []
-            if node.name.name not in MATH_FUNCTIONS:
-                self.walker.functions[node.name.name] = len(args)
+            name = node.name.name
+            if name not in MATH_FUNCTIONS:
+                if self.walker.functions.setdefault(name, len(args)) != len(args):
+                    raise PolyError(
+                        f"line {_line(node)}: '{name}' is called with {len(args)} arguments "
+                        f"here and {self.walker.functions[name]} before"
+                    )
             for a in args:
                 self.visit(a)
         elif isinstance(node, c_ast.StructRef):
