@@ -47,6 +47,7 @@ def test_bounds_with_min_max_steps_and_decreasing_loops() -> None:
         ("for (i = 0; i < N; i++) {\n  N = 3;\n}", "line 2: 'N' is written"),
         ("for (i = 0; i < N; i++) {\n  A[i] = 1\n  B[i] = 2;\n}", "parse error at line 3"),
         ("for (i = 0; i < N; i++) {\n A[i] = 0;\n A[i][0] = 1;\n}", "subscripts"),
+        ("for (i = 0; i < N; i++) {\n A[i] = f(1);\n B[i] = f(1, 2);\n}", "line 3: 'f' is called"),
     ],
 )
 def test_errors_name_the_line(source: str, message: str) -> None:
