@@ -299,7 +299,7 @@ def test_diamond_optimum() -> None:
     assert_fusion_partition(diamond(), result.partition)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 7),
