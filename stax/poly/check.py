@@ -118,10 +118,10 @@ def as_tree(scop: Scop, schedule: ScheduleLike) -> ScheduleTree:
     """The schedule as a tree over the scop's instances, after checking names and arities."""
     if isinstance(schedule, ScheduleTree):
         tree = schedule
-    elif isinstance(schedule, isl.Schedule):
-        tree = ScheduleTree.from_isl(schedule)
+    elif isinstance(schedule, isl.Schedule):  # through text: it may live in another isl context
+        tree = ScheduleTree.from_yaml(schedule.to_str())
     else:
-        umap = union_map(schedule) if isinstance(schedule, str) else schedule
+        umap = union_map(str(schedule))
         for m in maps_of(umap):
             name = m.get_tuple_name(isl.dim_type.in_)
             stmt = scop.statement(name)
