@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from stax.poly._isl import PolyError, budget, maps_of, set_, union_map
-from stax.poly.check import Verdict, check, violation
+from stax.poly.check import Verdict, Violation, check, violation
 from stax.poly.deps import KINDS, dependences
 from stax.poly.model import Scop, Statement, identity_band, sequence_tree
 
@@ -79,10 +79,10 @@ def verify_fusion(
 
 def _parallel_violations(
     scop: Scop, shared: list[tuple[str, int, int]], smap: isl.UnionMap
-) -> tuple:
+) -> tuple[Violation, ...]:
     """Dependences inside one kernel carried by a shared (parallel) outer loop."""
     deps = dependences(scop)
-    found = []
+    found: list[Violation] = []
     with budget(what="the parallel-loop check"):
         for src, k, d_src in shared:
             for dst, k2, d_dst in shared:
