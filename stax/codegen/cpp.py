@@ -347,13 +347,17 @@ class KernelPrinter:
         return "\n".join(p)
 
     def groups(self) -> list[list[Node]]:
-        """Consecutive nodes with the same loops below the shared ones share one loop nest."""
+        """Consecutive nodes with the same loops below the shared ones share one loop nest,
+        unless one reads what another writes (a reduction's result exists only after its
+        loop; a pointwise value is forwarded from the same iteration instead)."""
         out: list[list[Node]] = []
         d = self.plan.shared_depth
         for n in self.plan.nodes:
             key = (n.kind, n.ranges[d:], n.reduction_ranges)
             if out and n.kind in ("pointwise", "reduction") and (
-                    out[-1][0].kind, out[-1][0].ranges[d:], out[-1][0].reduction_ranges) == key:
+                    out[-1][0].kind, out[-1][0].ranges[d:], out[-1][0].reduction_ranges) == key \
+                    and (n.kind == "pointwise" or not set(n.read_buffers()) & {
+                        m.out for m in out[-1]}):
                 out[-1].append(n)
             else:
                 out.append([n])
@@ -393,11 +397,12 @@ class KernelPrinter:
         ind = self.open_loops(names, inner, indent, "")
         printer = ExprPrinter(node.var_ranges)
         for n in nodes:
+            assert n.body is not None
             self.lines.append(f"{ind}// {n.name}: {n.origin}")
-        assert all(n.body is not None for n in nodes)
-        values = printer.emit([n.body for n in nodes], self.lines, ind)  # type: ignore[misc]
-        for n, v in zip(nodes, values, strict=True):
-            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = {v};")
+            (value,) = printer.emit([n.body], self.lines, ind)
+            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = {value};")
+            # later nodes of this loop read the value from the register, not memory
+            printer.names[Load(n.out, n.out_index, self.buffers[n.out].dtype)] = value
         self.close_loops(len(names), ind)
 
     def print_reduction(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:

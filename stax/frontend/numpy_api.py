@@ -141,6 +141,16 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
         args[0], np.generic))
 
 
+def power_operator(a: Tracer, b: Any) -> Tracer:
+    """`a ** b`: like NumPy's operator, small scalar exponents of float arrays take the fast
+    path (2 -> square, 0.5 -> sqrt, -1 -> reciprocal), which `np.power` itself does not."""
+    fast = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
+    if isinstance(b, (int, float)) and not isinstance(b, bool) and b in fast and \
+            a.dtype.kind == "f" and not a.weak:
+        return apply_ufunc(fast[b], a)
+    return apply_ufunc("power", a, b)
+
+
 def where(cond: Any, x: Any = None, y: Any = None) -> Tracer:
     if x is None or y is None:
         raise unsupported("np.where with one argument (data-dependent shape)")

@@ -146,6 +146,7 @@ def install_methods() -> None:
         setattr(Tracer, f"__{py}__", lambda a, b, f=forward: f(a, b))
         setattr(Tracer, f"__r{py}__", lambda a, b, f=forward: f(b, a))
         setattr(Tracer, f"__i{py}__", lambda a, b, f=forward: api.inplace(a, f(a, b)))
+    Tracer.__pow__ = lambda a, b: api.power_operator(a, b)  # type: ignore[method-assign]
     for py, fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                    "eq": "equal", "ne": "not_equal"}.items():
         setattr(Tracer, f"__{py}__", lambda a, b, f=_ufunc_method(fn): f(a, b))

@@ -156,27 +156,45 @@ def _merge_dims(node: Node, names: tuple[str, ...], ranges: tuple[int, ...],
     return mapping, tuple(new_ranges)
 
 
+def drop_unit_dims(node: Node) -> Node:
+    """Loops of extent 1 never appear in indices (lowering writes them as 0): remove them."""
+    if 1 not in node.ranges and 1 not in node.reduction_ranges:
+        return node
+    xs = [k for k, r in enumerate(node.ranges) if r != 1]
+    rs = [k for k, r in enumerate(node.reduction_ranges) if r != 1]
+    mapping = {f"x{k}": Index.var(f"x{j}") for j, k in enumerate(xs)} | {
+        f"r{k}": Index.var(f"r{j}") for j, k in enumerate(rs)}
+    memo: dict[int, Expr] = {}
+    return replace(node, ranges=tuple(node.ranges[k] for k in xs),
+                   reduction_ranges=tuple(node.reduction_ranges[k] for k in rs),
+                   body=substitute_expr(node.body, mapping, memo) if node.body is not None
+                   else None, out_index=_subst_index(node.out_index, mapping, memo))
+
+
 def merge_axes(node: Node) -> tuple[Node, list[str]]:
-    """Merge contiguous loops of a node (pointwise loops, and reduction loops separately)."""
+    """Drop unit loops, then merge contiguous loops of a node (pointwise loops, and reduction
+    loops separately)."""
     notes: list[str] = []
+    original = node.ranges, node.reduction_ranges
+    node = drop_unit_dims(node)
     xs, rs = xvars(len(node.ranges)), rvars(len(node.reduction_ranges))
     xmap, xr = _merge_dims(node, xs, node.ranges, "mx")
     rmap, rr = _merge_dims(node, rs, node.reduction_ranges, "mr") if node.kind == "reduction" \
         and node.fn not in ("argmax", "argmin") else ({}, node.reduction_ranges)
-    if xr == node.ranges and rr == node.reduction_ranges:
-        return node, notes
-    rename = {f"mx{k}": Index.var(f"x{k}") for k in range(len(xr))} | {
-        f"mr{k}": Index.var(f"r{k}") for k in range(len(rr))}
-    mapping = {v: i.substitute(rename) for v, i in (xmap | rmap).items()}
-    memo: dict[int, Expr] = {}
-    body = substitute_expr(node.body, mapping, memo) if node.body is not None else None
-    if xr != node.ranges:
-        notes.append(f"{node.name}: merged loops {node.ranges} -> {xr} (contiguous in every "
-                     "access)")
-    if rr != node.reduction_ranges:
-        notes.append(f"{node.name}: merged reduction loops {node.reduction_ranges} -> {rr}")
-    return replace(node, ranges=xr, reduction_ranges=rr, body=body,
-                   out_index=_subst_index(node.out_index, mapping, memo)), notes
+    if (xr, rr) != (node.ranges, node.reduction_ranges):
+        rename = {f"mx{k}": Index.var(f"x{k}") for k in range(len(xr))} | {
+            f"mr{k}": Index.var(f"r{k}") for k in range(len(rr))}
+        mapping = {v: i.substitute(rename) for v, i in (xmap | rmap).items()}
+        memo: dict[int, Expr] = {}
+        node = replace(node, ranges=xr, reduction_ranges=rr,
+                       body=substitute_expr(node.body, mapping, memo)
+                       if node.body is not None else None,
+                       out_index=_subst_index(node.out_index, mapping, memo))
+    if original != (node.ranges, node.reduction_ranges):
+        notes.append(f"{node.name}: loops {original[0]}|{original[1]} -> "
+                     f"{node.ranges}|{node.reduction_ranges} (unit loops dropped, loops "
+                     "contiguous in every access merged)")
+    return node, notes
 
 
 def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
