@@ -161,15 +161,16 @@ class Jitted:
         key = tuple(_arg_signature(a) for a in args)
         hit = self.cache.get(key)
         if hit is None:
-            arrays = [_as_array(a) for a in args]
-            hit = compile_traced(trace(self.fn, args), arrays, self.options)
+            hit = compile_traced(trace(self.fn, args), [_as_array(a) for a in args],
+                                 self.options)
             self.cache[key] = hit
         return hit
 
     def __call__(self, *args: Any) -> Any:
-        comp = self.compile(*args)
-        arrays = [_as_array(a) for a in args]
-        flat = comp.program.call(arrays)
+        hit = self.cache.get(tuple(_arg_signature(a) for a in args))
+        comp = hit if hit is not None else self.compile(*args)
+        flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
+                                  else _as_array(a) for a in args])
         traced = comp.traced
         for k, i in enumerate(traced.writeback):
             np.copyto(args[i], flat[traced.n_results + k])

@@ -364,6 +364,12 @@ class KernelPrinter:
         return out
 
     def print_group(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+        """Each loop group gets its own block, so temporaries never clash."""
+        self.lines.append(f"{indent}{{")
+        self.print_group_body(nodes, indent + "    ", parallel_inside)
+        self.lines.append(f"{indent}}}")
+
+    def print_group_body(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
         kind = nodes[0].kind
         if kind == "pointwise":
             self.print_pointwise(nodes, indent)

@@ -31,11 +31,12 @@ enum StaxFlag {
     STAX_INDEX_OUT_OF_BOUNDS = 2,    // gather index out of range: IndexError
     STAX_NEGATIVE_INT_POWER = 3,     // integer ** negative: ValueError
     STAX_INVALID_CAST = 4,           // float -> int of nan/inf/out of range: RuntimeWarning
-    STAX_NUM_FLAGS = 5
+    STAX_ANY_FLAG = 7                // set with every other flag: one check in the wrapper
 };
 
 static inline void stax_set_flag(int32_t* flags, int which) {
     __atomic_store_n(&flags[which], 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);
 }
 
 template <typename T> static inline T stax_floordiv(T a, T b, int32_t* flags) {

@@ -233,7 +233,7 @@ def pad_schedule_map(schedule: isl.UnionMap) -> isl.UnionMap:
         have = m.dim(isl.dim_type.out)
         m = m.add_dims(isl.dim_type.out, width - have)
         for k in range(have, width):
-            m = m.fix_si(isl.dim_type.out, k, 0)
+            m = m.fix_val(isl.dim_type.out, k, isl.Val.int_from_si(m.get_ctx(), 0))
         out = out.union(m.reset_tuple_id(isl.dim_type.out))
     ranges = [m.get_space().range() for m in maps_of(out)]
     assert all(r.is_equal(ranges[0]) for r in ranges), "schedule not padded into one space"

@@ -10,6 +10,7 @@ returns the outputs.
 from __future__ import annotations
 
 import ctypes
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,13 +34,26 @@ FLAG_MESSAGES = (
 )
 
 
-def check_flags(flags: np.ndarray) -> None:
-    for k, (kind, message) in enumerate(FLAG_MESSAGES):
-        if flags[k]:
-            if issubclass(kind, Warning):
-                warnings.warn(message, kind, stacklevel=3)
-            else:
-                raise kind(message)
+ANY_FLAG = 7  # kernels also set this one, so the wrapper checks a single element
+
+
+class FlagBuffer(threading.local):
+    """Error flags for kernel calls, one buffer per Python thread (ctypes releases the GIL)."""
+
+    def __init__(self) -> None:
+        self.flags = (ctypes.c_int32 * 8)()
+        self.address = ctypes.addressof(self.flags)
+
+
+def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
+    raised = [(kind, message) for k, (kind, message) in enumerate(FLAG_MESSAGES) if flags[k]]
+    for k in range(len(flags)):
+        flags[k] = 0
+    for kind, message in raised:
+        if issubclass(kind, Warning):
+            warnings.warn(message, kind, stacklevel=3)
+        else:
+            raise kind(message)
 
 
 def assert_input(arr: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...],
@@ -92,7 +106,8 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
     program = schedule.program
     memory = schedule.memory
     env: dict[str, Any] = {"np": np, "empty": np.empty, "check_flags": check_flags,
-                           "assert_input": assert_input, "matmul": np.matmul}
+                           "assert_input": assert_input, "matmul": np.matmul,
+                           "flag_buffer": FlagBuffer()}
     lines = ["def call(args):"]
     ins = list(program.inputs)
     if ins:
@@ -106,7 +121,8 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
-    lines.append("    flags = np.zeros(8, np.int32)")
+    lines.append("    fb = flag_buffer")
+    lines.append("    flags = fb.address")
     reused = {r.new: r for r in memory.reuses + memory.inplace}
     for group in schedule.kernels:
         for m in group.members:
@@ -130,14 +146,14 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
             fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
             fn.restype = None
             env[plan.name] = fn
-            args = ", ".join(f"{p}.ctypes.data" for p in params + ["flags"])
+            args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
             lines.append(f"    {plan.name}({args})  # {group.name}")
         for name in memory.frees_after.get(group.name, ()):
             if name in reused_sources(memory):
                 continue
             lines.append(f"    del {name}")
-    lines.append("    if flags.any():")
-    lines.append("        check_flags(flags)")
+    lines.append(f"    if fb.flags[{ANY_FLAG}]:")
+    lines.append("        check_flags(fb.flags)")
     outs = []
     for name, shape in zip(program.outputs, program.output_shapes, strict=True):
         outs.append(name if buffers[name].shape == shape else f"{name}.reshape({shape})")

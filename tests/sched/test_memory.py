@@ -367,7 +367,9 @@ def test_reuse_shares_storage_only_between_disjoint_lifetimes(case) -> None:
     steps = reordered(nodes, plan)
     shared_step = {(r.new, r.old): plan.lifetimes[r.new][0] for r in plan.inplace}
     for r in plan.reuses:
-        assert (bufs[r.new].dtype, bufs[r.new].nbytes) == (bufs[r.old].dtype, bufs[r.old].nbytes)
+        # keyed by storage size: `old` may itself sit in a larger in-place storage
+        assert bufs[r.new].dtype == bufs[r.old].dtype
+        assert bufs[r.new].nbytes >= bufs[r.old].nbytes
         assert bufs[r.old].kind == "intermediate"
     for r in plan.inplace:
         step = shared_step[(r.new, r.old)]
