@@ -1,0 +1,84 @@
+"""Shared fixtures and helpers for the differential tests against NumPy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+# Compiled kernels go to a private cache for this test session (set before stax is imported).
+_CACHE_DIR = tempfile.mkdtemp(prefix="stax-test-cache-")
+os.environ["STAX_CACHE_DIR"] = _CACHE_DIR
+
+DTYPES = ("bool", "int32", "int64", "float32", "float64")
+INT_DTYPES = ("int32", "int64")
+FLOAT_DTYPES = ("float32", "float64")
+
+# Default relative tolerances per dtype (exact for bool and integers).
+RTOL = {"float32": 2e-6, "float64": 1e-12}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stax_cache_dir() -> Iterator[str]:
+    """Every compiled kernel of the session lands in a temporary cache directory."""
+    os.environ["STAX_CACHE_DIR"] = _CACHE_DIR
+    yield _CACHE_DIR
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
+def assert_matches(got: Any, want: Any, rtol: float | None = None, atol: float = 0.0,
+                   check_dtype: bool = True) -> None:
+    """`got` (from stax) equals `want` (from NumPy): same structure, dtype, shape and values.
+
+    Floats compare with `assert_allclose(equal_nan=True)` and a tolerance by dtype; bools and
+    integers compare exactly. Tuples, lists and dicts are compared element by element.
+    """
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want), f"expected a {type(want).__name__}, got {type(got)}"
+        assert len(got) == len(want), f"expected {len(want)} results, got {len(got)}"
+        for g, w in zip(got, want, strict=True):
+            assert_matches(g, w, rtol, atol, check_dtype)
+        return
+    if isinstance(want, dict):
+        assert isinstance(got, dict), f"expected a dict, got {type(got)}"
+        assert set(got) == set(want), f"keys differ: {sorted(got)} vs {sorted(want)}"
+        for k in want:
+            assert_matches(got[k], want[k], rtol, atol, check_dtype)
+        return
+    want_arr = np.asarray(want)
+    assert isinstance(got, (np.ndarray, np.generic)), \
+        f"stax returned {type(got).__name__}, expected a NumPy array or scalar"
+    got_arr = np.asarray(got)
+    if check_dtype:
+        assert got_arr.dtype == want_arr.dtype, f"dtype {got_arr.dtype} != {want_arr.dtype}"
+    assert got_arr.shape == want_arr.shape, f"shape {got_arr.shape} != {want_arr.shape}"
+    if want_arr.dtype.kind in "fc":
+        tol = RTOL.get(want_arr.dtype.name, 1e-12) if rtol is None else rtol
+        np.testing.assert_allclose(got_arr, want_arr, rtol=tol, atol=atol, equal_nan=True)
+        # NaN placement must match exactly, and so must the signs of infinities.
+        np.testing.assert_array_equal(np.isnan(got_arr), np.isnan(want_arr))
+        inf = np.isinf(want_arr)
+        np.testing.assert_array_equal(got_arr[inf], want_arr[inf])
+    else:
+        np.testing.assert_array_equal(got_arr, want_arr, strict=False)
+
+
+def make_array(shape: tuple[int, ...], dtype: str, seed: int = 0, low: float = -5.0,
+               high: float = 5.0) -> np.ndarray:
+    """A reproducible random array of `dtype` (bools half true; ints in [low, high])."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in INT_DTYPES:
+        return rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def numpy_call(fn: Any, *args: Any) -> Any:
+    """Run `fn` with NumPy on copies of the array arguments (so mutation does not leak)."""
+    return fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))

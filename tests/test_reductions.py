@@ -1,0 +1,232 @@
+"""Differential tests of reductions against NumPy: axes, keepdims, dtypes, NaN, empty, accuracy."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stax
+from tests.conftest import DTYPES, FLOAT_DTYPES, assert_matches, make_array
+
+REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any",
+              "all")
+SHAPE = (6, 7, 5)
+
+
+def variants(fn: str) -> Callable[[Any], dict[str, Any]]:
+    """One function computing `fn` over many axis/keepdims choices (one compile per dtype)."""
+    def run(x: Any) -> dict[str, Any]:
+        m = getattr(x, fn)
+        f = getattr(np, fn)
+        out = {"axis0": m(axis=0), "axis-1": m(axis=-1), "axis1": f(x, axis=1),
+               "all": m(), "keep1": m(axis=1, keepdims=True)}
+        if fn not in ("argmax", "argmin"):
+            out |= {"axes02": m(axis=(0, 2)), "axes-1-2": f(x, axis=(-1, -2)),
+                    "all_keep": m(axis=None, keepdims=True), "axes01_keep": m(axis=(0, 1),
+                                                                              keepdims=True)}
+        else:
+            out |= {"all_keep": m(axis=None, keepdims=True)}
+        return out
+    return run
+
+
+_JITS = {fn: stax.jit(variants(fn)) for fn in REDUCTIONS}
+
+
+def _rtol(fn: str, dtype: str) -> float | None:
+    if dtype == "float32":
+        return 1e-5
+    if fn in ("var", "std", "mean", "sum", "prod") and dtype == "float64":
+        return 1e-11
+    return None
+
+
+def _inputs(dtype: str, fn: str) -> list[np.ndarray]:
+    if fn == "prod":
+        # keep products small and exact-ish: values near 1 (ints in {-1, 1, 2})
+        if dtype in ("int32", "int64"):
+            a = make_array(SHAPE, dtype, seed=1, low=-1, high=2)
+            return [np.where(a == 0, 1, a).astype(dtype)]
+        if dtype in FLOAT_DTYPES:
+            return [make_array(SHAPE, dtype, seed=1, low=0.5, high=1.5)]
+    a = make_array(SHAPE, dtype, seed=2)
+    b = make_array(SHAPE, dtype, seed=3, low=-100, high=100)
+    return [a, b]
+
+
+def _check_dict(got: dict[str, Any], want: dict[str, Any], rtol: float | None,
+                atol: float = 1e-12) -> None:
+    assert set(got) == set(want)
+    errors = []
+    for k in want:
+        try:
+            assert_matches(got[k], want[k], rtol=rtol, atol=atol)
+        except AssertionError as e:
+            errors.append(f"[{k}] {e}")
+    assert not errors, "\n".join(errors)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", REDUCTIONS)
+def test_reduction(fn: str, dtype: str) -> None:
+    ref = variants(fn)
+    for x in _inputs(dtype, fn):
+        try:
+            want = ref(x)
+        except TypeError:
+            with pytest.raises(TypeError):
+                _JITS[fn](x)
+            continue
+        # float32 sums of mixed-sign values cancel: allow float32 rounding of sum(|x|)
+        atol = 1e-6 * float(np.abs(x).sum()) if dtype == "float32" else 1e-12
+        _check_dict(_JITS[fn](x), want, _rtol(fn, dtype), atol)
+
+
+@pytest.mark.parametrize("fn", ["sum", "max", "argmin", "mean"])
+def test_reduction_noncontiguous_input(fn: str) -> None:
+    base = make_array((7, 6, 5), "float64", seed=4)
+    x = base.transpose(1, 0, 2)[:, ::-1]  # shape (6, 7, 5), permuted and reversed
+    _check_dict(_JITS[fn](x), variants(fn)(x), 1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_nan_propagation(dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return (x.max(axis=1), x.min(axis=1), x.argmax(axis=1), x.argmin(axis=1), x.sum(axis=1),
+                x.max(), np.argmax(x), x.mean(axis=1))
+
+    x = make_array((5, 40), dtype, seed=5)
+    x[1, 3] = np.nan
+    x[2, 0] = np.nan
+    x[2, 39] = np.nan
+    x[3, 39] = np.nan
+    x[4, 10] = np.inf
+    x[0, 5] = -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_matches(stax.jit(fn)(x), fn(x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_argmax_ties_first_index(dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return (x.argmax(axis=0), x.argmin(axis=1), x.argmax())
+
+    x = np.array([[1, 3, 3, 0], [3, 1, 0, 0], [3, 3, 0, 1]], dtype=dtype)
+    assert_matches(stax.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("n", [5_000_000, 4097])
+def test_large_float32_sum_accuracy(n: int) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0.0, 1.0, n).astype(np.float32)
+    f = stax.jit(lambda x: (x.sum(), x.mean()))
+    total, mean = f(x)
+    exact = x.astype(np.float64).sum()
+    assert np.asarray(total).dtype == np.float32
+    np.testing.assert_allclose(float(total), exact, rtol=1e-5)
+    np.testing.assert_allclose(float(mean), exact / n, rtol=1e-5)
+    # and as NumPy, within float32 rounding of its pairwise sum
+    np.testing.assert_allclose(float(total), float(x.sum()), rtol=1e-5)
+
+
+def test_large_float32_row_sums_accuracy() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.0, 1.0, (4, 1_000_000)).astype(np.float32)
+    got = stax.jit(lambda x: x.sum(axis=1))(x)
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "bool"])
+def test_empty_reductions(dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return (x.sum(), x.prod(), x.any(), x.all(), x.sum(axis=0), x.sum(axis=1),
+                x.max(axis=0), x.prod(axis=1, keepdims=True))
+
+    x = np.zeros((3, 0), dtype=dtype)
+    assert_matches(stax.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("fn", ["max", "min", "argmax", "argmin"])
+def test_empty_max_raises_value_error(fn: str) -> None:
+    x = np.zeros((3, 0), dtype=np.float64)
+    with pytest.raises(ValueError):
+        getattr(x, fn)()
+    with pytest.raises(ValueError):
+        stax.jit(lambda x: getattr(x, fn)())(x)
+    with pytest.raises(ValueError):
+        stax.jit(lambda x: getattr(x, fn)(axis=1))(x)
+
+
+def test_empty_mean_is_nan_with_warning() -> None:
+    x = np.zeros((0,), dtype=np.float64)
+    with pytest.warns(RuntimeWarning):
+        want = x.mean()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = stax.jit(lambda x: x.mean())(x)
+    assert_matches(got, want)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_ddof(ddof: int) -> None:
+    def fn(x: Any) -> Any:
+        return (x.var(axis=0, ddof=ddof), np.std(x, axis=1, ddof=ddof, keepdims=True),
+                x.var(ddof=ddof))
+
+    x = make_array((9, 4), "float64", seed=8)
+    assert_matches(stax.jit(fn)(x), fn(x))
+    xi = make_array((9, 4), "int32", seed=9)
+    assert_matches(stax.jit(fn)(xi), fn(xi))
+
+
+def test_reduction_dtype_argument() -> None:
+    def fn(x: Any) -> Any:
+        return (x.sum(dtype=np.float64), x.sum(axis=0, dtype=np.int64), x.mean(dtype=np.float32),
+                np.prod(x, axis=1, dtype=np.float64))
+
+    x = make_array((5, 6), "int32", seed=10)
+    assert_matches(stax.jit(fn)(x), fn(x), rtol=1e-6)
+
+
+def test_ufunc_reduce_methods() -> None:
+    def fn(x: Any) -> Any:
+        return (np.add.reduce(x, axis=1), np.maximum.reduce(x), np.multiply.reduce(x, axis=0),
+                np.add.accumulate(x, axis=1))
+
+    x = make_array((4, 5), "float64", seed=11)
+    assert_matches(stax.jit(fn)(x), fn(x))
+
+
+def test_reduction_of_expression_fused_and_unfused() -> None:
+    def fn(x: Any) -> Any:
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True), (e.sum(-1), e.max(-1))
+
+    x = make_array((64, 128), "float32", seed=12)
+    assert_matches(stax.jit(fn)(x), fn(x), rtol=1e-5)
+    assert_matches(stax.jit(fn, fuse=False)(x), fn(x), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_sum_wraps_and_promotes(dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return (x.sum(), x.sum(axis=0), x.prod(axis=0))
+
+    info = np.iinfo(dtype)
+    x = np.array([[info.max, 2], [info.max, 3], [5, info.max]], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_matches(stax.jit(fn)(x), fn(x))
+
+
+def test_bool_sum_is_int64() -> None:
+    def fn(x: Any) -> Any:
+        return (x.sum(), x.sum(axis=1), x.mean(axis=0), x.astype(np.int32).sum())
+
+    x = make_array((7, 9), "bool", seed=13)
+    assert_matches(stax.jit(fn)(x), fn(x))
