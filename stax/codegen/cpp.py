@@ -311,12 +311,8 @@ class KernelPrinter:
 
     def params(self) -> list[str]:
         written = {n.out for n in self.plan.nodes}
-        names: dict[str, None] = {}
-        for n in self.plan.nodes:
-            names.update(dict.fromkeys(n.read_buffers()))
-            names[n.out] = None
         out = []
-        for name in names:
+        for name in self.plan.params():
             t = ctype(self.buffers[name].dtype)
             out.append(f"{t}* __restrict__ {name}" if name in written
                        else f"const {t}* __restrict__ {name}")
@@ -337,6 +333,9 @@ class KernelPrinter:
         for name, r in zip(names, outer, strict=True):
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
+        for name, extent in plan.local:
+            t = ctype(self.buffers[name].dtype)
+            p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
         parallel_inside = plan.parallel_depth == 0 and plan.threads > 1
         for group in self.groups():
             self.print_group(group, indent, parallel_inside)

@@ -87,8 +87,9 @@ def build(schedule: Schedule, *, threads: int, isa: str) -> CompiledProgram:
     for k, group in enumerate(schedule.kernels):
         if group.members[0].node.kind == "extern":
             continue
+        local = {lb.buffer: lb.extent for lb in schedule.local if lb.kernel == group.name}
         plan = plan_kernel(f"kernel{k}", [m.node for m in group.members], group.depth,
-                           threads=threads, vectorize=vectorize)
+                           threads=threads, vectorize=vectorize, local=local)
         plans.append(plan)
         plan_of[group.name] = plan
     cpp = print_module(plans, buffers, vectorize)
@@ -124,8 +125,11 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
     lines.append("    fb = flag_buffer")
     lines.append("    flags = fb.address")
     reused = {r.new: r for r in memory.reuses + memory.inplace}
+    local = {lb.buffer for lb in schedule.local}
     for group in schedule.kernels:
         for m in group.members:
+            if m.node.out in local:
+                continue
             out = buffers[m.node.out]
             env[f"dtype_{out.name}"] = out.dtype
             r = reused.get(out.name)
@@ -142,7 +146,7 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
         else:
             plan = plan_of[group.name]
             fn = getattr(library.library, plan.name)  # type: ignore[union-attr]
-            params = _kernel_args(plan)
+            params = plan.params()
             fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
             fn.restype = None
             env[plan.name] = fn
@@ -163,14 +167,6 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
 
 def reused_sources(memory: Any) -> set[str]:
     return {r.old for r in memory.reuses + memory.inplace}
-
-
-def _kernel_args(plan: KernelPlan) -> list[str]:
-    names: dict[str, None] = {}
-    for n in plan.nodes:
-        names.update(dict.fromkeys(n.read_buffers()))
-        names[n.out] = None
-    return list(names)
 
 
 def run(program: CompiledProgram, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

@@ -113,7 +113,7 @@ def fused_depth(a: Group, b: Group) -> tuple[int, str]:
     return depth, "OuterLoopFusedSchedulerNode"
 
 
-def _split(index: Index, shared: set[str]) -> tuple[Index, Index] | None:
+def split_index(index: Index, shared: set[str]) -> tuple[Index, Index] | None:
     """index = outer(shared vars) + inner(other vars); None when they mix inside floor/mod."""
     outer, inner = [], []
     for atom, c in index.terms:
@@ -127,7 +127,7 @@ def _split(index: Index, shared: set[str]) -> tuple[Index, Index] | None:
     return Index.of(outer, index.const), Index.of(inner)
 
 
-def _dense_extent(index: Index, ranges: dict[str, int]) -> int | None:
+def dense_extent(index: Index, ranges: dict[str, int]) -> int | None:
     """If `index` enumerates exactly [0, E) (a mixed-radix layout of plain variables), E."""
     terms = sorted(((c, a) for a, c in index.terms), key=lambda t: t[0])
     if index.const or any(not isinstance(a, Var) for _, a in terms):
@@ -146,16 +146,16 @@ def vertical_legal(producer: Node, consumer: Node, depth: int) -> str:
     (Prop. 7.2 / 7.3(2): distance zero on loops that run in parallel). Else why not."""
     shared = set(xvars(depth))
     w = producer.out_index
-    wsplit = _split(w, shared)
+    wsplit = split_index(w, shared)
     pranges = producer.var_ranges
     if wsplit is None:
         return f"write index {w} of {producer.out} mixes shared and inner loops"
     wout, win = wsplit
-    extent = _dense_extent(win, pranges)
+    extent = dense_extent(win, pranges)
     for ld in consumer.reads():
         if ld.buf != producer.out:
             continue
-        rsplit = _split(ld.index, shared)
+        rsplit = split_index(ld.index, shared)
         if rsplit is None:
             return f"read index {ld.index} of {ld.buf} mixes shared and inner loops"
         rout, rin = rsplit

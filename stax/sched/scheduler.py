@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from stax.ir.program import LoopProgram
 from stax.sched.deps import SchedulerNode, scheduler_nodes
 from stax.sched.fusion import Group, greedy_fusion, single, topological_groups
+from stax.sched.local import LocalBuffer, find_local_buffers
 from stax.sched.memory import MemBuffer, MemNode, MemoryPlan, plan_memory
 
 
@@ -26,6 +27,7 @@ class Schedule:
     removed: tuple[str, ...]  # "op3: result buf4 is never used"
     kernels: tuple[Group, ...]  # in execution order
     log: tuple[str, ...]
+    local: tuple[LocalBuffer, ...]  # intermediates that never leave their kernel
     memory: MemoryPlan
 
 
@@ -59,12 +61,12 @@ def topological(nodes: Sequence[SchedulerNode]) -> tuple[SchedulerNode, ...]:
     return tuple(nodes)
 
 
-def memory_nodes(kernels: Sequence[Group]) -> list[MemNode]:
+def memory_nodes(kernels: Sequence[Group], local: set[str]) -> list[MemNode]:
     out = []
     for g in kernels:
-        writes = tuple(dict.fromkeys(m.node.out for m in g.members))
+        writes = tuple(dict.fromkeys(m.node.out for m in g.members if m.node.out not in local))
         reads = tuple(dict.fromkeys(b for m in g.members for b in m.node.read_buffers()
-                                    if b not in writes))
+                                    if b not in writes and b not in local))
         out.append(MemNode(g.name, reads, writes))
     return out
 
@@ -79,11 +81,13 @@ def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False) -> 
         position = {n.name: i for i, n in enumerate(nodes)}
         kernels, log = topological_groups([single(n) for n in nodes], position), (
             "fusion disabled",)
+    local = find_local_buffers(kernels, program)
+    local_names = {lb.buffer for lb in local}
     buffers = {b.name: MemBuffer(b.name, b.nbytes, b.dtype.name,
                                  "input" if b.kind in ("input", "const") else
                                  "output" if b.kind == "output" else "intermediate")
-               for b in program.buffers}
-    memory = plan_memory(memory_nodes(kernels), buffers, pool=pool)
+               for b in program.buffers if b.name not in local_names}
+    memory = plan_memory(memory_nodes(kernels, local_names), buffers, pool=pool)
     by_name = {g.name: g for g in kernels}
     ordered = tuple(by_name[name] for name in memory.order)
-    return Schedule(program, nodes, removed, ordered, log, memory)
+    return Schedule(program, nodes, removed, ordered, log, local, memory)

@@ -38,10 +38,20 @@ class KernelPlan:
     threads: int
     form: str  # "scalar" | "vectorized"
     notes: tuple[str, ...]  # why: merges, parallel depth, form
+    local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
 
     @property
     def outer_ranges(self) -> tuple[int, ...]:
         return self.nodes[0].ranges[: self.shared_depth]
+
+    def params(self) -> list[str]:
+        """Buffers the kernel function takes, in order (kernel-local ones excluded)."""
+        local = {name for name, _ in self.local}
+        names: dict[str, None] = {}
+        for n in self.nodes:
+            names.update(dict.fromkeys(n.read_buffers()))
+            names[n.out] = None
+        return [n for n in names if n not in local]
 
 
 def thread_count() -> int:
@@ -197,9 +207,42 @@ def merge_axes(node: Node) -> tuple[Node, list[str]]:
     return node, notes
 
 
+def localize(node: Node, local: Mapping[str, int], shared: set[str]) -> Node:
+    """Address kernel-local buffers by their inner index only (see stax.sched.local)."""
+    from stax.sched.fusion import split_index
+
+    def inner(index: Index) -> Index:
+        split = split_index(index, shared)
+        assert split is not None
+        return split[1]
+
+    memo: dict[int, Expr] = {}
+
+    def visit(e: Expr) -> Expr:
+        if id(e) in memo:
+            return memo[id(e)]
+        out: Expr = e
+        if isinstance(e, Load) and e.buf in local:
+            out = Load(e.buf, inner(e.index), e.dtype)
+        elif isinstance(e, Call):
+            out = Call(e.fn, tuple(visit(a) for a in e.args), e.dtype)
+        memo[id(e)] = out
+        return out
+
+    body = visit(node.body) if node.body is not None else None
+    out_index = inner(node.out_index) if node.out in local else node.out_index
+    return replace(node, body=body, out_index=out_index)
+
+
 def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
-                vectorize: bool) -> KernelPlan:
+                vectorize: bool, local: Mapping[str, int] | None = None) -> KernelPlan:
     notes: list[str] = []
+    local = dict(local or {})
+    if local:
+        shared = set(xvars(shared_depth))
+        nodes = [localize(n, local, shared) for n in nodes]
+        notes += [f"{b}: kernel-local, {e} element(s) per outer iteration"
+                  for b, e in local.items()]
     if len(nodes) == 1 and nodes[0].kind in ("pointwise", "reduction"):
         node, merge_notes = merge_axes(nodes[0])
         nodes = [node]
@@ -216,7 +259,8 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     form = "vectorized" if vectorize else "scalar"
     notes.append(f"form: {form}" + (" (innermost loops carry `omp simd`)" if vectorize else
                                     " (vectorization disabled by ISA level)"))
-    return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes))
+    return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
+                      tuple(local.items()))
 
 
 def _prod(xs: Sequence[int]) -> int:
