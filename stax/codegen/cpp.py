@@ -205,13 +205,23 @@ def walk_all(roots: Sequence[Expr]) -> list[Expr]:
 
 @dataclass(frozen=True)
 class Accumulator:
-    """How one reduction accumulates: declaration, update, combine of partials, result."""
+    """How one reduction accumulates: declaration, update, combine of partials, result.
+
+    Its variables are `name+suffix` (the value), `..._nan` (a NaN was seen, for float max/min)
+    and `..._idx` (argmax/argmin position); with a `lane`, each is an array indexed by it."""
 
     fn: str
     name: str
     value_type: str
     acc_type: str
     float_value: bool
+
+    def var(self, part: str = "", suffix: str = "", lane: str = "") -> str:
+        return f"{self.name}{suffix}{part}" + (f"[{lane}]" if lane else "")
+
+    @property
+    def tracks_nan(self) -> bool:
+        return self.fn in ("max", "min") and self.float_value
 
     def init(self) -> str:
         t = self.acc_type
@@ -222,71 +232,80 @@ class Accumulator:
                 else f"std::numeric_limits<{t}>::max()",
                 "argmax": f"({t})0", "argmin": f"({t})0"}[self.fn]
 
-    def declare(self, indent: str, suffix: str = "") -> list[str]:
-        n = self.name + suffix
-        lines = [f"{indent}{self.acc_type} {n} = {self.init()};"]
-        if self.fn in ("max", "min") and self.float_value:
-            lines.append(f"{indent}bool {n}_nan = false;")
+    def declare(self, indent: str, suffix: str = "", lanes: int = 0) -> list[str]:
+        dims = f"[{lanes}]" if lanes else ""
+        lines = [f"{indent}{self.acc_type} {self.var('', suffix)}{dims};"]
+        if self.tracks_nan:
+            lines.append(f"{indent}bool {self.var('_nan', suffix)}{dims};")
         if self.fn in ("argmax", "argmin"):
-            lines.append(f"{indent}int64_t {n}_idx = -1;")
-        return lines
+            lines.append(f"{indent}int64_t {self.var('_idx', suffix)}{dims};")
+        return lines + self.reset(indent, suffix, "lane" if lanes else "", lanes)
 
-    def update(self, value: str, position: str, indent: str, suffix: str = "") -> list[str]:
-        n = self.name + suffix
+    def reset(self, indent: str, suffix: str, lane: str, lanes: int) -> list[str]:
+        body = [f"{self.var('', suffix, lane)} = {self.init()};"]
+        if self.tracks_nan:
+            body.append(f"{self.var('_nan', suffix, lane)} = false;")
+        if self.fn in ("argmax", "argmin"):
+            body.append(f"{self.var('_idx', suffix, lane)} = -1;")
+        if not lanes:
+            return [indent + line for line in body]
+        return [f"{indent}for (int64_t lane = 0; lane < {lanes}; lane += 1) {{ "
+                + " ".join(body) + " }"]
+
+    def update(self, value: str, position: str, indent: str, suffix: str = "",
+               lane: str = "") -> list[str]:
+        n = self.var("", suffix, lane)
         fn = self.fn
-        if fn == "sum":
-            return [f"{indent}{n} = {n} + ({self.acc_type}){value};"]
-        if fn == "prod":
-            return [f"{indent}{n} = {n} * ({self.acc_type}){value};"]
-        if fn == "any":
-            return [f"{indent}{n} = {n} || (bool){value};"]
-        if fn == "all":
-            return [f"{indent}{n} = {n} && (bool){value};"]
+        if fn in ("sum", "prod"):
+            return [f"{indent}{n} = {n} {'+' if fn == 'sum' else '*'} ({self.acc_type}){value};"]
+        if fn in ("any", "all"):
+            return [f"{indent}{n} = {n} {'||' if fn == 'any' else '&&'} (bool){value};"]
         if fn in ("max", "min"):
             op = ">" if fn == "max" else "<"
             lines = [f"{indent}{n} = ({value} {op} {n}) ? {value} : {n};"]
-            if self.float_value:
-                lines.append(f"{indent}{n}_nan = {n}_nan || ({value} != {value});")
+            if self.tracks_nan:
+                nan = self.var("_nan", suffix, lane)
+                lines.append(f"{indent}{nan} = {nan} || ({value} != {value});")
             return lines
-        op = ">" if fn == "argmax" else "<"
+        return [f"{indent}{self._take_if_better(value, position, n, self.var('_idx', suffix, lane))}"]
+
+    def _take_if_better(self, value: str, position: str, n: str, idx: str) -> str:
+        """argmax/argmin: the first position of the best value; a NaN wins and sticks."""
+        op = ">" if self.fn == "argmax" else "<"
         nan_test = f" || {value} != {value}" if self.float_value else ""
         stuck = f"!({n} != {n}) && " if self.float_value else ""
-        return [f"{indent}if ({n}_idx < 0 || ({stuck}({value} {op} {n}{nan_test}))) "
-                f"{{ {n} = {value}; {n}_idx = {position}; }}"]
+        return (f"if ({idx} < 0 || ({stuck}({value} {op} {n}{nan_test}))) "
+                f"{{ {n} = {value}; {idx} = {position}; }}")
 
     def simd_clause(self) -> str:
-        n = self.name
         op = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}.get(
             self.fn)
         if op is None:
             return ""
-        clause = f" reduction({op}:{n})"
-        if self.fn in ("max", "min") and self.float_value:
-            clause += f" reduction(||:{n}_nan)"
+        clause = f" reduction({op}:{self.name})"
+        if self.tracks_nan:
+            clause += f" reduction(||:{self.name}_nan)"
         return clause
 
     def combine(self, other_suffix: str, indent: str) -> list[str]:
         """Fold the partial `name+other_suffix` into `name` (partials are combined in order)."""
-        o = self.name + other_suffix
-        n = self.name
+        o = self.var("", other_suffix)
         if self.fn in ("argmax", "argmin"):
-            return self.update(o, f"{o}_idx", indent) if False else [
-                f"{indent}if ({o}_idx >= 0 && ({n}_idx < 0 || ("
-                + (f"!({n} != {n}) && " if self.float_value else "")
-                + f"({o} {'>' if self.fn == 'argmax' else '<'} {n}"
-                + (f" || {o} != {o}" if self.float_value else "")
-                + f")))) {{ {n} = {o}; {n}_idx = {o}_idx; }}"]
+            idx = self.var("_idx", other_suffix)
+            return [f"{indent}if ({idx} >= 0) "
+                    + self._take_if_better(o, idx, self.name, self.var("_idx"))]
         lines = self.update(o, "", indent)
-        if self.fn in ("max", "min") and self.float_value:
-            lines.append(f"{indent}{n}_nan = {n}_nan || {o}_nan;")
+        if self.tracks_nan:
+            lines.append(f"{indent}{self.name}_nan = {self.name}_nan || {o}_nan;")
         return lines
 
-    def result(self) -> str:
-        n = self.name
+    def result(self, lane: str = "") -> str:
+        n = self.var("", "", lane)
         if self.fn in ("argmax", "argmin"):
-            return f"{n}_idx"
-        if self.fn in ("max", "min") and self.float_value:
-            return f"({n}_nan ? std::numeric_limits<{self.acc_type}>::quiet_NaN() : {n})"
+            return self.var("_idx", "", lane)
+        if self.tracks_nan:
+            return (f"({self.var('_nan', '', lane)} ? "
+                    f"std::numeric_limits<{self.acc_type}>::quiet_NaN() : {n})")
         return n
 
 
@@ -411,6 +430,9 @@ class KernelPrinter:
         self.close_loops(len(names), ind)
 
     def print_reduction(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+        if self.plan.form == "outer-reduction":
+            self.print_outer_reduction(nodes[0], indent, parallel_inside)
+            return
         d = self.plan.shared_depth
         node = nodes[0]
         xnames = xvars(len(node.ranges))[d:]
@@ -432,6 +454,48 @@ class KernelPrinter:
             out_t = ctype(self.buffers[n.out].dtype)
             self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = "
                               f"({out_t}){a.result()};")
+        self.close_loops(len(xnames), ind)
+
+    def print_outer_reduction(self, node: Node, indent: str, parallel: bool) -> None:
+        """A reduction over an outer (strided) axis: blocks of adjacent outputs keep
+        one accumulator each; every reduction step updates a whole block with contiguous,
+        vectorized loads (column sums read each row once instead of striding down columns)."""
+        p = self.lines
+        d = self.plan.shared_depth
+        last = f"x{len(node.ranges) - 1}"
+        xnames = xvars(len(node.ranges))[d:-1]
+        extent = node.ranges[-1]
+        ind = self.open_loops(xnames, node.ranges[d:-1], indent, None)
+        acc = accumulator(node, f"acc_{node.name}")
+        block = self.plan.outer_block
+        p.append(f"{ind}// {node.name}: {node.origin} over {node.reduction_ranges}, "
+                 f"{block} outputs at a time")
+        if parallel and not xnames:
+            p.append(f"{ind}#pragma omp parallel for schedule(static)")
+        p.append(f"{ind}for (int64_t block = 0; block < {extent}; block += {block}) {{")
+        inner = ind + "    "
+        p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
+        p.extend(acc.declare(inner, lanes=block))
+        rnames = rvars(len(node.reduction_ranges))
+        rind = self.open_loops(rnames, node.reduction_ranges, inner, None)
+        if self.vectorize:
+            p.append(f"{rind}#pragma omp simd")
+        p.append(f"{rind}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+        body = rind + "    "
+        p.append(f"{body}const int64_t {last} = block + lane;")
+        printer = ExprPrinter(node.var_ranges)
+        assert node.body is not None
+        (value,) = printer.emit([node.body], p, body)
+        p.extend(acc.update(value, "", body, lane="lane"))
+        p.append(f"{rind}}}")
+        self.close_loops(len(rnames), rind)
+        out_t = ctype(self.buffers[node.out].dtype)
+        p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+        p.append(f"{inner}    const int64_t {last} = block + lane;")
+        p.append(f"{inner}    {node.out}[{printer.index(node.out_index)}] = "
+                 f"({out_t}){acc.result('lane')};")
+        p.append(f"{inner}}}")
+        p.append(f"{ind}}}")
         self.close_loops(len(xnames), ind)
 
     def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],

@@ -27,6 +27,7 @@ from stax.ir.program import Node, rvars, xvars
 
 MIN_CHUNK = 512  # Algorithm 8.1's minimum iterations per thread
 REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
+MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page of f32)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class KernelPlan:
     form: str  # "scalar" | "vectorized"
     notes: tuple[str, ...]  # why: merges, parallel depth, form
     local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
+    outer_block: int = 0  # outputs per block, in the outer-reduction form
 
     @property
     def outer_ranges(self) -> tuple[int, ...]:
@@ -256,11 +258,37 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     depth = parallel_depth(outer, threads, total=work)
     notes.append(f"parallel depth {depth} over outer loops {outer} with P={threads} "
                  f"(Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})")
-    form = "vectorized" if vectorize else "scalar"
-    notes.append(f"form: {form}" + (" (innermost loops carry `omp simd`)" if vectorize else
-                                    " (vectorization disabled by ISA level)"))
+    form, why = choose_form(nodes, vectorize)
+    block = 0
+    if form == "outer-reduction":
+        shared_depth = len(nodes[0].ranges) - 1
+        outer = nodes[0].ranges[:shared_depth]
+        depth = parallel_depth(outer, threads, total=work)
+        # wide blocks read whole pages per row; enough blocks to give every thread work
+        extent = nodes[0].ranges[-1]
+        block = max(16, min(MAX_OUTER_BLOCK, -(-extent // (2 * threads))))
+        block = -(-block // 16) * 16
+        why += f"; blocks of {block} outputs"
+    notes.append(f"form: {form} ({why})")
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
-                      tuple(local.items()))
+                      tuple(local.items()), block)
+
+
+def choose_form(nodes: Sequence[Node], vectorize: bool) -> tuple[str, str]:
+    """Seed 000 §8.3: scalar, vectorized, or a form for strided access, and why."""
+    if not vectorize:
+        return "scalar", "vectorization disabled by the ISA level"
+    node = nodes[0]
+    if len(nodes) == 1 and node.kind == "reduction" and node.ranges and \
+            node.fn not in ("argmax", "argmin") and node.body is not None:
+        last_x, last_r = f"x{len(node.ranges) - 1}", f"r{len(node.reduction_ranges) - 1}"
+        loads = [ld for ld in walk(node.body) if isinstance(ld, Load)]
+        if loads and all(ld.index.coef(last_x) in (0, 1) for ld in loads) and any(
+                ld.index.coef(last_x) == 1 and abs(ld.index.coef(last_r)) != 1 for ld in loads):
+            return "outer-reduction", (
+                f"the reduced axis is strided and output axis {last_x} is contiguous: reduce "
+                "a block of adjacent outputs at once with vector loads")
+    return "vectorized", "innermost loops carry `omp simd`"
 
 
 def _prod(xs: Sequence[int]) -> int:
