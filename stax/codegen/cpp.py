@@ -29,7 +29,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
-from stax.tiling.plan import REDUCTION_CHUNK, KernelPlan
+from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
 
 HEADER = (Path(__file__).with_name("runtime_header.h")).read_text()
 
@@ -389,7 +389,9 @@ class KernelPrinter:
 
     def print_group_body(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
         kind = nodes[0].kind
-        if kind == "pointwise":
+        if kind == "pointwise" and self.plan.form == "tiled":
+            self.print_tiled(nodes[0], indent, parallel_inside)
+        elif kind == "pointwise":
             self.print_pointwise(nodes, indent)
         elif kind == "reduction":
             self.print_reduction(nodes, indent, parallel_inside)
@@ -397,6 +399,18 @@ class KernelPrinter:
             self.print_scan(nodes[0], indent)
         else:
             raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
+
+    def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
+        """Force `omp simd` only where every access is unit-stride (or invariant) in `var`:
+        a forced vector loop with strided or data-dependent accesses becomes gathers and
+        scatters, which are slower than scalar code on this class of CPU."""
+        for n in nodes:
+            indices = [n.out_index] + [e.index for e in walk(n.body)
+                                       if isinstance(e, Load)] if n.body is not None else []
+            for index in indices:
+                if abs(index.coef(var)) > 1 or not index.is_linear_in(var):
+                    return False
+        return True
 
     def open_loops(self, names: Sequence[str], ranges: Sequence[int], indent: str,
                    simd_clause: str | None) -> str:
@@ -413,12 +427,59 @@ class KernelPrinter:
             self.lines.append(f"{indent}}}")
         return indent
 
+    def print_tiled(self, node: Node, indent: str, parallel: bool) -> None:
+        """§8.2: the last two loops in TILE_ROWS x TILE_COLS tiles. Each operand read along the
+        outer axis (a transpose) is first copied into a small tile along its contiguous axis,
+        so every cache line it brings in is used whole; the compute loop then reads the tile."""
+        p = self.lines
+        n = len(node.ranges)
+        (ra, rb), (va, vb) = node.ranges[-2:], (f"x{n - 2}", f"x{n - 1}")
+        xnames = xvars(n)[self.plan.shared_depth:-2]
+        ind = self.open_loops(xnames, node.ranges[self.plan.shared_depth:-2], indent, None)
+        ta, tb = TILE_ROWS, TILE_COLS
+        p.append(f"{ind}// {node.name}: {node.origin} in {ta}x{tb} tiles")
+        if parallel and not xnames:
+            p.append(f"{ind}#pragma omp parallel for collapse(2) schedule(static)")
+        p.append(f"{ind}for (int64_t {va}t = 0; {va}t < {ra}; {va}t += {ta}) {{")
+        p.append(f"{ind}    for (int64_t {vb}t = 0; {vb}t < {rb}; {vb}t += {tb}) {{")
+        t = ind + "        "
+        loop_a = (f"for (int64_t {va} = {va}t; {va} < std::min<int64_t>({va}t + {ta}, {ra}); "
+                  f"{va} += 1) {{")
+        loop_b = (f"for (int64_t {vb} = {vb}t; {vb} < std::min<int64_t>({vb}t + {tb}, {rb}); "
+                  f"{vb} += 1) {{")
+        printer = ExprPrinter(node.var_ranges)
+        assert node.body is not None
+        transposed = [e for e in walk(node.body) if isinstance(e, Load)
+                      and abs(e.index.coef(va)) == 1 and abs(e.index.coef(vb)) > 1]
+        for k, ld in enumerate(transposed):
+            tile = f"tile{k}"
+            p.append(f"{t}{ctype(ld.dtype)} {tile}[{ta}][{tb}];  // {ld.buf}, read along {va}")
+            p.append(f"{t}{loop_b}")
+            p.append(f"{t}    {loop_a}")
+            p.append(f"{t}        {tile}[{va} - {va}t][{vb} - {vb}t] = {printer.expr(ld)};")
+            p.append(f"{t}    }}")
+            p.append(f"{t}}}")
+            printer.names[ld] = f"{tile}[{va} - {va}t][{vb} - {vb}t]"
+        p.append(f"{t}{loop_a}")
+        untiled = [e for e in walk(node.body) if isinstance(e, Load) and e not in transposed]
+        if self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled):
+            p.append(f"{t}    #pragma omp simd")
+        p.append(f"{t}    {loop_b}")
+        (value,) = printer.emit([node.body], p, t + "        ")
+        p.append(f"{t}        {node.out}[{printer.index(node.out_index)}] = {value};")
+        p.append(f"{t}    }}")
+        p.append(f"{t}}}")
+        p.append(f"{ind}    }}")
+        p.append(f"{ind}}}")
+        self.close_loops(len(xnames), ind)
+
     def print_pointwise(self, nodes: list[Node], indent: str) -> None:
         d = self.plan.shared_depth
         node = nodes[0]
         names = xvars(len(node.ranges))[d:]
         inner = node.ranges[d:]
-        ind = self.open_loops(names, inner, indent, "")
+        ind = self.open_loops(names, inner, indent,
+                              "" if names and self.simd_ok(nodes, names[-1]) else None)
         printer = ExprPrinter(node.var_ranges)
         for n in nodes:
             assert n.body is not None
@@ -503,7 +564,7 @@ class KernelPrinter:
                              start: str = "0", stop: str | None = None) -> None:
         node = nodes[0]
         simd = None
-        if all(a.simd_clause() for a in accs):
+        if all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
             simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
                            for a in accs)
         ind = indent

@@ -27,6 +27,11 @@ from stax.ir.program import Node, rvars, xvars
 
 MIN_CHUNK = 512  # Algorithm 8.1's minimum iterations per thread
 REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
+# 2-D tiles for transposed access (§8.2): TILE_ROWS >= cache line / element, so each line of
+# the transposed operand is used whole; TILE_COLS long, so the other operands stream whole pages
+# (short rows at a 4096-element stride defeat the prefetchers); the tile copy fits L1.
+TILE_ROWS = 16
+TILE_COLS = 256
 MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page of f32)
 
 
@@ -260,6 +265,11 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                  f"(Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})")
     form, why = choose_form(nodes, vectorize)
     block = 0
+    if form == "tiled":
+        shared_depth = len(nodes[0].ranges) - 2
+        outer = nodes[0].ranges[:shared_depth]
+        depth = parallel_depth(outer, threads, total=work)
+        block = TILE_ROWS
     if form == "outer-reduction":
         shared_depth = len(nodes[0].ranges) - 1
         outer = nodes[0].ranges[:shared_depth]
@@ -288,6 +298,17 @@ def choose_form(nodes: Sequence[Node], vectorize: bool) -> tuple[str, str]:
             return "outer-reduction", (
                 f"the reduced axis is strided and output axis {last_x} is contiguous: reduce "
                 "a block of adjacent outputs at once with vector loads")
+    if len(nodes) == 1 and node.kind == "pointwise" and len(node.ranges) >= 2 and \
+            node.body is not None and node.ranges[-2] >= TILE_ROWS and \
+            node.ranges[-1] >= TILE_ROWS:
+        inner, outer = f"x{len(node.ranges) - 1}", f"x{len(node.ranges) - 2}"
+        accesses = [ld.index for ld in walk(node.body) if isinstance(ld, Load)]
+        accesses.append(node.out_index)
+        if any(abs(i.coef(inner)) == 1 for i in accesses) and any(
+                abs(i.coef(outer)) == 1 and abs(i.coef(inner)) > 1 for i in accesses):
+            return "tiled", (f"one access is contiguous along {inner}, another along {outer} "
+                             f"(a transpose): {TILE_ROWS}x{TILE_COLS} tiles use whole cache "
+                             "lines on both sides (§8.2)")
     return "vectorized", "innermost loops carry `omp simd`"
 
 
