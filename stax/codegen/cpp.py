@@ -564,7 +564,7 @@ class KernelPrinter:
                              start: str = "0", stop: str | None = None) -> None:
         node = nodes[0]
         simd = None
-        if all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
+        if rnames and all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
             simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
                            for a in accs)
         ind = indent
