@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from conftest import assert_matches
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stax
-from tests.conftest import assert_matches
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
 

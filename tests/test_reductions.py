@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import DTYPES, FLOAT_DTYPES, assert_matches, make_array
 
 import stax
-from tests.conftest import DTYPES, FLOAT_DTYPES, assert_matches, make_array
 
 REDUCTIONS = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any",
               "all")

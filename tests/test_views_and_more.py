@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import assert_matches, make_array
 
 import stax
-from tests.conftest import assert_matches, make_array
 
 
 def check(fn: Callable[..., Any], *args: Any, rtol: float | None = None, **options: Any) -> None:
