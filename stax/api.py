@@ -25,7 +25,7 @@ from stax.tiling.plan import thread_count
 
 install_methods()
 
-OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None}
+OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None}
 
 
 def _arg_signature(a: Any) -> tuple[Any, ...]:
@@ -144,7 +144,8 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
     lowered = lower(traced.graph, strides)
     sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
     threads = options["threads"] or thread_count()
-    program = build(sched, threads=threads, isa=options["isa"] or isa_level())
+    program = build(sched, threads=threads, isa=isa_level(options["isa"]),
+                    form=options["form"])
     return Compilation(traced, lowered, sched, program, time.perf_counter() - start)
 
 

@@ -140,6 +140,9 @@ class ExprPrinter:
             return f"({a[0]} {'||' if fn == 'add' else '&&'} {a[1]})"
         if fn in INFIX:
             return f"({a[0]} {INFIX[fn]} {a[1]})"
+        if fn == "positive" or (fn in ("floor", "ceil", "trunc", "rint") and t not in (
+                "float", "double")):
+            return a[0]  # a copy; integers are already integral
         if fn in MATH:
             return f"{MATH[fn]}{'f' if t == 'float' else ''}({', '.join(a)})"
         if fn == "power" and t in ("float", "double"):
@@ -322,10 +325,10 @@ def accumulator(node: Node, name: str) -> Accumulator:
 # ---- kernels -------------------------------------------------------------------------------------
 
 class KernelPrinter:
-    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer], vectorize: bool) -> None:
+    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer]) -> None:
         self.plan = plan
         self.buffers = buffers
-        self.vectorize = vectorize
+        self.vectorize = plan.form != "scalar"
         self.lines: list[str] = []
 
     def params(self) -> list[str]:
@@ -662,9 +665,8 @@ def _flat_r(node: Node) -> Index:
     return out
 
 
-def print_module(plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer],
-                 vectorize: bool) -> str:
+def print_module(plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer]) -> str:
     parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
     for plan in plans:
-        parts.append(KernelPrinter(plan, buffers, vectorize).print())
+        parts.append(KernelPrinter(plan, buffers).print())
     return "\n\n".join(parts) + "\n"

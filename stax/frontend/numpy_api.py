@@ -53,12 +53,12 @@ def dtype_spec(x: Any) -> np.dtype | type:
         if x.weak:
             return {"b": bool, "i": int, "f": float}[x.dtype.kind]
         return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return check_dtype(x.dtype, "a constant")
     if isinstance(x, bool):
         return np.dtype(bool)
     if isinstance(x, (int, float)):
         return type(x)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return check_dtype(x.dtype, "a constant")
     if isinstance(x, complex):
         raise TypeError("stax.jit: complex numbers are not supported")
     raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
@@ -130,6 +130,8 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
         loop = ufunc.resolve_dtypes(specs + (None,))
     except TypeError as e:
         raise TypeError(f"stax.jit: np.{name} does not support these dtypes: {e}") from None
+    for dt in loop:
+        check_dtype(dt, f"np.{name}'s computation")
     values = [to_value(b, a, loop[i]) for i, a in enumerate(args)]
     shape = broadcast_shapes(*(v.shape for v in values))
     values = [broadcast_value(b, v, shape) for v in values]
@@ -365,7 +367,9 @@ def _view(a: Any, kind: str, shape: tuple[int, ...], /, **attrs: Any) -> Tracer:
     v = to_value(b, a)
     out = b.add(kind, (v,), shape, v.dtype, **attrs)
     base = a if isinstance(a, Tracer) else None
-    return Tracer(b, out, base=base.base or base if base is not None else None)
+    if base is not None and base.base is not None:
+        base = base.base
+    return Tracer(b, out, base=base)
 
 
 def transpose(a: Any, axes: Any = None) -> Tracer:
@@ -474,7 +478,7 @@ def squeeze(a: Any, axis: Any = None) -> Tracer:
 
 def _expand_index(index: Any, ndim: int) -> list[Any]:
     items = list(index) if isinstance(index, tuple) else [index]
-    n_ell = items.count(Ellipsis)
+    n_ell = builtins.sum(1 for i in items if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = builtins.sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -482,7 +486,7 @@ def _expand_index(index: Any, ndim: int) -> list[Any]:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
                          f"but {used} were indexed")
     if n_ell:
-        pos = items.index(Ellipsis)
+        pos = next(k for k, i in enumerate(items) if i is Ellipsis)
         items[pos:pos + 1] = [slice(None)] * (ndim - used)
     else:
         items += [slice(None)] * (ndim - used)
@@ -547,8 +551,7 @@ def getitem(a: Tracer, index: Any) -> Tracer:
             np.asarray(it).dtype == bool for it in arrays if not isinstance(it, Tracer)) or \
             builtins.any(isinstance(it, Tracer) and it.dtype == bool for it in arrays):
         raise unsupported("boolean mask indexing (its result shape depends on the data)")
-    view, array_dims = _basic_index(a, [slice(None) if _is_array_index(it) else it
-                                        for it in items])
+    view, array_dims = _basic_index(a, items)
     if not arrays:
         return view
     if len(arrays) > 1:
@@ -758,6 +761,8 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
                      kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out"))
     if method != "__call__":
         raise unsupported(f"np.{name}.{method}")
+    if name == "matmul":
+        return matmul(*inputs, **kwargs)
     if name not in UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)

@@ -90,14 +90,19 @@ def _runs(level: str) -> bool:
         return subprocess.run([str(exe)], capture_output=True).returncode == 0
 
 
-def isa_level() -> str:
-    """The ISA level for kernels: `STAX_ISA` if set, else the widest one this machine runs."""
-    forced = os.environ.get("STAX_ISA")
-    if forced:
-        if forced not in ISA_LEVELS:
-            raise ValueError(f"STAX_ISA={forced!r} is not one of {', '.join(ISA_LEVELS)}")
-        return forced
-    return _probe_isa(str(cache_dir()))
+def isa_level(forced: str | None = None) -> str:
+    """The ISA level for kernels: `forced` (the isa= option) or `STAX_ISA` if set, else the
+    widest one this machine runs. A forced level the machine cannot run is an error."""
+    forced = forced or os.environ.get("STAX_ISA") or None
+    if forced is None:
+        return _probe_isa(str(cache_dir()))
+    if forced not in ISA_LEVELS:
+        raise ValueError(f"stax: ISA level {forced!r} is not one of {', '.join(ISA_LEVELS)}")
+    best = _probe_isa(str(cache_dir()))
+    if ISA_LEVELS.index(forced) < ISA_LEVELS.index(best):
+        raise ValueError(f"stax: ISA level {forced!r} does not run on this machine "
+                         f"(the widest it runs is {best!r})")
+    return forced
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -78,7 +78,8 @@ def _byte_strides(buf: Buffer) -> tuple[int, ...]:
     return tuple(s * buf.dtype.itemsize for s in buf.strides)
 
 
-def build(schedule: Schedule, *, threads: int, isa: str) -> CompiledProgram:
+def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
+          ) -> CompiledProgram:
     program = schedule.program
     buffers = program.buffer_map
     vectorize = isa != "scalar"
@@ -89,10 +90,10 @@ def build(schedule: Schedule, *, threads: int, isa: str) -> CompiledProgram:
             continue
         local = {lb.buffer: lb.extent for lb in schedule.local if lb.kernel == group.name}
         plan = plan_kernel(f"kernel{k}", [m.node for m in group.members], group.depth,
-                           threads=threads, vectorize=vectorize, local=local)
+                           threads=threads, vectorize=vectorize, local=local, form=form)
         plans.append(plan)
         plan_of[group.name] = plan
-    cpp = print_module(plans, buffers, vectorize)
+    cpp = print_module(plans, buffers)
     library = compile_source(cpp, isa) if plans else None
     lines, env = _wrapper_lines(schedule, plan_of, buffers, library)
     source = "\n".join(lines) + "\n"
@@ -153,7 +154,7 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
             args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
             lines.append(f"    {plan.name}({args})  # {group.name}")
         for name in memory.frees_after.get(group.name, ()):
-            if name in reused_sources(memory):
+            if name in reused_sources(memory) or buffers[name].kind == "const":
                 continue
             lines.append(f"    del {name}")
     lines.append(f"    if fb.flags[{ANY_FLAG}]:")

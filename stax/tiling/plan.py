@@ -25,6 +25,7 @@ from stax.ir.expr import (
 )
 from stax.ir.program import Node, rvars, xvars
 
+FORMS = ("scalar", "vectorized", "tiled", "outer-reduction")
 MIN_CHUNK = 512  # Algorithm 8.1's minimum iterations per thread
 REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
 # 2-D tiles for transposed access (§8.2): TILE_ROWS >= cache line / element, so each line of
@@ -42,7 +43,7 @@ class KernelPlan:
     shared_depth: int  # outer loops shared by all nodes
     parallel_depth: int  # outer loops run by OpenMP threads (Algorithm 8.1)
     threads: int
-    form: str  # "scalar" | "vectorized"
+    form: str  # one of FORMS
     notes: tuple[str, ...]  # why: merges, parallel depth, form
     local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
     outer_block: int = 0  # outputs per block, in the outer-reduction form
@@ -242,7 +243,8 @@ def localize(node: Node, local: Mapping[str, int], shared: set[str]) -> Node:
 
 
 def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
-                vectorize: bool, local: Mapping[str, int] | None = None) -> KernelPlan:
+                vectorize: bool, local: Mapping[str, int] | None = None,
+                form: str | None = None) -> KernelPlan:
     notes: list[str] = []
     local = dict(local or {})
     if local:
@@ -263,7 +265,7 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     depth = parallel_depth(outer, threads, total=work)
     notes.append(f"parallel depth {depth} over outer loops {outer} with P={threads} "
                  f"(Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})")
-    form, why = choose_form(nodes, vectorize)
+    form, why = choose_form(nodes, vectorize, form)
     block = 0
     if form == "tiled":
         shared_depth = len(nodes[0].ranges) - 2
@@ -284,12 +286,18 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                       tuple(local.items()), block)
 
 
-def choose_form(nodes: Sequence[Node], vectorize: bool) -> tuple[str, str]:
-    """Seed 000 §8.3: scalar, vectorized, or a form for strided access, and why."""
+def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = None
+                ) -> tuple[str, str]:
+    """Seed 000 §8.3: scalar, vectorized, or a form for strided access, and why. `forced`
+    (the `form=` option, for tests) takes a form wherever it applies to the kernel."""
+    if forced is not None and forced not in FORMS:
+        raise ValueError(f"stax.jit: form={forced!r} is not one of {', '.join(FORMS)}")
     if not vectorize:
         return "scalar", "vectorization disabled by the ISA level"
+    if forced in ("scalar", "vectorized"):
+        return forced, "forced by the form= option"
     node = nodes[0]
-    if len(nodes) == 1 and node.kind == "reduction" and node.ranges and \
+    if forced != "tiled" and len(nodes) == 1 and node.kind == "reduction" and node.ranges and \
             node.fn not in ("argmax", "argmin") and node.body is not None:
         last_x, last_r = f"x{len(node.ranges) - 1}", f"r{len(node.reduction_ranges) - 1}"
         loads = [ld for ld in walk(node.body) if isinstance(ld, Load)]
@@ -298,7 +306,8 @@ def choose_form(nodes: Sequence[Node], vectorize: bool) -> tuple[str, str]:
             return "outer-reduction", (
                 f"the reduced axis is strided and output axis {last_x} is contiguous: reduce "
                 "a block of adjacent outputs at once with vector loads")
-    if len(nodes) == 1 and node.kind == "pointwise" and len(node.ranges) >= 2 and \
+    if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
+            len(node.ranges) >= 2 and \
             node.body is not None and node.ranges[-2] >= TILE_ROWS and \
             node.ranges[-1] >= TILE_ROWS:
         inner, outer = f"x{len(node.ranges) - 1}", f"x{len(node.ranges) - 2}"

@@ -1,0 +1,131 @@
+"""The same programs under each ISA level and each kernel form (forced by option) give NumPy's
+results; and a set of programs runs clean under AddressSanitizer + UBSan (STAX_SANITIZE=1)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import stax
+from stax.runtime.compiler import ISA_LEVELS, isa_level
+from stax.tiling.plan import FORMS
+
+
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def colstats(x):
+    return x.sum(0), x.max(0), (x > 0).any(0), x.argmax(1)
+
+
+def transpose_add(x):
+    return x.T * 2.0 + np.tanh(x)
+
+
+def big_sum(x):
+    return x.sum(), np.nanmax(x) if False else x.min()
+
+
+PROGRAMS = [softmax, colstats, transpose_add, big_sum]
+RUNNABLE = ISA_LEVELS[ISA_LEVELS.index(isa_level()):]
+
+
+def inputs(fn):
+    rng = np.random.default_rng(1)
+    if fn is big_sum:
+        return (rng.standard_normal(70_001).astype(np.float32),)
+    x = rng.standard_normal((67, 67)).astype(np.float32)
+    x[3, 5] = np.nan
+    return (x,)
+
+
+def check(got, want) -> None:
+    if isinstance(want, tuple):
+        for g, w in zip(got, want, strict=True):
+            check(g, w)
+        return
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("isa", RUNNABLE)
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
+def test_isa_levels(fn, isa) -> None:
+    args = inputs(fn)
+    check(stax.jit(fn, isa=isa)(*args), fn(*args))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
+def test_forms(fn, form) -> None:
+    args = inputs(fn)
+    check(stax.jit(fn, form=form)(*args), fn(*args))
+
+
+def test_forms_are_chosen_and_explained() -> None:
+    x = inputs(transpose_add)[0]
+    assert any("form: tiled" in note for note in _notes(transpose_add, x))
+    assert any("form: outer-reduction" in note for note in _notes(lambda a: a.sum(0), x))
+    assert any("form: scalar" in note for note in _notes(softmax, x, form="scalar"))
+
+
+def _notes(fn, *args, **options):
+    report = stax.explain(fn, *args, **options)
+    return [n for p in report.compilation.program.plans for n in p.notes]
+
+
+def test_bad_isa_and_form_options() -> None:
+    x = np.ones(3)
+    with pytest.raises(ValueError, match="not one of"):
+        stax.jit(lambda a: a + 1, isa="sse9")(x)
+    with pytest.raises(ValueError, match="not one of"):
+        stax.jit(lambda a: a + 1, form="diagonal")(x)
+
+
+SANITIZED = textwrap.dedent("""
+    import warnings
+    import numpy as np
+    import stax
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((33, 65))
+    i = np.arange(12).reshape(3, 4) - 5
+    progs = [
+        (lambda a: np.exp(a - a.max(-1, keepdims=True)).sum(0), (x,)),
+        (lambda a: a.T[::2, ::-3] + 1.0, (x,)),
+        (lambda a: np.cumsum(a, axis=0)[-1], (x,)),
+        (lambda a, b: a // b, (i, i % 3)),
+        (lambda a: a.astype(np.int32), (np.array([np.nan, 1e20, 3.5]),)),
+        (lambda a: np.take_along_axis(a, np.argsort(a, axis=1)[:, :3], axis=1)
+         if False else a[:, [0, 64, -1]], (x,)),
+        (lambda a: (a > 0).sum(), (x,)),
+        (lambda a: np.concatenate([a, a[:1]], axis=0).std(1), (x,)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn, args in progs:
+            got = stax.jit(fn)(*args)
+            want = fn(*args)
+            assert np.allclose(got, want, equal_nan=True), fn
+    print("sanitized ok")
+""")
+
+
+def test_kernels_run_clean_under_sanitizers(tmp_path) -> None:
+    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan is not installed with this g++")
+    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path),
+               LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", SANITIZED], env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "sanitized ok" in result.stdout
