@@ -782,7 +782,7 @@ def _round(a: Any, decimals: int = 0, out: Any = None) -> Tracer:
     if out is not None:
         raise unsupported("np.round with out=")
     if decimals == 0:
-        if isinstance(a, Tracer) and a.dtype.kind in "biu":
+        if isinstance(a, Tracer) and a.dtype.kind in "iu":
             return a
         return apply_ufunc("rint", a)
     scale = 10.0 ** decimals

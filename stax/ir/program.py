@@ -8,6 +8,8 @@ arithmetic inside loads.
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -81,21 +83,29 @@ class Node:
         return dict(zip(xvars(len(self.ranges)), self.ranges, strict=True)) | dict(
             zip(rvars(len(self.reduction_ranges)), self.reduction_ranges, strict=True))
 
-    def reads(self) -> list[Load]:
-        return loads(self.body) if self.body is not None else []
+    @functools.cached_property
+    def _loads(self) -> tuple[Load, ...]:
+        return tuple(loads(self.body)) if self.body is not None else ()
 
-    def read_buffers(self) -> tuple[str, ...]:
-        names = dict.fromkeys(ld.buf for ld in self.reads())
+    def reads(self) -> tuple[Load, ...]:
+        return self._loads
+
+    @functools.cached_property
+    def _read_buffers(self) -> tuple[str, ...]:
+        names = dict.fromkeys(ld.buf for ld in self._loads)
         names.update(dict.fromkeys(self.extern_inputs))
         return tuple(names)
 
-    @property
-    def numel(self) -> int:
-        return int(np.prod(self.ranges, dtype=np.int64))
+    def read_buffers(self) -> tuple[str, ...]:
+        return self._read_buffers
 
-    @property
+    @functools.cached_property
+    def numel(self) -> int:
+        return math.prod(self.ranges)
+
+    @functools.cached_property
     def rnumel(self) -> int:
-        return int(np.prod(self.reduction_ranges, dtype=np.int64))
+        return math.prod(self.reduction_ranges)
 
 
 @dataclass(frozen=True)

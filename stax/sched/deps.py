@@ -9,10 +9,9 @@ only orders. Each SchedulerNode records its reads and writes and its iteration g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from stax.ir.expr import Index, Indirect
 from stax.ir.program import LoopProgram, Node, rvars, xvars
@@ -28,7 +27,7 @@ class MemoryDep:
 
     @property
     def numel(self) -> int:
-        return int(np.prod([r for _, r in self.ranges], dtype=np.int64))
+        return math.prod(r for _, r in self.ranges)
 
     @property
     def nbytes(self) -> int:

@@ -25,6 +25,7 @@ MAX_BUFFERS = 32
 MIN_SHARED_BYTES = 10  # horizontal fusion needs at least this much shared data
 PEAK_GROWTH_FACTOR = 32  # reject if peak could grow by more than this × the bytes saved
 SCORE_RATIO = 16  # σ alone decides when two candidates differ by more than this factor
+PAIR_WINDOW = 16  # a buffer's readers pair only with the next 16 of them in program order
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,15 @@ class Group:
     kind: str  # SchedulerNode | FusedSchedulerNode | OuterLoopFusedSchedulerNode
     parts: tuple[str, ...]  # kinds of the two groups merged, for the log
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         return "_".join(m.name for m in self.members)
+
+    @functools.cached_property
+    def signatures(self) -> frozenset[tuple[bool, int, int]]:
+        """Distinct (is reduction, n, r) iteration groups of the members (Definition 7.2)."""
+        return frozenset((m.is_reduction, m.node.numel, m.node.rnumel if m.is_reduction else 1)
+                         for m in self.members)
 
     @property
     def ranges(self) -> tuple[int, ...]:
@@ -49,17 +56,19 @@ class Group:
             return f"{self.name}: SchedulerNode"
         return f"{self.name}: {self.kind}({','.join(self.parts)})"
 
-    def buffers(self) -> set[str]:
-        out: set[str] = set()
-        for m in self.members:
-            out |= {d.buffer for d in m.reads + m.writes}
-        return out
+    @functools.cached_property
+    def buffer_set(self) -> frozenset[str]:
+        return frozenset(d.buffer for m in self.members for d in m.reads + m.writes)
 
-    def deps(self) -> set[Dep]:
-        out: set[Dep] = set()
-        for m in self.members:
-            out |= set(m.reads) | set(m.writes)
-        return out
+    def buffers(self) -> frozenset[str]:
+        return self.buffer_set
+
+    @functools.cached_property
+    def dep_set(self) -> frozenset[Dep]:
+        return frozenset(d for m in self.members for d in m.reads + m.writes)
+
+    def deps(self) -> frozenset[Dep]:
+        return self.dep_set
 
 
 def single(node: SchedulerNode) -> Group:
@@ -82,9 +91,13 @@ def _numel(xs: Sequence[int]) -> int:
 
 def compatible(a: Node, b: Node) -> bool:
     """Definition 7.2 on iteration groups (n, r)."""
-    (n1, r1), (n2, r2) = (a.numel, a.rnumel if a.kind == "reduction" else 1), (
-        b.numel, b.rnumel if b.kind == "reduction" else 1)
-    red1, red2 = a.kind == "reduction", b.kind == "reduction"
+    return compatible_groups(
+        (a.kind == "reduction", a.numel, a.rnumel if a.kind == "reduction" else 1),
+        (b.kind == "reduction", b.numel, b.rnumel if b.kind == "reduction" else 1))
+
+
+def compatible_groups(g1: tuple[bool, int, int], g2: tuple[bool, int, int]) -> bool:
+    (red1, n1, r1), (red2, n2, r2) = g1, g2
     if red1 and red2:
         return n1 == n2 and r1 == r2
     if not red1 and not red2:
@@ -178,11 +191,11 @@ def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
             if m.node.kind in ("scan", "extern"):
                 return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
                                "needs a strict order, an extern call is opaque)")
-    for x in a.members:
-        for y in b.members:
-            if not compatible(x.node, y.node):
-                return Verdict(False, f"iteration spaces differ {x.group} vs {y.group} "
-                               "(Definition 7.2)")
+    for x in a.signatures:
+        for y in b.signatures:
+            if not compatible_groups(x, y):
+                return Verdict(False, f"iteration spaces differ {a.members[0].group} vs "
+                               f"{b.members[0].group} (Definition 7.2)")
     depth, kind = fused_depth(a, b)
     ranks = [len(m.node.ranges) for m in a.members + b.members]
     if depth == 0 and max(ranks) > 0:
@@ -262,6 +275,7 @@ class _Ancestry:
 
     def __init__(self, nodes: Sequence[SchedulerNode]) -> None:
         self.bit = {n.name: 1 << i for i, n in enumerate(nodes)}
+        self.memo: dict[tuple[str, int], int] = {}
         producer = {n.node.out: n.name for n in nodes}
         self.anc: dict[str, int] = {}
         for n in nodes:
@@ -279,10 +293,13 @@ class _Ancestry:
                     self.desc[p] |= self.bit[n.name] | self.desc[n.name]
 
     def mask(self, g: Group) -> int:
-        return functools.reduce(lambda m, x: m | self.bit[x.name], g.members, 0)
+        return self.group_mask(g, self.bit)
 
     def group_mask(self, g: Group, table: dict[str, int]) -> int:
-        return functools.reduce(lambda m, x: m | table[x.name], g.members, 0)
+        key = (g.name, id(table))
+        if key not in self.memo:
+            self.memo[key] = functools.reduce(lambda m, x: m | table[x.name], g.members, 0)
+        return self.memo[key]
 
     def creates_cycle(self, a: Group, b: Group, fused: Sequence[Group]) -> bool:
         own = self.mask(a) | self.mask(b)
@@ -313,6 +330,7 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
     ancestry = _Ancestry(nodes)
     groups: list[Group] = [single(n) for n in nodes]
     log: list[str] = []
+    evaluated: dict[tuple[str, str], tuple[Score, Verdict]] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
         by_buffer: dict[str, list[Group]] = {}
         for g in groups:
@@ -320,19 +338,23 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
                 by_buffer.setdefault(buf, []).append(g)
         pairs: dict[tuple[str, str], tuple[Group, Group]] = {}
         for users in by_buffer.values():
+            users.sort(key=lambda g: position[g.members[0].name])
             for i, g1 in enumerate(users):
-                for g2 in users[i + 1:]:
+                for g2 in users[i + 1:i + 1 + PAIR_WINDOW]:
                     x, y = sorted((g1, g2), key=lambda g: position[g.members[0].name])
                     pairs[(x.name, y.name)] = (x, y)
         candidates = []
         for x, y in sorted(pairs.values(), key=lambda p: (position[p[0].members[0].name],
                                                            position[p[1].members[0].name])):
-            s = score(x, y, position)
-            verdict = can_fuse(x, y, s.sigma, s.delta)
+            key = (x.name, y.name)
+            if key not in evaluated:  # groups are immutable: a verdict holds until they merge
+                s = score(x, y, position)
+                evaluated[key] = (s, can_fuse(x, y, s.sigma, s.delta))
+                if not evaluated[key][1].ok:
+                    log.append(f"cannot fuse {x.name} with {y.name}: {evaluated[key][1].reason}")
+            s, verdict = evaluated[key]
             if verdict.ok:
                 candidates.append((s, x, y, verdict))
-            else:
-                log.append(f"cannot fuse {x.name} with {y.name}: {verdict.reason}")
         log.append(f"round {rnd}: found {len(candidates)} possible fusions")
         candidates.sort(key=functools.cmp_to_key(lambda p, q: compare(q[0], p[0])))
         merged: set[str] = set()
