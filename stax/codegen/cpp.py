@@ -270,7 +270,8 @@ class Accumulator:
                 nan = self.var("_nan", suffix, lane)
                 lines.append(f"{indent}{nan} = {nan} || ({value} != {value});")
             return lines
-        return [f"{indent}{self._take_if_better(value, position, n, self.var('_idx', suffix, lane))}"]
+        idx = self.var("_idx", suffix, lane)
+        return [f"{indent}{self._take_if_better(value, position, n, idx)}"]
 
     def _take_if_better(self, value: str, position: str, n: str, idx: str) -> str:
         """argmax/argmin: the first position of the best value; a NaN wins and sticks."""
@@ -345,7 +346,8 @@ class KernelPrinter:
         p = self.lines
         origins = "; ".join(f"{n.name}: {n.origin}" for n in plan.nodes)
         p.append(f"// {plan.name}: {origins}")
-        p.append(f"extern \"C\" void {plan.name}({', '.join(self.params() + ['int32_t* flags'])}) {{")
+        params = ", ".join([*self.params(), "int32_t* flags"])
+        p.append(f"extern \"C\" void {plan.name}({params}) {{")
         outer = plan.outer_ranges
         names = xvars(len(outer))
         indent = "    "

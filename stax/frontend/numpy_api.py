@@ -138,7 +138,8 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
     if name == "positive":
         return wrap(b, values[0])
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
-    weak = builtins.all(isinstance(a, Tracer) and a.weak or isinstance(a, (int, float)) for a in args)
+    weak = builtins.all(isinstance(a, Tracer) and a.weak or isinstance(a, (int, float))
+                        for a in args)
     return Tracer(b, out, weak=weak and out.dtype.kind in "bif" and not isinstance(
         args[0], np.generic))
 
@@ -381,7 +382,7 @@ def transpose(a: Any, axes: Any = None) -> Tracer:
     return _view(a, "transpose", tuple(a.shape[p] for p in perm), perm=perm)
 
 
-def _transpose_method(self: Tracer, *axes: Any) -> Tracer:
+def transpose_method(self: Tracer, *axes: Any) -> Tracer:
     if len(axes) == 1 and not isinstance(axes[0], int):
         axes = axes[0]
     return transpose(self, axes if axes else None)

@@ -8,6 +8,7 @@ Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 0
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,22 +150,22 @@ def install_methods() -> None:
     Tracer.__pow__ = lambda a, b: api.power_operator(a, b)  # type: ignore[method-assign]
     for py, fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                    "eq": "equal", "ne": "not_equal"}.items():
-        setattr(Tracer, f"__{py}__", lambda a, b, f=_ufunc_method(fn): f(a, b))
+        setattr(Tracer, f"__{py}__", _ufunc_method(fn))
     for py, fn in {"neg": "negative", "pos": "positive", "abs": "absolute",
                    "invert": "invert"}.items():
-        setattr(Tracer, f"__{py}__", lambda a, f=_ufunc_method(fn): f(a))
+        setattr(Tracer, f"__{py}__", _ufunc_method(fn))
     Tracer.__getitem__ = api.getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = api.setitem  # type: ignore[method-assign]
     Tracer.__array_ufunc__ = api.array_ufunc  # type: ignore[attr-defined]
     Tracer.__array_function__ = api.array_function  # type: ignore[attr-defined]
     for name in api.METHODS:
         setattr(Tracer, name, getattr(api, name))
-    Tracer.transpose = api._transpose_method  # type: ignore[attr-defined]
+    Tracer.transpose = api.transpose_method  # type: ignore[attr-defined]
     Tracer.T = property(lambda a: api.transpose(a))  # type: ignore[attr-defined]
     Tracer.mT = property(lambda a: api.swapaxes(a, -1, -2))  # type: ignore[attr-defined]
 
 
-def _ufunc_method(name: str):  # type: ignore[no-untyped-def]
+def _ufunc_method(name: str) -> Callable[..., Tracer]:
     from stax.frontend import numpy_api as api
 
     return lambda *args: api.apply_ufunc(name, *args)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class Indirect(_Cached):
         return f"indirect<{self.size}>"
 
 
-Atom = Union[Var, FloorDiv, Mod, Indirect]
+Atom = Var | FloorDiv | Mod | Indirect
 
 
 def _atom_key(a: Atom) -> tuple[int, str]:
@@ -290,7 +290,7 @@ class Call(_Cached):
     __hash__ = _Cached.__hash__
 
 
-Expr = Union[Load, Const, Call, IndexValue]
+Expr = Load | Const | Call | IndexValue
 
 
 def walk(expr: Expr) -> list[Expr]:

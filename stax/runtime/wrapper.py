@@ -21,7 +21,6 @@ import numpy as np
 from stax.codegen.cpp import print_module
 from stax.ir.program import Buffer
 from stax.runtime.compiler import Compiled, compile_source
-from stax.sched.fusion import Group
 from stax.sched.scheduler import Schedule
 from stax.tiling.plan import KernelPlan, plan_kernel
 
