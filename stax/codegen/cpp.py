@@ -326,48 +326,51 @@ def accumulator(node: Node, name: str) -> Accumulator:
 # ---- kernels -------------------------------------------------------------------------------------
 
 class KernelPrinter:
+    """Prints one kernel as statements inside an OpenMP parallel region: work-shared loops
+    (`omp for`) where the plan parallelizes, `omp single` around serial parts. Declarations
+    that threads share (partials of parallel reductions) go to `prologue`, before the region."""
+
     def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer]) -> None:
         self.plan = plan
         self.buffers = buffers
         self.vectorize = plan.form != "scalar"
         self.lines: list[str] = []
+        self.prologue: list[str] = []
+        self.work_shared = False  # does the body contain `omp for`?
 
-    def params(self) -> list[str]:
-        written = {n.out for n in self.plan.nodes}
-        out = []
-        for name in self.plan.params():
-            t = ctype(self.buffers[name].dtype)
-            out.append(f"{t}* __restrict__ {name}" if name in written
-                       else f"const {t}* __restrict__ {name}")
-        return out
-
-    def print(self) -> str:
+    def print(self, indent: str) -> list[str]:
         plan = self.plan
         p = self.lines
         origins = "; ".join(f"{n.name}: {n.origin}" for n in plan.nodes)
-        p.append(f"// {plan.name}: {origins}")
-        params = ", ".join([*self.params(), "int32_t* flags"])
-        p.append(f"extern \"C\" void {plan.name}({params}) {{")
+        p.append(f"{indent}// {plan.name}: {origins}")
         outer = plan.outer_ranges
         names = xvars(len(outer))
-        indent = "    "
+        parallel_inside = plan.parallel_depth == 0 and plan.threads > 1 and not outer
+        # `omp for` must be followed by its loop; other kernels get a block of their own
+        block = plan.parallel_depth == 0
         if plan.parallel_depth > 0:
             collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
-            p.append(f"{indent}#pragma omp parallel for{collapse} schedule(static)")
+            p.append(f"{indent}#pragma omp for{collapse} schedule(static)")
+            self.work_shared = True
+        elif not parallel_inside:
+            p.append(f"{indent}#pragma omp single")
+        if block:
+            p.append(f"{indent}{{")
+            indent += "    "
         for name, r in zip(names, outer, strict=True):
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
         for name, extent in plan.local:
             t = ctype(self.buffers[name].dtype)
             p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
-        parallel_inside = plan.parallel_depth == 0 and plan.threads > 1
         for group in self.groups():
             self.print_group(group, indent, parallel_inside)
         for _ in outer:
             indent = indent[:-4]
             p.append(f"{indent}}}")
-        p.append("}")
-        return "\n".join(p)
+        if block:
+            p.append(f"{indent[:-4]}}}")
+        return p
 
     def groups(self) -> list[list[Node]]:
         """Consecutive nodes with the same loops below the shared ones share one loop nest,
@@ -387,10 +390,24 @@ class KernelPrinter:
         return out
 
     def print_group(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
-        """Each loop group gets its own block, so temporaries never clash."""
+        """Each loop group gets its own block, so temporaries never clash. In a kernel without
+        parallel outer loops, groups that can share work do; the others run in `omp single`."""
+        if parallel_inside and not self.shares_work(nodes):
+            self.lines.append(f"{indent}#pragma omp single")
+            parallel_inside = False
         self.lines.append(f"{indent}{{")
         self.print_group_body(nodes, indent + "    ", parallel_inside)
         self.lines.append(f"{indent}}}")
+
+    def shares_work(self, nodes: list[Node]) -> bool:
+        node = nodes[0]
+        if node.kind == "pointwise":
+            return self.plan.form == "tiled"
+        if node.kind == "reduction":
+            return self.plan.form == "outer-reduction" or (
+                len(node.reduction_ranges) == 1 and node.reduction_ranges[0] > REDUCTION_CHUNK
+                and len(node.ranges) == self.plan.shared_depth)
+        return False
 
     def print_group_body(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
         kind = nodes[0].kind
@@ -444,7 +461,8 @@ class KernelPrinter:
         ta, tb = TILE_ROWS, TILE_COLS
         p.append(f"{ind}// {node.name}: {node.origin} in {ta}x{tb} tiles")
         if parallel and not xnames:
-            p.append(f"{ind}#pragma omp parallel for collapse(2) schedule(static)")
+            p.append(f"{ind}#pragma omp for collapse(2) schedule(static)")
+            self.work_shared = True
         p.append(f"{ind}for (int64_t {va}t = 0; {va}t < {ra}; {va}t += {ta}) {{")
         p.append(f"{ind}    for (int64_t {vb}t = 0; {vb}t < {rb}; {vb}t += {tb}) {{")
         t = ind + "        "
@@ -508,18 +526,17 @@ class KernelPrinter:
         for n in nodes:
             self.lines.append(f"{ind}// {n.name}: {n.origin} over {n.reduction_ranges}")
         chunked = len(rnames) == 1 and node.reduction_ranges[0] > REDUCTION_CHUNK
+        store = [f"{n.out}[{ExprPrinter(node.var_ranges).index(n.out_index)}] = "
+                 f"({ctype(self.buffers[n.out].dtype)}){a.result()};"
+                 for n, a in zip(nodes, accs, strict=True)]
         if chunked:
-            self.print_chunked_reduction(nodes, accs, ind, parallel_inside and len(xnames) == 0
-                                         and d == 0)
+            self.print_chunked_reduction(nodes, accs, ind, store,
+                                         parallel_inside and not xnames)
         else:
             for a in accs:
                 self.lines.extend(a.declare(ind))
             self.print_reduction_loop(nodes, accs, rnames, ind, "")
-        printer = ExprPrinter(node.var_ranges)
-        for n, a in zip(nodes, accs, strict=True):
-            out_t = ctype(self.buffers[n.out].dtype)
-            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = "
-                              f"({out_t}){a.result()};")
+            self.lines.extend(ind + line for line in store)
         self.close_loops(len(xnames), ind)
 
     def print_outer_reduction(self, node: Node, indent: str, parallel: bool) -> None:
@@ -537,7 +554,8 @@ class KernelPrinter:
         p.append(f"{ind}// {node.name}: {node.origin} over {node.reduction_ranges}, "
                  f"{block} outputs at a time")
         if parallel and not xnames:
-            p.append(f"{ind}#pragma omp parallel for schedule(static)")
+            p.append(f"{ind}#pragma omp for schedule(static)")
+            self.work_shared = True
         p.append(f"{ind}for (int64_t block = 0; block < {extent}; block += {block}) {{")
         inner = ind + "    "
         p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
@@ -587,55 +605,67 @@ class KernelPrinter:
         self.close_loops(len(rnames), ind)
 
     def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator], indent: str,
-                                parallel: bool) -> None:
-        """Reduce in chunks of REDUCTION_CHUNK into partials, then fold the partials in order:
-        cascade summation (accurate float sums) and, when the outer loops give no parallelism,
-        chunks run on all threads. The fold order is fixed, so results are deterministic."""
+                                store: list[str], parallel: bool) -> None:
+        """Reduce in chunks of REDUCTION_CHUNK and fold the chunk results in order: cascade
+        summation (accurate float sums). When the outer loops give no parallelism the chunks
+        are shared among threads through partial arrays, folded in the same order by one
+        thread, so results are deterministic and do not depend on the thread count."""
         n = nodes[0].reduction_ranges[0]
         chunks = -(-n // REDUCTION_CHUNK)
         p = self.lines
-        for a in accs:
-            p.extend(a.declare(indent))
-            p.append(f"{indent}static thread_local std::vector<{a.acc_type}> {a.name}_part;")
-            p.append(f"{indent}{a.name}_part.assign({chunks}, {a.init()});")
-            if a.fn in ("max", "min") and a.float_value:
-                p.append(f"{indent}static thread_local std::vector<char> {a.name}_partnan;")
-                p.append(f"{indent}{a.name}_partnan.assign({chunks}, 0);")
-            if a.fn in ("argmax", "argmin"):
-                p.append(f"{indent}static thread_local std::vector<int64_t> {a.name}_partidx;")
-                p.append(f"{indent}{a.name}_partidx.assign({chunks}, -1);")
-        # Pointers into the partial arrays: the vectors belong to the calling thread.
-        for a in accs:
-            p.append(f"{indent}{a.acc_type}* {a.name}_pp = {a.name}_part.data();")
-            if a.fn in ("max", "min") and a.float_value:
-                p.append(f"{indent}char* {a.name}_pn = {a.name}_partnan.data();")
-            if a.fn in ("argmax", "argmin"):
-                p.append(f"{indent}int64_t* {a.name}_pi = {a.name}_partidx.data();")
-        if parallel:
-            p.append(f"{indent}#pragma omp parallel for schedule(static)")
-        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
         inner = indent + "    "
+        bounds = (f"chunk * {REDUCTION_CHUNK}",
+                  f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
+        parts = [("", "acc_type", "{a.name}_pp"), ("_nan", "bool", "{a.name}_pn"),
+                 ("_idx", "int64_t", "{a.name}_pi")]
+        if not parallel:
+            for a in accs:
+                p.extend(a.declare(indent))
+            p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+            for a in accs:
+                p.extend(a.declare(inner, "_c"))
+            self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)
+            for a in accs:
+                p.extend(a.combine("_c", inner))
+            p.append(f"{indent}}}")
+            p.extend(indent + line for line in store)
+            return
+        for a in accs:
+            for _, t, ptr in self._partials(a, parts):
+                ctype_ = a.acc_type if t == "acc_type" else t
+                ctype_ = "char" if ctype_ == "bool" else ctype_  # std::vector<bool> has no data()
+                self.prologue.append(f"    std::vector<{ctype_}> {ptr.format(a=a)}_v({chunks});")
+                self.prologue.append(f"    {ctype_}* {ptr.format(a=a)} = "
+                                     f"{ptr.format(a=a)}_v.data();")
+        p.append(f"{indent}#pragma omp for schedule(static)")
+        self.work_shared = True
+        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
         for a in accs:
             p.extend(a.declare(inner, "_c"))
-        self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c",
-                                  start=f"chunk * {REDUCTION_CHUNK}",
-                                  stop=f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
+        self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)
         for a in accs:
-            p.append(f"{inner}{a.name}_pp[chunk] = {a.name}_c;")
-            if a.fn in ("max", "min") and a.float_value:
-                p.append(f"{inner}{a.name}_pn[chunk] = {a.name}_c_nan;")
-            if a.fn in ("argmax", "argmin"):
-                p.append(f"{inner}{a.name}_pi[chunk] = {a.name}_c_idx;")
+            for part, _, ptr in self._partials(a, parts):
+                p.append(f"{inner}{ptr.format(a=a)}[chunk] = {a.var(part, '_c')};")
         p.append(f"{indent}}}")
-        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+        p.append(f"{indent}#pragma omp single")
+        p.append(f"{indent}{{")
         for a in accs:
-            p.append(f"{inner}{a.acc_type} {a.name}_c = {a.name}_pp[chunk];")
-            if a.fn in ("max", "min") and a.float_value:
-                p.append(f"{inner}bool {a.name}_c_nan = {a.name}_pn[chunk];")
-            if a.fn in ("argmax", "argmin"):
-                p.append(f"{inner}int64_t {a.name}_c_idx = {a.name}_pi[chunk];")
-            p.extend(a.combine("_c", inner))
+            p.extend(a.declare(inner))
+        p.append(f"{inner}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+        for a in accs:
+            for part, t, ptr in self._partials(a, parts):
+                ctype_ = a.acc_type if t == "acc_type" else t
+                p.append(f"{inner}    {ctype_} {a.var(part, '_c')} = {ptr.format(a=a)}[chunk];")
+            p.extend(a.combine("_c", inner + "    "))
+        p.append(f"{inner}}}")
+        p.extend(inner + line for line in store)
         p.append(f"{indent}}}")
+
+    @staticmethod
+    def _partials(a: Accumulator, parts: list[tuple[str, str, str]]
+                  ) -> list[tuple[str, str, str]]:
+        keep = {"": True, "_nan": a.tracks_nan, "_idx": a.fn in ("argmax", "argmin")}
+        return [pt for pt in parts if keep[pt[0]]]
 
     def print_scan(self, node: Node, indent: str) -> None:
         d = self.plan.shared_depth
@@ -667,8 +697,44 @@ def _flat_r(node: Node) -> Index:
     return out
 
 
-def print_module(plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer]) -> str:
-    parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
+def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer],
+                 aliased: set[str]) -> str:
+    """Adjacent kernels in one C++ function and one OpenMP parallel region (seed 000 §8.5),
+    saving the region's entry and exit per kernel; implicit barriers after each work-shared
+    loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
+    printers = [KernelPrinter(plan, buffers) for plan in plans]
+    body: list[str] = []
+    for printer in printers:
+        body.extend(printer.print("        "))
+    written = {n.out for plan in plans for n in plan.nodes}
+    params = []
+    for buf in region_params(plans):
+        t = ctype(buffers[buf].dtype)
+        restrict = "" if buf in aliased else " __restrict__"
+        params.append(f"{t}*{restrict} {buf}" if buf in written else f"const {t}*{restrict} {buf}")
+    lines = [f"// {name}: {', '.join(p.name for p in plans)}",
+             f"extern \"C\" void {name}({', '.join([*params, 'int32_t* flags'])}) {{"]
+    for printer in printers:
+        lines.extend(printer.prologue)
+    if any(printer.work_shared for printer in printers):
+        lines.append("    #pragma omp parallel")
+    lines.append("    {")
+    lines.extend(body)
+    lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def region_params(plans: Sequence[KernelPlan]) -> list[str]:
+    names: dict[str, None] = {}
     for plan in plans:
-        parts.append(KernelPrinter(plan, buffers).print())
+        names.update(dict.fromkeys(plan.params()))
+    return list(names)
+
+
+def print_module(regions: Sequence[tuple[str, Sequence[KernelPlan], set[str]]],
+                 buffers: Mapping[str, Buffer]) -> str:
+    parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
+    for name, plans, aliased in regions:
+        parts.append(print_region(name, plans, buffers, aliased))
     return "\n\n".join(parts) + "\n"

@@ -230,6 +230,8 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         raise unsupported(f"np.{fn} with where= or initial=")
     b = find_builder((a,))
     v = to_value(b, a)
+    if v.ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        axis = None  # NumPy accepts axis 0 or -1 on a 0-d array
     axes = normalize_axes(axis, v.ndim)
     sample = np.zeros((1,) * v.ndim, dtype=v.dtype)
     kwargs: dict[str, Any] = {"axis": axes if fn not in ("argmax", "argmin") else axis}
@@ -343,9 +345,9 @@ def _scan(fn: str, a: Any, axis: Any, dtype: Any, out: Any) -> Tracer:
         raise unsupported(f"np.{fn} with out=")
     b = find_builder((a,))
     v = to_value(b, a)
-    if axis is None:
+    if axis is None or v.ndim == 0:  # NumPy scans a 0-d array as one element, axis 0 or -1
         v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
-        axis = 0
+        axis = 0 if axis is None else axis
     (ax,) = normalize_axes(axis, v.ndim)
     kwargs = {"dtype": np.dtype(dtype)} if dtype is not None else {}
     res = check_dtype(getattr(np, fn)(np.zeros(1, v.dtype), **kwargs).dtype, f"np.{fn}")

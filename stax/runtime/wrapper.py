@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from stax.codegen.cpp import print_module
+from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
 from stax.runtime.compiler import Compiled, compile_source
+from stax.sched.fusion import Group
 from stax.sched.scheduler import Schedule
 from stax.tiling.plan import KernelPlan, plan_kernel
 
@@ -77,38 +78,82 @@ def _byte_strides(buf: Buffer) -> tuple[int, ...]:
     return tuple(s * buf.dtype.itemsize for s in buf.strides)
 
 
+class Scratch(threading.local):
+    """Intermediate buffers kept across calls, per Python thread: repeated calls reuse the
+    same (already faulted-in) pages instead of allocating fresh ones. Outputs are always
+    fresh arrays, since the caller keeps them."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        arr = self.arrays.get(name)
+        if arr is None:
+            arr = self.arrays[name] = np.empty(shape, dtype)
+        return arr
+
+
 def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
           ) -> CompiledProgram:
-    program = schedule.program
-    buffers = program.buffer_map
     vectorize = isa != "scalar"
-    plans: list[KernelPlan] = []
     plan_of: dict[str, KernelPlan] = {}
     for k, group in enumerate(schedule.kernels):
         if group.members[0].node.kind == "extern":
             continue
         local = {lb.buffer: lb.extent for lb in schedule.local if lb.kernel == group.name}
-        plan = plan_kernel(f"kernel{k}", [m.node for m in group.members], group.depth,
-                           threads=threads, vectorize=vectorize, local=local, form=form)
-        plans.append(plan)
-        plan_of[group.name] = plan
-    cpp = print_module(plans, buffers)
-    library = compile_source(cpp, isa) if plans else None
-    lines, env = _wrapper_lines(schedule, plan_of, buffers, library)
+        plan_of[group.name] = plan_kernel(
+            f"kernel{k}", [m.node for m in group.members], group.depth, threads=threads,
+            vectorize=vectorize, local=local, form=form)
+    regions = _regions(schedule, plan_of)
+    buffers = schedule.program.buffer_map
+    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
+    library = compile_source(cpp, isa) if regions else None
+    lines, env = _wrapper_lines(schedule, regions, library)
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = dict(env)
     exec(compile(source, "<stax wrapper>", "exec"), namespace)  # noqa: S102 - generated code
-    return CompiledProgram(namespace["call"], tuple(plans), cpp, source, library)
+    return CompiledProgram(namespace["call"], tuple(plan_of.values()), cpp, source, library)
 
 
-def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
-                   buffers: Mapping[str, Buffer],
+@dataclass(frozen=True)
+class Region:
+    """Consecutive C++ kernels run by one function in one OpenMP parallel region."""
+
+    name: str
+    groups: tuple[Group, ...]
+    plans: tuple[KernelPlan, ...]
+    aliased: set[str]  # buffers sharing storage inside the region (no __restrict__)
+
+
+def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Region]:
+    runs: list[list[Group]] = []
+    for group in schedule.kernels:
+        if group.members[0].node.kind == "extern":
+            runs.append([group])
+        elif runs and runs[-1][0].members[0].node.kind != "extern":
+            runs[-1].append(group)
+        else:
+            runs.append([group])
+    pairs = schedule.memory.reuses + schedule.memory.inplace
+    regions = []
+    for run in runs:
+        if run[0].members[0].node.kind == "extern":
+            continue
+        plans = tuple(plan_of[g.name] for g in run)
+        params = set(region_params(plans))
+        aliased = {n for r in pairs if {r.new, r.old} <= params for n in (r.new, r.old)}
+        regions.append(Region(f"region{len(regions)}", tuple(run), plans, aliased))
+    return regions
+
+
+def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
                    library: Compiled | None) -> tuple[list[str], dict[str, Any]]:
     program = schedule.program
     memory = schedule.memory
-    env: dict[str, Any] = {"np": np, "empty": np.empty, "check_flags": check_flags,
+    buffers = program.buffer_map
+    env: dict[str, Any] = {"empty": np.empty, "check_flags": check_flags,
                            "assert_input": assert_input, "matmul": np.matmul,
-                           "flag_buffer": FlagBuffer()}
+                           "flag_buffer": FlagBuffer(), "scratch": Scratch()}
     lines = ["def call(args):"]
     ins = list(program.inputs)
     if ins:
@@ -124,8 +169,14 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
             env[b.name] = b.data
     lines.append("    fb = flag_buffer")
     lines.append("    flags = fb.address")
-    reused = {r.new: r for r in memory.reuses + memory.inplace}
+    lines.append("    s = scratch")
+    # Outputs never take storage from the scratch (the caller keeps them).
+    reused = {r.new: r for r in memory.reuses + memory.inplace
+              if buffers[r.new].kind == "intermediate"}
+    handed_over = {r.old for r in reused.values()}  # deleted when reused, not when freed
     local = {lb.buffer for lb in schedule.local}
+    region_of = {g.name: r for r in regions for g in r.groups}
+    pending: list[str] = []  # storage handed over inside the current region: delete after it
     for group in schedule.kernels:
         for m in group.members:
             if m.node.out in local:
@@ -134,28 +185,38 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
             env[f"dtype_{out.name}"] = out.dtype
             r = reused.get(out.name)
             if r is not None:
-                lines.append(f"    {out.name} = {r.old}.reshape({out.shape}); del {r.old}"
+                lines.append(f"    {out.name} = {r.old}.reshape({out.shape})"
                              f"  # reuse: {r.reason}")
+                pending.append(r.old)
+            elif out.kind == "intermediate":
+                lines.append(f"    {out.name} = s.get({out.name!r}, {out.shape}, "
+                             f"dtype_{out.name})")
             else:
                 lines.append(f"    {out.name} = empty({out.shape}, dtype_{out.name})")
         node = group.members[0].node
+        region = region_of.get(group.name)
+        if region is not None and group is not region.groups[-1]:
+            continue  # the region's function runs once its last kernel's buffers exist
         if node.kind == "extern":
             a, b_ = node.extern_inputs
             lines.append(f"    matmul({a}, {b_}, out={node.out})  # {group.name}: "
                          f"{node.origin} (extern, BLAS)")
         else:
-            plan = plan_of[group.name]
-            fn = getattr(library.library, plan.name)  # type: ignore[union-attr]
-            params = plan.params()
+            assert region is not None and library is not None
+            fn = getattr(library.library, region.name)
+            params = region_params(region.plans)
             fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
             fn.restype = None
-            env[plan.name] = fn
+            env[region.name] = fn
             args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
-            lines.append(f"    {plan.name}({args})  # {group.name}")
-        for name in memory.frees_after.get(group.name, ()):
-            if name in reused_sources(memory) or buffers[name].kind == "const":
-                continue
-            lines.append(f"    del {name}")
+            lines.append(f"    {region.name}({args})  # "
+                         f"{', '.join(g.name for g in region.groups)}")
+        freed = [name for g in (region.groups if region is not None else (group,))
+                 for name in memory.frees_after.get(g.name, ())
+                 if name not in handed_over and buffers[name].kind != "const"]
+        if freed or pending:
+            lines.append(f"    del {', '.join(pending + freed)}")
+        pending = []
     lines.append(f"    if fb.flags[{ANY_FLAG}]:")
     lines.append("        check_flags(fb.flags)")
     outs = []
@@ -163,11 +224,3 @@ def _wrapper_lines(schedule: Schedule, plan_of: Mapping[str, KernelPlan],
         outs.append(name if buffers[name].shape == shape else f"{name}.reshape({shape})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return lines, env
-
-
-def reused_sources(memory: Any) -> set[str]:
-    return {r.old for r in memory.reuses + memory.inplace}
-
-
-def run(program: CompiledProgram, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-    return program.call(list(arrays))
