@@ -348,16 +348,24 @@ class KernelPrinter:
         parallel_inside = plan.parallel_depth == 0 and plan.threads > 1 and not outer
         # `omp for` must be followed by its loop; other kernels get a block of their own
         block = plan.parallel_depth == 0
+        # When the shared loops hold only pointwise work (no inner loops), the innermost
+        # shared loop is the vector loop.
+        simd_outer = bool(names) and self.vectorize and all(
+            n.kind == "pointwise" and n.ranges == outer for n in plan.nodes) and self.simd_ok(
+            plan.nodes, names[-1])
         if plan.parallel_depth > 0:
             collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
-            p.append(f"{indent}#pragma omp for{collapse} schedule(static)")
+            simd = " simd" if simd_outer and plan.parallel_depth == len(names) else ""
+            p.append(f"{indent}#pragma omp for{simd}{collapse} schedule(static)")
             self.work_shared = True
         elif not parallel_inside:
             p.append(f"{indent}#pragma omp single")
         if block:
             p.append(f"{indent}{{")
             indent += "    "
-        for name, r in zip(names, outer, strict=True):
+        for k, (name, r) in enumerate(zip(names, outer, strict=True)):
+            if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
+                p.append(f"{indent}#pragma omp simd")
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
         for name, extent in plan.local:

@@ -127,6 +127,9 @@ def compile_source(source: str, isa: str) -> Compiled:
     lib = root / f"stax_{key}.so"
     if lib.exists():
         try:
+            with open(lib, "rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    raise OSError("not a shared library")
             return Compiled(ctypes.CDLL(str(lib)), lib, True)
         except OSError:
             lib.unlink(missing_ok=True)  # a corrupt entry: rebuild it

@@ -10,6 +10,7 @@ returns the outputs.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -93,6 +94,31 @@ class Scratch(threading.local):
         return arr
 
 
+class OutputPool(threading.local):
+    """Outputs recycled once the caller has dropped them, like PyTorch's caching allocator.
+
+    Each output slot keeps up to OUTPUT_POOL_DEPTH base arrays; the caller receives a view of
+    one. A base is handed out again only when nothing but this pool refers to it (CPython's
+    reference count: every view the caller kept holds a reference to its base), so reused
+    memory is already mapped and no page faults are paid for fresh pages."""
+
+    DEPTH = 2
+
+    def __init__(self) -> None:
+        self.slots: dict[str, list[np.ndarray]] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        bases = self.slots.setdefault(name, [])
+        for k in range(len(bases)):
+            # referenced by the list and by getrefcount's argument only: free to reuse
+            if sys.getrefcount(bases[k]) == 2:
+                return bases[k].view()
+        base = np.empty(shape, dtype)
+        if len(bases) < self.DEPTH:
+            bases.append(base)
+        return base.view()
+
+
 def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
           ) -> CompiledProgram:
     vectorize = isa != "scalar"
@@ -153,7 +179,8 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     buffers = program.buffer_map
     env: dict[str, Any] = {"empty": np.empty, "check_flags": check_flags,
                            "assert_input": assert_input, "matmul": np.matmul,
-                           "flag_buffer": FlagBuffer(), "scratch": Scratch()}
+                           "flag_buffer": FlagBuffer(), "scratch": Scratch(),
+                           "outputs": OutputPool()}
     lines = ["def call(args):"]
     ins = list(program.inputs)
     if ins:
@@ -170,6 +197,7 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     lines.append("    fb = flag_buffer")
     lines.append("    flags = fb.address")
     lines.append("    s = scratch")
+    lines.append("    o = outputs")
     # Outputs never take storage from the scratch (the caller keeps them).
     reused = {r.new: r for r in memory.reuses + memory.inplace
               if buffers[r.new].kind == "intermediate"}
@@ -192,7 +220,8 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
                 lines.append(f"    {out.name} = s.get({out.name!r}, {out.shape}, "
                              f"dtype_{out.name})")
             else:
-                lines.append(f"    {out.name} = empty({out.shape}, dtype_{out.name})")
+                lines.append(f"    {out.name} = o.get({out.name!r}, {out.shape}, "
+                             f"dtype_{out.name})")
         node = group.members[0].node
         region = region_of.get(group.name)
         if region is not None and group is not region.groups[-1]:
