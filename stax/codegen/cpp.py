@@ -228,7 +228,7 @@ class Accumulator:
 
     def init(self) -> str:
         t = self.acc_type
-        return {"sum": f"({t})0", "prod": f"({t})1", "any": "false", "all": "true",
+        return {"sum": f"({t})0", "prod": f"({t})1", "any": "0", "all": "1",
                 "max": f"-std::numeric_limits<{t}>::infinity()" if self.float_value
                 else f"std::numeric_limits<{t}>::lowest()",
                 "min": f"std::numeric_limits<{t}>::infinity()" if self.float_value
@@ -239,7 +239,7 @@ class Accumulator:
         dims = f"[{lanes}]" if lanes else ""
         lines = [f"{indent}{self.acc_type} {self.var('', suffix)}{dims};"]
         if self.tracks_nan:
-            lines.append(f"{indent}bool {self.var('_nan', suffix)}{dims};")
+            lines.append(f"{indent}int {self.var('_nan', suffix)}{dims};")
         if self.fn in ("argmax", "argmin"):
             lines.append(f"{indent}int64_t {self.var('_idx', suffix)}{dims};")
         return lines + self.reset(indent, suffix, "lane" if lanes else "", lanes)
@@ -247,7 +247,7 @@ class Accumulator:
     def reset(self, indent: str, suffix: str, lane: str, lanes: int) -> list[str]:
         body = [f"{self.var('', suffix, lane)} = {self.init()};"]
         if self.tracks_nan:
-            body.append(f"{self.var('_nan', suffix, lane)} = false;")
+            body.append(f"{self.var('_nan', suffix, lane)} = 0;")
         if self.fn in ("argmax", "argmin"):
             body.append(f"{self.var('_idx', suffix, lane)} = -1;")
         if not lanes:
@@ -261,14 +261,14 @@ class Accumulator:
         fn = self.fn
         if fn in ("sum", "prod"):
             return [f"{indent}{n} = {n} {'+' if fn == 'sum' else '*'} ({self.acc_type}){value};"]
-        if fn in ("any", "all"):
-            return [f"{indent}{n} = {n} {'||' if fn == 'any' else '&&'} (bool){value};"]
+        if fn in ("any", "all"):  # int flags: `|`/`&` reductions vectorize, `||` does not
+            return [f"{indent}{n} = {n} {'|' if fn == 'any' else '&'} (int)(bool){value};"]
         if fn in ("max", "min"):
             op = ">" if fn == "max" else "<"
             lines = [f"{indent}{n} = ({value} {op} {n}) ? {value} : {n};"]
             if self.tracks_nan:
                 nan = self.var("_nan", suffix, lane)
-                lines.append(f"{indent}{nan} = {nan} || ({value} != {value});")
+                lines.append(f"{indent}{nan} = {nan} | (int)({value} != {value});")
             return lines
         idx = self.var("_idx", suffix, lane)
         return [f"{indent}{self._take_if_better(value, position, n, idx)}"]
@@ -282,13 +282,13 @@ class Accumulator:
                 f"{{ {n} = {value}; {idx} = {position}; }}")
 
     def simd_clause(self) -> str:
-        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}.get(
+        op = {"sum": "+", "prod": "*", "any": "|", "all": "&", "max": "max", "min": "min"}.get(
             self.fn)
         if op is None:
             return ""
         clause = f" reduction({op}:{self.name})"
         if self.tracks_nan:
-            clause += f" reduction(||:{self.name}_nan)"
+            clause += f" reduction(|:{self.name}_nan)"
         return clause
 
     def combine(self, other_suffix: str, indent: str) -> list[str]:
@@ -300,7 +300,7 @@ class Accumulator:
                     + self._take_if_better(o, idx, self.name, self.var("_idx"))]
         lines = self.update(o, "", indent)
         if self.tracks_nan:
-            lines.append(f"{indent}{self.name}_nan = {self.name}_nan || {o}_nan;")
+            lines.append(f"{indent}{self.name}_nan = {self.name}_nan | {o}_nan;")
         return lines
 
     def result(self, lane: str = "") -> str:
@@ -319,7 +319,7 @@ def accumulator(node: Node, name: str) -> Accumulator:
     is_float = node.body.dtype.kind == "f"
     acc_t = vt
     if node.fn in ("any", "all"):
-        acc_t = "bool"
+        acc_t = "int"  # a 0/1 flag: bitwise reductions vectorize
     return Accumulator(node.fn, name, vt, acc_t, is_float)
 
 
@@ -624,7 +624,7 @@ class KernelPrinter:
         inner = indent + "    "
         bounds = (f"chunk * {REDUCTION_CHUNK}",
                   f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
-        parts = [("", "acc_type", "{a.name}_pp"), ("_nan", "bool", "{a.name}_pn"),
+        parts = [("", "acc_type", "{a.name}_pp"), ("_nan", "int", "{a.name}_pn"),
                  ("_idx", "int64_t", "{a.name}_pi")]
         if not parallel:
             for a in accs:
