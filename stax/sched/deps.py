@@ -9,6 +9,7 @@ only orders. Each SchedulerNode records its reads and writes and its iteration g
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,11 +26,11 @@ class MemoryDep:
     ranges: tuple[tuple[str, int], ...]
     itemsize: int
 
-    @property
+    @functools.cached_property
     def numel(self) -> int:
         return math.prod(r for _, r in self.ranges)
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         return self.numel * self.itemsize
 

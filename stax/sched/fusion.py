@@ -276,6 +276,8 @@ class _Ancestry:
     def __init__(self, nodes: Sequence[SchedulerNode]) -> None:
         self.bit = {n.name: 1 << i for i, n in enumerate(nodes)}
         self.memo: dict[tuple[str, int], int] = {}
+        self.fused_of: dict[int, Group] = {}  # a fused node's bit -> its group
+        self.fused_mask = 0
         producer = {n.node.out: n.name for n in nodes}
         self.anc: dict[str, int] = {}
         for n in nodes:
@@ -301,21 +303,33 @@ class _Ancestry:
             self.memo[key] = functools.reduce(lambda m, x: m | table[x.name], g.members, 0)
         return self.memo[key]
 
-    def creates_cycle(self, a: Group, b: Group, fused: Sequence[Group]) -> bool:
+    def note_fused(self, g: Group) -> None:
+        """Record a fused group: new paths in the quotient graph only go through these."""
+        for m in g.members:
+            self.fused_of[self.bit[m.name]] = g
+        self.fused_mask |= self.mask(g)
+
+    def creates_cycle(self, a: Group, b: Group) -> bool:
+        """Prop. 7.1: merging `a` and `b` closes a cycle iff a node outside both is reachable
+        from one of them and reaches the other. Reachability starts from the original
+        descendants and is widened only through fused groups it meets."""
         own = self.mask(a) | self.mask(b)
         for src, dst in ((a, b), (b, a)):
+            target = self.group_mask(dst, self.anc) & ~own
             reach = self.group_mask(src, self.desc) & ~own
-            changed = True
-            while changed:  # close over groups already fused (new paths only go through them)
-                changed = False
-                for g in fused:
-                    gm = self.mask(g)
-                    if gm & reach and not gm & own and (gm | self.group_mask(g, self.desc)) & \
-                            ~reach & ~own:
-                        reach |= (gm | self.group_mask(g, self.desc)) & ~own
-                        changed = True
-            if reach & self.group_mask(dst, self.anc):
-                return True
+            seen = 0
+            frontier = reach & self.fused_mask
+            while True:
+                if reach & target:
+                    return True
+                if not frontier:
+                    break
+                g = self.fused_of[frontier & -frontier]
+                gm = self.mask(g)
+                seen |= gm
+                if not gm & own:
+                    reach |= (gm | self.group_mask(g, self.desc)) & ~own
+                frontier = reach & self.fused_mask & ~seen
         return False
 
 
@@ -332,6 +346,7 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
     log: list[str] = []
     evaluated: dict[tuple[str, str], tuple[Score, Verdict]] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
+        current = {g.name: g for g in groups}
         by_buffer: dict[str, list[Group]] = {}
         for g in groups:
             for buf in g.buffers():
@@ -358,11 +373,10 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
         log.append(f"round {rnd}: found {len(candidates)} possible fusions")
         candidates.sort(key=functools.cmp_to_key(lambda p, q: compare(q[0], p[0])))
         merged: set[str] = set()
-        fused_groups = [g for g in groups if len(g.members) > 1]
         for s, x, y, verdict in candidates:
             if x.name in merged or y.name in merged:
                 continue
-            if ancestry.creates_cycle(x, y, fused_groups):
+            if ancestry.creates_cycle(x, y):
                 log.append(f"cannot fuse {x.name} with {y.name}: fusion would create a cycle "
                            "through a third node (Proposition 7.1)")
                 continue
@@ -370,8 +384,10 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
             log.append(f"fusing {x.name} with {y.name} ({verdict.reason}, score {s})")
             log.append(new.describe())
             merged |= {x.name, y.name}
-            groups = [g for g in groups if g.name not in (x.name, y.name)] + [new]
-            fused_groups = [g for g in groups if len(g.members) > 1]
+            del current[x.name], current[y.name]
+            current[new.name] = new
+            ancestry.note_fused(new)
+        groups = list(current.values())
         if not merged:
             break
     return FusionResult(topological_groups(groups, position), tuple(log))
