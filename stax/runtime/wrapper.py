@@ -23,6 +23,7 @@ from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
 from stax.runtime.compiler import Compiled, compile_source
 from stax.sched.fusion import Group
+from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
 from stax.tiling.plan import KernelPlan, plan_kernel
 
@@ -94,6 +95,18 @@ class Scratch(threading.local):
         return arr
 
 
+class Pool(threading.local):
+    """With `pool=True`: every intermediate lives at a fixed offset of one byte array per
+    thread, laid out by the inference pool planner (stax.sched.pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.storage = np.empty(max(size, 1), np.uint8)
+
+    def get(self, offset: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return self.storage[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
 class OutputPool(threading.local):
     """Outputs recycled once the caller has dropped them, like PyTorch's caching allocator.
 
@@ -141,6 +154,14 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
     return CompiledProgram(namespace["call"], tuple(plan_of.values()), cpp, source, library)
 
 
+def handed_over_storage(schedule: Schedule) -> list[Reuse]:
+    """The memory plan's reuses the wrapper applies: outputs never take storage from the
+    scratch (the caller keeps them), so only intermediates receive another's storage."""
+    buffers = schedule.program.buffer_map
+    return [r for r in schedule.memory.reuses + schedule.memory.inplace
+            if buffers[r.new].kind == "intermediate"]
+
+
 @dataclass(frozen=True)
 class Region:
     """Consecutive C++ kernels run by one function in one OpenMP parallel region."""
@@ -160,7 +181,7 @@ def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Regi
             runs[-1].append(group)
         else:
             runs.append([group])
-    pairs = schedule.memory.reuses + schedule.memory.inplace
+    pairs = handed_over_storage(schedule)
     regions = []
     for run in runs:
         if run[0].members[0].node.kind == "extern":
@@ -168,6 +189,8 @@ def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Regi
         plans = tuple(plan_of[g.name] for g in run)
         params = set(region_params(plans))
         aliased = {n for r in pairs if {r.new, r.old} <= params for n in (r.new, r.old)}
+        if schedule.memory.pool is not None:  # pooled intermediates may share addresses
+            aliased |= set(schedule.memory.pool.offsets) & params
         regions.append(Region(f"region{len(regions)}", tuple(run), plans, aliased))
     return regions
 
@@ -198,9 +221,12 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     lines.append("    flags = fb.address")
     lines.append("    s = scratch")
     lines.append("    o = outputs")
-    # Outputs never take storage from the scratch (the caller keeps them).
-    reused = {r.new: r for r in memory.reuses + memory.inplace
-              if buffers[r.new].kind == "intermediate"}
+    pool = memory.pool
+    if pool is not None:
+        env["pool"] = Pool(pool.size)
+        lines.append(f"    p = pool  # {pool.size:,} B for all intermediates (M* "
+                     f"{memory.peak_bytes:,} B)")
+    reused = {r.new: r for r in handed_over_storage(schedule)} if memory.pool is None else {}
     handed_over = {r.old for r in reused.values()}  # deleted when reused, not when freed
     local = {lb.buffer for lb in schedule.local}
     region_of = {g.name: r for r in regions for g in r.groups}
@@ -212,7 +238,10 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
             out = buffers[m.node.out]
             env[f"dtype_{out.name}"] = out.dtype
             r = reused.get(out.name)
-            if r is not None:
+            if pool is not None and out.name in pool.offsets:
+                lines.append(f"    {out.name} = p.get({pool.offsets[out.name]}, {out.shape}, "
+                             f"dtype_{out.name})")
+            elif r is not None:
                 lines.append(f"    {out.name} = {r.old}.reshape({out.shape})"
                              f"  # reuse: {r.reason}")
                 pending.append(r.old)

@@ -61,13 +61,32 @@ def topological(nodes: Sequence[SchedulerNode]) -> tuple[SchedulerNode, ...]:
     return tuple(nodes)
 
 
-def memory_nodes(kernels: Sequence[Group], local: set[str]) -> list[MemNode]:
+def inplace_candidates(g: Group, program: LoopProgram) -> tuple[tuple[str, str], ...]:
+    """(read, written) pairs a kernel may compute in place (seed 000 §7.5, last paragraph): a
+    single pointwise node that reads the buffer only at exactly the index it writes, with the
+    same dtype and size, so each element is read before it is overwritten, in one iteration."""
+    if len(g.members) != 1 or g.members[0].node.kind != "pointwise":
+        return ()
+    node = g.members[0].node
+    buffers = program.buffer_map
+    out = buffers[node.out]
+    pairs = []
+    for buf in node.read_buffers():
+        b = buffers[buf]
+        if b.dtype == out.dtype and b.shape == out.shape and all(
+                ld.index == node.out_index for ld in node.reads() if ld.buf == buf):
+            pairs.append((buf, node.out))
+    return tuple(pairs)
+
+
+def memory_nodes(kernels: Sequence[Group], local: set[str], program: LoopProgram
+                 ) -> list[MemNode]:
     out = []
     for g in kernels:
         writes = tuple(dict.fromkeys(m.node.out for m in g.members if m.node.out not in local))
         reads = tuple(dict.fromkeys(b for m in g.members for b in m.node.read_buffers()
                                     if b not in writes and b not in local))
-        out.append(MemNode(g.name, reads, writes))
+        out.append(MemNode(g.name, reads, writes, inplace_candidates(g, program)))
     return out
 
 
@@ -87,7 +106,7 @@ def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False) -> 
                                  "input" if b.kind in ("input", "const") else
                                  "output" if b.kind == "output" else "intermediate")
                for b in program.buffers if b.name not in local_names}
-    memory = plan_memory(memory_nodes(kernels, local_names), buffers, pool=pool)
+    memory = plan_memory(memory_nodes(kernels, local_names, program), buffers, pool=pool)
     by_name = {g.name: g for g in kernels}
     ordered = tuple(by_name[name] for name in memory.order)
     return Schedule(program, nodes, removed, ordered, log, local, memory)
