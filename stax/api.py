@@ -84,7 +84,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
         arr = _as_array(a)
         value = builder.input(arr.shape, arr.dtype)
         weak = isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
-        tracers.append(Tracer(builder, value, weak=weak) if arr.ndim or weak or True else a)
+        tracers.append(Tracer(builder, value, weak=weak))
     originals = [t.value for t in tracers]
     result = fn(*tracers)
     leaves: list[Value] = []

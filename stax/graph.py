@@ -6,7 +6,7 @@ Everything here is immutable; a transformation builds a new Graph.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,7 +76,6 @@ class Graph:
     inputs: tuple[Value, ...]
     ops: tuple[Op, ...]
     outputs: tuple[Value, ...]
-    consts: tuple[tuple[int, Any], ...] = field(default=())
 
     def producer(self) -> dict[int, Op]:
         return {op.out.id: op for op in self.ops}

@@ -129,3 +129,28 @@ def test_kernels_run_clean_under_sanitizers(tmp_path) -> None:
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "sanitized ok" in result.stdout
+
+
+ULP_CASES = {
+    "exp": (np.exp, (-80.0, 80.0)), "log": (np.log, (1e-30, 1e30)),
+    "tanh": (np.tanh, (-20.0, 20.0)), "sin": (np.sin, (-100.0, 100.0)),
+    "cos": (np.cos, (-100.0, 100.0)), "expm1": (np.expm1, (-10.0, 10.0)),
+    "log1p": (np.log1p, (-0.9, 1e6)), "arctan": (np.arctan, (-1e4, 1e4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ULP_CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vector_math_accuracy_within_4_ulp(name, dtype) -> None:
+    """Vectorized transcendentals (glibc libmvec) against a correctly rounded reference:
+    float64 NumPy for float32, and an extended-precision (longdouble) evaluation for float64."""
+    fn, (lo, hi) = ULP_CASES[name]
+    rng = np.random.default_rng(7)
+    x = rng.uniform(lo, hi, 20_000).astype(dtype)
+    if name == "log":
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), 20_000)).astype(dtype)
+    got = stax.jit(fn)(x)
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    want = fn(x.astype(wide)).astype(dtype)
+    ulps = np.abs(got.astype(wide) - want.astype(wide)) / np.spacing(np.abs(want)).astype(wide)
+    assert float(np.max(ulps)) <= 4.0

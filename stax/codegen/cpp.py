@@ -215,7 +215,6 @@ class Accumulator:
 
     fn: str
     name: str
-    value_type: str
     acc_type: str
     float_value: bool
 
@@ -320,7 +319,7 @@ def accumulator(node: Node, name: str) -> Accumulator:
     acc_t = vt
     if node.fn in ("any", "all"):
         acc_t = "int"  # a 0/1 flag: bitwise reductions vectorize
-    return Accumulator(node.fn, name, vt, acc_t, is_float)
+    return Accumulator(node.fn, name, acc_t, is_float)
 
 
 # ---- kernels -------------------------------------------------------------------------------------

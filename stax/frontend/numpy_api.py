@@ -793,10 +793,6 @@ def _round(a: Any, decimals: int = 0, out: Any = None) -> Tracer:
                        scale)
 
 
-def _ufunc_function(name: str) -> Callable[..., Any]:
-    return lambda *args, **kw: array_ufunc(args[0], getattr(np, name), "__call__", *args, **kw)
-
-
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: where, np.clip: clip, np.sum: sum, np.prod: prod, np.max: max, np.amax: max,
     np.min: min, np.amin: min, np.mean: mean, np.var: var, np.std: std, np.argmax: argmax,

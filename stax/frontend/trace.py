@@ -72,7 +72,6 @@ class Tracer:
         self.base = base
         self.base_version = base.version if base is not None else 0
         self.version = 0
-        self.mutated_input: int | None = None
 
     # ---- array attributes -------------------------------------------------------------------
     @property

@@ -125,10 +125,6 @@ class Index(_Cached):
             return Index()
         return Index(tuple((a, c * k) for a, c in self.terms), self.const * k)
 
-    @property
-    def is_const(self) -> bool:
-        return not self.terms
-
     def variables(self) -> set[str]:
         out: set[str] = set()
         for atom, _ in self.terms:

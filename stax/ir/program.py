@@ -20,9 +20,6 @@ from stax.ir.expr import Expr, Index, Load, loads
 BufferKind = Literal["input", "const", "intermediate", "output"]
 NodeKind = Literal["pointwise", "reduction", "scan", "extern"]
 
-REDUCE_FNS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
-SCAN_FNS = ("cumsum", "cumprod")
-
 
 @dataclass(frozen=True)
 class Buffer:
@@ -40,13 +37,6 @@ class Buffer:
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
-
-    @property
-    def storage_elems(self) -> int:
-        """Elements spanned by the layout (for strided inputs, more than `size`)."""
-        if self.size == 0:
-            return 0
-        return 1 + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides, strict=True))
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

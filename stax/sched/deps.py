@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stax.ir.expr import Index, Indirect
@@ -141,7 +141,3 @@ def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
         unmet = tuple(d for d in reads if d.buffer in produced)
         out.append(SchedulerNode(node, writes, tuple(reads), unmet, tuple(notes)))
     return tuple(out)
-
-
-def producers(nodes: Sequence[SchedulerNode]) -> Mapping[str, str]:
-    return {n.node.out: n.name for n in nodes}

@@ -85,10 +85,6 @@ class Verdict:
 
 # ---- compatibility and legality ----------------------------------------------------------------
 
-def _numel(xs: Sequence[int]) -> int:
-    return functools.reduce(lambda a, b: a * b, xs, 1)
-
-
 def compatible(a: Node, b: Node) -> bool:
     """Definition 7.2 on iteration groups (n, r)."""
     return compatible_groups(
