@@ -607,6 +607,9 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tracer:
 
 def setitem(a: Tracer, index: Any, value: Any) -> None:
     """`a[index] = value`, functionalized: `a` is rebound to a new value."""
+    if isinstance(value, Tracer) and value.writes_view_of is a:
+        a.pending_view_writes -= 1
+        value.writes_view_of = None
     if a.base is not None:
         raise unsupported("assignment into a view of another array (assign into the base "
                           "array, or .copy() the view first)")
@@ -660,15 +663,21 @@ def inplace(a: Tracer, result: Tracer) -> Tracer:
     """`a op= b`: NumPy writes the result into `a` (casting 'same_kind')."""
     if not isinstance(a, Tracer):
         return result
-    if a.base is not None:
-        raise unsupported("in-place operators on a view of another array")
     if tuple(result.shape) != tuple(a.shape):
         raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
                          f"match the broadcast shape {result.shape}")
     if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
         raise TypeError(f"Cannot cast ufunc output from dtype('{result.dtype}') to "
                         f"dtype('{a.dtype}') with casting rule 'same_kind'")
-    _rebind(a, to_value(a.builder, result, a.dtype))
+    value = to_value(a.builder, result, a.dtype)
+    if a.base is not None:
+        # `x[i] += y`: Python stores the result back with x[i] = ...; until it does, the base
+        # must not be read (`v = x[i]; v += y` would need the write to reach x: unsupported).
+        written = Tracer(a.builder, value)
+        written.writes_view_of = a.base
+        a.base.pending_view_writes += 1
+        return written
+    _rebind(a, value)
     return a
 
 
@@ -724,6 +733,30 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, **kw: Any) -> T
     return concatenate(expanded, axis=ax, out=out, **kw)
 
 
+# ---- arrays of a constant --------------------------------------------------------------------
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None, **kw: Any) -> Tracer:
+    if kw:
+        raise unsupported(f"np.full_like with {', '.join(kw)}=")
+    b = find_builder((a,))
+    dtype = check_dtype(np.dtype(dtype) if dtype is not None else a.dtype, "np.full_like")
+    shape = tuple(a.shape) if shape is None else (
+        (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape))
+    value = b.add("const", (), (), dtype, value=np.asarray(fill_value).astype(dtype).item())
+    return wrap(b, broadcast_value(b, value, shape))
+
+
+def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+               shape: Any = None) -> Tracer:
+    return full_like(a, 0, dtype, order, subok, shape)
+
+
+def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None) -> Tracer:
+    return full_like(a, 1, dtype, order, subok, shape)
+
+
 # ---- linear algebra (extern) ---------------------------------------------------------------
 
 def matmul(a: Any, b_: Any, out: Any = None, **kw: Any) -> Tracer:
@@ -735,10 +768,10 @@ def matmul(a: Any, b_: Any, out: Any = None, **kw: Any) -> Tracer:
     va, vb = to_value(b, a, dtype), to_value(b, b_, dtype)
     if va.ndim == 0 or vb.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
-    shape = np.matmul(np.empty(va.shape, np.int8), np.empty(vb.shape, np.int8)).shape \
-        if va.ndim <= 2 and vb.ndim <= 2 else None
-    if shape is None:
-        raise unsupported("matmul of arrays with more than 2 dimensions")
+    try:  # NumPy's own shape rules (batch dimensions broadcast)
+        shape = np.matmul(np.empty(va.shape, np.int8), np.empty(vb.shape, np.int8)).shape
+    except ValueError as e:
+        raise ValueError(f"matmul: {e}") from None
     return wrap(b, b.add("matmul", (va, vb), tuple(shape), dtype))
 
 
@@ -801,7 +834,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.ravel: ravel, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
     np.squeeze: squeeze, np.concatenate: concatenate, np.stack: stack, np.matmul: matmul,
     np.dot: dot, np.take_along_axis: take_along_axis, np.take: take, np.copy: copy_,
-    np.round: _round, np.around: _round,
+    np.round: _round, np.around: _round, np.full_like: full_like, np.zeros_like: zeros_like,
+    np.ones_like: ones_like, np.empty_like: zeros_like,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: lambda a: a.size,
 }
 

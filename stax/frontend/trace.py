@@ -72,6 +72,10 @@ class Tracer:
         self.base = base
         self.base_version = base.version if base is not None else 0
         self.version = 0
+        # In-place operators applied to views of this array whose results were not yet
+        # stored back into it (`x[i] += y` stores back; `v = x[i]; v += y` does not).
+        self.pending_view_writes = 0
+        self.writes_view_of: Tracer | None = None
 
     # ---- array attributes -------------------------------------------------------------------
     @property
@@ -100,6 +104,10 @@ class Tracer:
         return f"Tracer({self.value}: {self.value.typestr()})"
 
     def check_fresh(self) -> None:
+        if self.pending_view_writes:
+            raise NotImplementedError(
+                "stax.jit: an in-place operator on a view (v = x[...]; v += y) does not reach "
+                "the base array; write x[...] += y instead")
         if self.base is not None and self.base.version != self.base_version:
             raise NotImplementedError(
                 "stax.jit: reading a view of an array that was assigned to after the view was "

@@ -1,0 +1,67 @@
+"""Augmented assignment through indexing, constant-filled arrays, batched matmul."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stax
+
+
+def augmented(x):
+    y = x.copy()
+    y[0] += 1
+    y[:, 1] *= 3
+    y[1:, ::2] -= y[:-1, ::2]
+    return y
+
+
+def test_augmented_assignment_through_an_index() -> None:
+    x = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_array_equal(stax.jit(augmented)(x), augmented(x))
+
+
+def test_augmented_assignment_into_an_argument_reaches_the_caller() -> None:
+    def f(x):
+        x[1:] -= 5
+        return x.sum()
+
+    a, b = np.arange(6.0), np.arange(6.0)
+    assert stax.jit(f)(a) == f(b)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_in_place_operator_on_a_detached_view_is_refused() -> None:
+    def f(x):
+        y = x.copy()
+        v = y[0]
+        v += 1  # NumPy would change y through the view
+        return y
+
+    with pytest.raises(NotImplementedError, match="in-place operator on a view"):
+        stax.jit(f)(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_constant_filled_like(dtype) -> None:
+    def f(a):
+        return (np.zeros_like(a), np.ones_like(a, dtype=np.float64), np.full_like(a, 7),
+                np.zeros_like(a, shape=(2, 3)))
+
+    a = np.arange(12).reshape(3, 4).astype(dtype)
+    for got, want in zip(stax.jit(f)(a), f(a), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_batched_matmul_broadcasts_like_numpy() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5))
+
+    def f(a, b):
+        return a @ b, np.matmul(a, a.transpose(0, 2, 1)) + 1.0
+
+    for got, want in zip(stax.jit(f)(a, b), f(a, b), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="matmul"):
+        stax.jit(lambda a: a @ a)(np.ones((2, 3)))
