@@ -118,6 +118,9 @@ def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
     """One scheduler node per LoopProgram node, with canonical dependences."""
     bufs = program.buffer_map
     produced = {n.out for n in program.nodes}
+    # one object per distinct dependence, so that comparing the dependences of two nodes (the
+    # fusion score intersects them) mostly finds identical objects instead of comparing fields
+    interned: dict[Dep, Dep] = {}
     out = []
     for raw in program.nodes:
         node, notes = merge_axes(raw) if raw.kind in ("pointwise", "reduction") else (raw, [])
@@ -138,6 +141,8 @@ def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
             out_vars = var_ranges if node.kind == "scan" else var_ranges[:len(node.ranges)]
             writes = (canonical_dep(node.out, node.out_index, out_vars,
                                     bufs[node.out].dtype.itemsize),)
-        unmet = tuple(d for d in reads if d.buffer in produced)
-        out.append(SchedulerNode(node, writes, tuple(reads), unmet, tuple(notes)))
+        read_deps = tuple(interned.setdefault(d, d) for d in reads)
+        writes = tuple(interned.setdefault(d, d) for d in writes)
+        unmet = tuple(d for d in read_deps if d.buffer in produced)
+        out.append(SchedulerNode(node, writes, read_deps, unmet, tuple(notes)))
     return tuple(out)

@@ -3,9 +3,9 @@
 Groups of scheduler nodes are merged pairwise in at most 10 rounds. A candidate pair shares a
 buffer; `can_fuse` checks every condition of §7.3 and records why it refuses; candidates are
 ordered by the score `(τ, σ, ω, −δ)` with the 16× rule on σ; each group merges at most once per
-round, and never when Proposition 7.1 says the merge would close a cycle. Ancestor sets are
-bitmasks computed once over the original nodes; the cycle check expands them only through groups
-already fused.
+round, and never when Proposition 7.1 says the merge would close a cycle. The cycle check runs on
+the quotient graph of the current groups, updated in place at each merge together with a
+topological order of it, and searches only the groups ranked between the two candidates.
 """
 
 from __future__ import annotations
@@ -56,19 +56,54 @@ class Group:
             return f"{self.name}: SchedulerNode"
         return f"{self.name}: {self.kind}({','.join(self.parts)})"
 
+    # Summaries of the members that `can_fuse` and `score` combine pairwise (cached: a group is
+    # compared with many others before it merges).
+
     @functools.cached_property
-    def buffer_set(self) -> frozenset[str]:
+    def buffers(self) -> frozenset[str]:
         return frozenset(d.buffer for m in self.members for d in m.reads + m.writes)
 
-    def buffers(self) -> frozenset[str]:
-        return self.buffer_set
-
     @functools.cached_property
-    def dep_set(self) -> frozenset[Dep]:
+    def deps(self) -> frozenset[Dep]:
         return frozenset(d for m in self.members for d in m.reads + m.writes)
 
-    def deps(self) -> frozenset[Dep]:
-        return self.dep_set
+    @functools.cached_property
+    def read_buffers(self) -> frozenset[str]:
+        return frozenset(b for m in self.members for b in m.node.read_buffers())
+
+    @functools.cached_property
+    def outputs(self) -> dict[str, Node]:
+        return {m.node.out: m.node for m in self.members}
+
+    @functools.cached_property
+    def output_bytes(self) -> int:
+        return sum(m.writes[0].nbytes for m in self.members if isinstance(m.writes[0], MemoryDep))
+
+    @functools.cached_property
+    def opaque(self) -> SchedulerNode | None:
+        """The first scan or extern member: such nodes are never fused."""
+        return next((m for m in self.members if m.node.kind in ("scan", "extern")), None)
+
+    @functools.cached_property
+    def kinds(self) -> frozenset[bool]:
+        """Whether members are reductions, as a set (τ needs them all alike)."""
+        return frozenset(m.is_reduction for m in self.members)
+
+    @functools.cached_property
+    def shapes(self) -> frozenset[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        return frozenset((m.node.kind, m.node.ranges, m.node.reduction_ranges)
+                         for m in self.members)
+
+    @functools.cached_property
+    def outer(self) -> tuple[int, ...]:
+        """The longest prefix of ranges common to all members."""
+        first = self.members[0].node.ranges
+        return first[:_common_prefix([m.node.ranges for m in self.members])]
+
+    @functools.cached_property
+    def rank(self) -> int:
+        """The most loops of any member."""
+        return max(len(m.node.ranges) for m in self.members)
 
 
 def single(node: SchedulerNode) -> Group:
@@ -113,12 +148,11 @@ def _common_prefix(xs: Sequence[tuple[int, ...]]) -> int:
 
 def fused_depth(a: Group, b: Group) -> tuple[int, str]:
     """The loops the fused group would share (the CPU rule by outer loops, §7.4)."""
-    members = a.members + b.members
-    shapes = {(m.node.kind, m.node.ranges, m.node.reduction_ranges) for m in members}
     same = a.kind != "OuterLoopFusedSchedulerNode" and b.kind != "OuterLoopFusedSchedulerNode"
-    if len(shapes) == 1 and same:
-        return len(members[0].node.ranges), "FusedSchedulerNode"
-    depth = min(_common_prefix([m.node.ranges for m in members]), a.depth, b.depth)
+    if len(a.shapes | b.shapes) == 1 and same:
+        return len(a.members[0].node.ranges), "FusedSchedulerNode"
+    # the common prefix of all members' ranges is that of the two groups' common prefixes
+    depth = min(_common_prefix([a.outer, b.outer]), a.depth, b.depth)
     return depth, "OuterLoopFusedSchedulerNode"
 
 
@@ -183,28 +217,26 @@ def vertical_legal(producer: Node, consumer: Node, depth: int) -> str:
 
 def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
     for g in (a, b):
-        for m in g.members:
-            if m.node.kind in ("scan", "extern"):
-                return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
-                               "needs a strict order, an extern call is opaque)")
+        if (m := g.opaque) is not None:
+            return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
+                           "needs a strict order, an extern call is opaque)")
     for x in a.signatures:
         for y in b.signatures:
             if not compatible_groups(x, y):
                 return Verdict(False, f"iteration spaces differ {a.members[0].group} vs "
                                f"{b.members[0].group} (Definition 7.2)")
     depth, kind = fused_depth(a, b)
-    ranks = [len(m.node.ranges) for m in a.members + b.members]
-    if depth == 0 and max(ranks) > 0:
+    if depth == 0 and max(a.rank, b.rank) > 0:
         return Verdict(False, f"outer loop fusion depth 0: iteration groups "
                        f"{a.members[0].group} and {b.members[0].group} share no outer loop")
     if len(a.members) + len(b.members) > MAX_NODES:
         return Verdict(False, f"more than {MAX_NODES} nodes in one kernel")
-    if len(a.buffers() | b.buffers()) > MAX_BUFFERS:
+    if len(a.buffers | b.buffers) > MAX_BUFFERS:
         return Verdict(False, f"more than {MAX_BUFFERS} distinct buffers in one kernel")
-    outs_a = {m.node.out: m.node for m in a.members}
-    outs_b = {m.node.out: m.node for m in b.members}
     vertical = False
-    for first, second in ((outs_a, b), (outs_b, a)):
+    for first, second in ((a.outputs, b), (b.outputs, a)):
+        if first.keys().isdisjoint(second.read_buffers):
+            continue
         for m in second.members:
             for buf in m.node.read_buffers():
                 if buf in first:
@@ -215,13 +247,12 @@ def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
     if not vertical:
         if sigma < MIN_SHARED_BYTES:
             return Verdict(False, f"shares only {sigma} bytes (< {MIN_SHARED_BYTES})")
-        held = sum(m.writes[0].nbytes for m in (a.members if distance > 0 else b.members)
-                   if isinstance(m.writes[0], MemoryDep))
+        held = (a if distance > 0 else b).output_bytes
         if distance > 1 and held > PEAK_GROWTH_FACTOR * sigma:
             return Verdict(False, f"fusing would hold {held} bytes across {distance} nodes, more "
                            f"than {PEAK_GROWTH_FACTOR}x the {sigma} bytes saved (peak memory)")
     reason = "vertical" if vertical else "horizontal"
-    if kind == "FusedSchedulerNode" and all(m.is_reduction for m in a.members + b.members):
+    if kind == "FusedSchedulerNode" and a.kinds | b.kinds == {True}:  # all reductions
         reason = "SAME_VARS_REDUCE"
     return Verdict(True, reason, depth, kind)
 
@@ -240,13 +271,11 @@ class Score:
 
 
 def score(a: Group, b: Group, position: dict[str, int]) -> Score:
-    shared = a.deps() & b.deps()
-    sigma = sum(d.nbytes for d in shared if isinstance(d, MemoryDep))
-    buffers = {d.buffer for d in shared} | (a.buffers() & b.buffers())
-    kinds = {m.is_reduction for m in a.members + b.members}
-    tau = 1 if len(kinds) == 1 and sigma > 0 else 0
+    sigma = sum(d.nbytes for d in a.deps & b.deps if isinstance(d, MemoryDep))
+    tau = 1 if len(a.kinds | b.kinds) == 1 and sigma > 0 else 0
     delta = abs(position[a.members[0].name] - position[b.members[0].name])
-    return Score(tau, sigma, len(buffers), delta)
+    # ω counts shared buffers; the buffer of every shared dependence is one of them
+    return Score(tau, sigma, len(a.buffers & b.buffers), delta)
 
 
 def compare(s1: Score, s2: Score) -> int:
@@ -258,6 +287,26 @@ def compare(s1: Score, s2: Score) -> int:
     return (k1 > k2) - (k1 < k2)
 
 
+def rank_by_score(candidates: list[tuple[Score, Group, Group, Verdict]]) -> None:
+    """Sort `candidates` best score first, stably, exactly as a sort by `compare` would.
+
+    `compare` is not transitive in general (the 16x rule), so the result of a sort by it depends
+    on the sorting algorithm; that sort is kept as the general case. But `compare` differs from
+    the plain lexicographic order of `(τ, σ, ω, −δ)` only on a pair where the 16x rule fires and
+    τ disagrees with σ: one score has τ = 1 and σ = s > 0 (τ = 1 implies σ > 0), the other τ = 0
+    and σ > 16s. When no such pair exists in the list, `compare` is the lexicographic order on
+    it, a total preorder, and a stable sort by a total preorder has exactly one result, so the
+    stable sort by the key (much faster: no Python call per comparison) gives the same list.
+    """
+    least_tau1 = min((s.sigma for s, *_ in candidates if s.tau == 1), default=None)
+    most_tau0 = max((s.sigma for s, *_ in candidates if s.tau == 0), default=0)
+    if least_tau1 is not None and most_tau0 > SCORE_RATIO * least_tau1:
+        candidates.sort(key=functools.cmp_to_key(lambda p, q: compare(q[0], p[0])))
+    else:
+        candidates.sort(key=lambda c: (c[0].tau, c[0].sigma, c[0].omega, -c[0].delta),
+                        reverse=True)
+
+
 # ---- Algorithm 7.1 -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -266,67 +315,76 @@ class FusionResult:
     log: tuple[str, ...]
 
 
-class _Ancestry:
-    """Original ancestor/descendant bitmasks (computed once) and the Prop. 7.1 cycle check."""
+class _Quotient:
+    """The quotient graph of the current groups (an edge G -> H when a member of H reads a buffer
+    a member of G produces), kept with a topological order, and the cycle check of Prop. 7.1.
+
+    Prop. 7.1 in the quotient graph: merging groups `a` and `b` closes a cycle iff a path of
+    length >= 2 joins them (through a third group). The graph stays a DAG (the check keeps it
+    one), and `rank` is a topological order of it: every edge goes to a higher rank. Soundness of
+    the pruning: along any path ranks strictly increase, so a path from `a` to `b` (with rank(a) <
+    rank(b); none runs from `b` to `a`) visits only groups ranked strictly between them. The
+    search therefore starts at `a`'s successors other than `b`, follows only groups ranked below
+    `b`, and reports a cycle iff it meets a predecessor of `b`: it sees every path's interior, and
+    each group it meets is reachable from `a` through a path that avoids `b`. A merge only
+    reorders the groups between `a` and `b` (Pearce and Kelly's dynamic topological order), so
+    no transitive closure is ever recomputed.
+    """
 
     def __init__(self, nodes: Sequence[SchedulerNode]) -> None:
-        self.bit = {n.name: 1 << i for i, n in enumerate(nodes)}
-        self.memo: dict[tuple[str, int], int] = {}
-        self.fused_of: dict[int, Group] = {}  # a fused node's bit -> its group
-        self.fused_mask = 0
         producer = {n.node.out: n.name for n in nodes}
-        self.anc: dict[str, int] = {}
+        self.rank = {n.name: i for i, n in enumerate(nodes)}  # nodes are topologically sorted
+        self.succs: dict[str, set[str]] = {n.name: set() for n in nodes}
+        self.preds: dict[str, set[str]] = {n.name: set() for n in nodes}
         for n in nodes:
-            mask = 0
             for buf in n.node.read_buffers():
                 p = producer.get(buf)
                 if p is not None:
-                    mask |= self.bit[p] | self.anc[p]
-            self.anc[n.name] = mask
-        self.desc: dict[str, int] = {n.name: 0 for n in nodes}
-        for n in reversed(nodes):
-            for buf in n.node.read_buffers():
-                p = producer.get(buf)
-                if p is not None:
-                    self.desc[p] |= self.bit[n.name] | self.desc[n.name]
+                    self.succs[p].add(n.name)
+                    self.preds[n.name].add(p)
 
-    def mask(self, g: Group) -> int:
-        return self.group_mask(g, self.bit)
+    def _ends(self, a: Group, b: Group) -> tuple[str, str]:
+        return (a.name, b.name) if self.rank[a.name] < self.rank[b.name] else (b.name, a.name)
 
-    def group_mask(self, g: Group, table: dict[str, int]) -> int:
-        key = (g.name, id(table))
-        if key not in self.memo:
-            self.memo[key] = functools.reduce(lambda m, x: m | table[x.name], g.members, 0)
-        return self.memo[key]
-
-    def note_fused(self, g: Group) -> None:
-        """Record a fused group: new paths in the quotient graph only go through these."""
-        for m in g.members:
-            self.fused_of[self.bit[m.name]] = g
-        self.fused_mask |= self.mask(g)
+    def _reach(self, start: str, edges: dict[str, set[str]], lo: int, hi: int) -> set[str]:
+        """Groups reachable from `start` along `edges` through groups ranked in (lo, hi)."""
+        seen: set[str] = set()
+        stack = [start]
+        while stack:
+            for g in edges[stack.pop()]:
+                if lo < self.rank[g] < hi and g not in seen:
+                    seen.add(g)
+                    stack.append(g)
+        return seen
 
     def creates_cycle(self, a: Group, b: Group) -> bool:
-        """Prop. 7.1: merging `a` and `b` closes a cycle iff a node outside both is reachable
-        from one of them and reaches the other. Reachability starts from the original
-        descendants and is widened only through fused groups it meets."""
-        own = self.mask(a) | self.mask(b)
-        for src, dst in ((a, b), (b, a)):
-            target = self.group_mask(dst, self.anc) & ~own
-            reach = self.group_mask(src, self.desc) & ~own
-            seen = 0
-            frontier = reach & self.fused_mask
-            while True:
-                if reach & target:
-                    return True
-                if not frontier:
-                    break
-                g = self.fused_of[frontier & -frontier]
-                gm = self.mask(g)
-                seen |= gm
-                if not gm & own:
-                    reach |= (gm | self.group_mask(g, self.desc)) & ~own
-                frontier = reach & self.fused_mask & ~seen
-        return False
+        first, last = self._ends(a, b)
+        between = self._reach(first, self.succs, self.rank[first], self.rank[last])
+        return not between.isdisjoint(self.preds[last])
+
+    def merge(self, a: Group, b: Group, new: Group) -> None:
+        """Replace `a` and `b` (no path of length >= 2 joins them) by `new`. The groups ranked
+        between them that `first` reaches (`after`) and those that reach `last` (`before`) are
+        disjoint (no such path); their ranks with those of `first` and `last` are reassigned:
+        `before` in its order, then `new`, then `after` in its order. `before` only moves down
+        and `after` only up, so every edge still rises: an edge into `before` or out of `after`
+        from a group between them would put that group in the same set."""
+        first, last = self._ends(a, b)
+        lo, hi = self.rank[first], self.rank[last]
+        after = self._reach(first, self.succs, lo, hi)
+        before = self._reach(last, self.preds, lo, hi)
+        slots = sorted([lo, hi] + [self.rank[g] for g in before | after])
+        sequence = sorted(before, key=self.rank.__getitem__) + [new.name] + sorted(
+            after, key=self.rank.__getitem__)
+        self.rank.update(zip(sequence, slots, strict=False))  # one slot is left over
+        old = {first, last}
+        self.succs[new.name] = (self.succs.pop(first) | self.succs.pop(last)) - old
+        self.preds[new.name] = (self.preds.pop(first) | self.preds.pop(last)) - old
+        for s in self.succs[new.name]:
+            self.preds[s] = self.preds[s] - old | {new.name}
+        for p in self.preds[new.name]:
+            self.succs[p] = self.succs[p] - old | {new.name}
+        del self.rank[first], self.rank[last]
 
 
 def fuse_groups(a: Group, b: Group, verdict: Verdict, position: dict[str, int]) -> Group:
@@ -337,22 +395,22 @@ def fuse_groups(a: Group, b: Group, verdict: Verdict, position: dict[str, int]) 
 def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
     """Algorithm 7.1 over scheduler nodes in topological order."""
     position = {n.name: i for i, n in enumerate(nodes)}
-    ancestry = _Ancestry(nodes)
+    quotient = _Quotient(nodes)
     groups: list[Group] = [single(n) for n in nodes]
     log: list[str] = []
     evaluated: dict[tuple[str, str], tuple[Score, Verdict]] = {}
     for rnd in range(1, MAX_ROUNDS + 1):
         current = {g.name: g for g in groups}
+        # groups are disjoint, so their first members' positions are distinct
+        groups.sort(key=lambda g: position[g.members[0].name])
         by_buffer: dict[str, list[Group]] = {}
-        for g in groups:
-            for buf in g.buffers():
+        for g in groups:  # each buffer's users in order of position
+            for buf in g.buffers:
                 by_buffer.setdefault(buf, []).append(g)
         pairs: dict[tuple[str, str], tuple[Group, Group]] = {}
         for users in by_buffer.values():
-            users.sort(key=lambda g: position[g.members[0].name])
-            for i, g1 in enumerate(users):
-                for g2 in users[i + 1:i + 1 + PAIR_WINDOW]:
-                    x, y = sorted((g1, g2), key=lambda g: position[g.members[0].name])
+            for i, x in enumerate(users):
+                for y in users[i + 1:i + 1 + PAIR_WINDOW]:
                     pairs[(x.name, y.name)] = (x, y)
         candidates = []
         for x, y in sorted(pairs.values(), key=lambda p: (position[p[0].members[0].name],
@@ -367,12 +425,12 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
             if verdict.ok:
                 candidates.append((s, x, y, verdict))
         log.append(f"round {rnd}: found {len(candidates)} possible fusions")
-        candidates.sort(key=functools.cmp_to_key(lambda p, q: compare(q[0], p[0])))
+        rank_by_score(candidates)
         merged: set[str] = set()
         for s, x, y, verdict in candidates:
             if x.name in merged or y.name in merged:
                 continue
-            if ancestry.creates_cycle(x, y):
+            if quotient.creates_cycle(x, y):
                 log.append(f"cannot fuse {x.name} with {y.name}: fusion would create a cycle "
                            "through a third node (Proposition 7.1)")
                 continue
@@ -382,7 +440,7 @@ def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
             merged |= {x.name, y.name}
             del current[x.name], current[y.name]
             current[new.name] = new
-            ancestry.note_fused(new)
+            quotient.merge(x, y, new)
         groups = list(current.values())
         if not merged:
             break

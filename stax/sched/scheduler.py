@@ -2,7 +2,8 @@
 
 1. one scheduler node per buffer, with canonical dependences (§7.1);
 2. topological order; nodes whose results nobody uses are removed;
-3. ancestor sets (inside `greedy_fusion`);
+3. the quotient graph of the groups with a topological order, for the cycle check (inside
+   `greedy_fusion`);
 4. at most 10 rounds of greedy fusion (Algorithm 7.1);
 5. kernel order chosen among four candidates for peak memory (§7.5);
 6. last uses by a reverse scan, frees and buffer reuse (in `MemoryPlan`).
@@ -32,16 +33,31 @@ class Schedule:
 
 
 def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
-    """Drop nodes whose results are never read and are not outputs (no side effects)."""
-    nodes = list(program.nodes)
+    """Drop nodes whose results are never read and are not outputs (no side effects), in waves:
+    first those nobody reads, then those read only by the nodes just dropped, and so on. Each
+    buffer counts its live readers, so the whole is linear in the reads."""
+    readers: dict[str, int] = dict.fromkeys(program.outputs, 1)  # an output is always used
+    for n in program.nodes:
+        for b in n.read_buffers():
+            readers[b] = readers.get(b, 0) + 1
+    writers: dict[str, list[int]] = {}
+    for i, n in enumerate(program.nodes):
+        writers.setdefault(n.out, []).append(i)
+    dead: set[int] = set()
+    wave = [i for i, n in enumerate(program.nodes) if not readers.get(n.out)]
     removed: list[str] = []
-    while True:
-        read = {b for n in nodes for b in n.read_buffers()} | set(program.outputs)
-        dead = [n for n in nodes if n.out not in read]
-        if not dead:
-            break
-        removed += [f"{n.name}: result {n.out} is never used" for n in dead]
-        nodes = [n for n in nodes if n.out in read]
+    while wave:
+        dead.update(wave)
+        removed += [f"{program.nodes[i].name}: result {program.nodes[i].out} is never used"
+                    for i in wave]
+        released: set[int] = set()
+        for i in wave:
+            for b in program.nodes[i].read_buffers():
+                readers[b] -= 1
+                if not readers[b]:
+                    released.update(writers.get(b, ()))
+        wave = sorted(released - dead)
+    nodes = [n for i, n in enumerate(program.nodes) if i not in dead]
     kept = {n.out for n in nodes} | set(program.inputs) | {
         b.name for b in program.buffers if b.kind == "const"}
     buffers = tuple(b for b in program.buffers if b.name in kept)
