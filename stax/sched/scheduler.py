@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from stax.ir.program import LoopProgram
 from stax.sched.deps import SchedulerNode, scheduler_nodes
-from stax.sched.fusion import Group, greedy_fusion, single, topological_groups
+from stax.sched.fusion import Group, collector_paused, greedy_fusion, single, topological_groups
 from stax.sched.local import LocalBuffer, find_local_buffers
 from stax.sched.memory import MemBuffer, MemNode, MemoryPlan, plan_memory
 
@@ -107,6 +107,11 @@ def memory_nodes(kernels: Sequence[Group], local: set[str], program: LoopProgram
 
 
 def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False) -> Schedule:
+    with collector_paused():
+        return _schedule(program, fuse=fuse, pool=pool)
+
+
+def _schedule(program: LoopProgram, *, fuse: bool, pool: bool) -> Schedule:
     program, removed = remove_dead(program)
     nodes = topological(scheduler_nodes(program))
     if fuse:
