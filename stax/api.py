@@ -75,6 +75,24 @@ class Traced:
     structure: Any  # how to rebuild the return value from the flat outputs
     n_results: int
     writeback: tuple[int, ...]  # argument positions mutated inside fn (copied back)
+    # Python int arguments converted to a narrower integer dtype (NEP 50: NumPy raises
+    # OverflowError when the value does not fit): (position, dtype).
+    narrowed_ints: tuple[tuple[int, np.dtype], ...] = ()
+
+    def check_args(self, args: tuple[Any, ...]) -> None:
+        """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
+        for i, dtype in self.narrowed_ints:
+            info = np.iinfo(dtype)
+            if not info.min <= args[i] <= info.max:
+                raise OverflowError(f"Python integer {args[i]} out of bounds for {dtype}")
+        for i in self.writeback:
+            for j, other in enumerate(args):
+                if j != i and isinstance(other, np.ndarray) and \
+                        np.may_share_memory(args[i], other) and np.shares_memory(args[i], other):
+                    raise NotImplementedError(
+                        f"stax.jit: argument {i} is assigned to inside the function and "
+                        f"shares memory with argument {j}; aliased arguments under mutation "
+                        "are not supported (pass a copy)")
 
 
 def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
@@ -92,7 +110,20 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
     mutated = tuple(i for i, t in enumerate(tracers)
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
-    return Traced(builder.graph(outputs), structure, len(leaves), mutated)
+    graph = builder.graph(outputs)
+    return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals))
+
+
+def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
+                   ) -> tuple[tuple[int, np.dtype], ...]:
+    """Python int arguments cast to int32 somewhere in the graph."""
+    narrowed = []
+    for i, a in enumerate(args):
+        if isinstance(a, int) and not isinstance(a, bool) and any(
+                op.kind == "cast" and op.inputs[0] == inputs[i] and op.out.dtype.kind == "i"
+                and op.out.dtype.itemsize < 8 for op in graph.ops):
+            narrowed.append((i, np.dtype(np.int32)))
+    return tuple(narrowed)
 
 
 def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
@@ -170,6 +201,7 @@ class Jitted:
     def __call__(self, *args: Any) -> Any:
         hit = self.cache.get(tuple(_arg_signature(a) for a in args))
         comp = hit if hit is not None else self.compile(*args)
+        comp.traced.check_args(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
                                   else _as_array(a) for a in args])
         traced = comp.traced

@@ -227,7 +227,9 @@ class _Lowering:
             return Lazy(out.shape, out.dtype, _concat_loader(op, ins))
         if kind == "setitem":
             return Lazy(out.shape, out.dtype, _setitem_loader(op, ins[0], ins[1]))
-        if kind in ("take", "gather"):
+        if kind == "take":
+            return Lazy(out.shape, out.dtype, _take_loader(op, ins[0], ins[1:]))
+        if kind == "gather":
             return Lazy(out.shape, out.dtype, _gather_loader(op, ins[0], ins[1]))
         if kind == "matmul":
             return self.lower_matmul(op)
@@ -380,6 +382,8 @@ def _concat_loader(op: Op, ins: list[Lazy]) -> Loader:
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
         offsets = np.cumsum([0] + [i.shape[axis] for i in ins])
         parts = [(int(offsets[k]), i) for k, i in enumerate(ins) if i.shape[axis] > 0]
+        if not parts:  # every piece is empty along the axis: a size-0 result, never loaded
+            return Const(np.zeros((), dtype).item(), dtype)
         start, last = parts[-1]
         result = last.load(_shift(idx, axis, start), r)
         for start, piece in reversed(parts[:-1]):
@@ -424,16 +428,29 @@ def _setitem_loader(op: Op, old: Lazy, val: Lazy) -> Loader:
 
 
 def _gather_loader(op: Op, src: Lazy, index: Lazy) -> Loader:
+    """take_along_axis: the index array has the output's shape."""
     axis = op.attr("axis")
     n = src.shape[axis]
-    k = index.shape and len(index.shape)
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
-        if op.kind == "gather":
-            position = Index.of([(Indirect(index.load(idx, r), n), 1)])
-            return src.load(idx[:axis] + (position,) + idx[axis + 1:], r)
-        position = Index.of([(Indirect(index.load(idx[axis:axis + k], r), n), 1)])
-        return src.load(idx[:axis] + (position,) + idx[axis + k:], r)
+        position = Index.of([(Indirect(index.load(idx, r), n), 1)])
+        return src.load(idx[:axis] + (position,) + idx[axis + 1:], r)
+    return load
+
+
+def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
+    """Indexing by arrays: axis `axes[j]` of `src` reads `indices[j]`, whose dimensions sit at
+    `position` in the output."""
+    axes, position = op.attr("axes"), op.attr("position")
+    k = len(indices[0].shape)
+
+    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
+        at = idx[position:position + k]
+        rest = iter(idx[:position] + idx[position + k:])
+        inner = tuple(
+            Index.of([(Indirect(indices[axes.index(d)].load(at, r), n), 1)]) if d in axes
+            else next(rest) for d, n in enumerate(src.shape))
+        return src.load(inner, r)
     return load
 
 

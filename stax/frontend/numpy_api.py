@@ -50,8 +50,8 @@ def find_builder(args: Sequence[Any]) -> Builder:
 def dtype_spec(x: Any) -> np.dtype | type:
     """What `resolve_dtypes` should see: a dtype, or a Python type for weak scalars."""
     if isinstance(x, Tracer):
-        if x.weak:
-            return {"b": bool, "i": int, "f": float}[x.dtype.kind]
+        if x.weak and x.dtype.kind != "b":  # a Python bool is not weak: it is np.bool
+            return {"i": int, "f": float}[x.dtype.kind]
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
         return check_dtype(x.dtype, "a constant")
@@ -154,6 +154,11 @@ def power_operator(a: Tracer, b: Any) -> Tracer:
     return apply_ufunc("power", a, b)
 
 
+def divmod_(a: Any, b: Any) -> tuple[Tracer, Tracer]:
+    """`divmod(a, b)` / `np.divmod`: NumPy's floor quotient and remainder."""
+    return apply_ufunc("floor_divide", a, b), apply_ufunc("remainder", a, b)
+
+
 def where(cond: Any, x: Any = None, y: Any = None) -> Tracer:
     if x is None or y is None:
         raise unsupported("np.where with one argument (data-dependent shape)")
@@ -175,6 +180,10 @@ def _weak_for_result_type(a: Any) -> Any:
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: Any) -> Tracer:
+    for name, given in (("min", a_min), ("max", a_max)):
+        if name in kw and given is not None:
+            raise TypeError(f"clip() got both a_{name} and {name}")
+    a_min, a_max = kw.pop("min", a_min), kw.pop("max", a_max)
     if out is not None or kw:
         raise unsupported("np.clip with out= or extra arguments")
     if a_min is None and a_max is None:
@@ -515,8 +524,7 @@ def _basic_index(a: Tracer, items: list[Any]) -> tuple[Tracer, list[int]]:
         n = a.shape[dim]
         if _is_int(it):
             k = int(it)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
+            _check_int_index(k, n, dim)
             starts.append(k % n)
             steps.append(1)
             sizes.append(1)
@@ -554,12 +562,34 @@ def getitem(a: Tracer, index: Any) -> Tracer:
             np.asarray(it).dtype == bool for it in arrays if not isinstance(it, Tracer)) or \
             builtins.any(isinstance(it, Tracer) and it.dtype == bool for it in arrays):
         raise unsupported("boolean mask indexing (its result shape depends on the data)")
-    view, array_dims = _basic_index(a, items)
     if not arrays:
-        return view
-    if len(arrays) > 1:
-        raise unsupported("indexing with more than one integer array")
-    return take(view, arrays[0], axis=array_dims[0])
+        return _basic_index(a, items)[0]
+    # Advanced indexing: once an array is present, integers are 0-d index arrays too. All
+    # index arrays broadcast together; their dimensions replace the indexed axes in place when
+    # the advanced indices are adjacent, and go first otherwise (NumPy's rule).
+    advanced = [k for k, it in enumerate(items) if _is_array_index(it) or _is_int(it)]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    dim = 0
+    for k, it in enumerate(items):
+        if _is_int(it):
+            _check_int_index(int(it), a.shape[dim], dim)
+            items[k] = np.asarray(it, dtype=np.int64)
+        dim += it is not None
+    view, array_dims = _basic_index(a, items)
+    b = a.builder
+    indices = [_index_value(b, it) for it in items if _is_array_index(it)]
+    try:
+        shape = tuple(np.broadcast_shapes(*(v.shape for v in indices)))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         "shapes " + " ".join(str(v.shape) for v in indices)) from None
+    indices = [broadcast_value(b, v, shape) for v in indices]
+    return _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
+
+
+def _check_int_index(k: int, n: int, dim: int) -> None:
+    if not -n <= k < n:
+        raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
 
 
 def _index_value(b: Builder, idx: Any) -> Value:
@@ -578,11 +608,20 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
         v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
         axis = 0
     (ax,) = normalize_axes(axis, v.ndim)
-    iv = _index_value(b, indices)
-    if v.shape[ax] == 0 and iv.size:
-        raise IndexError(f"cannot do a non-empty take from an empty axis {ax}")
-    shape = v.shape[:ax] + iv.shape + v.shape[ax + 1:]
-    return wrap(b, b.add("take", (v, iv), shape, v.dtype, axis=ax))
+    return _take(b, v, [_index_value(b, indices)], (ax,), ax)
+
+
+def _take(b: Builder, v: Value, indices: list[Value], axes: tuple[int, ...],
+          position: int) -> Tracer:
+    """`v` indexed along `axes` by int64 `indices` of one shape (a gather, not a view); the
+    indices' dimensions sit at `position` among the remaining axes."""
+    count = indices[0].size
+    for ax in axes:
+        if v.shape[ax] == 0 and count:
+            raise IndexError(f"cannot do a non-empty take from an empty axis {ax}")
+    rest = tuple(n for d, n in enumerate(v.shape) if d not in axes)
+    shape = rest[:position] + indices[0].shape + rest[position:]
+    return wrap(b, b.add("take", (v, *indices), shape, v.dtype, axes=axes, position=position))
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tracer:
@@ -618,10 +657,7 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
     if builtins.any(_is_array_index(it) for it in items):
         raise unsupported("assignment with integer-array indices")
     region, _ = _basic_index(a, items)
-    val = to_value(b, value, a.dtype) if not isinstance(value, Tracer) else value.value
-    if isinstance(value, Tracer):
-        _check_same_kind(value, a.dtype)
-        val = to_value(b, value, a.dtype)
+    val = to_value(b, value, a.dtype)  # NumPy assigns with casting='unsafe'
     # Broadcast the right side to the selected region without its inserted/removed unit dims.
     sel_shape, starts, steps = [], [], []
     dim = 0
@@ -646,12 +682,6 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
     new = b.add("setitem", (a.value, val), a.shape, a.dtype, starts=tuple(starts),
                 steps=tuple(steps))
     _rebind(a, new)
-
-
-def _check_same_kind(value: Tracer, dtype: np.dtype) -> None:
-    if not value.weak and not np.can_cast(value.dtype, dtype, casting="same_kind"):
-        raise TypeError(f"Cannot cast array data from dtype('{value.dtype}') to "
-                        f"dtype('{dtype}') according to the rule 'same_kind'")
 
 
 def _rebind(a: Tracer, new: Value) -> None:
@@ -779,7 +809,20 @@ def dot(a: Any, b_: Any, out: Any = None) -> Tracer:
     if np.ndim(a) == 0 or np.ndim(b_) == 0 or \
             (isinstance(a, Tracer) and a.ndim == 0) or (isinstance(b_, Tracer) and b_.ndim == 0):
         return apply_ufunc("multiply", a, b_)
-    return matmul(a, b_, out)
+    ndim_a = a.ndim if isinstance(a, Tracer) else np.ndim(a)
+    ndim_b = b_.ndim if isinstance(b_, Tracer) else np.ndim(b_)
+    if ndim_a < 2 or ndim_b < 3:
+        return matmul(a, b_, out)
+    # N-D dot: sum over a's last axis and b's second-to-last, the other axes all kept:
+    # (A, L) @ (L, J*K) with b's contracted axis moved first.
+    if out is not None:
+        raise unsupported("np.dot with out=")
+    b = find_builder((a, b_))
+    ta, tb = wrap(b, to_value(b, a)), wrap(b, to_value(b, b_))
+    shape_a, shape_b = ta.shape, tb.shape
+    flat_a = reshape(ta, (-1, shape_a[-1]))
+    flat_b = reshape(moveaxis(tb, -2, 0), (shape_b[-2], -1))
+    return reshape(matmul(flat_a, flat_b), shape_a[:-1] + shape_b[:-2] + shape_b[-1:])
 
 
 # ---- dispatch (NEP 13 / NEP 18) --------------------------------------------------------------
@@ -799,6 +842,8 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         raise unsupported(f"np.{name}.{method}")
     if name == "matmul":
         return matmul(*inputs, **kwargs)
+    if name == "divmod" and not kwargs:
+        return divmod_(*inputs)
     if name not in UFUNCS:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)
@@ -817,13 +862,20 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
 def _round(a: Any, decimals: int = 0, out: Any = None) -> Tracer:
     if out is not None:
         raise unsupported("np.round with out=")
-    if decimals == 0:
-        if isinstance(a, Tracer) and a.dtype.kind in "iu":
-            return a
-        return apply_ufunc("rint", a)
-    scale = 10.0 ** decimals
-    return apply_ufunc("true_divide", apply_ufunc("rint", apply_ufunc("multiply", a, scale)),
-                       scale)
+    b = find_builder((a,))
+    x = a if isinstance(a, Tracer) else wrap(b, to_value(b, a))
+    integral = x.dtype.kind in "iu"
+    if integral and decimals >= 0:
+        return x  # NumPy returns the integer array itself
+    if decimals == 0 or x.dtype.kind == "b":
+        return apply_ufunc("rint", x)  # bool: NumPy's float16 result is refused there
+    # NumPy's algorithm: scale by a power of ten (a weak Python float), rint, scale back;
+    # integers go through float64 and are cast back.
+    work = astype(x, np.float64) if integral else x
+    scale = 10.0 ** builtins.abs(decimals)
+    there, back = ("multiply", "true_divide") if decimals > 0 else ("true_divide", "multiply")
+    result = apply_ufunc(back, apply_ufunc("rint", apply_ufunc(there, work, scale)), scale)
+    return astype(result, x.dtype) if integral else result
 
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {

@@ -155,6 +155,8 @@ def install_methods() -> None:
         setattr(Tracer, f"__r{py}__", lambda a, b, f=forward: f(b, a))
         setattr(Tracer, f"__i{py}__", lambda a, b, f=forward: api.inplace(a, f(a, b)))
     Tracer.__pow__ = lambda a, b: api.power_operator(a, b)  # type: ignore[method-assign]
+    Tracer.__divmod__ = api.divmod_  # type: ignore[attr-defined]
+    Tracer.__rdivmod__ = lambda a, b: api.divmod_(b, a)  # type: ignore[attr-defined]
     for py, fn in {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                    "eq": "equal", "ne": "not_equal"}.items():
         setattr(Tracer, f"__{py}__", _ufunc_method(fn))

@@ -27,7 +27,8 @@ class _Cached:
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((type(self).__name__,) + tuple(
-                getattr(self, f) for f in self.__dataclass_fields__ if f != "_hash"))
+                getattr(self, name) for name, f in self.__dataclass_fields__.items()
+                if f.compare))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -255,9 +256,16 @@ class Load(_Cached):
 
 @dataclass(frozen=True, eq=True)
 class Const(_Cached):
-    value: Any
+    """A constant. Equality is by bit pattern, so `-0.0` and `0.0` (or two NaNs) are told
+    apart and shared correctly."""
+
+    value: Any = field(compare=False)
     dtype: np.dtype
+    bits: bytes = field(init=False, repr=False)
     _hash: int | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bits", np.asarray(self.value, self.dtype).tobytes())
 
     __hash__ = _Cached.__hash__
 

@@ -1,0 +1,116 @@
+"""Counterexamples found by adversarial testing: each once differed from NumPy or crashed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches, make_array, numpy_call
+
+import stax
+
+
+def check(fn: Callable[..., Any], *args: Any, **options: Any) -> None:
+    """stax.jit(fn, **options) gives NumPy's result on copies of `args`."""
+    want = numpy_call(fn, *args)
+    got = stax.jit(fn, **options)(*(a.copy() if isinstance(a, np.ndarray) else a
+                                    for a in args))
+    assert_matches(got, want)
+
+
+X2 = make_array((6, 8), "float64", seed=1)
+X3 = make_array((4, 5, 6), "float64", seed=4)
+F1 = make_array((7,), "float32", seed=2)
+I1 = make_array((7,), "int32", seed=3)
+
+I2 = make_array((6, 8), "int32", seed=5)
+
+
+def _assign_row(x: Any, y: Any) -> Any:
+    x[0] = y[0]
+    x[1:3] = y[2:4].T.T * 3
+    return x
+
+
+CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    # A 0-d integer array as an index (or np.take with a scalar index) drops the axis.
+    "index_0d_array": (lambda x, i: (x[i] + 1, x.T[i]), (X2, np.int64(3))),
+    "take_scalar_index": (lambda x: np.take(x, -2, axis=1), (X2,)),
+    # Concatenating pieces that are all empty along the axis.
+    "concat_all_empty": (lambda x, y: np.concatenate([x, y]),
+                         (np.zeros(0, np.int64), np.zeros(0, np.int32))),
+    "concat_empty_slices": (lambda x: np.concatenate([x[:, :0], x[:, 5:2]], axis=1), (X2,)),
+    # A Python bool argument is np.bool for promotion (not a weak scalar type).
+    "python_bool_arg": (lambda x, c: (x + c, x * c, np.where(x > 0, c, x)), (F1, True)),
+    "python_bool_arg_int": (lambda x, c: (x - c, x & c), (I1, True)),
+    # np.dot of N-D arrays contracts a's last axis with b's second-to-last (not matmul).
+    "dot_nd": (lambda x: (np.dot(x, x.transpose(0, 2, 1)), x[0].dot(x.transpose(0, 2, 1)),
+                          np.dot(np.ones((4, 5)), x)), (X3,)),
+    # -0.0 and 0.0 are different constants (they were shared as one).
+    "signed_zero_constants": (lambda x: (x // 0.0, x // -0.0, x * -0.0, np.maximum(x, 0.0)),
+                              (np.array([1.0, -1.0, 0.0, np.nan]),)),
+    "clip_min_max_keywords": (lambda x: (x.clip(max=0), np.clip(x, min=-1), x.clip(-1, max=0.1)),
+                              (X2,)),
+    # np.round with negative decimals: divide, rint, multiply (integers via float64, cast back).
+    "round_negative_decimals": (lambda x: (np.round(x, -1), x.round(2), np.round(x * 1.0, -1),
+                                           np.round(x * 0.01, 1)),
+                                (np.array([15, 25, 35, 45, 65, 75, -15, -25], np.int64),)),
+    # Assignment casts with casting='unsafe' (float into int or bool is allowed).
+    "setitem_float_into_int": (_assign_row, (I2, X2)),
+    "setitem_float_into_bool": (_assign_row, (I2 > 0, X2)),
+    # Advanced indexing: integers next to an array are advanced too, and advanced indices
+    # separated by a slice or None put their dimensions first; several arrays broadcast.
+    "int_and_array_separated": (lambda x: (x[1, :, [0, 2]], x[None, 1, :, [0, 2]],
+                                           x[..., 1, None, [0, 2]], x[:, [0], None, [1]]),
+                                (X3,)),
+    "int_and_array_adjacent": (lambda x: (x[1, [0, 2], 3], x[:, 1, [0, 2]], x[[0, 2], None, 1]),
+                               (X3,)),
+    "several_index_arrays": (lambda x, i, j: (x[i, j], x[i, :, j], x[:, i, j], x[i, j, i],
+                                              x[2, ::-1, i], x.T[i, j], x[::-1, None, i, j]),
+                             (X3, np.array([[0, -1], [2, 3]]), np.array([1, -2], np.int32))),
+    "divmod": (lambda x: (divmod(x, 2), divmod(7, x), np.divmod(x * 1.5, 2)), (I1 + 9,)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
+@pytest.mark.parametrize("name", list(CASES))
+def test_case(name: str) -> None:
+    fn, args = CASES[name]
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 2**40])
+def test_python_int_argument_out_of_int32_range(value: int) -> None:
+    f = stax.jit(lambda x, c: x + c)
+    x = np.arange(3, dtype=np.int32)
+    np.testing.assert_array_equal(f(x, 3), x + 3)
+    with pytest.raises(OverflowError):
+        x + value
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        f(x, value)
+
+
+def test_python_int_argument_assigned_into_int32() -> None:
+    def fn(x: Any, c: Any) -> Any:
+        x[1] = c
+        return x
+
+    np.testing.assert_array_equal(stax.jit(fn)(np.zeros(3, np.int32), -7), [0, -7, 0])
+    with pytest.raises(OverflowError):
+        stax.jit(fn)(np.zeros(3, np.int32), 2**35)
+
+
+def test_mutated_argument_aliasing_another() -> None:
+    def fn(x: Any, y: Any) -> Any:
+        x[0] = y[1] + 1
+        return x
+
+    base = np.arange(4.0)
+    with pytest.raises(NotImplementedError, match="shares memory"):
+        stax.jit(fn)(base, base[::-1])
+    # Disjoint views of one array are fine.
+    a, b = np.arange(4.0), np.arange(4.0)
+    np.testing.assert_array_equal(stax.jit(fn)(a[::2], a[1::2]), fn(b[::2], b[1::2]))
