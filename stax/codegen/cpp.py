@@ -724,7 +724,8 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     for printer in printers:
         lines.extend(printer.prologue)
     if any(printer.work_shared for printer in printers):
-        lines.append("    #pragma omp parallel")
+        # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
+        lines.append(f"    #pragma omp parallel num_threads({plans[0].threads})")
     lines.append("    {")
     lines.extend(body)
     lines.append("    }")
