@@ -146,6 +146,11 @@ class ExprPrinter:
         if fn in MATH:
             return f"{MATH[fn]}{'f' if t == 'float' else ''}({', '.join(a)})"
         if fn == "power" and t in ("float", "double"):
+            exponent = e.args[1]
+            if isinstance(exponent, Const) and exponent.value in (2.0, 3.0, 4.0):
+                # small integer powers by multiplication (within 2 ulp of pow; the vector pow
+                # takes a slow path for negative bases: 70x slower measured for x ** 3)
+                return "(" + " * ".join([a[0]] * int(exponent.value)) + ")"
             return f"pow{'f' if t == 'float' else ''}({a[0]}, {a[1]})"
         if fn in HELPERS:
             return f"{HELPERS[fn]}<{t}>({', '.join(a)})"
