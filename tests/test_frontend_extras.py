@@ -31,14 +31,43 @@ def test_augmented_assignment_into_an_argument_reaches_the_caller() -> None:
     np.testing.assert_array_equal(a, b)
 
 
-def test_in_place_operator_on_a_detached_view_is_refused() -> None:
-    def f(x):
-        y = x.copy()
-        v = y[0]
-        v += 1  # NumPy would change y through the view
-        return y
+def through_views(x):
+    y = x.copy()
+    y[0][1] = 50  # chained indexing writes into y
+    y.T[2] = -1  # through a transpose
+    v = y[1:, ::2]
+    v += 100  # an in-place operator on a view changes y
+    w = y.reshape(-1)
+    w[3] = 7  # through a reshape; v now shows it too
+    u = y[2]
+    y[2, 0] = -5  # a view taken earlier shows later assignments to its base
+    return y, v, w, u
 
-    with pytest.raises(NotImplementedError, match="in-place operator on a view"):
+
+def test_assignment_through_views_reaches_the_base() -> None:
+    x = np.arange(20.0).reshape(4, 5)
+    for got, want in zip(stax.jit(through_views)(x), through_views(x.copy()), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_assignment_through_views_of_an_argument_reaches_the_caller() -> None:
+    def f(x):
+        x[0][0] = 9
+        x.T[1] += 1
+        return x.sum()
+
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)
+    assert stax.jit(f)(a) == f(b)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_assignment_into_a_broadcast_view_is_read_only() -> None:
+    def f(x):
+        v = np.broadcast_to(x, (3, *x.shape))
+        v[0] = 1
+        return v
+
+    with pytest.raises(ValueError, match="read-only"):
         stax.jit(f)(np.ones((2, 3)))
 
 

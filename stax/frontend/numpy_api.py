@@ -378,10 +378,9 @@ def _view(a: Any, kind: str, shape: tuple[int, ...], /, **attrs: Any) -> Tracer:
     b = find_builder((a,))
     v = to_value(b, a)
     out = b.add(kind, (v,), shape, v.dtype, **attrs)
-    base = a if isinstance(a, Tracer) else None
-    if base is not None and base.base is not None:
-        base = base.base
-    return Tracer(b, out, base=base)
+    if not isinstance(a, Tracer):
+        return Tracer(b, out)
+    return Tracer(b, out, parent=a, view=(kind, attrs))
 
 
 def transpose(a: Any, axes: Any = None) -> Tracer:
@@ -645,13 +644,9 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tracer:
 
 
 def setitem(a: Tracer, index: Any, value: Any) -> None:
-    """`a[index] = value`, functionalized: `a` is rebound to a new value."""
-    if isinstance(value, Tracer) and value.writes_view_of is a:
-        a.pending_view_writes -= 1
-        value.writes_view_of = None
-    if a.base is not None:
-        raise unsupported("assignment into a view of another array (assign into the base "
-                          "array, or .copy() the view first)")
+    """`a[index] = value`, functionalized: `a` is rebound to a new value (and, for a view,
+    so is every array it views, as in NumPy)."""
+    a.check_fresh()
     b = a.builder
     items = _expand_index(index, a.ndim)
     if builtins.any(_is_array_index(it) for it in items):
@@ -685,8 +680,31 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
 
 
 def _rebind(a: Tracer, new: Value) -> None:
+    """`a` now holds `new`. A view writes the new values back through its chain of views to
+    the array it views (seed 000 §7.1's renaming: each write makes a new value)."""
+    node, value, chain = a, new, [a]
+    while node.parent is not None:
+        kind, attrs = node.view  # type: ignore[misc]
+        parent = node.parent
+        b = parent.builder
+        if kind == "slice":
+            value = b.add("setitem", (parent.value, value), parent.value.shape,
+                          parent.value.dtype, starts=attrs["starts"], steps=attrs["steps"])
+        elif kind == "reshape":
+            value = b.add("reshape", (value,), parent.value.shape, value.dtype,
+                          shape=parent.value.shape)
+        elif kind == "transpose":
+            inverse = tuple(int(k) for k in np.argsort(attrs["perm"]))
+            value = b.add("transpose", (value,), parent.value.shape, value.dtype, perm=inverse)
+        else:  # a broadcast view: NumPy's broadcast_to returns a read-only array
+            raise ValueError("assignment destination is read-only")
+        parent.value = value
+        node = parent
+        chain.append(node)
+    node.version += 1
     a.value = new
-    a.version += 1
+    for view in chain[:-1]:  # the views written through now show the new values
+        view.base_version = node.version
 
 
 def inplace(a: Tracer, result: Tracer) -> Tracer:
@@ -699,15 +717,8 @@ def inplace(a: Tracer, result: Tracer) -> Tracer:
     if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
         raise TypeError(f"Cannot cast ufunc output from dtype('{result.dtype}') to "
                         f"dtype('{a.dtype}') with casting rule 'same_kind'")
-    value = to_value(a.builder, result, a.dtype)
-    if a.base is not None:
-        # `x[i] += y`: Python stores the result back with x[i] = ...; until it does, the base
-        # must not be read (`v = x[i]; v += y` would need the write to reach x: unsupported).
-        written = Tracer(a.builder, value)
-        written.writes_view_of = a.base
-        a.base.pending_view_writes += 1
-        return written
-    _rebind(a, value)
+    a.check_fresh()
+    _rebind(a, to_value(a.builder, result, a.dtype))
     return a
 
 

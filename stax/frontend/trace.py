@@ -63,19 +63,20 @@ class Tracer:
     __array_priority__ = 1000
 
     def __init__(self, builder: Builder, value: Value, weak: bool = False,
-                 base: Tracer | None = None) -> None:
+                 parent: Tracer | None = None, view: tuple[str, dict[str, Any]] | None = None
+                 ) -> None:
         self.builder = builder
         self.value = value
         # A weak tracer stands for a Python scalar argument (NEP 50: it adopts the array's dtype).
         self.weak = weak
-        # Views remember their base and its version, so stale views after a mutation are caught.
-        self.base = base
-        self.base_version = base.version if base is not None else 0
+        # A view remembers the array it views (`parent`), how (`view`: the op and its
+        # attributes, so an assignment into it can be written back), its root `base`, and the
+        # base's version when it was taken: a view left stale by a later assignment is caught.
+        self.parent = parent
+        self.view = view
+        self.base = None if parent is None else parent if parent.base is None else parent.base
+        self.base_version = self.base.version if self.base is not None else 0
         self.version = 0
-        # In-place operators applied to views of this array whose results were not yet
-        # stored back into it (`x[i] += y` stores back; `v = x[i]; v += y` does not).
-        self.pending_view_writes = 0
-        self.writes_view_of: Tracer | None = None
 
     # ---- array attributes -------------------------------------------------------------------
     @property
@@ -104,14 +105,17 @@ class Tracer:
         return f"Tracer({self.value}: {self.value.typestr()})"
 
     def check_fresh(self) -> None:
-        if self.pending_view_writes:
-            raise NotImplementedError(
-                "stax.jit: an in-place operator on a view (v = x[...]; v += y) does not reach "
-                "the base array; write x[...] += y instead")
-        if self.base is not None and self.base.version != self.base_version:
-            raise NotImplementedError(
-                "stax.jit: reading a view of an array that was assigned to after the view was "
-                "taken is not supported (take the view after the assignment, or .copy() it)")
+        """A view of an array assigned to since the view was taken shows the new values, as
+        in NumPy: it is derived again from its (refreshed) parent."""
+        if self.base is None or self.base.version == self.base_version:
+            return
+        parent = self.parent
+        assert parent is not None and self.view is not None
+        parent.check_fresh()
+        kind, attrs = self.view
+        self.value = self.builder.add(kind, (parent.value,), self.value.shape, self.value.dtype,
+                                      **attrs)
+        self.base_version = self.base.version
 
     # ---- things a traced value cannot do ----------------------------------------------------
     def __bool__(self) -> bool:
