@@ -8,7 +8,6 @@ bounds of Proposition 7.4.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -497,9 +496,9 @@ def synthetic(n: int, fan_in: int) -> tuple[list[MemNode], dict[str, MemBuffer]]
 
 
 @pytest.mark.parametrize("fan_in", [1, 2])
-def test_five_thousand_nodes_plan_quickly(fan_in: int) -> None:
+def test_five_thousand_nodes_plan(fan_in: int) -> None:
+    """Scale (not speed: that is measured in benchmarks/sched_scaling.py): a valid plan."""
     nodes, bufs = synthetic(5000, fan_in)
-    start = time.perf_counter()
     plan = plan_memory(nodes, bufs)
-    assert time.perf_counter() - start < 2.0 * fan_in
-    assert len(plan.order) == 5000
+    assert sorted(plan.order) == sorted(n.name for n in nodes)
+    assert plan.peak_bytes <= plan.candidates["original"]
