@@ -78,6 +78,7 @@ class Traced:
     # Python int arguments converted to a narrower integer dtype (NEP 50: NumPy raises
     # OverflowError when the value does not fit): (position, dtype).
     narrowed_ints: tuple[tuple[int, np.dtype], ...] = ()
+    static: frozenset[int] = frozenset()  # scalar arguments the trace used as Python values
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -98,11 +99,13 @@ class Traced:
 def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
     builder = Builder()
     tracers: list[Any] = []
-    for a in args:
+    for i, a in enumerate(args):
         arr = _as_array(a)
         value = builder.input(arr.shape, arr.dtype)
-        weak = isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
-        tracers.append(Tracer(builder, value, weak=weak))
+        weak = isinstance(a, (int, float)) and not isinstance(a, (bool, np.generic))
+        scalar = not isinstance(a, np.ndarray)
+        tracers.append(Tracer(builder, value, weak=weak,
+                              concrete=(frozenset({i}), a) if scalar else None))
     originals = [t.value for t in tracers]
     result = fn(*tracers)
     leaves: list[Value] = []
@@ -111,7 +114,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
     graph = builder.graph(outputs)
-    return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals))
+    return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
+                  frozenset(builder.static))
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
@@ -185,21 +189,27 @@ class Jitted:
     fn: Callable[..., Any]
     options: dict[str, Any]
     cache: dict[tuple[Any, ...], Compilation] = field(default_factory=dict)
+    # Positions of scalar arguments some trace used as Python values: part of the cache key.
+    static: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
 
+    def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(_arg_signature(a) + ((type(a), a),) if i in self.static
+                     else _arg_signature(a) for i, a in enumerate(args))
+
     def compile(self, *args: Any) -> Compilation:
-        key = tuple(_arg_signature(a) for a in args)
-        hit = self.cache.get(key)
+        hit = self.cache.get(self.key(args))
         if hit is None:
             hit = compile_traced(trace(self.fn, args), [_as_array(a) for a in args],
                                  self.options)
-            self.cache[key] = hit
+            self.static |= hit.traced.static
+            self.cache[self.key(args)] = hit
         return hit
 
     def __call__(self, *args: Any) -> Any:
-        hit = self.cache.get(tuple(_arg_signature(a) for a in args))
+        hit = self.cache.get(self.key(args))
         comp = hit if hit is not None else self.compile(*args)
         comp.traced.check_args(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned

@@ -94,3 +94,26 @@ def test_batched_matmul_broadcasts_like_numpy() -> None:
         np.testing.assert_allclose(got, want, rtol=1e-12)
     with pytest.raises(ValueError, match="matmul"):
         stax.jit(lambda a: a @ a)(np.ones((2, 3)))
+
+
+def test_scalar_arguments_used_as_python_values_specialize_the_trace() -> None:
+    traces = []
+
+    def f(x, axis, n, flag, scale):
+        traces.append(1)
+        y = x.sum(axis=axis) * scale  # `scale` stays a runtime value
+        z = x.reshape(n, -1)[: n // 2]  # `n` and `axis` are needed as Python ints
+        return (y if flag else -y), z
+
+    jitted = stax.jit(f)
+    x = np.arange(24.0).reshape(4, 6)
+    for args in [(0, 2, True, 1.5), (0, 2, True, 2.5), (1, 3, False, 1.5), (0, 2, True, 3.0)]:
+        for got, want in zip(jitted(x, *args), f(x, *args), strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert len(traces) == 4 + 2  # four reference runs, two traces
+    assert jitted.static == {1, 2, 3}
+
+
+def test_array_values_cannot_steer_python_control_flow() -> None:
+    with pytest.raises(TypeError, match="np.where"):
+        stax.jit(lambda x: x if x.sum() > 0 else -x)(np.ones(3))

@@ -7,6 +7,7 @@ promotion is NumPy's by construction. Shapes broadcast with `np.broadcast_shapes
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -141,7 +142,25 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
     weak = builtins.all(isinstance(a, Tracer) and a.weak or isinstance(a, (int, float))
                         for a in args)
     return Tracer(b, out, weak=weak and out.dtype.kind in "bif" and not isinstance(
-        args[0], np.generic))
+        args[0], np.generic), concrete=_concrete_result(ufunc, args))
+
+
+def _concrete_result(ufunc: np.ufunc, args: Sequence[Any]) -> tuple[frozenset[int], Any] | None:
+    """Arithmetic on scalar arguments keeps a value usable as a Python value (`n // 2`)."""
+    positions: frozenset[int] = frozenset()
+    values = []
+    for a in args:
+        if isinstance(a, Tracer):
+            if a.concrete is None:
+                return None
+            positions |= a.concrete[0]
+            values.append(a.concrete[1])
+        elif isinstance(a, (bool, int, float, np.generic)):
+            values.append(a)
+        else:
+            return None
+    with np.errstate(all="ignore"):
+        return positions, ufunc(*values)
 
 
 def power_operator(a: Tracer, b: Any) -> Tracer:
@@ -218,9 +237,12 @@ def copy_(a: Any, order: str = "K", **kw: Any) -> Tracer:
 def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
+    if isinstance(axis, Tracer):  # a scalar argument used as an axis
+        axis = operator.index(axis)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for ax in axes:
+        ax = operator.index(ax) if isinstance(ax, Tracer) else ax
         if not isinstance(ax, (int, np.integer)):
             raise TypeError(f"stax.jit: axis must be an int or tuple of ints, got {ax!r}")
         if not -ndim <= ax < ndim:
@@ -239,6 +261,8 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         raise unsupported(f"np.{fn} with where= or initial=")
     b = find_builder((a,))
     v = to_value(b, a)
+    if isinstance(axis, Tracer):  # a scalar argument used as an axis
+        axis = operator.index(axis)
     if v.ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         axis = None  # NumPy accepts axis 0 or -1 on a 0-d array
     axes = normalize_axes(axis, v.ndim)
@@ -303,6 +327,8 @@ def argmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) ->
 
 
 def _arg(fn: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
+    if isinstance(axis, Tracer):  # a scalar argument used as an axis
+        axis = operator.index(axis)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError(f"stax.jit: np.{fn}'s axis must be an int or None")
     result = _reduce(fn, a, axis, None, out, False)

@@ -8,6 +8,7 @@ Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 0
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,9 @@ class Builder:
     ops: list[Op] = field(default_factory=list)
     inputs: list[Value] = field(default_factory=list)
     next_id: int = 0
+    # Scalar arguments whose value the function used as a Python value (an axis, a shape, an
+    # `if`): the compiled code is specialized on their values.
+    static: set[int] = field(default_factory=set)
 
     def new_value(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = Value(self.next_id, tuple(int(s) for s in shape), np.dtype(dtype))
@@ -63,8 +67,8 @@ class Tracer:
     __array_priority__ = 1000
 
     def __init__(self, builder: Builder, value: Value, weak: bool = False,
-                 parent: Tracer | None = None, view: tuple[str, dict[str, Any]] | None = None
-                 ) -> None:
+                 parent: Tracer | None = None, view: tuple[str, dict[str, Any]] | None = None,
+                 concrete: tuple[frozenset[int], Any] | None = None) -> None:
         self.builder = builder
         self.value = value
         # A weak tracer stands for a Python scalar argument (NEP 50: it adopts the array's dtype).
@@ -77,6 +81,9 @@ class Tracer:
         self.base = None if parent is None else parent if parent.base is None else parent.base
         self.base_version = self.base.version if self.base is not None else 0
         self.version = 0
+        # For a scalar argument (or arithmetic on such): the argument positions it comes from
+        # and its value, for use as a Python value.
+        self.concrete = concrete
 
     # ---- array attributes -------------------------------------------------------------------
     @property
@@ -118,10 +125,21 @@ class Tracer:
         self.base_version = self.base.version
 
     # ---- things a traced value cannot do ----------------------------------------------------
+    def python_value(self) -> Any:
+        """The value of a scalar argument used as a Python value (an axis, a shape, a loop
+        bound, an `if`): the trace is specialized on it, and calls with another value
+        compile again."""
+        if self.concrete is None:
+            raise TypeError(
+                "stax.jit: the value of a traced array is not known while tracing (Python `if`, "
+                "int(), float() or an index need a concrete value); use np.where(...) for "
+                "element-wise choices, or pass the value as a Python scalar argument")
+        positions, value = self.concrete
+        self.builder.static |= positions
+        return value
+
     def __bool__(self) -> bool:
-        raise TypeError(
-            "stax.jit: the truth value of a traced array is not known while tracing; "
-            "use np.where(...) instead of Python `if` on array values")
+        return bool(self.python_value())
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TypeError(
@@ -129,13 +147,13 @@ class Tracer:
             "function (this happens with np.asarray, float(), or unsupported functions)")
 
     def __float__(self) -> float:
-        return self.__array__()  # type: ignore[return-value]
+        return float(self.python_value())
 
     def __int__(self) -> int:
-        return self.__array__()  # type: ignore[return-value]
+        return int(self.python_value())
 
     def __index__(self) -> int:
-        return self.__array__()  # type: ignore[return-value]
+        return operator.index(self.python_value())
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return (self[i] for i in range(len(self)))
