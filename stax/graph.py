@@ -16,8 +16,23 @@ SUPPORTED_DTYPES = tuple(
 )
 
 
+class Shaped:
+    """Size and bytes derived from `shape` and `dtype` (graph values and loop-IR buffers)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+
 @dataclass(frozen=True)
-class Value:
+class Value(Shaped):
     """One array value of the program: `v3: float32[64,128]`."""
 
     id: int
@@ -27,14 +42,6 @@ class Value:
     @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
 
     def __str__(self) -> str:
         return f"v{self.id}"

@@ -91,7 +91,7 @@ class _Lowering:
         self.graph = graph
         self.input_strides = input_strides
         self.values: dict[int, Lazy] = {}
-        self.buffers: list[Buffer] = []
+        self.buffers: dict[str, Buffer] = {}  # by name, in creation order
         self.nodes: list[Node] = []
         self.decisions: list[Materialization] = []
         self.consumers = _consumer_counts(graph)
@@ -106,7 +106,7 @@ class _Lowering:
     def new_buffer(self, shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
         buf = Buffer(f"buf{len(self.nodes) + 1}", shape, contiguous_strides(shape), dtype,
                      "intermediate")
-        self.buffers.append(buf)
+        self.buffers[buf.name] = buf
         return buf
 
     def add_node(self, kind: str, buf: Buffer, ranges: tuple[int, ...], body: Expr | None,
@@ -133,7 +133,7 @@ class _Lowering:
         return out
 
     def _plain_buffer(self, lazy: Lazy) -> bool:
-        buf = next(b for b in self.buffers if b.name == lazy.buffer)
+        buf = self.buffers[lazy.buffer]  # type: ignore[index]
         return buf.shape == lazy.shape
 
     def origin(self, value: Value) -> str:
@@ -155,7 +155,7 @@ class _Lowering:
                 lazy = self.materialize_fresh(v)
             outputs.append(lazy.buffer)
         final = []
-        for b in self.buffers:
+        for b in self.buffers.values():
             final.append(Buffer(b.name, b.shape, b.strides, b.dtype,
                                 "output" if b.name in outputs and b.kind == "intermediate"
                                 else b.kind, b.data))
@@ -165,7 +165,7 @@ class _Lowering:
         return Lowered(program, tuple(self.decisions))
 
     def _is_output_ready(self, lazy: Lazy) -> bool:
-        buf = next(b for b in self.buffers if b.name == lazy.buffer)
+        buf = self.buffers[lazy.buffer]  # type: ignore[index]
         return buf.kind == "intermediate" and buf.size == int(np.prod(lazy.shape))
 
     def materialize_fresh(self, v: Value) -> Lazy:
@@ -196,7 +196,7 @@ class _Lowering:
         if kind == "input":
             k = op.attr("index")
             buf = Buffer(f"primals_{k + 1}", out.shape, self.input_strides[k], out.dtype, "input")
-            self.buffers.append(buf)
+            self.buffers[buf.name] = buf
             return Lazy(out.shape, out.dtype, self.buffer_loader(buf), buf.name)
         if kind == "const":
             c = Const(op.attr("value"), out.dtype)
@@ -205,7 +205,7 @@ class _Lowering:
             data = op.attr("data").array
             buf = Buffer(f"const{len(self.buffers)}", out.shape, contiguous_strides(out.shape),
                          out.dtype, "const", data)
-            self.buffers.append(buf)
+            self.buffers[buf.name] = buf
             return Lazy(out.shape, out.dtype, self.buffer_loader(buf), buf.name)
         if kind == "elementwise":
             fn = op.attr("fn")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from stax.graph import Shaped
 from stax.ir.expr import Expr, Index, Load, loads
 
 BufferKind = Literal["input", "const", "intermediate", "output"]
@@ -22,21 +23,13 @@ NodeKind = Literal["pointwise", "reduction", "scan", "extern"]
 
 
 @dataclass(frozen=True)
-class Buffer:
+class Buffer(Shaped):
     name: str
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # in elements
     dtype: np.dtype
     kind: BufferKind
     data: Any = None  # the array of a `const` buffer
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
