@@ -82,3 +82,10 @@ def make_array(shape: tuple[int, ...], dtype: str, seed: int = 0, low: float = -
 def numpy_call(fn: Any, *args: Any) -> Any:
     """Run `fn` with NumPy on copies of the array arguments (so mutation does not leak)."""
     return fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests under tests/unit need no C++ compiler: the fast tier (`pytest -m fast`)."""
+    for item in items:
+        if "/tests/unit/" in str(item.path):
+            item.add_marker(pytest.mark.fast)
