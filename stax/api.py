@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from stax.dask import call as dask_call
+from stax.dask import is_dask_array
 from stax.frontend.trace import Builder, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.lower import Lowered, lower
@@ -209,6 +211,8 @@ class Jitted:
         return hit
 
     def __call__(self, *args: Any) -> Any:
+        if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
+            return dask_call(self, args).result
         hit = self.cache.get(self.key(args))
         comp = hit if hit is not None else self.compile(*args)
         comp.traced.check_args(args)

@@ -1,0 +1,492 @@
+"""Jitted functions on Dask arrays: Stax kernels per block, Dask's scheduler between blocks.
+
+`stax.jit(fn)(dask_array, ...)` traces `fn` once at the arrays' global shapes and partitions
+the traced Graph by what each op needs of the chunking (`plan`):
+
+- ops that stay within a block (elementwise; reductions, scans and slices along axes that are
+  not chunked; transposes; broadcasts) are grouped into *stages*; each stage value that is
+  needed outside its stage becomes one `blockwise` task per block running a compiled Stax
+  program of the whole stage (the ops are replayed on the block with NumPy functions under
+  `stax.jit`, so Stax fuses them as usual);
+- a sum/prod/max/min/any/all across chunked axes becomes a *tree reduction*: the producer
+  stage and the per-block partial reduction are one compiled program per block, and Dask
+  combines the small partials;
+- a cumsum/cumprod along a chunked axis becomes Dask's `cumreduction` with Stax block scans;
+- anything else that crosses blocks (a slice or reshape along a chunked axis, an argmax across
+  chunks, ...) runs Dask's own implementation of that NumPy operation on the materialized
+  stage results (which rechunks where it must); `explain` names each such fallback.
+
+Dask is imported lazily: the base install does not need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stax.graph import Graph, Op, Value
+
+REDUCIBLE = ("sum", "prod", "max", "min", "any", "all")
+SCANS = {"cumsum": (np.add, 0), "cumprod": (np.multiply, 1)}
+
+
+def is_dask_array(a: Any) -> bool:
+    return type(a).__module__.startswith("dask.array") and hasattr(a, "chunks")
+
+
+# ---- the plan: which op is local to a block, and where stages end --------------------------
+
+Chunks = tuple[tuple[int, ...], ...]
+Axes = tuple[int | None, ...]  # per axis: the symbol of a chunked axis, None if not chunked
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision of the plan: how `op` runs on chunked data, and why."""
+
+    op: Op
+    kind: str  # "local", "tree-reduce", "cumreduction", "dask"
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.op.out} = {self.op.kind}: {self.kind} ({self.reason})"
+
+
+class Symbols:
+    """Chunked axes that must be aligned block by block share a symbol (union-find)."""
+
+    def __init__(self) -> None:
+        self.parent: list[int] = []
+
+    def fresh(self) -> int:
+        self.parent.append(len(self.parent))
+        return len(self.parent) - 1
+
+    def find(self, s: int) -> int:
+        while self.parent[s] != s:
+            self.parent[s] = self.parent[self.parent[s]]
+            s = self.parent[s]
+        return s
+
+    def union(self, a: int, b: int) -> int:
+        a, b = self.find(a), self.find(b)
+        self.parent[max(a, b)] = min(a, b)
+        return min(a, b)
+
+
+def broadcast_axes(op: Op) -> set[int]:
+    """The output axes along which a broadcast op repeats its input."""
+    (v,) = op.inputs
+    nd = len(op.out.shape)
+    return {i for i in range(nd)
+            if i < nd - v.ndim or v.shape[i - nd + v.ndim] != op.out.shape[i]}
+
+
+def lazy_broadcasts(graph: Graph) -> dict[int, set[int]]:
+    """Broadcasts left to NumPy's implicit broadcasting in their consumers (value id ->
+    repeated axes): those whose every consumer is elementwise with another input that spans
+    each repeated axis (so a block of `x - mean` takes `mean` at the block's extent)."""
+    users = graph.users()
+    producer = graph.producer()
+    outputs = {v.id for v in graph.outputs}
+    lazy = {}
+    for op in graph.ops:
+        if op.kind != "broadcast" or op.out.id in outputs:
+            continue
+        axes = broadcast_axes(op)
+        nd = op.out.ndim
+
+        def spanned(user: Op, i: int) -> bool:
+            return any(w.id != op.out.id and producer[w.id].kind != "broadcast" and
+                       w.ndim >= nd - i and w.shape[w.ndim - (nd - i)] == op.out.shape[i]
+                       for w in user.inputs)
+        if all(u.kind in ("elementwise", "where") and u.out.ndim == nd and
+               all(spanned(u, i) for i in axes) for u in users.get(op.out.id, [])):
+            lazy[op.out.id] = axes
+    return lazy
+
+
+def _aligned(op: Op, info: dict[int, tuple[Chunks, Axes]], syms: Symbols,
+             free: dict[int, set[int]]) -> tuple[Chunks, Axes] | None:
+    """Chunks and symbols of a broadcasting op's output, or None when inputs disagree."""
+    nd = len(op.out.shape)
+    chunks: list[tuple[int, ...]] = [(s,) for s in op.out.shape]
+    axes: list[int | None] = [None] * nd
+    for v in op.inputs:  # the chunking of each output axis: its chunked inputs'
+        ch, sy = info[v.id]
+        for j, s in enumerate(sy):
+            if s is not None and v.shape[j] == op.out.shape[nd - len(ch) + j]:
+                chunks[nd - len(ch) + j] = ch[j]
+    for v in op.inputs:  # every input not broadcast along an axis must be chunked alike
+        ch, sy = info[v.id]
+        for j, s in enumerate(sy):
+            i = nd - len(ch) + j
+            if v.shape[j] != op.out.shape[i] or op.out.shape[i] == 1 or \
+                    j in free.get(v.id, ()):
+                continue
+            if ch[j] != chunks[i]:
+                return None
+            if s is not None:
+                axes[i] = s if axes[i] is None else syms.union(axes[i], s)
+    return tuple(chunks), tuple(axes)
+
+
+def _local(op: Op, info: dict[int, tuple[Chunks, Axes]], syms: Symbols,
+           free: dict[int, set[int]]) -> tuple[tuple[Chunks, Axes] | None, str]:
+    """Chunks and symbols of the output when `op` is local to a block, else (None, why not)."""
+    ins = [info[v.id] for v in op.inputs]
+    cut = [{i for i, s in enumerate(sy) if s is not None} for _, sy in ins]
+    shape = op.out.shape
+    if not any(cut):
+        return (_single(shape), (None,) * len(shape)), "no input is chunked"
+    kind = op.kind
+    if kind in ("elementwise", "where", "cast", "broadcast") or \
+            kind == "concatenate" and not any(op.attr("axis") in c for c in cut):
+        out = _aligned(op, info, syms, free)
+        return (out, "within a block") if out is not None else \
+            (None, "inputs are chunked differently")
+    if kind == "concatenate":
+        return None, f"concatenates along chunked axis {op.attr('axis')}"
+    (ch, sy), c0 = ins[0], cut[0]
+    if kind == "transpose":
+        if len(c0) > 1:
+            return None, "transposes several chunked axes"
+        perm = op.attr("perm")
+        return (tuple(ch[p] for p in perm), tuple(sy[p] for p in perm)), "within a block"
+    if kind == "reduce":
+        axes = set(op.attr("axes"))
+        if axes & c0:
+            return None, f"reduces across the chunks of axis {sorted(axes & c0)}"
+        if op.attr("keepdims"):
+            return (tuple((1,) if i in axes else c for i, c in enumerate(ch)),
+                    tuple(None if i in axes else s for i, s in enumerate(sy))), \
+                "reduces only axes that are not chunked"
+        keep = [i for i in range(len(ch)) if i not in axes]
+        return (tuple(ch[i] for i in keep), tuple(sy[i] for i in keep)), \
+            "reduces only axes that are not chunked"
+    if kind == "scan":
+        if op.attr("axis") in c0:
+            return None, f"scans across the chunks of axis {op.attr('axis')}"
+        return ins[0], "scans an axis that is not chunked"
+    if kind == "slice":
+        v = op.inputs[0]
+        for i in c0:
+            if (op.attr("starts")[i], op.attr("steps")[i], shape[i]) != (0, 1, v.shape[i]):
+                return None, f"slices axis {i} across chunks"
+        return ins[0], "slices only axes that are not chunked"
+    if kind == "reshape":
+        k = max(c0) + 1
+        if op.inputs[0].shape[:k] == shape[:k]:
+            return (ch[:k] + _single(shape[k:]), sy[:k] + (None,) * (len(shape) - k)), \
+                "keeps the chunked leading axes"
+        return None, "reshapes chunked axes"
+    return None, f"{kind} of chunked data"
+
+
+def _single(shape: Sequence[int]) -> Chunks:
+    return tuple((int(s),) for s in shape)
+
+
+def _boundary_kind(op: Op) -> str:
+    if op.kind == "reduce" and op.attr("fn") in REDUCIBLE:
+        return "tree-reduce"
+    if op.kind == "scan" and op.attr("fn") in SCANS:
+        return "cumreduction"
+    return "dask"
+
+
+# ---- replaying ops with NumPy functions (on blocks under stax.jit, or on Dask arrays) -------
+
+def _slices(op: Op, x: Any) -> tuple[slice, ...]:
+    out = []
+    for start, step, n, extent in zip(op.attr("starts"), op.attr("steps"), op.out.shape,
+                                      op.inputs[0].shape, strict=True):
+        if (start, step, n) == (0, 1, extent):
+            out.append(slice(None))
+            continue
+        stop = start + n * step
+        out.append(slice(start, None if stop < 0 else stop, step))
+    return tuple(out)
+
+
+def replay(op: Op, xs: list[Any], lazy: bool = False) -> Any:
+    """`op` applied to `xs` with NumPy's functions; block shapes follow the inputs. A lazy
+    broadcast only adds the repeated axes (as length 1): its consumer broadcasts."""
+    kind = op.kind
+    if kind == "const":
+        return np.asarray(op.attr("value"), dtype=op.out.dtype)
+    if kind == "constant_array":
+        return op.attr("data").array
+    if kind == "elementwise":
+        result = getattr(np, op.attr("fn"))(*xs)
+    elif kind == "cast":
+        return xs[0].astype(op.out.dtype)
+    elif kind == "where":
+        result = np.where(*xs)
+    elif kind == "broadcast":
+        (v,) = op.inputs
+        nd = len(op.out.shape)
+        shape = list(op.out.shape)
+        for j in range(v.ndim):
+            if v.shape[j] == shape[nd - v.ndim + j]:
+                shape[nd - v.ndim + j] = xs[0].shape[j]
+        if lazy:
+            return np.reshape(xs[0], tuple(1 if i in broadcast_axes(op) else n
+                                           for i, n in enumerate(shape)))
+        return np.broadcast_to(xs[0], tuple(shape))
+    elif kind == "transpose":
+        return np.transpose(xs[0], op.attr("perm"))
+    elif kind == "reduce":
+        fn, axes = op.attr("fn"), op.attr("axes")
+        if fn in ("argmax", "argmin"):
+            result = getattr(np, fn)(xs[0], axis=axes[0], keepdims=op.attr("keepdims"))
+        else:
+            result = getattr(np, fn)(xs[0], axis=axes, keepdims=op.attr("keepdims"))
+    elif kind == "scan":
+        result = getattr(np, op.attr("fn"))(xs[0], axis=op.attr("axis"))
+    elif kind == "slice":
+        return xs[0][_slices(op, xs[0])]
+    elif kind == "reshape":
+        v = op.inputs[0]
+        k = next((i for i in range(min(v.ndim, op.out.ndim))
+                  if v.shape[i] != op.out.shape[i]), min(v.ndim, op.out.ndim))
+        return np.reshape(xs[0], tuple(xs[0].shape[:k]) + tuple(op.out.shape[k:]))
+    elif kind == "concatenate":
+        result = np.concatenate(xs, axis=op.attr("axis"))
+    elif kind == "matmul":
+        result = np.matmul(*xs)
+    elif kind == "gather":
+        result = np.take_along_axis(xs[0], xs[1], axis=op.attr("axis"))
+    else:
+        raise NotImplementedError(f"stax.jit on Dask arrays: op {kind} ({op}) is not supported "
+                                  "across chunks; rechunk the input to one chunk")
+    return result if result.dtype == op.out.dtype else result.astype(op.out.dtype)
+
+
+@dataclass(frozen=True)
+class Program:
+    """The ops of one stage that compute `outputs` from `inputs`, as a picklable block task."""
+
+    inputs: tuple[Value, ...]
+    ops: tuple[Op, ...]
+    outputs: tuple[Value, ...]
+    finish: tuple[str, tuple[int, ...]] | None  # a partial reduction (fn, axes) after the ops
+    threads: int
+    lazy: frozenset[int] = frozenset()  # broadcasts left to their consumers
+
+    @property
+    def __name__(self) -> str:  # Dask names some tasks after their function
+        return "stax-" + "-".join(op.kind for op in self.ops[-2:])
+
+    def run(self, *blocks: Any) -> Any:
+        env = {v.id: b for v, b in zip(self.inputs, blocks, strict=True)}
+        for op in self.ops:
+            env[op.out.id] = replay(op, [env[v.id] for v in op.inputs],
+                                    op.out.id in self.lazy)
+        (out,) = (env[v.id] for v in self.outputs)
+        if self.finish is not None:
+            fn, axes = self.finish
+            out = getattr(np, fn)(out, axis=axes, keepdims=True)
+        return out
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(pickle.dumps(self)).hexdigest()[:16]
+
+    def __call__(self, *blocks: Any, **_: Any) -> np.ndarray:
+        """A block task (keyword arguments that Dask passes, such as a scan's axis, are
+        already part of the program)."""
+        fn = _compiled(self)
+        return np.asarray(fn(*(np.require(b, requirements="CA") for b in blocks)))
+
+
+_PROGRAMS: dict[str, Callable[..., Any]] = {}
+
+
+def _compiled(program: Program) -> Callable[..., Any]:
+    """One `stax.jit` per program per process (workers compile once; the disk cache is shared)."""
+    key = program.key
+    fn = _PROGRAMS.get(key)
+    if fn is None:
+        from stax.api import jit
+
+        fn = _PROGRAMS[key] = jit(program.run, threads=program.threads)
+    return fn
+
+
+# ---- building the Dask graph ---------------------------------------------------------------
+
+def default_threads() -> int:
+    """Stax threads per block task: Dask already runs one task per core."""
+    return 1
+
+
+class Builder:
+    """Walks the traced ops once: plans each, builds Dask arrays where stages end."""
+
+    def __init__(self, graph: Graph, arrays: dict[int, Any], label: str, threads: int) -> None:
+        self.graph = graph
+        self.label = label
+        self.threads = threads
+        self.syms = Symbols()
+        self.arrays = dict(arrays)  # value id -> its Dask array, once built
+        self.info: dict[int, tuple[Chunks, Axes]] = {}
+        self.local: set[int] = set()
+        self.steps: list[Step] = []
+        self.producer = graph.producer()
+        self.free = lazy_broadcasts(graph)
+        for v in graph.inputs:
+            self.info[v.id] = self._describe(self.arrays[v.id])
+        for op in graph.ops:
+            if op.kind == "input":
+                continue
+            out, reason = _local(op, self.info, self.syms, self.free)
+            if out is not None:
+                self.steps.append(Step(op, "local", reason))
+                self.info[op.out.id] = out
+                self.local.add(op.out.id)
+                continue
+            step = Step(op, _boundary_kind(op), reason)
+            self.steps.append(step)
+            self.arrays[op.out.id] = self.boundary(step)
+            self.info[op.out.id] = self._describe(self.arrays[op.out.id])
+
+    def _describe(self, arr: Any) -> tuple[Chunks, Axes]:
+        chunks = tuple(tuple(int(s) for s in c) for c in arr.chunks)
+        return chunks, tuple(self.syms.fresh() if len(c) > 1 else None for c in chunks)
+
+    def stage(self, v: Value) -> tuple[list[Value], list[Op]]:
+        """The local ops that compute `v` from built arrays, and those arrays' values."""
+        inputs: dict[int, Value] = {}
+        ops: dict[int, Op] = {}
+        todo = [v]
+        while todo:
+            w = todo.pop()
+            if w.id in ops or w.id in inputs:
+                continue
+            if w.id in self.arrays:
+                inputs[w.id] = w
+                continue
+            op = self.producer[w.id]
+            ops[w.id] = op
+            todo.extend(op.inputs)
+        order = [op for op in self.graph.ops if op.out.id in ops]
+        return sorted(inputs.values(), key=lambda x: x.id), order
+
+    def array(self, v: Value) -> Any:
+        if v.id not in self.arrays:
+            self.arrays[v.id] = self.blockwise(v, None)
+        return self.arrays[v.id]
+
+    def index(self, v: Value, fresh: list[int]) -> tuple[str, ...]:
+        """Blockwise index letters of `v`: its chunked axes' symbols, fresh ones otherwise."""
+        def letter(s: int | None) -> str:
+            if s is not None:
+                return f"s{self.syms.find(s)}"
+            fresh[0] += 1
+            return f"u{fresh[0]}"
+        return tuple(letter(s) for s in self.info[v.id][1])
+
+    def blockwise(self, v: Value, finish: tuple[str, tuple[int, ...]] | None) -> Any:
+        """One task per block computing `v`'s stage (then a partial reduction, if given)."""
+        import dask.array as da
+
+        inputs, ops = self.stage(v)
+        fresh = [0]
+        out_ind = self.index(v, fresh)
+        args: list[Any] = []
+        for w in inputs:
+            args += [self.arrays[w.id], self.index(w, fresh)]
+        reduced = set(finish[1]) if finish else set()
+        new_axes = {c: (1 if i in reduced else n) for i, (c, n) in
+                    enumerate(zip(out_ind, v.shape, strict=True)) if c.startswith("u")}
+        adjust = {out_ind[i]: 1 for i in reduced if out_ind[i].startswith("s")}
+        program = Program(tuple(inputs), tuple(ops), (v,), finish, self.threads,
+                          frozenset(op.out.id for op in ops if op.out.id in self.free))
+        what = f"partial-{finish[0]}" if finish else (ops[-1].kind if ops else "copy")
+        return da.blockwise(program, out_ind, *args, dtype=v.dtype, new_axes=new_axes,
+                            adjust_chunks=adjust or None, concatenate=True,
+                            token=f"stax-{self.label}-{what}",
+                            meta=np.empty((0,) * v.ndim, v.dtype))
+
+    def boundary(self, step: Step) -> Any:
+        import dask.array as da
+
+        op = step.op
+        if step.kind == "tree-reduce":
+            fn, axes = op.attr("fn"), op.attr("axes")
+            (src,) = op.inputs
+            if src.id in self.arrays:
+                partial = self.arrays[src.id].map_blocks(
+                    Program((src,), (), (src,), (fn, axes), self.threads),
+                    chunks=tuple((1,) * len(c) if i in axes else c
+                                 for i, c in enumerate(self.arrays[src.id].chunks)),
+                    dtype=src.dtype, token=f"stax-{self.label}-partial-{fn}")
+            else:
+                partial = self.blockwise(src, (fn, axes))
+            result = getattr(da, fn)(partial, axis=axes, keepdims=op.attr("keepdims"))
+            return result.astype(op.out.dtype)
+        xs = [self.array(w) for w in op.inputs]
+        if step.kind == "cumreduction":
+            binop, ident = SCANS[op.attr("fn")]
+            scan = Program((op.inputs[0],), (op,), (op.out,), None, self.threads)
+            return da.reductions.cumreduction(scan, binop, ident, xs[0], axis=op.attr("axis"),
+                                              dtype=op.out.dtype)
+        return replay(op, xs)
+
+
+@dataclass(frozen=True)
+class DaskCall:
+    steps: tuple[Step, ...]
+    result: Any
+
+    def explain(self) -> str:
+        lines = [f"  {s}" for s in self.steps if s.kind != "local"]
+        local = sum(s.kind == "local" for s in self.steps)
+        return "\n".join([f"{local} ops run inside blocks (fused into Stax programs per block)"]
+                         + lines)
+
+
+def call(jitted: Any, args: tuple[Any, ...]) -> DaskCall:
+    """Run `jitted` on Dask array arguments: a lazy result of Dask arrays."""
+    import dask.array as da
+
+    from stax.api import _unflatten, trace
+
+    placeholders = []
+    for i, a in enumerate(args):
+        if not is_dask_array(a):
+            placeholders.append(a)
+            continue
+        if any(np.isnan(s) for c in a.chunks for s in c):
+            raise ValueError(f"stax.jit: argument {i} is a Dask array with unknown chunk "
+                             "sizes (NaN); call compute_chunk_sizes() on it first")
+        placeholders.append(np.broadcast_to(np.zeros((), a.dtype), a.shape))
+    traced = trace(jitted.fn, tuple(placeholders))
+    if traced.writeback:
+        raise NotImplementedError("stax.jit on Dask arrays: the function assigns into "
+                                  f"argument(s) {list(traced.writeback)}; Dask arrays are "
+                                  "immutable")
+    graph = traced.graph
+    arrays = {}
+    for op in graph.ops:
+        if op.kind == "input":
+            a = args[op.attr("index")]
+            arrays[op.out.id] = a if is_dask_array(a) else da.from_array(np.asarray(a))
+    threads = jitted.options.get("threads") or default_threads()
+    builder = Builder(graph, arrays, getattr(jitted.fn, "__name__", "fn"), threads)
+    flat = tuple(builder.array(v) for v in graph.outputs)
+    return DaskCall(tuple(builder.steps), _unflatten(traced.structure, flat[: traced.n_results]))
+
+
+def explain(jitted: Any, *args: Any) -> str:
+    """How a jitted function maps onto Dask for these arguments: the steps that cross blocks."""
+    return call(jitted, args).explain()
+
+
+__all__ = ["call", "explain", "is_dask_array"]

@@ -1,0 +1,147 @@
+"""Jitted functions on Dask arrays, on a real `LocalCluster`, against NumPy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import assert_matches
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import stax  # noqa: E402
+from stax.dask import explain  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def softmax(x: Any) -> Any:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def layernorm(x: Any, w: Any, b: Any) -> Any:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * w + b
+
+
+def colstats(x: Any) -> Any:
+    return x.mean(0), x.var(0), x.std(0, ddof=1), x.max(0), x.sum()
+
+
+def chain(x: Any, y: Any, s: float) -> Any:
+    return np.tanh(x * s + y) * np.exp(-(y * y)) - np.abs(x)
+
+
+def cumsums(x: Any) -> Any:
+    return np.cumsum(x, axis=0) * 0.5, np.cumsum(x, axis=1)
+
+
+def stencil(x: Any) -> Any:
+    return x[2:, 1:-1] + x[:-2, 1:-1] - 2.0 * x[1:-1, 1:-1]
+
+
+def mixed(x: Any, w: Any) -> Any:
+    h = softmax(x * w) + np.cumsum(x, axis=0)
+    centered = h - h.mean(0)
+    return centered / (centered.std(0) + 1.0), np.abs(centered).max()
+
+
+CASES = [
+    ("chain", chain, lambda: (_data((1000, 48)), _data((1000, 48), seed=1), 0.7),
+     (300, 48)),
+    ("softmax", softmax, lambda: (_data((1000, 64)),), (300, 64)),
+    ("layernorm", layernorm, lambda: (_data((777, 32)), _data((32,), seed=1),
+                                      _data((32,), seed=2)), (250, 32)),
+    ("colstats", colstats, lambda: (_data((1000, 40)),), (256, 40)),
+    ("colstats-2d", colstats, lambda: (_data((600, 90), "float64"),), (200, 40)),
+    ("cumsum", cumsums, lambda: (_data((500, 30), "float64"),), (128, 16)),
+    ("stencil", stencil, lambda: (_data((300, 40), "float64"),), (100, 40)),
+    ("mixed", mixed, lambda: (_data((700, 24)), _data((24,), seed=3)), (200, 24)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make,chunks", CASES, ids=[c[0] for c in CASES])
+def test_matches_numpy_on_a_cluster(client: Any, name: str, fn: Any, make: Any,
+                                    chunks: tuple[int, ...]) -> None:
+    args = make()
+    want = fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+    dargs = tuple(da.from_array(a, chunks=chunks) if isinstance(a, np.ndarray) and a.ndim == 2
+                  else a for a in args)
+    lazy = stax.jit(fn)(*dargs)
+    leaves = lazy if isinstance(lazy, tuple) else (lazy,)
+    assert all(isinstance(r, da.Array) for r in leaves)
+    got = client.compute(lazy, sync=True)
+    got = tuple(np.asarray(g) for g in got) if isinstance(want, tuple) else np.asarray(got)
+    want = tuple(np.asarray(w) for w in want) if isinstance(want, tuple) else np.asarray(want)
+    assert_matches(got, want, rtol=2e-5 if args[0].dtype == np.float32 else 1e-10, atol=1e-5)
+
+
+def test_blocks_run_stax_programs(client: Any) -> None:
+    x = da.from_array(_data((400, 16)), chunks=(100, 16))
+    names = {k[0] if isinstance(k, tuple) else k for k in stax.jit(softmax)(x).dask}
+    assert any(n.startswith("stax-softmax") for n in names)
+
+
+def test_explain_names_each_cross_block_step() -> None:
+    x = da.from_array(_data((400, 16)), chunks=(100, 16))
+    text = explain(stax.jit(colstats), x)
+    assert "tree-reduce" in text and "reduces across the chunks of axis [0]" in text
+    assert "0 ops" not in text
+    assert "tree-reduce" not in explain(stax.jit(softmax), x)
+    assert "dask (slices axis 0 across chunks)" in explain(stax.jit(stencil), x)
+
+
+def test_threaded_scheduler() -> None:
+    x = _data((500, 20), "float64")
+    got = stax.jit(layernorm)(da.from_array(x, chunks=(120, 20)), np.ones(20), np.zeros(20))
+    assert_matches(got.compute(scheduler="threads"), layernorm(x, np.ones(20), np.zeros(20)),
+                   atol=1e-12)
+
+
+def test_integer_and_bool_data() -> None:
+    x = np.arange(-300, 300, dtype=np.int32).reshape(60, 10)
+
+    def f(x: Any) -> Any:
+        return (x * 3 - 1).sum(0), (x > 0).any(0), (x % 7).max()
+    got = stax.jit(f)(da.from_array(x, chunks=(25, 10)))
+    assert_matches(tuple(np.asarray(g) for g in da.compute(*got, scheduler="sync")), f(x))
+
+
+def test_empty_and_one_chunk() -> None:
+    x = _data((0, 8))
+    got = stax.jit(softmax)(da.from_array(x, chunks=(4, 8)))
+    assert got.compute(scheduler="sync").shape == (0, 8)
+    y = _data((10, 8))
+    assert_matches(stax.jit(colstats)(da.from_array(y))[1].compute(scheduler="sync"),
+                   y.var(0))
+
+
+def test_unknown_chunks_are_refused() -> None:
+    x = da.from_array(_data((100, 4)), chunks=(25, 4))
+    masked = x[x[:, 0] > 0]
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        stax.jit(softmax)(masked)
+
+
+def test_assignment_into_a_dask_argument_is_refused() -> None:
+    def f(x: Any) -> Any:
+        x[0] = 1.0
+        return x
+    with pytest.raises(NotImplementedError, match="Dask arrays are immutable"):
+        stax.jit(f)(da.from_array(_data((10, 4)), chunks=(5, 4)))
