@@ -87,6 +87,14 @@ def broadcast_axes(op: Op) -> set[int]:
             if i < nd - v.ndim or v.shape[i - nd + v.ndim] != op.out.shape[i]}
 
 
+def _spans(user: Op, op: Op, i: int, producer: dict[int, Op]) -> bool:
+    """Whether another input of `user` (not itself a broadcast) spans axis `i` of `op`'s."""
+    nd = op.out.ndim
+    return any(w.id != op.out.id and producer[w.id].kind != "broadcast" and
+               w.ndim >= nd - i and w.shape[w.ndim - (nd - i)] == op.out.shape[i]
+               for w in user.inputs)
+
+
 def lazy_broadcasts(graph: Graph) -> dict[int, set[int]]:
     """Broadcasts left to NumPy's implicit broadcasting in their consumers (value id ->
     repeated axes): those whose every consumer is elementwise with another input that spans
@@ -99,14 +107,9 @@ def lazy_broadcasts(graph: Graph) -> dict[int, set[int]]:
         if op.kind != "broadcast" or op.out.id in outputs:
             continue
         axes = broadcast_axes(op)
-        nd = op.out.ndim
-
-        def spanned(user: Op, i: int) -> bool:
-            return any(w.id != op.out.id and producer[w.id].kind != "broadcast" and
-                       w.ndim >= nd - i and w.shape[w.ndim - (nd - i)] == op.out.shape[i]
-                       for w in user.inputs)
-        if all(u.kind in ("elementwise", "where") and u.out.ndim == nd and
-               all(spanned(u, i) for i in axes) for u in users.get(op.out.id, [])):
+        if all(u.kind in ("elementwise", "where") and u.out.ndim == op.out.ndim and
+               all(_spans(u, op, i, producer) for i in axes)
+               for u in users.get(op.out.id, [])):
             lazy[op.out.id] = axes
     return lazy
 
