@@ -8,6 +8,8 @@ from typing import Any
 
 from stax.api import Compilation, Jitted, jit
 from stax.codegen.cpp import HEADER
+from stax.frontend.breaks import Break, run_segmented
+from stax.frontend.trace import GraphBreak
 from stax.sched.deps import SchedulerNode
 from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
 from stax.sched.fusion import can_fuse, single
@@ -35,6 +37,8 @@ class Report:
     compilation: Compilation
     gap: OptimalityGap | None
     verification: Any  # a poly Verdict when verify=True
+    # Graph breaks (A2): what runs in NumPy; the compilation is then the last segment's.
+    breaks: tuple[Break, ...] = ()
 
     @property
     def schedule(self) -> Schedule:
@@ -62,7 +66,8 @@ class Report:
 
     def __str__(self) -> str:
         c = self.compilation
-        sections = [
+        sections = [("Graph breaks", "\n".join(map(str, self.breaks)) or "none")]
+        sections += [
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(
                 f"{d.value} -> {d.buffer}: {d.reason}" for d in c.lowered.decisions) or "none"),
@@ -132,7 +137,16 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
             verify: bool = False, **options: Any) -> Report:
     """Compile `fn` for `args` and report every decision (see `Report`)."""
     jitted = fn if isinstance(fn, Jitted) else jit(fn, **options)
-    comp = jitted.compile(*args)
+    try:
+        comp = jitted.compile(*args)
+        breaks: tuple[Break, ...] = ()
+    except GraphBreak:  # runs fn once with its breaks; reports the last compiled segment (A2)
+        _, found, segments = run_segmented(jitted, args)
+        breaks = tuple(dict.fromkeys(found))
+        if not segments:
+            raise NotImplementedError("stax.explain: nothing of this function compiles: "
+                                      + "; ".join(map(str, breaks))) from None
+        comp = segments[-1].compilation
     gap = optimality_gap(comp.schedule) if exact else None
     verdict = verify_schedule(comp.schedule) if verify else None
-    return Report(comp, gap, verdict)
+    return Report(comp, gap, verdict, breaks)

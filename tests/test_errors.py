@@ -28,12 +28,12 @@ UNSUPPORTED: dict[str, tuple[Callable[[Any], Any], str]] = {
 def test_unsupported_op_names_it(name: str) -> None:
     fn, text = UNSUPPORTED[name]
     with pytest.raises(NotImplementedError, match=text.replace(".", r"\.")):
-        stax.jit(fn)(X)
+        stax.jit(fn, strict=True)(X)  # without strict: a graph break (tests/test_breaks.py)
 
 
 def test_fft_message_exact() -> None:
     with pytest.raises(NotImplementedError, match=r"stax\.jit: np\.fft\.fft is not supported"):
-        stax.jit(lambda x: np.fft.fft(x))(X)
+        stax.jit(lambda x: np.fft.fft(x), strict=True)(X)
 
 
 BAD_ARGS: dict[str, Any] = {
@@ -64,7 +64,7 @@ def test_unsupported_dtype_not_implemented(dtype: str) -> None:
 
 def test_complex_constant_inside_fn() -> None:
     with pytest.raises(TypeError):
-        stax.jit(lambda x: x * 1j)(X)
+        stax.jit(lambda x: x * 1j, strict=True)(X)
 
 
 SHAPE_ERRORS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
@@ -137,12 +137,12 @@ def test_python_if_on_traced_value() -> None:
         return -x
 
     with pytest.raises(TypeError, match="np.where"):
-        stax.jit(fn)(X)
+        stax.jit(fn, strict=True)(X)
 
 
 def test_float_of_traced_value() -> None:
     with pytest.raises(TypeError, match="traced"):
-        stax.jit(lambda x: float(x.sum()) * x)(X)
+        stax.jit(lambda x: float(x.sum()) * x, strict=True)(X)
 
 
 def test_shape_change_recompiles_not_misreads() -> None:

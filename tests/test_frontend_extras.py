@@ -116,4 +116,4 @@ def test_scalar_arguments_used_as_python_values_specialize_the_trace() -> None:
 
 def test_array_values_cannot_steer_python_control_flow() -> None:
     with pytest.raises(TypeError, match="np.where"):
-        stax.jit(lambda x: x if x.sum() > 0 else -x)(np.ones(3))
+        stax.jit(lambda x: x if x.sum() > 0 else -x, strict=True)(np.ones(3))

@@ -30,6 +30,15 @@ def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
     return dtype
 
 
+class GraphBreak(Exception):  # noqa: N818 - a control-flow signal, not an error (A2)
+    """Tracing reached something it cannot compile; `error` is the message for strict mode.
+    `stax.frontend.breaks` runs such functions with graph breaks."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass
 class Builder:
     """Records ops while a function is traced. Used only during one trace."""
@@ -59,6 +68,14 @@ class Builder:
 
     def graph(self, outputs: tuple[Value, ...]) -> Graph:
         return Graph(tuple(self.inputs), tuple(self.ops), outputs)
+
+    # Graph breaks (A2): a plain trace stops; `breaks.SegmentBuilder` runs them in NumPy.
+    def concretize(self, tracer: Tracer, error: Exception) -> np.ndarray:
+        raise GraphBreak(error)
+
+    def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              error: Exception) -> Any:
+        raise GraphBreak(error)
 
 
 class Tracer:
@@ -130,10 +147,11 @@ class Tracer:
         bound, an `if`): the trace is specialized on it, and calls with another value
         compile again."""
         if self.concrete is None:
-            raise TypeError(
+            array = self.builder.concretize(self, TypeError(
                 "stax.jit: the value of a traced array is not known while tracing (Python `if`, "
                 "int(), float() or an index need a concrete value); use np.where(...) for "
-                "element-wise choices, or pass the value as a Python scalar argument")
+                "element-wise choices, or pass the value as a Python scalar argument"))
+            return array[()] if array.ndim == 0 else array
         positions, value = self.concrete
         self.builder.static |= positions
         return value
@@ -141,10 +159,11 @@ class Tracer:
     def __bool__(self) -> bool:
         return bool(self.python_value())
 
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise TypeError(
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self.builder.concretize(self, TypeError(
             "stax.jit: a traced array cannot be converted to a NumPy array inside a jitted "
-            "function (this happens with np.asarray, float(), or unsupported functions)")
+            "function (this happens with np.asarray, float(), or unsupported functions)"))
+        return np.array(array, dtype=dtype, copy=True)
 
     def __float__(self) -> float:
         return float(self.python_value())
@@ -194,6 +213,9 @@ def install_methods() -> None:
     Tracer.transpose = api.transpose_method  # type: ignore[attr-defined]
     Tracer.T = property(lambda a: api.transpose(a))  # type: ignore[attr-defined]
     Tracer.mT = property(lambda a: api.swapaxes(a, -1, -2))  # type: ignore[attr-defined]
+    from stax.frontend import breaks  # graph breaks for what is not traced (A2)
+
+    breaks.install(Tracer)
 
 
 def _ufunc_method(name: str) -> Callable[..., Tracer]:

@@ -1,0 +1,368 @@
+"""Graph breaks: what Stax cannot compile runs in NumPy between compiled segments.
+
+Tracing a function meets things it cannot compile: a NumPy function or argument Stax does not
+implement, Python control flow on array values (`if x.sum() > 0`, `float(x.max())`, `.item()`,
+printing), data-dependent shapes (`x[mask]`). In a plain trace these raise `GraphBreak`; the
+jitted function then runs that signature in *segmented* mode: each call executes the Python
+function again with a `SegmentBuilder`, which at every break
+
+1. compiles the part of the graph the break needs (pruned to those values; compiled programs
+   are cached by a structural key, so later calls do not compile again) and runs it on the
+   call's arrays,
+2. gives the concrete arrays to NumPy's own function (a copy, so lazily computed values stay
+   right; an argument NumPy mutated in place is rebound, through views, as in NumPy),
+3. continues tracing with NumPy's results as new graph inputs.
+
+Values already computed by a segment are inputs of later segments (never recomputed).
+If a function cannot be traced even so (say, a dtype Stax does not support flows through it),
+the whole function runs in NumPy; that too is recorded as a break.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stax.frontend.trace import Builder, GraphBreak, Tracer
+from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
+
+
+class GraphBreakWarning(UserWarning):
+    """A jitted function runs part of its work in NumPy (see `stax.explain`)."""
+
+
+@dataclass(frozen=True)
+class Break:
+    """One graph break: what Stax could not compile, where in the user's code, and what
+    happens there instead."""
+
+    what: str
+    where: str
+    action: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({self.where}): {self.action}"
+
+
+# What each Tracer conversion is, for the break's description.
+CONVERSIONS = {
+    "__bool__": "the truth value of a traced array (Python if/while/and/or)",
+    "__float__": "float() of a traced array", "__int__": "int() of a traced array",
+    "__index__": "a traced array used as a Python integer (index, size, range)",
+    "__array__": "a traced array converted to a NumPy array (np.asarray, or an operand of "
+                 "an ndarray or unsupported function)",
+}
+
+
+def _location() -> tuple[str, str]:
+    """The innermost frame outside Stax and NumPy (the user's line), and the Tracer
+    conversion the break came through, if any."""
+    frame = sys._getframe(1)
+    conversion = ""
+    while frame is not None:
+        name = frame.f_code.co_name
+        module = frame.f_globals.get("__name__", "")
+        if name in CONVERSIONS and not conversion and module.startswith("stax."):
+            conversion = name
+        if not module.startswith(("stax.", "numpy")):
+            where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in {name}"
+            return where, conversion
+        frame = frame.f_back  # type: ignore[assignment]
+    return "?", conversion
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A compiled part of a segmented function: `compilation` computes `outputs`."""
+
+    graph: Graph
+    compilation: Any  # stax.api.Compilation
+
+
+# Compiled segments by structural key (graph structure, input layouts, options).
+SEGMENTS: dict[tuple[Any, ...], Any] = {}
+
+
+@dataclass
+class SegmentBuilder(Builder):
+    """A builder that knows the call's arrays and runs what it cannot compile in NumPy."""
+
+    arrays: dict[int, np.ndarray] = field(default_factory=dict)
+    args: tuple[np.ndarray, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    breaks: list[Break] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+
+    def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
+        value = super().input(shape, dtype)
+        if len(self.inputs) <= len(self.args):  # an argument of the call
+            self.arrays[value.id] = self.args[len(self.inputs) - 1]
+        return value
+
+    # ---- hooks called by Tracer and the dispatch ------------------------------------------
+    def concretize(self, tracer: Tracer, error: Exception) -> np.ndarray:
+        where, conversion = _location()
+        what = CONVERSIONS.get(conversion, "a concrete value of a traced array")
+        self.breaks.append(Break(what, where, "computed by a compiled segment"))
+        return self.evaluate([_fresh(tracer)])[0]
+
+    def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+              error: Exception) -> Any:
+        where, _ = _location()
+        self.breaks.append(Break(_what(error), where, "runs in NumPy"))
+        tracers: list[Tracer] = []
+        _collect((args, kwargs), tracers)
+        unique = list({id(t): t for t in tracers}.values())
+        values = self.evaluate([_fresh(t) for t in unique])
+        originals = dict(zip((id(t) for t in unique), values, strict=True))
+        copies = {k: np.array(v, copy=True) for k, v in originals.items()}
+        c_args, c_kwargs = _substitute((args, kwargs), copies)
+        result = func(*c_args, **c_kwargs)
+        for t in unique:  # NumPy mutated an argument in place: so does the traced program
+            if not np.array_equal(copies[id(t)], originals[id(t)], equal_nan=True):
+                from stax.frontend.numpy_api import _rebind
+
+                t.check_fresh()
+                _rebind(t, self.constant(copies[id(t)]).value)
+        return self._wrap(result)
+
+    # ---- running compiled segments --------------------------------------------------------
+    def constant(self, array: np.ndarray) -> Tracer:
+        """A NumPy result as a new input of the traced program."""
+        value = Builder.input(self, array.shape, array.dtype)
+        self.arrays[value.id] = array
+        scalar = (frozenset(), array[()]) if array.ndim == 0 else None
+        return Tracer(self, value, concrete=scalar)
+
+    def _wrap(self, result: Any) -> Any:
+        # NumPy scalars become 0-d inputs too (NEP 50 treats them like 0-d arrays): a new
+        # value on each call then does not compile a new segment with it as a constant.
+        if (type(result) is np.ndarray or isinstance(result, np.generic)) and \
+                result.dtype in SUPPORTED_DTYPES:
+            return self.constant(np.asarray(result))
+        if isinstance(result, tuple) and not hasattr(result, "_fields"):
+            return tuple(self._wrap(r) for r in result)
+        if isinstance(result, list):
+            return [self._wrap(r) for r in result]
+        return result
+
+    def evaluate(self, values: list[Value]) -> list[np.ndarray]:
+        """Compute `values` with the compiled segment that produces them."""
+        needed = [v for v in dict.fromkeys(values) if v.id not in self.arrays]
+        if needed:
+            graph, leaves = self.subgraph(needed)
+            inputs = [self.arrays[v.id] for v in leaves]
+            program = self.compiled(graph, inputs)
+            flat = program.program.call(list(inputs))
+            for v, array in zip(needed, flat, strict=True):
+                self.arrays[v.id] = array
+        return [self.arrays[v.id] for v in values]
+
+    def subgraph(self, outputs: list[Value]) -> tuple[Graph, list[Value]]:
+        """The ops `outputs` need; values already known become the graph's inputs."""
+        producer = {op.out.id: op for op in self.ops}
+        needed: set[int] = set()
+        stack = list(outputs)
+        while stack:
+            v = stack.pop()
+            if v.id in needed:
+                continue
+            needed.add(v.id)
+            if v.id not in self.arrays:
+                stack.extend(producer[v.id].inputs)
+        leaves, ops = [], []
+        for op in self.ops:
+            if op.out.id not in needed:
+                continue
+            if op.out.id in self.arrays:
+                leaves.append(op.out)
+                ops.append(Op("input", (), op.out, (("index", len(leaves) - 1),)))
+            else:
+                ops.append(op)
+        return Graph(tuple(leaves), tuple(ops), tuple(outputs)), leaves
+
+    def compiled(self, graph: Graph, inputs: list[np.ndarray]) -> Any:
+        from stax.api import Traced, compile_traced
+
+        key = (structural_key(graph), tuple((a.strides, a.dtype.str) for a in inputs),
+               tuple(sorted((k, str(v)) for k, v in self.options.items())))
+        hit = SEGMENTS.get(key)
+        if hit is None:
+            hit = compile_traced(Traced(graph, None, len(graph.outputs), ()), inputs,
+                                 self.options)
+            SEGMENTS[key] = hit
+        self.segments.append(Segment(graph, hit))
+        return hit
+
+
+def structural_key(graph: Graph) -> tuple[Any, ...]:
+    """The graph with value ids renumbered in order and constants by content."""
+    number: dict[int, int] = {}
+    key: list[Any] = []
+    for op in graph.ops:
+        number[op.out.id] = len(number)
+        attrs = tuple((k, _attr_key(v)) for k, v in op.attrs)
+        key.append((op.kind, tuple(number[v.id] for v in op.inputs), op.out.shape,
+                    op.out.dtype.str, attrs))
+    key.append(tuple(number[v.id] for v in graph.outputs))
+    return tuple(key)
+
+
+def _attr_key(v: Any) -> Any:
+    array = getattr(v, "array", None)
+    if isinstance(array, np.ndarray):
+        digest = hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16)
+        return ("array", array.shape, array.dtype.str, digest.hexdigest())
+    if isinstance(v, float):
+        return ("float", v.hex())  # -0.0 and 0.0 differ; nan is one key
+    return (type(v).__name__, repr(v))
+
+
+def _fresh(t: Tracer) -> Value:
+    t.check_fresh()
+    return t.value
+
+
+def _what(error: Exception) -> str:
+    return str(error).removeprefix("stax.jit: ").removesuffix(" is not supported")
+
+
+def _collect(obj: Any, out: list[Tracer]) -> None:
+    if isinstance(obj, Tracer):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _collect(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _collect(o, out)
+
+
+def _substitute(obj: Any, arrays: dict[int, np.ndarray]) -> Any:
+    if isinstance(obj, Tracer):
+        return arrays[id(obj)]
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(_substitute(o, arrays) for o in obj)
+    if isinstance(obj, list):
+        return [_substitute(o, arrays) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _substitute(o, arrays) for k, o in obj.items()}
+    return obj
+
+
+# ---- the hooks on Tracer ---------------------------------------------------------------------
+
+def breakable(impl: Callable[..., Any], fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """`impl`, or (on NotImplementedError) a graph break that runs `fallback` in NumPy."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return impl(*args, **kwargs)
+        except NotImplementedError as e:
+            return _builder((args, kwargs)).eager(fallback, args, kwargs, e)
+
+    call.__name__ = getattr(impl, "__name__", "call")
+    call.__doc__ = impl.__doc__
+    return call
+
+
+def _builder(obj: Any) -> Builder:
+    found: list[Tracer] = []
+    _collect(obj, found)
+    return found[0].builder
+
+
+def install(tracer: type[Tracer]) -> None:
+    """Route what Stax cannot trace on a Tracer to a graph break."""
+    from stax.frontend import numpy_api as api
+
+    def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any,
+                       kwargs: Any) -> Any:
+        try:
+            return api.array_function(self, func, types, args, kwargs)
+        except NotImplementedError as e:
+            return _builder((args, kwargs)).eager(func, args, kwargs, e)
+
+    def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
+                    **kwargs: Any) -> Any:
+        try:
+            return api.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+        except NotImplementedError as e:
+            return _builder((inputs, kwargs)).eager(getattr(ufunc, method), inputs, kwargs, e)
+
+    tracer.__array_function__ = array_function  # type: ignore[attr-defined]
+    tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
+    tracer.__getitem__ = breakable(api.getitem, operator.getitem)  # type: ignore[method-assign]
+    tracer.__setitem__ = breakable(api.setitem, operator.setitem)  # type: ignore[method-assign]
+    for name in api.METHODS:
+        setattr(tracer, name, breakable(getattr(api, name), getattr(np.ndarray, name)))
+    tracer.__getattr__ = _ndarray_attribute  # type: ignore[attr-defined]
+    tracer.__str__ = lambda self: str(self.builder.concretize(  # type: ignore[method-assign]
+        self, NotImplementedError("stax.jit: printing a traced array is not supported")))
+    tracer.__format__ = lambda self, spec: format(  # type: ignore[method-assign]
+        self.builder.concretize(self, NotImplementedError(
+            "stax.jit: formatting a traced array is not supported"))[()], spec)
+
+
+def _ndarray_attribute(self: Tracer, name: str) -> Any:
+    """An ndarray method or attribute Stax does not trace (`x.item()`, `x.sort()`,
+    `x.tolist()`, `x.nonzero()`): a graph break running NumPy's."""
+    if name.startswith("_") or not hasattr(np.ndarray, name):
+        raise AttributeError(f"'Tracer' object has no attribute {name!r}")
+    error = NotImplementedError(f"stax.jit: ndarray.{name} is not supported")
+    member = getattr(np.ndarray, name)
+    if callable(member):
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return self.builder.eager(member, (self, *args), kwargs, error)
+        return method
+    return self.builder.eager(lambda a: getattr(a, name), (self,), {}, error)
+
+
+# ---- running a function with breaks ------------------------------------------------------------
+
+def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, list[Break], list[Segment]]:
+    """Call `jitted.fn` on `args` with graph breaks; returns its result, breaks, segments."""
+    from stax.api import _as_array, _unflatten, trace
+
+    arrays = tuple(_as_array(a) for a in args)
+    builder = SegmentBuilder(args=arrays, options=jitted.options)
+    try:
+        traced = trace(jitted.fn, args, builder)
+        traced.check_args(args)
+        flat = builder.evaluate(list(traced.graph.outputs))
+    except (NotImplementedError, TypeError) as e:
+        if not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
+            raise
+        builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
+                                    "runs in NumPy"))
+        return jitted.fn(*args), builder.breaks, builder.segments
+    for k, i in enumerate(traced.writeback):
+        np.copyto(args[i], flat[traced.n_results + k])
+    result = _unflatten(traced.structure, tuple(flat[: traced.n_results]))
+    return result, builder.breaks, builder.segments
+
+
+def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
+    """A call of a function with breaks; each break is warned about once per function."""
+    result, found, _ = run_segmented(jitted, args)
+    known = jitted.breaks.setdefault(key, [])
+    for brk in found:
+        if brk not in known:
+            known.append(brk)
+            if brk not in jitted.warned:
+                jitted.warned.add(brk)
+                warnings.warn(f"stax.jit: graph break in {jitted.fn.__name__}: {brk}",
+                              GraphBreakWarning, stacklevel=3)
+    return result
+
+
+__all__ = ["Break", "GraphBreak", "GraphBreakWarning", "SegmentBuilder", "call_segmented",
+           "install", "run_segmented"]

@@ -1,0 +1,182 @@
+"""Graph breaks: what Stax cannot compile runs in NumPy between compiled segments; results equal
+NumPy's, each break is warned about once, `strict=True` keeps the error."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches, make_array
+
+import stax
+from stax.frontend import breaks
+from stax.frontend.breaks import GraphBreakWarning
+
+
+def run_both(fn: Any, *args: Any) -> tuple[Any, Any]:
+    """(stax result, NumPy result) on separate copies of array arguments."""
+    mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    theirs = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        got = stax.jit(fn)(*mine)
+    want = fn(*theirs)
+    for m, t in zip(mine, theirs, strict=True):  # mutated arguments too
+        if isinstance(m, np.ndarray):
+            assert_matches(m, t)
+    return got, want
+
+
+def unsupported_between(x: Any, y: Any) -> Any:
+    z = np.exp(x) + y
+    m = np.median(z)  # runs in NumPy
+    s = np.sort(z, axis=-1)  # runs in NumPy
+    return s - m, z * 2
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_unsupported_function_between_compiled_parts(dtype: str) -> None:
+    x = make_array((3, 5), dtype, seed=1, low=-2, high=2)
+    y = make_array((5,), dtype, seed=2)
+    got, want = run_both(unsupported_between, x, y)
+    assert_matches(got, want, rtol=1e-5 if dtype == "float32" else None)
+
+
+def test_warns_once_per_break_and_caches_segments() -> None:
+    jf = stax.jit(unsupported_between)
+    x, y = make_array((4, 3), "float64", seed=3), make_array((3,), "float64", seed=4)
+    with pytest.warns(GraphBreakWarning) as record:
+        jf(x, y)
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 2
+    assert "np.median" in messages[0] and "np.sort" in messages[1]
+    assert "test_breaks.py" in messages[0]  # names the user's line
+    compiled = len(breaks.SEGMENTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GraphBreakWarning)  # no second warning
+        got = jf(x + 1, y)
+    assert len(breaks.SEGMENTS) == compiled  # no recompilation for new values
+    assert_matches(got, unsupported_between(x + 1, y))
+
+
+def branchy(x: Any) -> Any:
+    if x.sum() > 0:
+        return x * 2
+    return -x
+
+
+def test_python_if_on_array_values_takes_each_calls_branch() -> None:
+    jf = stax.jit(branchy)
+    pos, neg = np.arange(1.0, 5.0), -np.arange(1.0, 5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        assert_matches(jf(pos), branchy(pos))
+        assert_matches(jf(neg), branchy(neg))  # same signature, the other branch
+
+
+def conversions(x: Any, n: int) -> Any:
+    total = float(x.sum())
+    top = int(x.argmax())
+    first = x[0].item()
+    as_list = x[:2].tolist()
+    k = x.shape[0] // n
+    return x * total + top + first + as_list[1], x[:k] * len(as_list)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_float_int_item_tolist(dtype: str) -> None:
+    x = make_array((6,), dtype, seed=5)
+    got, want = run_both(conversions, x, 2)
+    assert_matches(got, want)
+
+
+def test_printing_a_traced_array(capsys: pytest.CaptureFixture[str]) -> None:
+    def fn(x: Any) -> Any:
+        y = x + 1
+        print(y)
+        print(f"{y.sum():.2f}")
+        return y * 2
+
+    x = np.arange(3.0)
+    got, want = run_both(fn, x)
+    assert_matches(got, want)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == out[2] == str(x + 1) and out[1] == out[3] == "6.00"
+
+
+def test_numpy_mutation_in_place_is_written_back() -> None:
+    def fn(a: Any, idx: Any) -> Any:
+        before = a * 2  # computed lazily: must see a's values before the mutation
+        np.add.at(a, idx, 1.5)
+        a[1:].sort()  # through a view
+        return before, a.sum()
+
+    a = make_array((7,), "float64", seed=6)
+    idx = np.array([0, 0, 3, 6, 6, 6])
+    got, want = run_both(fn, a, idx)
+    assert_matches(got, want)
+
+
+def test_mutated_argument_before_a_break() -> None:
+    def fn(x: Any, s: float) -> Any:
+        x += s
+        m = np.median(x)
+        x -= m
+        return {"m": m, "scaled": x * s}
+
+    x = make_array((2, 5), "float32", seed=7)
+    got, want = run_both(fn, x, 0.5)
+    assert_matches(got, want)
+
+
+def test_data_dependent_shapes() -> None:
+    def fn(x: Any) -> Any:
+        pos = x[x > 0]
+        nz = np.nonzero(x > 1)
+        u = np.unique(np.round(x))
+        return pos.sum() + u.size, nz, np.where(x > 2)
+
+    x = make_array((3, 4), "float64", seed=8)
+    got, want = run_both(fn, x)
+    assert_matches(got, want)
+
+
+def test_empty_and_zero_d() -> None:
+    def fn(x: Any) -> Any:
+        return np.sort(x, axis=None) + np.median(x) if x.size else np.sort(x, axis=None)
+
+    for x in (np.zeros((0,)), np.array(3.0), make_array((4,), "float64")):
+        got, want = run_both(fn, x)
+        assert_matches(got, want)
+
+
+def test_whole_function_in_numpy_when_nothing_can_be_traced() -> None:
+    def fn(x: Any) -> Any:
+        return np.abs(np.fft.fft(x)) * 2  # complex values in between
+
+    x = make_array((8,), "float64", seed=9)
+    got, want = run_both(fn, x)
+    assert_matches(got, want)
+
+
+def test_numpy_errors_come_through() -> None:
+    with pytest.raises(np.linalg.LinAlgError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        stax.jit(lambda x: np.linalg.inv(x * 0))(np.ones((2, 2)))
+
+
+def test_strict_keeps_the_error() -> None:
+    with pytest.raises(NotImplementedError, match="np.median"):
+        stax.jit(unsupported_between, strict=True)(np.ones(3), np.ones(3))
+    with pytest.raises(TypeError, match="traced"):
+        stax.jit(branchy, strict=True)(np.ones(3))
+
+
+def test_explain_lists_the_breaks() -> None:
+    report = stax.explain(unsupported_between, np.ones((2, 3)), np.ones(3))
+    assert [b.what for b in report.breaks] == ["np.median", "np.sort"]
+    assert "== Graph breaks ==\nnp.median" in str(report)
+    plain = stax.explain(lambda x: x + 1, np.ones(3))
+    assert plain.breaks == () and "== Graph breaks ==\nnone" in str(plain)
