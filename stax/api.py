@@ -17,7 +17,8 @@ import numpy as np
 
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
-from stax.frontend.trace import Builder, Tracer, check_dtype, install_methods
+from stax.frontend.breaks import Break, call_segmented
+from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.lower import Lowered, lower
 from stax.runtime.compiler import isa_level
@@ -27,7 +28,8 @@ from stax.tiling.plan import thread_count
 
 install_methods()
 
-OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None}
+OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None,
+           "strict": False}
 
 
 def _arg_signature(a: Any) -> tuple[Any, ...]:
@@ -98,8 +100,9 @@ class Traced:
                         "are not supported (pass a copy)")
 
 
-def trace(fn: Callable[..., Any], args: tuple[Any, ...]) -> Traced:
-    builder = Builder()
+def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None = None
+          ) -> Traced:
+    builder = Builder() if builder is None else builder  # a SegmentBuilder runs breaks (A2)
     tracers: list[Any] = []
     for i, a in enumerate(args):
         arr = _as_array(a)
@@ -193,6 +196,9 @@ class Jitted:
     cache: dict[tuple[Any, ...], Compilation] = field(default_factory=dict)
     # Positions of scalar arguments some trace used as Python values: part of the cache key.
     static: frozenset[int] = frozenset()
+    # Signatures that run with graph breaks, and the breaks met (A2, stax.frontend.breaks).
+    breaks: dict[tuple[Any, ...], list[Break]] = field(default_factory=dict)
+    warned: set[Break] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -204,8 +210,13 @@ class Jitted:
     def compile(self, *args: Any) -> Compilation:
         hit = self.cache.get(self.key(args))
         if hit is None:
-            hit = compile_traced(trace(self.fn, args), [_as_array(a) for a in args],
-                                 self.options)
+            try:
+                traced = trace(self.fn, args)
+            except GraphBreak as e:  # strict=True keeps the plain error (A2)
+                if self.options["strict"]:
+                    raise e.error from None
+                raise
+            hit = compile_traced(traced, [_as_array(a) for a in args], self.options)
             self.static |= hit.traced.static
             self.cache[self.key(args)] = hit
         return hit
@@ -213,8 +224,16 @@ class Jitted:
     def __call__(self, *args: Any) -> Any:
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
-        hit = self.cache.get(self.key(args))
-        comp = hit if hit is not None else self.compile(*args)
+        key = self.key(args)
+        if key in self.breaks:  # runs with graph breaks (A2)
+            return call_segmented(self, args, key)
+        hit = self.cache.get(key)
+        if hit is None:
+            try:
+                hit = self.compile(*args)
+            except GraphBreak:
+                return call_segmented(self, args, key)
+        comp = hit
         comp.traced.check_args(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
                                   else _as_array(a) for a in args])
