@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -281,6 +281,10 @@ class Program:
     finish: tuple[str, tuple[int, ...]] | None  # a partial reduction (fn, axes) after the ops
     threads: int
     lazy: frozenset[int] = frozenset()  # broadcasts left to their consumers
+    # Stencil windows (map_overlap): slice op id -> (axis, start) along the overlapped axis,
+    # and the block's (first output row - first input row, output rows) once specialized.
+    windows: tuple[tuple[int, int, int], ...] = ()
+    at: tuple[int, int] | None = None
 
     @property
     def __name__(self) -> str:  # Dask names some tasks after their function
@@ -288,12 +292,24 @@ class Program:
 
     def run(self, *blocks: Any) -> Any:
         env = {v.id: b for v, b in zip(self.inputs, blocks, strict=True)}
+        windows = {w[0]: w[1:] for w in self.windows}
         for op in self.ops:
-            env[op.out.id] = replay(op, [env[v.id] for v in op.inputs],
-                                    op.out.id in self.lazy)
+            xs = [env[v.id] for v in op.inputs]
+            if op.out.id in windows and self.at is not None:
+                axis, start = windows[op.out.id]
+                index = [slice(None)] * op.out.ndim
+                index[axis] = slice(self.at[0] + start, self.at[0] + start + self.at[1])
+                op = Op(op.kind, op.inputs, op.out, tuple(
+                    (k, tuple(0 if i == axis else x for i, x in enumerate(v))
+                     if k == "starts" else v) for k, v in op.attrs))
+                xs = [xs[0][tuple(index)]]
+            env[op.out.id] = replay(op, xs, op.out.id in self.lazy)
         (out,) = (env[v.id] for v in self.outputs)
         if self.finish is not None:
             fn, axes = self.finish
+            if out.size == 0 and fn in ("max", "min"):  # an empty stencil block: neutral
+                shape = tuple(1 if i in axes else n for i, n in enumerate(out.shape))
+                return np.full(shape, _neutral(fn, out.dtype), out.dtype)
             out = getattr(np, fn)(out, axis=axes, keepdims=True)
         return out
 
@@ -303,9 +319,24 @@ class Program:
 
     def __call__(self, *blocks: Any, **_: Any) -> np.ndarray:
         """A block task (keyword arguments that Dask passes, such as a scan's axis, are
-        already part of the program)."""
-        fn = _compiled(self)
+        already part of the program). A stencil's last block is its position: (B, lo, hi)."""
+        program = self
+        if self.windows:
+            base, lo, hi = (int(t) for t in np.ravel(blocks[-1]))
+            blocks = blocks[:-1]
+            program = replace(self, at=(lo - base, hi - lo))
+        fn = _compiled(program)
         return np.asarray(fn(*(np.require(b, requirements="CA") for b in blocks)))
+
+
+def _neutral(fn: str, dtype: np.dtype) -> Any:
+    """The element that never wins a max (min): the smallest (largest) value of `dtype`."""
+    if dtype.kind == "b":
+        return fn == "min"
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    if fn == "max":
+        return info.min if info else -np.inf
+    return info.max if info else np.inf
 
 
 _PROGRAMS: dict[str, Callable[..., Any]] = {}
@@ -343,12 +374,17 @@ class Builder:
         self.steps: list[Step] = []
         self.producer = graph.producer()
         self.free = lazy_broadcasts(graph)
+        # Stencils: window value id -> (chunked axis, extent); window slice op -> (axis, start)
+        self.wins: dict[int, tuple[int, int]] = {}
+        self.slices: dict[int, tuple[int, int]] = {}
         for v in graph.inputs:
             self.info[v.id] = self._describe(self.arrays[v.id])
         for op in graph.ops:
             if op.kind == "input":
                 continue
-            out, reason = _local(op, self.info, self.syms, self.free)
+            out, reason = self._window(op)
+            if out is None and not reason:
+                out, reason = _local(op, self.info, self.syms, self.free)
             if out is not None:
                 self.steps.append(Step(op, "local", reason))
                 self.info[op.out.id] = out
@@ -358,6 +394,50 @@ class Builder:
             self.steps.append(step)
             self.arrays[op.out.id] = self.boundary(step)
             self.info[op.out.id] = self._describe(self.arrays[op.out.id])
+
+    def _window(self, op: Op) -> tuple[tuple[Chunks, Axes] | None, str]:
+        """Stencils: a step-1 slice along one chunked axis (its halo taken from the next block,
+        as `map_overlap` does), and elementwise ops or reductions over other axes of such
+        windows, stay local; anything else on a window ends its stage."""
+        wins = {self.wins[v.id] for v in op.inputs if v.id in self.wins}
+        if op.kind == "slice" and not wins:
+            (v,) = op.inputs
+            ch, sy = self.info[v.id]
+            cut = [i for i, c in enumerate(ch) if len(c) > 1 and (
+                op.attr("starts")[i], op.attr("steps")[i], op.out.shape[i]) != (0, 1, v.shape[i])]
+            if len(cut) != 1 or op.attr("steps")[cut[0]] != 1 or \
+                    v.shape[cut[0]] - op.out.shape[cut[0]] > min(ch[cut[0]]):
+                return None, ""
+            (a,) = cut
+            self.array(v)  # the halo comes from a built array
+            self.wins[op.out.id] = (a, op.out.shape[a])
+            self.slices[op.out.id] = (a, op.attr("starts")[a])
+            chunks = tuple(c if len(c) > 1 else (n,) for c, n in zip(ch, op.out.shape,
+                                                                      strict=True))
+            return (chunks, sy), f"a stencil window along chunked axis {a} " \
+                f"(halo {v.shape[a] - op.out.shape[a]})"
+        if not wins:
+            return None, ""
+        nd = op.out.ndim
+        placed = {(nd - v.ndim + self.wins[v.id][0], self.wins[v.id][1])
+                  for v in op.inputs if v.id in self.wins}
+        if op.kind in ("elementwise", "where", "cast") and len(placed) == 1:
+            out = _aligned(op, self.info, self.syms, self.free)
+            if out is not None:
+                self.wins[op.out.id] = next(iter(placed))
+                return out, "within a block of stencil windows"
+        if op.kind in ("reduce", "scan", "slice") and len(wins) == 1:
+            ((a, n),) = wins
+            axes = op.attr("axes") if op.kind == "reduce" else ()
+            out, reason = _local(op, self.info, self.syms, self.free)
+            if out is not None and a not in axes:
+                shift = sum(i < a for i in axes) if op.kind == "reduce" and \
+                    not op.attr("keepdims") else 0
+                self.wins[op.out.id] = (a - shift, n)
+                return out, reason
+            if op.kind == "reduce" and a in axes:
+                return None, ""  # a tree reduction of the stencil's blocks
+        return None, "a stencil window ends its stage here"
 
     def _describe(self, arr: Any) -> tuple[Chunks, Axes]:
         chunks = tuple(tuple(int(s) for s in c) for c in arr.chunks)
@@ -402,20 +482,54 @@ class Builder:
         inputs, ops = self.stage(v)
         fresh = [0]
         out_ind = self.index(v, fresh)
+        arrays = [self.arrays[w.id] for w in inputs]
+        windows = tuple((op.out.id, *self.slices[op.out.id]) for op in ops
+                        if op.out.id in self.slices)
+        adjust: dict[str, Any] = {}
+        if windows:
+            arrays, position, rows = self._overlap(v, ops, inputs, arrays)
+            adjust[out_ind[self.wins[v.id][0]]] = rows
         args: list[Any] = []
-        for w in inputs:
-            args += [self.arrays[w.id], self.index(w, fresh)]
+        for w, arr in zip(inputs, arrays, strict=True):
+            args += [arr, self.index(w, fresh)]
+        if windows:
+            args += [position, (out_ind[self.wins[v.id][0]], self.index(v, fresh)[0] + "p")]
         reduced = set(finish[1]) if finish else set()
         new_axes = {c: (1 if i in reduced else n) for i, (c, n) in
                     enumerate(zip(out_ind, v.shape, strict=True)) if c.startswith("u")}
-        adjust = {out_ind[i]: 1 for i in reduced if out_ind[i].startswith("s")}
+        adjust |= {out_ind[i]: 1 for i in reduced if out_ind[i].startswith("s")}
         program = Program(tuple(inputs), tuple(ops), (v,), finish, self.threads,
-                          frozenset(op.out.id for op in ops if op.out.id in self.free))
+                          frozenset(op.out.id for op in ops if op.out.id in self.free),
+                          windows)
         what = f"partial-{finish[0]}" if finish else (ops[-1].kind if ops else "copy")
         return da.blockwise(program, out_ind, *args, dtype=v.dtype, new_axes=new_axes,
                             adjust_chunks=adjust or None, concatenate=True,
+                            align_arrays=not windows,
                             token=f"stax-{self.label}-{what}",
                             meta=np.empty((0,) * v.ndim, v.dtype))
+
+    def _overlap(self, v: Value, ops: list[Op], inputs: list[Value], arrays: list[Any]
+                 ) -> tuple[list[Any], Any, tuple[int, ...]]:
+        """A stencil stage's inputs with their halos, each block's position, its rows."""
+        import dask.array as da
+
+        a, n = self.wins[v.id]
+        windows = [(op.inputs[0].id, *self.slices[op.out.id]) for op in ops
+                   if op.out.id in self.slices]
+        sliced = {w: axis for w, axis, _ in windows}
+        starts = [start for _, _, start in windows]
+        s_min, depth = min(starts), max(starts) - min(starts)
+        axis = windows[0][1]
+        base = next(arr for w, arr in zip(inputs, arrays, strict=True) if w.id in sliced)
+        bounds = np.cumsum((0,) + base.chunks[axis])
+        lo = np.clip(bounds[:-1] - s_min, 0, n)
+        hi = np.clip(bounds[1:] - s_min, 0, n)
+        hi[-1] = n
+        position = da.from_array(np.stack([bounds[:-1], lo, hi], axis=1), chunks=(1, 3))
+        overlapped = [da.overlap.overlap(arr, depth={sliced[w.id]: (0, depth)},
+                                         boundary="none") if w.id in sliced and depth else arr
+                      for w, arr in zip(inputs, arrays, strict=True)]
+        return overlapped, position, tuple(int(r) for r in hi - lo)
 
     def boundary(self, step: Step) -> Any:
         import dask.array as da
@@ -449,7 +563,8 @@ class DaskCall:
     result: Any
 
     def explain(self) -> str:
-        lines = [f"  {s}" for s in self.steps if s.kind != "local"]
+        lines = [f"  {s}" for s in self.steps
+                 if s.kind != "local" or s.reason.startswith("a stencil window")]
         local = sum(s.kind == "local" for s in self.steps)
         return "\n".join([f"{local} ops run inside blocks (fused into Stax programs per block)"]
                          + lines)

@@ -104,7 +104,25 @@ def test_explain_names_each_cross_block_step() -> None:
     assert "tree-reduce" in text and "reduces across the chunks of axis [0]" in text
     assert "0 ops" not in text
     assert "tree-reduce" not in explain(stax.jit(softmax), x)
-    assert "dask (slices axis 0 across chunks)" in explain(stax.jit(stencil), x)
+    assert "local (a stencil window along chunked axis 0 (halo 2))" in \
+        explain(stax.jit(stencil), x)
+    two = da.from_array(_data((400, 16)), chunks=(100, 8))  # both axes sliced: Dask's slicing
+    assert "dask (slices axis 0 across chunks)" in explain(stax.jit(stencil), two)
+
+
+def stencils(x: Any) -> Any:
+    d = x[1:] - x[:-1]
+    return (d.sum(0), np.abs(x[3:] * x[:-3]).max(), np.cumsum(x[1:] + x[:-1], axis=1),
+            np.transpose(x[1:] * 2), (x[2:] > x[:-2]).all(0), d[:, 1:] * d[:, :-1])
+
+
+@pytest.mark.parametrize("chunks", [(1, 24), (2, 24), (3, 24), (50, 24), (119, 24), (64, 8)])
+def test_stencils_with_halos_match_numpy(chunks: tuple[int, int]) -> None:
+    x = _data((120, 24), "float64", seed=4)
+    x[5, 3] = np.nan
+    got = stax.jit(stencils)(da.from_array(x, chunks=chunks))
+    assert_matches(tuple(np.asarray(g) for g in da.compute(*got, scheduler="sync")),
+                   stencils(x), atol=1e-12)
 
 
 def test_threaded_scheduler() -> None:
