@@ -231,7 +231,9 @@ class Jitted:
         if hit is None:
             try:
                 hit = self.compile(*args)
-            except GraphBreak:
+            except (GraphBreak, NotImplementedError):
+                if self.options["strict"]:
+                    raise
                 return call_segmented(self, args, key)
         comp = hit
         comp.traced.check_args(args)

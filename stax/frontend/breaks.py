@@ -332,9 +332,9 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, list[Break],
     """Call `jitted.fn` on `args` with graph breaks; returns its result, breaks, segments."""
     from stax.api import _as_array, _unflatten, trace
 
-    arrays = tuple(_as_array(a) for a in args)
-    builder = SegmentBuilder(args=arrays, options=jitted.options)
+    builder = SegmentBuilder(options=jitted.options)
     try:
+        builder.args = tuple(_as_array(a) for a in args)
         traced = trace(jitted.fn, args, builder)
         traced.check_args(args)
         flat = builder.evaluate(list(traced.graph.outputs))

@@ -80,7 +80,8 @@ def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
             value = b.add("const", (), (), arr.dtype, value=arr.item())
         else:
             value = b.add("constant_array", (), arr.shape, arr.dtype,
-                          data=_Frozen(np.ascontiguousarray(arr)))
+                          data=_Frozen(np.array(arr, order="C", copy=True)))  # A2: not the
+        # caller's array, which must stay writable (and later writes must not change this)
     if dtype is not None and value.dtype != dtype:
         value = b.add("cast", (value,), value.shape, dtype, dtype=np.dtype(dtype))
     return value

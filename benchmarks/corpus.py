@@ -1,0 +1,114 @@
+"""The corpus of ordinary NumPy functions (tests/corpus/programs.py) under stax.jit.
+
+    python benchmarks/corpus.py [--repeat N] [--only name,...] [--markdown OUT.md]
+
+Per function: whether it compiles without a graph break, runs with breaks (how many; "whole"
+when the whole function falls back to NumPy), or fails (an exception or a result that differs
+from NumPy's); and the time ratio Stax/NumPy: median of --repeat calls each, run alternately
+after one warm-up call, at the corpus's own (small) argument sizes, so the ratio mostly shows
+per-call overhead, not kernel speed. Compile time is not included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("STAX_CACHE_DIR", tempfile.mkdtemp(prefix="stax-corpus-"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+
+from corpus.programs import CASES  # noqa: E402
+
+import stax  # noqa: E402
+from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
+
+
+def copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def same(got: Any, want: Any) -> bool:
+    if isinstance(want, (tuple, list)):
+        return isinstance(got, type(want)) and len(got) == len(want) and all(
+            same(g, w) for g, w in zip(got, want, strict=True))
+    g, w = np.asarray(got), np.asarray(want)
+    if g.shape != w.shape or g.dtype != w.dtype:
+        return False
+    if w.dtype.kind in "fc":
+        return bool(np.allclose(g, w, rtol=1e-9, atol=1e-12, equal_nan=True))
+    return bool(np.array_equal(g, w))
+
+
+def timed(fn: Callable[..., Any], args: tuple[Any, ...]) -> float:
+    fresh = copies(args)
+    start = time.perf_counter()
+    fn(*fresh)
+    return time.perf_counter() - start
+
+
+def measure(name: str, repeat: int) -> tuple[str, str, float | None]:
+    fn, make_args = CASES[name]
+    args = make_args(np.random.default_rng(sum(map(ord, name))))
+    theirs, mine = copies(args), copies(args)
+    want = fn(*theirs)
+    jitted = stax.jit(fn)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphBreakWarning)
+            got = jitted(*mine)
+    except Exception as e:  # noqa: BLE001 - a failure is a row of the table
+        return "fail", f"{type(e).__name__}: {str(e)[:60]}", None
+    if not same(got, want) or not all(same(m, t) for m, t in zip(mine, theirs, strict=True)
+                                      if isinstance(m, np.ndarray)):
+        return "fail", "result differs from NumPy", None
+    found = [b for bs in jitted.breaks.values() for b in bs]
+    if not found:
+        status, detail = "compiled", ""
+    elif any(b.what.startswith("the whole function") for b in found):
+        status, detail = "whole", found[-1].what[:70]
+    else:
+        status, detail = "breaks", f"{len(found)}: " + ", ".join(
+            sorted({b.what.split(" (")[0][:30] for b in found}))
+    stax_t, numpy_t = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeat):
+            stax_t.append(timed(jitted, args))
+            numpy_t.append(timed(fn, args))
+    return status, detail, statistics.median(stax_t) / statistics.median(numpy_t)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--markdown", default="")
+    opts = parser.parse_args()
+    names = opts.only.split(",") if opts.only else sorted(CASES)
+    rows = [(n, *measure(n, opts.repeat)) for n in names]
+    counts = {k: sum(r[1] == k for r in rows) for k in ("compiled", "breaks", "whole", "fail")}
+    lines = [f"Corpus: {len(rows)} functions; compiled without a break: {counts['compiled']}; "
+             f"with graph breaks: {counts['breaks']}; whole function in NumPy: "
+             f"{counts['whole']}; failed: {counts['fail']}", "",
+             "| function | status | breaks | Stax/NumPy time |", "|---|---|---|---|"]
+    for name, status, detail, ratio in rows:
+        shown = "-" if ratio is None else f"{ratio:.2f}"
+        lines.append(f"| {name} | {status} | {detail.replace('|', '/')} | {shown} |")
+    text = "\n".join(lines)
+    print(text)
+    if opts.markdown:
+        with open(opts.markdown, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
