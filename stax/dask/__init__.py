@@ -188,6 +188,12 @@ def _local(op: Op, info: dict[int, tuple[Chunks, Axes]], syms: Symbols,
             return (ch[:k] + _single(shape[k:]), sy[:k] + (None,) * (len(shape) - k)), \
                 "keeps the chunked leading axes"
         return None, "reshapes chunked axes"
+    if kind == "matmul" and not cut[1] and len(op.inputs[1].shape) == 2 and \
+            len(ch) >= 2 and len(ch) - 1 not in c0:
+        return (ch[:-1] + ((op.out.shape[-1],),), sy[:-1] + (None,)), \
+            "multiplies blocks of rows by an unchunked matrix"
+    if kind == "matmul":
+        return None, "a matmul across chunks (Dask's blocked matmul)"
     return None, f"{kind} of chunked data"
 
 

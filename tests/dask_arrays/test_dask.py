@@ -163,3 +163,17 @@ def test_assignment_into_a_dask_argument_is_refused() -> None:
         return x
     with pytest.raises(NotImplementedError, match="Dask arrays are immutable"):
         stax.jit(f)(da.from_array(_data((10, 4)), chunks=(5, 4)))
+
+
+def mlp(x: Any, w: Any) -> Any:
+    return np.maximum(x @ w, 0).sum(1), x.argmax(0), np.argmin(x, axis=1), (x.T @ x).sum()
+
+
+@pytest.mark.parametrize("chunks", [(64, 40), (64, 16)])
+def test_matmul_and_arg_reductions(chunks: tuple[int, int]) -> None:
+    x, w = _data((300, 40), "float64"), _data((40, 16), "float64", seed=1)
+    got = stax.jit(mlp)(da.from_array(x, chunks=chunks), w)
+    assert_matches(tuple(np.asarray(g) for g in da.compute(*got, scheduler="sync")),
+                   mlp(x, w), atol=1e-10)
+    text = explain(stax.jit(mlp), da.from_array(x, chunks=chunks), w)
+    assert ("matmul: dask" in text) == (chunks[1] < 40)
