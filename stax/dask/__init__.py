@@ -581,6 +581,7 @@ def call(jitted: Any, args: tuple[Any, ...]) -> DaskCall:
     import dask.array as da
 
     from stax.api import _unflatten, trace
+    from stax.frontend.trace import GraphBreak
 
     placeholders = []
     for i, a in enumerate(args):
@@ -591,7 +592,13 @@ def call(jitted: Any, args: tuple[Any, ...]) -> DaskCall:
             raise ValueError(f"stax.jit: argument {i} is a Dask array with unknown chunk "
                              "sizes (NaN); call compute_chunk_sizes() on it first")
         placeholders.append(np.broadcast_to(np.zeros((), a.dtype), a.shape))
-    traced = trace(jitted.fn, tuple(placeholders))
+    try:
+        traced = trace(jitted.fn, tuple(placeholders))
+    except GraphBreak as e:  # a break would need the values of a lazy array
+        raise NotImplementedError(f"stax.jit on Dask arrays: {e.error} (this would be a graph "
+                                  "break, which needs computed values; call the function on "
+                                  "blocks with map_blocks, or compute the array first)"
+                                  ) from None
     if traced.writeback:
         raise NotImplementedError("stax.jit on Dask arrays: the function assigns into "
                                   f"argument(s) {list(traced.writeback)}; Dask arrays are "

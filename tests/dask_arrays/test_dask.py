@@ -178,3 +178,12 @@ def test_matmul_and_arg_reductions(chunks: tuple[int, int]) -> None:
     steps = call(stax.jit(mlp), (da.from_array(x, chunks=chunks), w)).steps
     kinds = [s.kind for s in steps if s.op.kind == "matmul"]
     assert kinds == ["local" if chunks[1] == 40 else "dask", "dask"]  # x @ w, then x.T @ x
+
+
+def test_a_graph_break_is_a_clear_error() -> None:
+    def f(x: Any) -> Any:
+        if x.sum() > 0:  # Python control flow on array values
+            return x + 1
+        return x - 1
+    with pytest.raises(NotImplementedError, match="graph break"):
+        stax.jit(f)(da.from_array(_data((10, 4)), chunks=(5, 4)))
