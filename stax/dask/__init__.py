@@ -383,6 +383,7 @@ class Builder:
         # Stencils: window value id -> (chunked axis, extent); window slice op -> (axis, start)
         self.wins: dict[int, tuple[int, int]] = {}
         self.slices: dict[int, tuple[int, int]] = {}
+        self.partials: dict[tuple[int, str, tuple[int, ...]], Any] = {}
         for v in graph.inputs:
             self.info[v.id] = self._describe(self.arrays[v.id])
         for op in graph.ops:
@@ -544,7 +545,10 @@ class Builder:
         if step.kind == "tree-reduce":
             fn, axes = op.attr("fn"), op.attr("axes")
             (src,) = op.inputs
-            if src.id in self.arrays:
+            key = (src.id, fn, axes)  # `x.sum(0)` and `x.sum(0, keepdims=True)` share a pass
+            if key in self.partials:
+                partial = self.partials[key]
+            elif src.id in self.arrays:
                 partial = self.arrays[src.id].map_blocks(
                     Program((src,), (), (src,), (fn, axes), self.threads),
                     chunks=tuple((1,) * len(c) if i in axes else c
@@ -552,6 +556,7 @@ class Builder:
                     dtype=src.dtype, token=f"stax-{self.label}-partial-{fn}")
             else:
                 partial = self.blockwise(src, (fn, axes))
+            self.partials[key] = partial
             result = getattr(da, fn)(partial, axis=axes, keepdims=op.attr("keepdims"))
             return result.astype(op.out.dtype)
         xs = [self.array(w) for w in op.inputs]
