@@ -1,0 +1,220 @@
+"""The user-facing nested operations. Inside `sn.jit` they apply flattening rules to traced
+values (`stax.nested.flatten`); elsewhere (and under `sn.interpret`) they run the reference
+semantics on NumPy values (`stax.nested.interp`)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stax.nested import flatten as fl
+from stax.nested import interp
+from stax.nested.kernels import KernelRecord, kernel_log
+from stax.nested.operator import check_binary
+from stax.nested.ragged import Ragged
+
+_INTERPRETING: ContextVar[bool] = ContextVar("stax_nested_interpreting", default=False)
+
+
+def _traced() -> bool:
+    return fl.tracing() and not _INTERPRETING.get()
+
+
+def map(f: Callable[..., Any], *xs: Any) -> Any:
+    """Apply f to the elements (rows) of xs, which must have the same length."""
+    if not xs:
+        raise TypeError("stax.nested: sn.map needs at least one array")
+    return fl.map_(f, xs) if _traced() else interp.map(f, *xs)
+
+
+def reduce(op: Any, ne: Any, xs: Any) -> Any:
+    """Reduce with an associative operator (a ufunc or a function of two values; tuples of
+    arrays for tuple operators) whose neutral element is ne."""
+    check_binary(op)
+    if _traced():
+        rows = xs if isinstance(xs, tuple) else (xs,)
+        out = fl.reduce_rows(op, ne, rows)
+        return out if isinstance(xs, tuple) else out[0]
+    return interp.reduce(op, ne, xs)
+
+
+def scan(op: Any, ne: Any, xs: Any) -> Any:
+    """Inclusive scan with an associative operator and its neutral element."""
+    check_binary(op)
+    if _traced():
+        rows = xs if isinstance(xs, tuple) else (xs,)
+        out = fl.scan_rows(op, ne, rows)
+        return out if isinstance(xs, tuple) else out[0]
+    return interp.scan(op, ne, xs)
+
+
+def iota(n: Any) -> Any:
+    """[0, 1, ..., n-1] (int64); a negative n is a ValueError."""
+    return fl.iota(n) if _traced() else interp.iota(n)
+
+
+def range(start: Any, stop: Any, step: Any = 1) -> Any:  # noqa: A001
+    """start, start+step, ... up to stop (exclusive), as Futhark's start..start+step..<stop."""
+    return fl.range_(start, stop, step) if _traced() else interp.range(start, stop, step)
+
+
+def replicate(n: Any, v: Any) -> Any:
+    """n copies of the scalar v."""
+    return fl.replicate(n, v) if _traced() else interp.replicate(n, v)
+
+
+def concat(a: Any, b: Any) -> Any:
+    return fl.concat(a, b) if _traced() else interp.concat(a, b)
+
+
+def scatter(dest: Any, idx: Any, vals: Any) -> Any:
+    """A copy of dest with dest[idx[j]] = vals[j]; out-of-range indices are ignored."""
+    return fl.scatter(dest, idx, vals) if _traced() else interp.scatter(dest, idx, vals)
+
+
+def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any], *args: Any) -> Any:
+    """then_fn(*args) if c else else_fn(*args)."""
+    return fl.cond(c, then_fn, else_fn, args) if _traced() else \
+        interp.cond(c, then_fn, else_fn, *args)
+
+
+def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
+    """acc = init; for i in range(n): acc = body(i, acc)."""
+    return fl.loop(n, body, init) if _traced() else interp.loop(n, body, init)
+
+
+def length(row: Any) -> Any:
+    """The length of a row (a traced value inside maps over irregular rows)."""
+    return fl.length(row) if _traced() else interp.length(row)
+
+
+def interpret(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run fn with the reference semantics (one iteration at a time, in Python)."""
+    token = _INTERPRETING.set(True)
+    try:
+        return fn(*args)
+    finally:
+        _INTERPRETING.reset(token)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one call of a jitted function did: rules applied and kernels launched."""
+    rules: tuple[tuple[str, str], ...]
+    kernels: tuple[KernelRecord, ...]
+
+
+class Jitted:
+    """A nested function compiled by flattening (see `stax.nested.flatten`)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.last_run: Run | None = None
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any) -> Any:
+        result, run = self.run(*args)
+        self.last_run = run
+        return result
+
+    def run(self, *args: Any) -> tuple[Any, Run]:
+        trace = fl.Trace()
+        token = fl._TRACE.set(trace)
+        try:
+            root = fl.Space(None, None)
+            with fl.in_space(root), kernel_log() as log:
+                traced = [_argument(a, root) for a in args]
+                result = _output(self.fn(*traced))
+        finally:
+            fl._TRACE.reset(token)
+        return result, Run(tuple(trace.rules), tuple(log))
+
+
+def jit(fn: Callable[..., Any]) -> Jitted:
+    """Compile a nested function: each call flattens it into segmented kernels."""
+    return fn if isinstance(fn, Jitted) else Jitted(fn)
+
+
+def _argument(a: Any, root: fl.Space) -> Any:
+    if isinstance(a, tuple):
+        return tuple(_argument(x, root) for x in a)
+    if isinstance(a, (np.ndarray, Ragged)):
+        return fl.from_array(a, root)
+    if isinstance(a, (bool, int, float, np.generic)):
+        return a
+    if isinstance(a, list):
+        raise TypeError("stax.nested: pass NumPy arrays or sn.Ragged, not lists "
+                        "(use np.asarray or sn.Ragged.from_list)")
+    raise TypeError(f"stax.nested: unsupported argument of type {type(a).__name__}")
+
+
+def _output(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return tuple(_output(x) for x in v)
+    v = fl.to_traced(v)
+    if isinstance(v, fl.Scalar):
+        if v.space is None or v.space.parent is not None:
+            raise ValueError("stax.nested: a value escapes the map that computes it")
+        return fl.materialize(v)[0]
+    if isinstance(v, fl.Row):
+        return _row_output(v)
+    return np.asarray(v)[()]
+
+
+def _row_output(row: fl.Row) -> np.ndarray | Ragged:
+    shape = [row.space.size]
+    v: Any = row.elem
+    ragged_lengths = None
+    while isinstance(v, fl.Row):
+        if v.space.width is not None:
+            shape.append(v.space.width)
+        elif ragged_lengths is None and len(shape) == 1:
+            ragged_lengths = v.space.lengths
+            shape = [v.space.size]
+        else:
+            raise NotImplementedError("stax.nested: results whose inner rows are irregular "
+                                      "(ragged arrays of ragged arrays) cannot be returned")
+        v = v.elem
+    values = fl.materialize(v).reshape(shape)
+    if ragged_lengths is not None:
+        return Ragged(values, ragged_lengths)
+    return values
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """`sn.explain`: the nested program, the flattening rules applied, the flat program (the
+    kernels launched, in order) and their C++."""
+    source: str
+    run: Run
+
+    def __str__(self) -> str:
+        rules = "\n".join(f"- {rule}: {detail}" for rule, detail in self.run.rules)
+        flat = "\n".join(f"{j}. {k.kind}: {k.summary}" for j, k in enumerate(self.run.kernels))
+        kernels = "\n\n".join(f"// kernel {j} ({k.kind}: {k.summary})\n{_body(k.source)}"
+                                for j, k in enumerate(self.run.kernels))
+        return "\n\n".join(f"== {title} ==\n{body or 'none'}" for title, body in (
+            ("Nested program", self.source), ("Flattening rules applied", rules),
+            ("Flat program (segmented kernels, in launch order)", flat),
+            ("Kernels (C++, shared prelude omitted)", kernels)))
+
+
+def _body(source: str) -> str:
+    """A kernel's C++ without the shared prelude."""
+    return source[source.index('extern "C"'):].strip()
+
+
+def explain(fn: Callable[..., Any] | Jitted, *args: Any) -> Explanation:
+    jitted = jit(fn)
+    try:
+        source = inspect.getsource(jitted.fn)
+    except (OSError, TypeError):
+        source = repr(jitted.fn)
+    _, run = jitted.run(*args)
+    return Explanation(source.strip(), run)

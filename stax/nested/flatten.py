@@ -1,0 +1,976 @@
+"""Flattening by lifting: nested operations applied to all iterations of a map nest at once.
+
+`sn.jit` runs the user's function on traced values instead of data. Every `sn.map` opens a new
+*iteration space* (`Space`): the flat set of all iterations of that nest level, grouped into
+segments by the iterations of the enclosing level (`Layout`: bounds, or a uniform width for
+regular nests, which therefore stay regular: no bounds, no flags). A traced value is either a
+`Scalar` (one value per iteration, held as a scalar expression over the flat index) or a `Row`
+(one array per iteration: a child space plus the value of its elements), so a map body is
+traced *once* for all iterations, and each construct is rewritten by its flattening rule
+(`note` records the rule applied, by name):
+
+- elementwise NumPy code composes into one expression (map fusion, `map f . map g`); a value
+  from an enclosing level is replicated *symbolically* by substituting its index with the
+  segment index (a gather `x[seg]`, never a copy);
+- expressions are materialized only where a segmented operation needs an array: they are
+  distributed there (fission), each segmented kernel evaluating its element expression inline
+  (so `iota` and arithmetic fuse into `segreduce`/`segscan`);
+- map of reduce/scan -> segreduce/segscan; map of iota/range/replicate/slice/concat -> a new
+  segmented space whose element expression computes the values from the segment index and the
+  in-segment index; map of index -> gather; map of scatter -> segmented scatter; cond ->
+  branch packing (each branch runs on the iterations that take it); loop -> interchange when
+  the trip count is uniform, an active-set loop otherwise.
+
+The driver runs per call, so it is also the inspector: sizes are known when each kernel
+launches, and kernels take them as parameters (compiled once per structure).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stax.nested.expr import (
+    BOOL,
+    INT64,
+    Buf,
+    Call,
+    Const,
+    Expr,
+    Idx,
+    Load,
+    Seg,
+    cast_to,
+    const,
+    substitute,
+    ufunc_call,
+    uses,
+    where,
+)
+from stax.nested.kernels import Layout, Store, run_map, run_segreduce, run_segscan
+from stax.nested.ragged import Ragged
+
+
+@dataclass
+class Trace:
+    """The state of one traced call: rules applied and the spaces created."""
+    rules: list[tuple[str, str]] = field(default_factory=list)
+    counter: Iterator[int] = field(default_factory=itertools.count)
+
+
+_TRACE: ContextVar[Trace | None] = ContextVar("stax_nested_trace", default=None)
+_SPACE: ContextVar[Space | None] = ContextVar("stax_nested_space", default=None)
+
+
+def tracing() -> bool:
+    return _TRACE.get() is not None
+
+
+def note(rule: str, detail: str) -> None:
+    trace = _TRACE.get()
+    if trace is not None:
+        trace.rules.append((rule, detail))
+
+
+def current() -> Space:
+    space = _SPACE.get()
+    assert space is not None, "not inside sn.jit"
+    return space
+
+
+@contextmanager
+def in_space(space: Space) -> Iterator[None]:
+    token = _SPACE.set(space)
+    try:
+        yield
+    finally:
+        _SPACE.reset(token)
+
+
+def _i64(v: int) -> Const:
+    return Const(INT64, int(v))
+
+
+def _add(a: Expr, b: Expr) -> Expr:
+    return ufunc_call(np.add, (a, b))
+
+
+def _sub(a: Expr, b: Expr) -> Expr:
+    return ufunc_call(np.subtract, (a, b))
+
+
+def _mul(a: Expr, b: Expr) -> Expr:
+    return ufunc_call(np.multiply, (a, b))
+
+
+class Space:
+    """An iteration space: `size` iterations, segmented by the iterations of `parent`."""
+
+    def __init__(self, parent: Space | None, layout: Layout | None,
+                 lengths: np.ndarray | None = None) -> None:
+        trace = _TRACE.get()
+        self.name = f"S{next(trace.counter) if trace else 0}"
+        self.parent = parent
+        self.layout = layout
+        self.lengths = lengths
+        self.depth = 0 if parent is None else parent.depth + 1
+        self._segment_ids: Buf | None = None
+
+    @staticmethod
+    def child(parent: Space, lengths: np.ndarray | int) -> Space:
+        """A child space whose segment j has lengths[j] iterations (uniform for an int, or
+        under the root, which has one iteration)."""
+        if isinstance(lengths, np.ndarray) and parent.parent is None:
+            lengths = int(lengths[0])
+        if not isinstance(lengths, np.ndarray):
+            return Space(parent, Layout.uniform(parent.size, int(lengths)))
+        from stax.nested.primitives import bounds_of
+        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        return Space(parent, Layout.from_bounds(bounds_of(lengths)), lengths)
+
+    @property
+    def size(self) -> int:
+        return 1 if self.layout is None else self.layout.n
+
+    @property
+    def width(self) -> int | None:
+        return None if self.layout is None else self.layout.width
+
+    def describe(self) -> str:
+        if self.parent is None:
+            return f"{self.name} (top level)"
+        kind = (f"regular, width {self.width}" if self.width is not None
+                else "irregular segments")
+        return (f"{self.name}: {self.size} iterations in {self.layout.k} "
+                f"{kind} of {self.parent.name}")
+
+    def segment(self) -> Expr:
+        """The parent iteration of element Idx of this space."""
+        if self.width is not None:
+            return ufunc_call(np.floor_divide, (Idx(), _i64(max(self.width, 1))))
+        return Seg()
+
+    def start(self) -> Expr:
+        """At the parent: the first element of the segment Idx."""
+        if self.width is not None:
+            return _mul(Idx(), _i64(self.width))
+        return Load(INT64, Buf(self.layout.bounds), Idx())
+
+    def length(self) -> Expr:
+        """At the parent: the number of elements in segment Idx."""
+        if self.width is not None:
+            return _i64(self.width)
+        return Load(INT64, Buf(self.lengths), Idx())
+
+    def inner(self) -> Expr:
+        """The position of element Idx inside its segment."""
+        if self.width is not None:
+            return ufunc_call(np.remainder, (Idx(), _i64(max(self.width, 1))))
+        return _sub(Idx(), Load(INT64, Buf(self.layout.bounds), Seg()))
+
+    def segment_ids(self) -> Buf:
+        """The parent iteration of every element, materialized (for deeper gathers)."""
+        if self._segment_ids is None:
+            out = np.empty(self.size, dtype=np.int64)
+            run_map(self.size, self.layout, [Store(out, self.segment())],
+                    f"segment ids of {self.name}")
+            self._segment_ids = Buf(out)
+        return self._segment_ids
+
+    def chain_from(self, ancestor: Space) -> list[Space]:
+        """The spaces below `ancestor` down to self (empty when self is ancestor)."""
+        chain: list[Space] = []
+        s: Space | None = self
+        while s is not None and s is not ancestor:
+            chain.append(s)
+            s = s.parent
+        if s is None:
+            raise ValueError("stax.nested: a value from one map or cond branch is used "
+                             "outside it")
+        return chain[::-1]
+
+
+def _lift_expr(e: Expr, parent: Space, child: Space) -> Expr:
+    """Replicate an expression of `parent` over the elements of `child` (a gather by
+    segment index, substituted symbolically)."""
+    mapping: dict[type, Expr] = {Idx: child.segment()}
+    if uses(e, Seg):
+        mapping[Seg] = Load(INT64, parent.segment_ids(), child.segment())
+    return substitute(e, mapping)
+
+
+def _root(space: Space) -> Space:
+    while space.parent is not None:
+        space = space.parent
+    return space
+
+
+class Scalar:
+    """One value per iteration of `space` (None: an operator argument being traced)."""
+    __array_priority__ = 1000
+
+    def __init__(self, space: Space | None, expr: Expr) -> None:
+        self.space = space
+        self.expr = expr
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.expr.dtype
+
+    ndim = 0
+    shape = ()
+
+    def __bool__(self) -> bool:
+        from stax.nested.operator import UntraceableOperator
+        raise UntraceableOperator(
+            "stax.nested: a traced value has no truth value (use sn.cond, np.where or "
+            "np.maximum instead of Python if/and/or/min/max)")
+
+    def __index__(self) -> int:
+        raise TypeError("stax.nested: a traced value cannot be used as a Python int")
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
+        if method != "__call__" or kw:
+            return NotImplemented
+        return apply_ufunc(ufunc, *inputs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return array_function(func, args, kwargs)
+
+    def astype(self, dtype: Any) -> Scalar:
+        return Scalar(self.space, cast_to(self.expr, np.dtype(dtype)))
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.dtype} over {self.space.name if self.space else 'args'})"
+
+
+def _binary(ufunc: np.ufunc, swap: bool = False) -> Callable[..., Any]:
+    def method(self: Any, other: Any) -> Any:
+        return apply_ufunc(ufunc, other, self) if swap else apply_ufunc(ufunc, self, other)
+    return method
+
+
+def _unary(ufunc: np.ufunc) -> Callable[..., Any]:
+    def method(self: Any) -> Any:
+        return apply_ufunc(ufunc, self)
+    return method
+
+
+_OPERATORS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor,
+}
+
+
+class Row:
+    """One array per iteration of `space.parent`: its elements live in `space`."""
+    __array_priority__ = 1000
+
+    def __init__(self, space: Space, elem: Scalar | Row) -> None:
+        self.space = space
+        self.elem = elem
+
+    @property
+    def parent(self) -> Space:
+        assert self.space.parent is not None
+        return self.space.parent
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.elem.dtype
+
+    @property
+    def ndim(self) -> int:
+        return 1 + self.elem.ndim
+
+    @property
+    def size(self) -> Scalar:
+        return Scalar(self.parent, self.space.length())
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        n = self.space.width if self.space.width is not None else self.size
+        return (n, *self.elem.shape)
+
+    def __len__(self) -> int:
+        if self.space.width is None:
+            raise TypeError("stax.nested: the length of an irregular row is a traced value; "
+                            "use sn.length(row) or row.size")
+        return self.space.width
+
+    def __bool__(self) -> bool:
+        raise TypeError("stax.nested: a traced array has no truth value")
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
+        if method != "__call__" or kw:
+            return NotImplemented
+        return apply_ufunc(ufunc, *inputs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return array_function(func, args, kwargs)
+
+    def astype(self, dtype: Any) -> Row:
+        return Row(self.space, self.elem.astype(dtype))
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise NotImplementedError("stax.nested: slices with a step are not supported")
+            return slice_row(self, key.start, key.stop)
+        if isinstance(key, tuple):
+            raise NotImplementedError("stax.nested: index one dimension at a time")
+        return index_row(self, key)
+
+    def sum(self) -> Scalar:
+        return reduce_rows(np.add, 0, (self,), "sum")[0]
+
+    def prod(self) -> Scalar:
+        return reduce_rows(np.multiply, 1, (self,), "prod")[0]
+
+    def max(self) -> Scalar:
+        return _extremum(self, np.maximum)
+
+    def min(self) -> Scalar:
+        return _extremum(self, np.minimum)
+
+    def mean(self) -> Scalar:
+        return apply_ufunc(np.divide, self.sum(), self.size)
+
+    def cumsum(self) -> Row:
+        return scan_rows(np.add, 0, (self,))[0]
+
+    def cumprod(self) -> Row:
+        return scan_rows(np.multiply, 1, (self,))[0]
+
+    def __repr__(self) -> str:
+        return f"Row({self.dtype}, elements in {self.space.describe()})"
+
+
+for _name, _uf in _OPERATORS.items():
+    for _cls in (Scalar, Row):
+        setattr(_cls, f"__{_name}__", _binary(_uf))
+        setattr(_cls, f"__r{_name}__", _binary(_uf, swap=True))
+for _name, _uf in {"lt": np.less, "le": np.less_equal, "gt": np.greater,
+                   "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}.items():
+    for _cls in (Scalar, Row):
+        setattr(_cls, f"__{_name}__", _binary(_uf))
+for _name, _uf in {"neg": np.negative, "pos": np.positive, "abs": np.absolute,
+                   "invert": np.invert}.items():
+    for _cls in (Scalar, Row):
+        setattr(_cls, f"__{_name}__", _unary(_uf))
+Scalar.__hash__ = None  # type: ignore[assignment]
+Row.__hash__ = None  # type: ignore[assignment]
+
+
+def _identity_of_extremum(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    if dtype.kind == "f":
+        return -np.inf if ufunc is np.maximum else np.inf
+    if dtype.kind == "b":
+        return ufunc is not np.maximum
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if ufunc is np.maximum else info.max)
+
+
+def _extremum(row: Row, ufunc: np.ufunc) -> Scalar:
+    if np.any(materialize(row.size) == 0):
+        raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has "
+                         f"no identity")
+    return reduce_rows(ufunc, _identity_of_extremum(ufunc, row.dtype), (row,),
+                       ufunc.__name__)[0]
+
+
+# ---------------------------------------------------------------- values, lifting, materializing
+
+Value = Scalar | Row
+
+
+def from_array(x: np.ndarray | Ragged, root: Space) -> Value:
+    """A concrete argument as a traced value of the top level."""
+    if isinstance(x, Ragged):
+        outer = Space(root, Layout.uniform(1, len(x)))
+        rows = Space.child(outer, x.lengths) if len(x) else Space(outer, Layout.uniform(0, 0))
+        return Row(outer, _regular(rows, np.ascontiguousarray(x.values)))
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return Scalar(root, Load(x.dtype, Buf(x.reshape(1)), Idx()))
+    top = Space(root, Layout.uniform(1, x.shape[0]))
+    return Row(top, _regular(top, np.ascontiguousarray(x)))
+
+
+def _regular(space: Space, values: np.ndarray) -> Value:
+    """Elements in `space` of shape values.shape[1:]: nested uniform spaces."""
+    if values.ndim == 1:
+        from stax.nested.expr import cpp_type
+        cpp_type(values.dtype)
+        return Scalar(space, Load(values.dtype, Buf(values.reshape(-1)), Idx()))
+    inner = Space(space, Layout.uniform(space.size, values.shape[1]))
+    return Row(inner, _regular(inner, values.reshape(-1, *values.shape[2:])))
+
+
+def to_traced(v: Any) -> Any:
+    """Concrete arrays used inside a traced function are top-level values."""
+    if isinstance(v, (np.ndarray, Ragged)) and not (isinstance(v, np.ndarray) and v.ndim == 0):
+        return from_array(v, _root(current()))
+    return v
+
+
+def lift(v: Any, target: Space) -> Any:
+    """`v` replicated over the iterations of `target` (a descendant of v's space)."""
+    if isinstance(v, tuple):
+        return tuple(lift(x, target) for x in v)
+    v = to_traced(v)
+    if isinstance(v, Row):
+        if v.parent is target:
+            return v
+        return slice_row(v, None, None, target)
+    if isinstance(v, Scalar):
+        if v.space is target:
+            return v
+        if v.space is None:
+            raise NotImplementedError("stax.nested: an operator argument escapes its operator")
+        e, parent = v.expr, v.space
+        for child in target.chain_from(v.space):
+            e = _lift_expr(e, parent, child)
+            parent = child
+        return Scalar(target, e)
+    if isinstance(v, np.ndarray):
+        return Scalar(target, cast_to(const(v[()]), v.dtype))
+    return Scalar(target, const(v))
+
+
+def _space_of(v: Any) -> Space | None:
+    if isinstance(v, Scalar):
+        return v.space
+    if isinstance(v, Row):
+        return v.parent
+    return None
+
+
+def deepest(*values: Any) -> Space:
+    """The innermost space among the values (they must lie on one chain)."""
+    spaces = [s for s in map(_space_of, values) if s is not None]
+    best = max(spaces, key=lambda s: s.depth) if spaces else current()
+    for s in spaces:
+        best.chain_from(s)
+    return best
+
+
+def materialize(v: Scalar) -> np.ndarray:
+    """The values of a Scalar over its space, as a contiguous array."""
+    e, space = v.expr, v.space
+    assert space is not None
+    if isinstance(e, Load) and isinstance(e.index, Idx) and e.buf.array.size == space.size:
+        return e.buf.array
+    out = np.empty(space.size, dtype=e.dtype)
+    if isinstance(e, Const):
+        out.fill(e.value)
+        return out
+    run_map(space.size, space.layout, [Store(out, e)], f"materialize over {space.name}: "
+            f"{show(e)}")
+    return out
+
+
+def materialized(v: Any) -> Any:
+    """The same value with its expressions computed into arrays (bounds expression growth in
+    loops)."""
+    if isinstance(v, tuple):
+        return tuple(materialized(x) for x in v)
+    if isinstance(v, Scalar) and v.space is not None:
+        return Scalar(v.space, Load(v.dtype, Buf(materialize(v)), Idx()))
+    if isinstance(v, Row):
+        return Row(v.space, materialized(v.elem))
+    return v
+
+
+def _elements(row: Row, what: str) -> Buf:
+    if not isinstance(row.elem, Scalar):
+        raise NotImplementedError(f"stax.nested: {what} of arrays whose elements are arrays is "
+                                  f"not supported")
+    return Buf(materialize(row.elem))
+
+
+def show(e: Expr) -> str:
+    """A readable form of an expression for explain."""
+    if isinstance(e, Const):
+        return repr(e.value)
+    if isinstance(e, Idx):
+        return "i"
+    if isinstance(e, Seg):
+        return "seg"
+    if isinstance(e, Load):
+        return f"a{id(e.buf.array) % 997}[{show(e.index)}]"
+    if isinstance(e, Call):
+        if e.fn == "cast":
+            return f"{e.dtype}({show(e.args[0])})"
+        return f"{e.fn}({', '.join(show(a) for a in e.args)})"
+    return getattr(e, "name", "?")
+
+
+# ---------------------------------------------------------------- elementwise work
+
+def apply_ufunc(ufunc: np.ufunc, *args: Any) -> Any:
+    args = tuple(to_traced(a) if tracing() else a for a in args)
+    if any(isinstance(a, Row) for a in args):
+        return _row_ufunc(ufunc, args)
+    spaces = [a.space for a in args if isinstance(a, Scalar)]
+    if spaces and all(s is None for s in spaces):
+        exprs = tuple(a.expr if isinstance(a, Scalar) else const(a) for a in args)
+        return Scalar(None, ufunc_call(ufunc, exprs))
+    space = deepest(*args)
+    exprs = tuple(lift(a, space).expr for a in args)
+    return Scalar(space, ufunc_call(ufunc, exprs))
+
+
+def _row_ufunc(ufunc: np.ufunc, args: tuple[Any, ...]) -> Row:
+    """Elementwise work on rows: a map over the row (fused into the element expression)."""
+    space = deepest(*args)
+    lifted = [lift(a, space) for a in args]
+    rows = [a for a in lifted if isinstance(a, Row)]
+    child = unify(rows, f"np.{ufunc.__name__}")
+    elems = [lift(a, child) if not isinstance(a, Row) else rehome(a, child).elem
+             for a in lifted]
+    return Row(child, apply_ufunc(ufunc, *elems))
+
+
+def rehome(row: Row, space: Space) -> Row:
+    """A row whose elements lie in a space with the same layout as `space`, moved there."""
+    if row.space is space:
+        return row
+    return Row(space, _rehome_value(row.elem, space))
+
+
+def _rehome_value(v: Value, space: Space) -> Value:
+    if isinstance(v, Scalar):
+        return Scalar(space, v.expr)
+    inner = Space(space, v.space.layout, v.space.lengths)
+    return Row(inner, _rehome_value(v.elem, inner))
+
+
+def unify(rows: Sequence[Row], what: str) -> Space:
+    """The common element space of rows of one level (their lengths must agree)."""
+    first = rows[0].space
+    for r in rows[1:]:
+        if r.space is first:
+            continue
+        a, b = first.layout, r.space.layout
+        same = (a.k == b.k and a.n == b.n and (
+            (a.width is not None and a.width == b.width)
+            or (a.width is None and b.width is None and np.array_equal(a.bounds, b.bounds))
+            or np.array_equal(_lengths(first), _lengths(r.space))))
+        if not same:
+            raise ValueError(f"stax.nested: {what}: arrays of different lengths "
+                             f"({_describe_lengths(first)} vs {_describe_lengths(r.space)})")
+    return first
+
+
+def _lengths(space: Space) -> np.ndarray:
+    if space.width is not None:
+        return np.full(space.layout.k, space.width, dtype=np.int64)
+    return space.lengths
+
+
+def _describe_lengths(space: Space) -> str:
+    lengths = _lengths(space)
+    return str(lengths.tolist() if len(lengths) <= 8 else f"{lengths[:8].tolist()}...")
+
+
+def array_function(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """np.where, np.sum/max/min/prod/mean/cumsum/cumprod on traced values."""
+    if func is np.where and len(args) == 3 and not kwargs:
+        return where_(*args)
+    methods = {np.sum: "sum", np.max: "max", np.min: "min", np.prod: "prod", np.mean: "mean",
+               np.cumsum: "cumsum", np.cumprod: "cumprod", np.amax: "max", np.amin: "min"}
+    if func in methods and len(args) == 1 and not kwargs and isinstance(args[0], Row):
+        return getattr(args[0], methods[func])()
+    raise NotImplementedError(f"stax.nested: np.{func.__name__} is not supported on traced "
+                              f"values here")
+
+
+def where_(c: Any, a: Any, b: Any) -> Any:
+    args = tuple(to_traced(x) for x in (c, a, b))
+    if any(isinstance(x, Row) for x in args):
+        space = deepest(*args)
+        lifted = [lift(x, space) for x in args]
+        child = unify([x for x in lifted if isinstance(x, Row)], "np.where")
+        elems = [lift(x, child) if not isinstance(x, Row) else rehome(x, child).elem
+                 for x in lifted]
+        return Row(child, where_(*elems))
+    space = deepest(*args)
+    ec, ea, eb = (lift(x, space).expr for x in args)
+    return Scalar(space, where(ec, ea, eb))
+
+
+# ---------------------------------------------------------------- constructs and their rules
+
+def as_row(x: Any, what: str) -> Row:
+    x = to_traced(x)
+    if not isinstance(x, Row):
+        raise TypeError(f"stax.nested: {what} needs arrays, got "
+                        f"{'a scalar' if isinstance(x, Scalar) else type(x).__name__}")
+    return x
+
+
+def map_(f: Callable[..., Any], xs: Sequence[Any]) -> Any:
+    rows = [as_row(x, "sn.map") for x in xs]
+    space = deepest(*rows)
+    rows = [lift(r, space) for r in rows]
+    child = unify(rows, "sn.map")
+    rows = [rehome(r, child) for r in rows]
+    note("map: lift the body", f"body traced once over all {child.size} iterations "
+         f"({child.describe()}); elementwise code fuses into one expression per value")
+    with in_space(child):
+        result = f(*(r.elem for r in rows))
+    return _wrap(result, child)
+
+
+def _wrap(result: Any, child: Space) -> Any:
+    if isinstance(result, tuple):
+        return tuple(_wrap(r, child) for r in result)
+    return Row(child, lift(result, child))
+
+
+def length(row: Any) -> Scalar:
+    return as_row(row, "sn.length").size
+
+
+def reduce_rows(op: Any, ne: Any, rows: Sequence[Row], name: str | None = None) -> tuple:
+    from stax.nested.operator import UntraceableOperator, make_operator
+    rows = [as_row(r, "sn.reduce") for r in rows]
+    space = deepest(*rows)
+    rows = [lift(r, space) for r in rows]
+    child = unify(rows, "sn.reduce")
+    elems = [_scalar_elem(rehome(r, child), "sn.reduce") for r in rows]
+    dtypes = [e.dtype for e in elems]
+    try:
+        operator = make_operator(op, ne, dtypes)
+    except UntraceableOperator:
+        return _python_fallback("reduce", op, ne, child, elems, space)
+    rule = ("map-of-reduce -> segreduce" if space.parent is not None
+            else "reduce -> segreduce (one segment)")
+    note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
+         f"{', '.join(show(e.expr) for e in elems)}")
+    outs = run_segreduce(child.layout, operator, [e.expr for e in elems],
+                         f"segreduce {operator.name} over {child.name}")
+    return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
+
+
+def scan_rows(op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
+    from stax.nested.operator import UntraceableOperator, make_operator
+    rows = [as_row(r, "sn.scan") for r in rows]
+    space = deepest(*rows)
+    rows = [lift(r, space) for r in rows]
+    child = unify(rows, "sn.scan")
+    elems = [_scalar_elem(rehome(r, child), "sn.scan") for r in rows]
+    try:
+        operator = make_operator(op, ne, [e.dtype for e in elems])
+    except UntraceableOperator:
+        return _python_fallback("scan", op, ne, child, elems, space)
+    rule = ("map-of-scan -> segscan" if space.parent is not None
+            else "scan -> segscan (one segment)")
+    note(rule, f"{operator.name} over {child.describe()}")
+    outs = run_segscan(child.layout, operator, [e.expr for e in elems], False,
+                       f"segscan {operator.name} over {child.name}")
+    return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
+
+
+def _scalar_elem(row: Row, what: str) -> Scalar:
+    if not isinstance(row.elem, Scalar):
+        raise NotImplementedError(f"stax.nested: {what} over arrays of arrays is not "
+                                  f"supported (reduce the inner arrays first)")
+    return row.elem
+
+
+def _python_fallback(kind: str, op: Any, ne: Any, child: Space, elems: Sequence[Scalar],
+                     space: Space) -> tuple:
+    """An operator that branches on values cannot become C++: run it per segment in Python."""
+    from stax.nested import interp
+    note(f"{kind} with an untraceable operator -> sequential Python",
+         f"{getattr(op, '__name__', op)} branches on its arguments; {child.size} elements")
+    arrays = [materialize(e) for e in elems]
+    bounds = np.arange(child.layout.k + 1) * child.width if child.width is not None \
+        else child.layout.bounds
+    parts = [tuple(a[bounds[j]:bounds[j + 1]] for a in arrays) for j in range(child.layout.k)]
+    m = len(arrays)
+    if kind == "reduce":
+        results = [interp.reduce(op, ne, p if m > 1 else p[0]) for p in parts]
+        cols = list(zip(*[r if m > 1 else (r,) for r in results], strict=True)) if results \
+            else [()] * m
+        outs = [np.array(c, dtype=a.dtype) for c, a in zip(cols, arrays, strict=True)]
+        return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
+    scanned = [interp.scan(op, ne, p if m > 1 else p[0]) for p in parts]
+    outs = []
+    for j, a in enumerate(arrays):
+        pieces = [s[j] if m > 1 else s for s in scanned]
+        outs.append(np.concatenate(pieces).astype(a.dtype) if pieces else a.copy())
+    return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
+
+
+def _ints(v: Any, space: Space) -> np.ndarray | int:
+    """An integer argument at `space`: a Python int, or its values."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, Scalar):
+        if v.dtype.kind not in "iu":
+            raise TypeError(f"stax.nested: sizes must be integers, got {v.dtype}")
+        arr = materialize(lift(v, space)).astype(np.int64, copy=False)
+        return int(arr[0]) if space.parent is None else arr
+    raise TypeError(f"stax.nested: sizes must be integers, got {type(v).__name__}")
+
+
+def range_(start: Any, stop: Any, step: Any) -> Row:
+    from stax.nested.interp import check_range
+    space = deepest(start, stop, step)
+    values = [_ints(v, space) for v in (start, stop, step)]
+    k = space.size
+    arrays = [np.full(k, v, dtype=np.int64) if isinstance(v, int) else v for v in values]
+    check_range(*arrays)
+    s0, s1, st = arrays
+    lengths = np.where(st > 0, (s1 - s0 + st - 1) // np.where(st == 0, 1, st),
+                       (s0 - s1 - st - 1) // np.where(st == 0, 1, -st))
+    regular = all(isinstance(v, int) for v in values)
+    child = Space.child(space, int(lengths[0]) if regular and k else
+                        (lengths if k else 0))
+    first = lift(Scalar(space, _arg_expr(start)), child).expr
+    stride = lift(Scalar(space, _arg_expr(step)), child).expr
+    elem = _add(cast_to(first, INT64), _mul(cast_to(stride, INT64), child.inner()))
+    note("map-of-iota -> segiota" if space.parent is not None else "iota -> iota",
+         f"{child.describe()}: element = start + step * (index in segment), computed "
+         f"where used")
+    return Row(child, Scalar(child, elem))
+
+
+def _arg_expr(v: Any) -> Expr:
+    if isinstance(v, Scalar):
+        return v.expr if v.space is not None else v.expr
+    return cast_to(const(v), INT64)
+
+
+def iota(n: Any) -> Row:
+    return range_(0, n, 1)
+
+
+def replicate(n: Any, v: Any) -> Row:
+    v = to_traced(v)
+    if isinstance(v, Row):
+        raise NotImplementedError("stax.nested: sn.replicate of arrays is not supported")
+    space = deepest(n, v)
+    count = _ints(n, space)
+    if np.any(np.asarray(count) < 0):
+        bad = int(np.min(count))
+        raise ValueError(f"stax.nested: sn.replicate: negative count {bad}")
+    child = Space.child(space, count)
+    note("map-of-replicate -> segmented replicate" if space.parent else "replicate",
+         f"{child.describe()}: the value is replicated symbolically (gathered by segment "
+         f"index)")
+    return Row(child, lift(v, child))
+
+
+def _bound(v: Any, default: Expr, space: Space) -> Scalar:
+    if v is None:
+        return Scalar(space, default)
+    return lift(to_traced(v), space)
+
+
+def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None) -> Row:
+    """row[lo:hi] (bounds 0 <= lo <= hi <= len, else IndexError), at `target` or the
+    innermost space of the operands."""
+    space = target or deepest(row, lo if isinstance(lo, Scalar) else None,
+                              hi if isinstance(hi, Scalar) else None)
+    base = row.space
+    start = lift(Scalar(row.parent, base.start()), space)
+    size = lift(Scalar(row.parent, base.length()), space)
+    lo_v = _bound(lo, _i64(0), space)
+    hi_v = _bound(hi, size.expr, space)
+    for v in (lo_v, hi_v):
+        if v.dtype.kind not in "iu":
+            raise TypeError(f"stax.nested: slice bounds must be integers, got {v.dtype}")
+    a, b, n = (materialize(v).astype(np.int64, copy=False) for v in (lo_v, hi_v, size))
+    bad = (a < 0) | (a > b) | (b > n)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise IndexError(f"stax.nested: slice [{a[j]}:{b[j]}] is out of bounds for a row of "
+                         f"length {n[j]}")
+    if isinstance(row.elem, Row):
+        if lo is None and hi is None and base.width is not None:
+            child = Space.child(space, base.width)
+            note("replicate free array", f"{child.describe()}")
+            return Row(child, _replicate_regular(row.elem, base, child))
+        raise NotImplementedError("stax.nested: slicing arrays of arrays is not supported")
+    buf = _elements(row, "slicing")
+    regular = lo is None and hi is None and base.width is not None
+    child = Space.child(space, base.width if regular else b - a)
+    offset = lift(Scalar(space, cast_to(_add(start.expr, lo_v.expr), INT64)), child).expr
+    note("map-of-slice -> segmented gather" if target is None else
+         "free array replicated -> segmented gather",
+         f"{child.describe()}: element = row[start + lo + index in segment]")
+    return Row(child, Scalar(child, Load(row.dtype, buf, _add(offset, child.inner()))))
+
+
+def _replicate_regular(elem: Row, base: Space, child: Space) -> Row:
+    """The regular rows of a top-level 2-D array, replicated over `child` (a copy of the
+    array's outer dimension under each iteration): element (r, c) reads row r % rows."""
+    if base.parent is None or base.parent.parent is not None:
+        raise NotImplementedError("stax.nested: replicating arrays of arrays from inside a map")
+    width = max(1, elem.space.width)
+    inner = Space.child(child, elem.space.width)
+    buf = _elements(elem, "replicating")
+    row_of = ufunc_call(np.remainder, (ufunc_call(np.floor_divide, (Idx(), _i64(width))),
+                                       _i64(max(1, base.width))))
+    col = ufunc_call(np.remainder, (Idx(), _i64(width)))
+    return Row(inner, Scalar(inner, Load(elem.dtype, buf, _add(_mul(row_of, _i64(width)), col))))
+
+
+def index_row(row: Row, i: Any) -> Any:
+    """row[i] (NumPy's negative indices; out of bounds is an IndexError)."""
+    i = to_traced(i)
+    if isinstance(i, Row):
+        raise NotImplementedError("stax.nested: index a row with one integer at a time "
+                                  "(use sn.map to gather)")
+    space = deepest(row, i)
+    idx = lift(i, space)
+    if idx.dtype.kind not in "iu":
+        raise IndexError(f"stax.nested: row indices must be integers, got {idx.dtype}")
+    base = row.space
+    size = lift(Scalar(row.parent, base.length()), space)
+    iv = materialize(idx).astype(np.int64, copy=False)
+    nv = materialize(size)
+    bad = (iv < -nv) | (iv >= nv)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise IndexError(f"index {iv[j]} is out of bounds for a row of size {nv[j]}")
+    start = lift(Scalar(row.parent, base.start()), space)
+    pos = cast_to(idx.expr, INT64)
+    pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
+    flat = _add(start.expr, pos)
+    note("map-of-index -> gather" if space.parent is not None else "index",
+         f"row[i] read at start of row + i over {space.name}")
+    if isinstance(row.elem, Row):
+        inner = row.elem.space
+        if inner.width is None:
+            raise NotImplementedError("stax.nested: indexing a row of irregular arrays")
+        child = Space.child(space, inner.width)
+        buf = _elements(row.elem, "indexing")
+        offset = lift(Scalar(space, _mul(flat, _i64(inner.width))), child).expr
+        return Row(child, Scalar(child, Load(row.dtype, buf, _add(offset, child.inner()))))
+    buf = _elements(row, "indexing")
+    return Scalar(space, Load(row.dtype, buf, flat))
+
+
+def concat(a: Any, b: Any) -> Row:
+    ra, rb = as_row(a, "sn.concat"), as_row(b, "sn.concat")
+    space = deepest(ra, rb)
+    if ra.dtype != rb.dtype:
+        rb = rb.astype(np.result_type(ra.dtype, rb.dtype))
+        ra = ra.astype(rb.dtype)
+    parts = []
+    for r in (ra, rb):
+        parts.append((_elements(r, "sn.concat"),
+                      lift(Scalar(r.parent, r.space.start()), space),
+                      lift(Scalar(r.parent, r.space.length()), space)))
+    (buf_a, start_a, len_a), (buf_b, start_b, len_b) = parts
+    regular = ra.space.width is not None and rb.space.width is not None
+    child = Space.child(space, ra.space.width + rb.space.width if regular
+                        else materialize(Scalar(space, _add(len_a.expr, len_b.expr))))
+    j = child.inner()
+    la, sa, sb = (lift(v, child).expr for v in (len_a, start_a, start_b))
+    elem = where(ufunc_call(np.less, (j, la)), Load(ra.dtype, buf_a, _add(sa, j)),
+                 Load(rb.dtype, buf_b, _add(sb, _sub(j, la))))
+    note("map-of-concat -> segmented concat" if space.parent else "concat",
+         f"{child.describe()}: element = i < len(a) ? a[i] : b[i - len(a)]")
+    return Row(child, Scalar(child, elem))
+
+
+def scatter(dest: Any, idx: Any, vals: Any) -> Row:
+    """dest with dest[idx[j]] = vals[j]; indices outside dest are ignored (as in Futhark);
+    duplicate indices leave one of the values (unspecified which)."""
+    rd, ri, rv = (as_row(x, "sn.scatter") for x in (dest, idx, vals))
+    space = deepest(rd, ri, rv)
+    rd, ri, rv = (lift(r, space) for r in (rd, ri, rv))
+    src = unify([ri, rv], "sn.scatter (indices and values)")
+    ei = _scalar_elem(rehome(ri, src), "sn.scatter")
+    ev = _scalar_elem(rehome(rv, src), "sn.scatter")
+    if ei.dtype.kind not in "iu":
+        raise TypeError(f"stax.nested: scatter indices must be integers, got {ei.dtype}")
+    out = materialize(_scalar_elem(rd, "sn.scatter")).copy()
+    start = lift(Scalar(space, rd.space.start()), src).expr
+    size = lift(Scalar(space, rd.space.length()), src).expr
+    i = cast_to(ei.expr, INT64)
+    ok = ufunc_call(np.logical_and, (ufunc_call(np.greater_equal, (i, _i64(0))),
+                                     ufunc_call(np.less, (i, size))))
+    run_map(src.size, src.layout, [Store(out, cast_to(ev.expr, out.dtype), _add(start, i), ok)],
+            f"scatter over {src.name}")
+    note("map-of-scatter -> segmented scatter" if space.parent else "scatter",
+         f"writes at start of row + index, out-of-range indices ignored ({src.describe()})")
+    return Row(rd.space, Scalar(rd.space, Load(out.dtype, Buf(out), Idx())))
+
+
+def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any],
+         args: tuple[Any, ...]) -> Any:
+    c = to_traced(c)
+    if not isinstance(c, Scalar):
+        return then_fn(*args) if bool(c) else else_fn(*args)
+    space = c.space
+    cm = materialize(Scalar(space, cast_to(c.expr, BOOL)))
+    if space.parent is None or cm.all() or not cm.any():
+        taken = bool(cm[0]) if len(cm) else True
+        note("cond with a uniform condition -> one branch",
+             f"all {len(cm)} iterations take the {'then' if taken else 'else'} branch")
+        return then_fn(*args) if taken else else_fn(*args)
+    results = []
+    for mask, fn, name in ((cm, then_fn, "then"), (~cm, else_fn, "else")):
+        packed = Space.child(space, mask.astype(np.int64))
+        with in_space(packed):
+            r = fn(*lift(args, packed))
+        r = r if isinstance(r, tuple) else (r,)
+        if any(isinstance(to_traced(x), Row) for x in r):
+            raise NotImplementedError("stax.nested: sn.cond branches returning arrays inside "
+                                      "a map are not supported (return scalars)")
+        results.append((packed, [Buf(materialize(lift(x, packed))) for x in r]))
+        note("cond -> branch packing", f"the {name} branch runs on its "
+             f"{packed.size} of {space.size} iterations ({packed.name})")
+    (pt, bt), (pf, bf) = results
+    if len(bt) != len(bf):
+        raise TypeError("stax.nested: sn.cond branches return different numbers of values")
+    sel = Load(BOOL, Buf(cm), Idx())
+    merged = tuple(
+        Scalar(space, where(sel, Load(x.array.dtype, x, Load(INT64, Buf(pt.layout.bounds), Idx())),
+                            Load(y.array.dtype, y, Load(INT64, Buf(pf.layout.bounds), Idx()))))
+        for x, y in zip(bt, bf, strict=True))
+    return merged if len(merged) > 1 else merged[0]
+
+
+def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
+    n = to_traced(n)
+    if not isinstance(n, Scalar) or n.space.parent is None:
+        count = int(materialize(n)[0]) if isinstance(n, Scalar) else int(n)
+        note("loop at the top level", f"{max(count, 0)} sequential iterations")
+        return _run_loop(count, body, init)
+    space = n.space
+    counts = materialize(n).astype(np.int64)
+    if len(counts) == 0 or counts.min() == counts.max():
+        count = int(counts[0]) if len(counts) else 0
+        note("map-of-loop -> loop interchange (uniform trip count)",
+             f"{max(count, 0)} iterations, each a map over {space.size} iterations")
+        return _run_loop(count, body, lift(init, space))
+    note("map-of-loop -> active-set loop (irregular trip counts)",
+         f"{int(counts.max())} rounds; round r runs the body on the iterations with r < n "
+         f"(branch packing)")
+    acc = materialized(lift(init, space))
+    count_buf = Scalar(space, Load(INT64, Buf(counts), Idx()))
+    for r in range(int(counts.max())):
+        active = apply_ufunc(np.greater, count_buf, r)
+        acc = materialized(cond(active, lambda a, r=r: body(r, a), lambda a: a, (acc,)))
+    return acc
+
+
+def _run_loop(count: int, body: Callable[[Any, Any], Any], acc: Any) -> Any:
+    for r in range(max(count, 0)):
+        acc = materialized(body(r, acc))
+    return acc

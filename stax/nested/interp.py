@@ -1,0 +1,165 @@
+"""The reference interpreter: the nested semantics run directly in Python, one iteration at a
+time, on NumPy values. Every compiled result is tested against it."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stax.nested.operator import check_binary, neutral
+from stax.nested.ragged import Ragged
+
+
+def check_range(start: np.ndarray, stop: np.ndarray, step: np.ndarray) -> None:
+    """Futhark's rule: a range is valid when its step is non-zero and points from start
+    towards stop (an empty range start == stop is valid)."""
+    bad = (step == 0) | ((step > 0) & (stop < start)) | ((step < 0) & (stop > start))
+    if np.any(bad):
+        j = int(np.argmax(bad))
+        a, b, s = int(start[j]), int(stop[j]), int(step[j])
+        arrow = "..>" if s < 0 else "..<"
+        raise ValueError(f"Range {a}..{a + s}{arrow}{b} is invalid")
+
+
+def _rows(x: Any) -> list[Any]:
+    if isinstance(x, Ragged):
+        return list(x)
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise TypeError("stax.nested: sn.map needs arrays, got a scalar")
+    return list(x)
+
+
+def _stack(results: list[Any], dummy: Any) -> Any:
+    """Rows of results: an array when they are scalars or equal-shaped arrays, else Ragged."""
+    if isinstance(dummy, tuple):
+        return tuple(_stack([r[j] for r in results], dummy[j]) for j in range(len(dummy)))
+    sample = np.asarray(dummy if not results else results[0])
+    if sample.ndim == 0:
+        dtype = np.result_type(*[np.asarray(r) for r in results]) if results \
+            else sample.dtype
+        return np.array(results, dtype=dtype).reshape(len(results))
+    arrays = [np.asarray(r) for r in results]
+    dtype = np.result_type(*arrays) if arrays else sample.dtype
+    if arrays and all(a.shape == arrays[0].shape for a in arrays):
+        return np.stack(arrays).astype(dtype)
+    return Ragged.from_list(arrays, dtype=dtype) if arrays else Ragged(
+        np.empty((0, *sample.shape[1:]), dtype=dtype), np.zeros(0, dtype=np.int64))
+
+
+def _zero_row(x: Any) -> Any:
+    if isinstance(x, Ragged):
+        return np.empty((0, *x.values.shape[1:]), dtype=x.dtype)
+    x = np.asarray(x)
+    return np.zeros(x.shape[1:], dtype=x.dtype)[()] if x.ndim == 1 else \
+        np.zeros(x.shape[1:], dtype=x.dtype)
+
+
+def map(f: Callable[..., Any], *xs: Any) -> Any:
+    if not xs:
+        raise TypeError("stax.nested: sn.map needs at least one array")
+    rows = [_rows(x) for x in xs]
+    if len({len(r) for r in rows}) > 1:
+        raise ValueError(f"stax.nested: sn.map: arrays of different lengths "
+                         f"({', '.join(str(len(r)) for r in rows)})")
+    results = [f(*args) for args in zip(*rows, strict=True)]
+    dummy = None
+    if not results:
+        with np.errstate(all="ignore"):
+            dummy = f(*(_zero_row(x) for x in xs))
+    return _stack(results, dummy if dummy is not None else results[0])
+
+
+def _components(xs: Any) -> tuple[list[np.ndarray], bool]:
+    if isinstance(xs, tuple):
+        arrays = [np.asarray(x) for x in xs]
+        if len({len(a) for a in arrays}) > 1:
+            raise ValueError("stax.nested: the arrays of a tuple have different lengths")
+        return arrays, True
+    return [np.asarray(xs)], False
+
+
+def _op(op: Any, a: tuple, b: tuple, tup: bool, dtypes: Sequence[np.dtype]) -> tuple:
+    r = op(a, b) if tup else (op(a[0], b[0]),)
+    r = r if isinstance(r, tuple) else (r,)
+    return tuple(np.asarray(v).astype(d)[()] for v, d in zip(r, dtypes, strict=True))
+
+
+def reduce(op: Any, ne: Any, xs: Any) -> Any:
+    arrays, tup = _components(xs)
+    check_binary(op)
+    dtypes = [a.dtype for a in arrays]
+    acc = tuple(np.asarray(c.value, d)[()] for c, d in zip(neutral(ne, dtypes), dtypes,
+                                                           strict=True))
+    with np.errstate(all="ignore"):
+        for j in range(len(arrays[0])):
+            acc = _op(op, acc, tuple(a[j] for a in arrays), tup, dtypes)
+    return acc if tup else acc[0]
+
+
+def scan(op: Any, ne: Any, xs: Any) -> Any:
+    arrays, tup = _components(xs)
+    check_binary(op)
+    dtypes = [a.dtype for a in arrays]
+    acc = tuple(np.asarray(c.value, d)[()] for c, d in zip(neutral(ne, dtypes), dtypes,
+                                                           strict=True))
+    outs = [np.empty(len(a), dtype=a.dtype) for a in arrays]
+    with np.errstate(all="ignore"):
+        for j in range(len(arrays[0])):
+            acc = _op(op, acc, tuple(a[j] for a in arrays), tup, dtypes)
+            for o, v in zip(outs, acc, strict=True):
+                o[j] = v
+    return tuple(outs) if tup else outs[0]
+
+
+def range(start: Any, stop: Any, step: Any = 1) -> np.ndarray:
+    a, b, s = (np.asarray([int(v)], dtype=np.int64) for v in (start, stop, step))
+    check_range(a, b, s)
+    return np.arange(int(start), int(stop), int(step), dtype=np.int64)
+
+
+def iota(n: Any) -> np.ndarray:
+    return range(0, n, 1)
+
+
+def replicate(n: Any, v: Any) -> np.ndarray:
+    if int(n) < 0:
+        raise ValueError(f"stax.nested: sn.replicate: negative count {int(n)}")
+    v = np.asarray(v)
+    if v.ndim:
+        raise NotImplementedError("stax.nested: sn.replicate of arrays is not supported")
+    return np.full(int(n), v[()], dtype=v.dtype)
+
+
+def concat(a: Any, b: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(a), np.asarray(b)])
+
+
+def scatter(dest: Any, idx: Any, vals: Any) -> np.ndarray:
+    out = np.array(dest, copy=True)
+    idx, vals = np.asarray(idx), np.asarray(vals)
+    if len(idx) != len(vals):
+        raise ValueError("stax.nested: sn.scatter (indices and values): arrays of different "
+                         "lengths")
+    for i, v in zip(idx.tolist(), vals, strict=True):
+        if 0 <= i < len(out):
+            out[i] = v
+    return out
+
+
+def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any], *args: Any) -> Any:
+    return then_fn(*args) if bool(c) else else_fn(*args)
+
+
+def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
+    acc = init
+    for r in builtins.range(int(n)):
+        acc = body(r, acc)
+    return acc
+
+
+def length(row: Any) -> Any:
+    return np.int64(len(row))

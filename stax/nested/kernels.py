@@ -1,0 +1,392 @@
+"""Parallel C++ kernels for flattened nested programs, with run-time sizes.
+
+Three kernel shapes cover the flat programs:
+
+- `run_map`: one parallel loop over the n elements of a space, storing expressions (a plain
+  `omp parallel for simd`, or, when an expression needs the element's segment, a walk over the
+  segments each thread's chunk touches, found by binary search in the segment bounds);
+- `run_segreduce`: a segmented reduction, parallel over *elements* (so one long segment and
+  many short ones balance alike): each thread reduces the segments inside its chunk and keeps
+  at most two partial results (the segments cut by its chunk edges), which one serial pass
+  combines in element order, so non-commutative operators are exact;
+- `run_segscan`: a three-phase segmented scan (local scans, a serial pass over the carries of
+  the threads' chunks, a fix-up of each chunk's leading continuation), inclusive or exclusive.
+
+The element values are expressions (`stax.nested.expr`) evaluated inside the loop, so producers
+such as `iota`, replicated free variables and elementwise arithmetic are fused into the
+segmented kernel instead of being materialized. Sizes are kernel parameters, so a kernel is
+compiled once per program structure and dtypes (through `stax.runtime.compiler`) and reused
+for any data size.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import numpy as np
+
+from stax.nested.expr import (
+    OMP_INT_REDUCTIONS,
+    OMP_REDUCTIONS,
+    PRELUDE,
+    Arg,
+    Call,
+    Const,
+    Expr,
+    Seg,
+    buffers,
+    cpp_type,
+    emit,
+    rename_args,
+    uses,
+)
+from stax.runtime.compiler import compile_source, isa_level
+
+# Below this many elements a kernel runs on one thread (OpenMP start-up costs more).
+PARALLEL_MIN = 1 << 15
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the n elements of a space split into the k segments of its parent: `bounds`
+    (k+1 offsets) or, for a regular nest, a uniform `width`."""
+    k: int
+    n: int
+    bounds: np.ndarray | None
+    width: int | None
+
+    @staticmethod
+    def uniform(k: int, width: int) -> Layout:
+        return Layout(k, k * width, None, width)
+
+    @staticmethod
+    def from_bounds(bounds: np.ndarray) -> Layout:
+        return Layout(len(bounds) - 1, int(bounds[-1]), bounds, None)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """An associative operator on tuples of `len(dtypes)` components, with neutral element
+    `ne`; `combine[j]` is component j of op(a, b) over `Arg` leaves a0.., b0.."""
+    name: str
+    combine: tuple[Expr, ...]
+    ne: tuple[Const, ...]
+    dtypes: tuple[np.dtype, ...]
+
+    @property
+    def omp(self) -> str | None:
+        """The OpenMP reduction identifier when the operator is a plain commutative ufunc."""
+        if len(self.combine) != 1:
+            return None
+        c, dtype = self.combine[0], self.dtypes[0]
+        if not (isinstance(c, Call) and [type(a) for a in c.args] == [Arg, Arg]):
+            return None
+        if dtype.kind == "b":
+            return None
+        if dtype.kind in "iu" and c.fn in OMP_INT_REDUCTIONS:
+            return OMP_INT_REDUCTIONS[c.fn]
+        return OMP_REDUCTIONS.get(c.fn)
+
+
+@dataclass(frozen=True)
+class Store:
+    """out[index] = value (index None: the element index), only where `cond` holds."""
+    out: np.ndarray
+    value: Expr
+    index: Expr | None = None
+    cond: Expr | None = None
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    kind: str
+    summary: str
+    source: str
+
+
+_LOG: ContextVar[list[KernelRecord] | None] = ContextVar("stax_nested_kernel_log", default=None)
+
+
+@contextmanager
+def kernel_log() -> Iterator[list[KernelRecord]]:
+    """Collect a record of every kernel launched inside the block."""
+    log: list[KernelRecord] = []
+    token = _LOG.set(log)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+
+
+@functools.cache
+def _load(source: str) -> ctypes._CFuncPtr:
+    fn = compile_source(source, isa_level()).library.stax_nested
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
+    fn.restype = None
+    return fn
+
+
+def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
+            params: Sequence[int]) -> None:
+    for a in arrays:
+        assert a.flags.c_contiguous and a.ndim == 1, "kernels take contiguous 1-D arrays"
+    fn = _load(source)
+    log = _LOG.get()
+    if log is not None:
+        log.append(KernelRecord(kind, summary, source))
+    ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+    ps = np.array([*params, 0], dtype=np.int64)
+    fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+
+
+class _Source:
+    """Pointer declarations: B[j] is the j-th array; the parameters are n, k, W."""
+
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+        self.decls: list[str] = []
+        self.names: dict[int, str] = {}
+
+    def add(self, array: np.ndarray, name: str, const: bool = True) -> str:
+        j = len(self.arrays)
+        self.arrays.append(array)
+        q = "const " if const else ""
+        t = cpp_type(array.dtype)
+        self.decls.append(f"  {q}{t}* __restrict {name} = ({q}{t}*)B[{j}];")
+        return name
+
+    def add_inputs(self, exprs: Sequence[Expr]) -> None:
+        for j, buf in enumerate(buffers(tuple(exprs))):
+            self.names[id(buf)] = self.add(buf.array, f"in{j}")
+
+    def function(self, body: str) -> str:
+        return (PRELUDE + '\nextern "C" void stax_nested(void** B, const int64_t* P) {\n'
+                "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
+                + "\n".join(self.decls) + "\n" + body + "\n}\n")
+
+
+def _layout_source(src: _Source, layout: Layout) -> tuple[str, list[int]]:
+    """The OFF(s) macro text and the parameters for a layout."""
+    if layout.width is None:
+        assert layout.bounds is not None
+        src.add(np.ascontiguousarray(layout.bounds, dtype=np.int64), "off")
+        return "#define OFF(s) off[s]", [layout.n, layout.k, 0]
+    return "#define OFF(s) ((s) * W)", [layout.n, layout.k, layout.width]
+
+
+def _first_segment(layout: Layout) -> str:
+    if layout.width is not None:
+        return "      int64_t s = a / W;"
+    return ("      int64_t s = std::min<int64_t>(std::lower_bound(off, off + k + 1, a) - off,\n"
+            "                                    std::upper_bound(off, off + k + 1, a) - off - 1);")
+
+
+def _chunks() -> str:
+    return ("  const int C = n >= " + str(PARALLEL_MIN) + " ? omp_get_max_threads() : 1;\n")
+
+
+def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:
+    """Evaluate `stores` for every element i < n of a space (segmented by `layout`)."""
+    if n == 0 or not stores:
+        return
+    exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    src = _Source()
+    params = [n, 0, 0]
+    macro = ""
+    segmented = any(uses(e, Seg) for e in exprs)
+    if segmented:
+        assert layout is not None
+        macro, params = _layout_source(src, layout)
+    outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
+    src.add_inputs(exprs)
+    lines = []
+    for name, st in zip(outs, stores, strict=True):
+        at = "i" if st.index is None else f"(int64_t)({emit(st.index, src.names)})"
+        line = f"{name}[{at}] = {emit(st.value, src.names)};"
+        if st.cond is not None:
+            line = f"if ({emit(st.cond, src.names)}) {line}"
+        lines.append("        " + line)
+    body = "\n".join(lines)
+    simd = "" if any(st.cond is not None or st.index is not None for st in stores) else " simd"
+    if not segmented:
+        code = (f"  #pragma omp parallel for{simd} schedule(static) if(n >= {PARALLEL_MIN})\n"
+                f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
+    else:
+        code = (f"{macro}\n{_chunks()}"
+                "  #pragma omp parallel for num_threads(C) schedule(static, 1)\n"
+                "  for (int c = 0; c < C; ++c) {\n"
+                "    const int64_t a = n * c / C, b = n * (c + 1) / C;\n"
+                "    if (a < b) {\n"
+                f"{_first_segment(layout)}\n"
+                "      for (; s < k && OFF(s) < b; ++s) {\n"
+                "        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));\n"
+                f"        #pragma omp{simd}\n"
+                f"        for (int64_t i = lo; i < hi; ++i) {{\n{body}\n        }}\n"
+                "      }\n    }\n  }")
+    _launch("map", summary, src.function(code), src.arrays, params)
+
+
+def _combine(op: Operator, left: Sequence[str], right: Sequence[str], dest: Sequence[str],
+             names: dict[int, str]) -> str:
+    """C++ statements dest = op(left, right) for tuples of locals."""
+    m = len(op.dtypes)
+    args: dict[str, Expr] = {}
+    for j in range(m):
+        args[f"a{j}"] = Arg(op.dtypes[j], left[j])
+        args[f"b{j}"] = Arg(op.dtypes[j], right[j])
+    temps = [f"const {cpp_type(op.dtypes[j])} t{j} = "
+             f"{emit(rename_args(op.combine[j], args), names)};" for j in range(m)]
+    moves = [f"{dest[j]} = t{j};" for j in range(m)]
+    return "{ " + " ".join(temps + moves) + " }"
+
+
+def _decl(op: Operator, names: Sequence[str], init: Sequence[str]) -> str:
+    return " ".join(f"{cpp_type(t)} {n} = {v};" for t, n, v in
+                    zip(op.dtypes, names, init, strict=True))
+
+
+def _elements(op: Operator, elems: Sequence[Expr], src: _Source) -> str:
+    return " ".join(f"const {cpp_type(t)} x{j} = {emit(e, src.names)};"
+                    for j, (t, e) in enumerate(zip(op.dtypes, elems, strict=True)))
+
+
+def _names(prefix: str, m: int, suffix: str = "") -> list[str]:
+    return [f"{prefix}{j}{suffix}" for j in range(m)]
+
+
+def _assign(dests: Sequence[str], srcs: Sequence[str]) -> str:
+    return " ".join(f"{d} = {v};" for d, v in zip(dests, srcs, strict=True))
+
+
+def _vectors(op: Operator, names: Sequence[str], size: str) -> str:
+    return " ".join(f"std::vector<{cpp_type(t)}> {p}({size});"
+                    for t, p in zip(op.dtypes, names, strict=True))
+
+
+def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
+                  summary: str) -> list[np.ndarray]:
+    """Reduce each segment of `layout`: one result per segment and component (ne if empty)."""
+    m = len(op.dtypes)
+    outs = [np.empty(layout.k, dtype=t) for t in op.dtypes]
+    if layout.k == 0:
+        return outs
+    src = _Source()
+    macro, params = _layout_source(src, layout)
+    for j, o in enumerate(outs):
+        src.add(o, f"o{j}", const=False)
+    src.add_inputs(elems)
+    ne = [emit(c, src.names) for c in op.ne]
+    acc, x = _names("acc", m), _names("x", m)
+    simd = f"        #pragma omp simd reduction({op.omp}:acc0)\n" if op.omp else ""
+    pv = _names("pv", m)
+    code = f"""{macro}
+{_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
+  {_vectors(op, pv, "2 * C")}
+  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a < b) {{
+{_first_segment(layout)}
+      int np_ = 0;
+      for (; s < k && OFF(s) < b; ++s) {{
+        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
+        {_decl(op, acc, ne)}
+{simd}        for (int64_t i = lo; i < hi; ++i) {{
+          {_elements(op, elems, src)}
+          {_combine(op, acc, x, acc, src.names)}
+        }}
+        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", m, "[s]"), acc)} }}
+        else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
+      }}
+    }}
+  }}
+  int64_t cur = -1;
+  {_decl(op, _names("r", m), ne)}
+  for (int j = 0; j < 2 * C; ++j) {{
+    if (pseg[j] < 0) continue;
+    {_decl(op, _names("q", m), [f"{p}[j]" for p in pv])}
+    if (pseg[j] == cur) {_combine(op, _names("r", m), _names("q", m), _names("r", m), src.names)}
+    else {{ if (cur >= 0) {{ {" ".join(f"o{j}[cur] = r{j};" for j in range(m))} }}
+           cur = pseg[j]; {" ".join(f"r{j} = q{j};" for j in range(m))} }}
+  }}
+  if (cur >= 0) {{ {" ".join(f"o{j}[cur] = r{j};" for j in range(m))} }}
+  for (int64_t s = k - 1; s >= 0 && OFF(s) >= n; --s) {{ {_assign(_names("o", m, "[s]"), ne)} }}"""
+    _launch("segreduce", summary, src.function(code), src.arrays, params)
+    return outs
+
+
+def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: bool,
+                summary: str, outs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Scan each segment of `layout` (inclusive, or exclusive starting from ne), into `outs`
+    (contiguous arrays of n elements) or new arrays."""
+    m = len(op.dtypes)
+    if outs is None:
+        outs = [np.empty(layout.n, dtype=t) for t in op.dtypes]
+    outs = list(outs)
+    if layout.n == 0:
+        return outs
+    src = _Source()
+    macro, params = _layout_source(src, layout)
+    for j, o in enumerate(outs):
+        src.add(o, f"o{j}", const=False)
+    src.add_inputs(elems)
+    ne = [emit(c, src.names) for c in op.ne]
+    acc, x = _names("acc", m), _names("x", m)
+    store = " ".join(f"o{j}[i] = acc{j};" for j in range(m))
+    step = _combine(op, acc, x, acc, src.names)
+    scan = f"{store} {step}" if exclusive else f"{step} {store}"
+    last, carry = _names("last", m), _names("carry", m)
+    code = f"""{macro}
+{_chunks()}  std::vector<char> mid(C, 0), open(C, 0), whole(C, 0), cin(C, 0);
+  std::vector<int64_t> fix(C, 0);
+  {_vectors(op, last, "C")}
+  {_vectors(op, [p + "v" for p in carry], "C")}
+  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a < b) {{
+{_first_segment(layout)}
+      for (; s < k && OFF(s) < b; ++s) {{
+        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
+        {_decl(op, acc, ne)}
+        for (int64_t i = lo; i < hi; ++i) {{
+          {_elements(op, elems, src)}
+          {scan}
+        }}
+        if (lo > OFF(s)) {{ mid[c] = 1; fix[c] = hi; }}
+        if (hi < OFF(s + 1)) {{ open[c] = 1; whole[c] = lo > OFF(s);
+          {" ".join(f"{p}[c] = acc{j};" for j, p in enumerate(last))} }}
+      }}
+    }}
+  }}
+  bool valid = false;
+  {_decl(op, carry, ne)}
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a >= b) continue;
+    cin[c] = mid[c] && valid;
+    {" ".join(f"{p}v[c] = {p};" for p in carry)}
+    if (!open[c]) {{ valid = false; continue; }}
+    {_decl(op, _names("l", m), [f"{p}[c]" for p in last])}
+    if (whole[c] && valid) {_combine(op, carry, _names("l", m), carry, src.names)}
+    else {{ {" ".join(f"{p} = l{j};" for j, p in enumerate(carry))} }}
+    valid = true;
+  }}
+  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  for (int c = 0; c < C; ++c) {{
+    if (!cin[c]) continue;
+    const int64_t a = n * c / C;
+    for (int64_t i = a; i < fix[c]; ++i) {{
+      {_decl(op, _names("l", m), [f"{p}v[c]" for p in carry])}
+      {_decl(op, _names("r", m), [f"o{j}[i]" for j in range(m)])}
+      {_combine(op, _names("l", m), _names("r", m), _names("r", m), src.names)}
+      {" ".join(f"o{j}[i] = r{j};" for j in range(m))}
+    }}
+  }}"""
+    _launch("segscan", summary, src.function(code), src.arrays, params)
+    return outs
