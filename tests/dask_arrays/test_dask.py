@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,3 +188,22 @@ def test_a_graph_break_is_a_clear_error() -> None:
         return x - 1
     with pytest.raises(NotImplementedError, match="graph break"):
         stax.jit(f)(da.from_array(_data((10, 4)), chunks=(5, 4)))
+
+
+def _dies_once(block: np.ndarray, marker: str) -> np.ndarray:
+    """Kills its worker process the first time it runs anywhere (Dask then retries)."""
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return block
+
+
+def test_a_worker_dying_mid_computation_changes_nothing(client: Any, tmp_path: Any) -> None:
+    x = _data((400, 16))
+    flaky = da.from_array(x, chunks=(100, 16)).map_blocks(
+        _dies_once, str(tmp_path / "died"), dtype=x.dtype)
+    got = client.compute(stax.jit(layernorm)(flaky, np.ones(16, np.float32),
+                                             np.zeros(16, np.float32)), sync=True)
+    assert (tmp_path / "died").exists()
+    assert_matches(np.asarray(got), layernorm(x, np.ones(16, np.float32),
+                                              np.zeros(16, np.float32)), rtol=2e-5, atol=1e-5)
