@@ -1,0 +1,343 @@
+"""Run an ATen FX graph as Stax-compiled segments and eager PyTorch ops.
+
+Planning classifies each node: `stax` (an op of `stax.torch.ops.TABLE` on dtypes Stax has),
+`eager` (anything else: a per-op fallback with its reason), `view` (a view whose result must
+alias like PyTorch's: views of graph inputs, and views the graph returns — AOTAutograd
+regenerates returned aliases from their strides and offsets, so those are real PyTorch views)
+and `python` (SymInt arithmetic). A list scheduler then groups ready `stax` nodes into as few
+segments as the fallbacks allow; each segment is one `stax.jit` function that interprets its
+nodes on Stax tracers, compiled per input signature and run on zero-copy NumPy views of the
+tensors, its outputs handed back as tensors sharing Stax's buffers (`torch.from_numpy`).
+
+A node that fails while Stax traces it (an op outside what the NumPy frontend supports, a
+result whose shape differs from PyTorch's) becomes an eager fallback and the plan is made
+again from that point on; the values computed so far are kept, so random ops are not re-run.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.fx as fx
+
+import stax
+from stax.api import Jitted
+from stax.frontend.trace import SUPPORTED_DTYPES
+from stax.torch.ops import CREATION, EMPTY, TABLE, Out
+
+aten = torch.ops.aten
+
+# PyTorch dtypes Stax computes in, and their NumPy names.
+DTYPES: dict[torch.dtype, np.dtype] = {
+    t: np.dtype(n) for t, n in ((torch.bool, "bool"), (torch.int32, "int32"),
+                                (torch.int64, "int64"), (torch.float32, "float32"),
+                                (torch.float64, "float64"))
+    if np.dtype(n) in SUPPORTED_DTYPES}
+
+VIEWS = frozenset((aten.view.default, aten._unsafe_view.default, aten.permute.default,
+                   aten.t.default, aten.transpose.int, aten.expand.default,
+                   aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
+                   aten.squeeze.default, aten.slice.Tensor, aten.select.int,
+                   aten.alias.default, aten.as_strided.default, aten.diagonal.default,
+                   aten.reshape.default))
+
+
+class NodeFailed(Exception):  # noqa: N818 - carries the node back to the planner
+    def __init__(self, node: fx.Node, error: BaseException) -> None:
+        super().__init__(f"{node.name} ({node.target}): {type(error).__name__}: {error}")
+        self.node = node
+        self.error = error
+
+
+def _metas(node: fx.Node) -> list[Any]:
+    val = node.meta.get("val")
+    return list(val) if isinstance(val, (tuple, list)) else [val]
+
+
+def _concrete(shape: Iterable[Any]) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        return None
+
+
+def _unsupported(node: fx.Node) -> str | None:
+    """Why Stax cannot compile this node (None: it can try)."""
+    if node.target not in TABLE:
+        return f"no Stax translation for {node.target}"
+    for arg in [*node.all_input_nodes, node]:
+        for meta in _metas(arg):
+            if isinstance(meta, torch.Tensor):
+                if meta.device.type != "cpu":
+                    return f"a tensor on {meta.device}"
+                if meta.layout != torch.strided:
+                    return f"a {meta.layout} tensor"
+                if meta.dtype not in DTYPES:
+                    return f"dtype {meta.dtype} (Stax has {', '.join(map(str, DTYPES))})"
+    return None
+
+
+def _is_tensor_node(node: fx.Node) -> bool:
+    return any(isinstance(m, torch.Tensor) for m in _metas(node))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the plan: a Stax segment (several nodes) or one node run by PyTorch."""
+
+    kind: str  # "stax", "eager", "view" or "python"
+    nodes: tuple[fx.Node, ...]
+    inputs: tuple[fx.Node, ...] = ()  # values a segment reads from outside
+    outputs: tuple[fx.Node, ...] = ()  # values a segment hands on
+
+
+@dataclass
+class Segment:
+    """A Stax segment's compiled functions, one per specialization of its int inputs."""
+
+    step: Step
+    jitted: dict[tuple[Any, ...], Jitted] = field(default_factory=dict)
+
+
+class GraphRunner:
+    """A compiled ATen graph: call it with the graph's inputs (a list, boxed)."""
+
+    def __init__(self, gm: fx.GraphModule, name: str, options: dict[str, Any]) -> None:
+        # AOTAutograd's calling convention (one list, freed by the callee); an instance
+        # attribute, because the wrappers PyTorch puts around it copy the instance's __dict__.
+        self._boxed_call = True
+        self.gm = gm
+        self.name = name
+        self.options = options
+        self.nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
+        self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self.output = next(n for n in gm.graph.nodes if n.op == "output")
+        self.fallbacks: dict[fx.Node, str] = {
+            n: why for n in self.nodes
+            if n.op == "call_function" and _is_tensor_node(n) and not self._is_view(n)
+            and n.target is not operator.getitem and (why := _unsupported(n)) is not None}
+        self.segments: dict[tuple[fx.Node, ...], Segment] = {}
+        self.warned = False
+        self.steps = self._plan(set())
+
+    # ------------------------------------------------------------------ planning
+    def _is_view(self, node: fx.Node) -> bool:
+        return node.target in VIEWS
+
+    def _kinds(self) -> dict[fx.Node, str]:
+        returned = {n for n in self.output.all_input_nodes}
+        kinds: dict[fx.Node, str] = {}
+        # Views feeding returned views are views too: walk back from the outputs.
+        torch_views = set()
+        stack = [n for n in returned if self._is_view(n)]
+        while stack:
+            n = stack.pop()
+            if n in torch_views:
+                continue
+            torch_views.add(n)
+            stack.extend(a for a in n.all_input_nodes if self._is_view(a))
+        for n in self.nodes:
+            if not _is_tensor_node(n) and n.target is not operator.getitem:
+                kinds[n] = "python"
+            elif n.target is operator.getitem:
+                kinds[n] = kinds[n.args[0]] if kinds[n.args[0]] != "view" else "eager"
+            elif n in self.fallbacks:
+                kinds[n] = "eager"
+            elif self._is_view(n) and (n in torch_views or all(
+                    a.op == "placeholder" or kinds.get(a) == "view"
+                    for a in n.all_input_nodes)):
+                kinds[n] = "view"
+            elif self._is_view(n) and n.target not in TABLE:
+                kinds[n] = "eager"
+            else:
+                kinds[n] = "stax"
+        return kinds
+
+    def _plan(self, done: set[fx.Node]) -> list[Step]:
+        """List scheduling: every ready Stax node joins the current segment; the other
+        ready nodes run when no Stax node is ready."""
+        kinds = self._kinds()
+        pending = [n for n in self.nodes if n not in done]
+        waiting = {n: {a for a in n.all_input_nodes if a in kinds and a not in done}
+                   for n in pending}
+        users: dict[fx.Node, list[fx.Node]] = {}
+        for n, deps in waiting.items():
+            for d in deps:
+                users.setdefault(d, []).append(n)
+        order = {n: i for i, n in enumerate(pending)}
+        ready = [n for n in pending if not waiting[n]]
+        steps: list[Step] = []
+
+        def finish(n: fx.Node) -> None:
+            for u in users.get(n, ()):
+                waiting[u].discard(n)
+                if not waiting[u]:
+                    ready.append(u)
+
+        while ready:
+            # Views and SymInt arithmetic cost nothing and have no effects: run them first.
+            while cheap := sorted((n for n in ready if kinds[n] in ("view", "python")),
+                                  key=order.__getitem__):
+                for n in cheap:
+                    ready.remove(n)
+                    steps.append(Step(kinds[n], (n,)))
+                    finish(n)
+            segment: list[fx.Node] = []
+            while any(kinds[n] == "stax" for n in ready):
+                ready.sort(key=order.__getitem__)
+                n = next(n for n in ready if kinds[n] == "stax")
+                ready.remove(n)
+                segment.append(n)
+                finish(n)
+            if segment:
+                steps.append(self._segment_step(segment))
+            others = sorted((n for n in ready if kinds[n] != "stax"), key=order.__getitem__)
+            for n in others[:1]:  # one at a time: it may make Stax nodes ready
+                ready.remove(n)
+                steps.append(Step(kinds[n], (n,)))
+                finish(n)
+        return steps
+
+    @staticmethod
+    def _segment_step(nodes: list[fx.Node]) -> Step:
+        inside = set(nodes)
+        inputs = list(dict.fromkeys(a for n in nodes for a in n.all_input_nodes
+                                    if a not in inside))
+        # Tuple results leave a segment through their getitem nodes only.
+        outputs = [n for n in nodes if any(u not in inside for u in n.users)
+                   and _is_tensor_node(n) and not isinstance(n.meta.get("val"), (tuple, list))]
+        return Step("stax", tuple(nodes), tuple(inputs), tuple(outputs))
+
+    # ------------------------------------------------------------------ running
+    def __call__(self, args: list[Any]) -> list[Any]:
+        env: dict[fx.Node, Any] = dict(zip(self.placeholders, args, strict=True))
+        args.clear()  # boxed calling convention: inputs may be freed as soon as they are used
+        steps, i, replanned = self.steps, 0, False
+        while i < len(steps):
+            step = steps[i]
+            try:
+                self._run(step, env)
+            except NodeFailed as e:
+                self._fail({e.node: f"Stax could not trace it: {type(e.error).__name__}: "
+                                    f"{e.error}"})
+                steps, i, replanned = self._plan(set(env)), 0, True
+                continue
+            except Exception as e:  # noqa: BLE001 - a compile failure: the segment runs eagerly
+                if step.kind != "stax":
+                    raise
+                self._fail({n: f"the Stax segment failed to compile: {type(e).__name__}: {e}"
+                            for n in step.nodes if n.target is not operator.getitem})
+                steps, i, replanned = self._plan(set(env)), 0, True
+                continue
+            i += 1
+        if replanned:
+            self.steps = self._plan(set())
+        self.warn_fallbacks()
+        result = fx.node.map_arg(self.output.args[0], env.__getitem__)
+        return list(result)
+
+    def _fail(self, failures: dict[fx.Node, str]) -> None:
+        self.fallbacks.update(failures)
+        self.warned = False  # the warning lists the new fallbacks too
+
+    def warn_fallbacks(self) -> None:
+        """The one-time warning listing the ops PyTorch runs in this graph."""
+        if self.warned or not self.fallbacks:
+            return
+        self.warned = True
+        ops = sorted({str(n.target) for n in self.fallbacks})
+        warnings.warn(f"stax.torch: {self.name}: {len(self.fallbacks)} op(s) run in eager "
+                      f"PyTorch (see stax.torch.explain): {', '.join(ops)}", stacklevel=4)
+
+    def _run(self, step: Step, env: dict[fx.Node, Any]) -> None:
+        if step.kind != "stax":
+            node = step.nodes[0]
+            args, kwargs = fx.node.map_arg((node.args, node.kwargs), env.__getitem__)
+            env[node] = node.target(*args, **kwargs)
+            return
+        seg = self.segments.get(step.nodes)
+        if seg is None:
+            seg = self.segments[step.nodes] = Segment(step)
+        tensors = [env[n] for n in step.inputs if isinstance(env[n], torch.Tensor)]
+        scalars = tuple((n, env[n]) for n in step.inputs
+                        if not isinstance(env[n], torch.Tensor))
+        key = tuple(v for _, v in scalars)
+        jitted = seg.jitted.get(key)
+        if jitted is None:
+            jitted = seg.jitted[key] = self._jit(step, dict(scalars))
+        flat = jitted(*[to_numpy(t) for t in tensors])
+        for node, value in zip(step.outputs, flat, strict=True):
+            env[node] = to_tensor(value)
+
+    def _jit(self, step: Step, scalars: dict[fx.Node, Any]) -> Jitted:
+        tensor_inputs = [n for n in step.inputs if n not in scalars]
+
+        def segment(*arrays: Any) -> tuple[Any, ...]:
+            values: dict[fx.Node, Any] = dict(zip(tensor_inputs, arrays, strict=True))
+            values.update(scalars)
+            for node in step.nodes:
+                try:
+                    values[node] = interpret(node, values)
+                except NodeFailed:
+                    raise
+                except Exception as e:  # noqa: BLE001 - any failure: this op falls back
+                    raise NodeFailed(node, e) from e
+            return tuple(values[n] for n in step.outputs)
+
+        segment.__name__ = f"{self.name}_segment"
+        return stax.jit(segment, strict=True, **self.options)
+
+
+def interpret(node: fx.Node, values: dict[fx.Node, Any]) -> Any:
+    """One ATen node on Stax tracers; the result has PyTorch's dtype and shape."""
+    args, kwargs = fx.node.map_arg((node.args, node.kwargs), values.__getitem__)
+    if node.target is operator.getitem:
+        return args[0][args[1]]
+    metas = _metas(node)
+    out = Out(tuple(_concrete(m.shape) or () for m in metas),
+              tuple(DTYPES[m.dtype] for m in metas))
+    if node.target in CREATION or node.target in EMPTY:
+        return _create(node, args, kwargs, metas[0])
+    result = TABLE[node.target](out, *args, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    if len(results) != len(metas):
+        raise NotImplementedError(f"{len(results)} results where PyTorch has {len(metas)}")
+    fixed = []
+    for r, meta, dtype in zip(results, metas, out.dtypes, strict=True):
+        r = r if hasattr(r, "dtype") and hasattr(r, "shape") else np.asarray(r)
+        want = _concrete(meta.shape)
+        if want is not None and tuple(r.shape) != want:
+            raise ValueError(f"shape {tuple(r.shape)} where PyTorch has {want}")
+        fixed.append(r if r.dtype == dtype else r.astype(dtype))
+    return tuple(fixed) if isinstance(result, tuple) else fixed[0]
+
+
+def _create(node: fx.Node, args: Any, kwargs: Any, meta: Any) -> np.ndarray:
+    """A creation op evaluated by PyTorch now; it enters the program as a constant."""
+    dtype = DTYPES[meta.dtype]
+    shape = _concrete(meta.shape)
+    if node.target in EMPTY:
+        return np.zeros(shape, dtype)
+    # *_like and new_* ops read only their tensor argument's shape and dtype.
+    args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: torch.zeros(
+        _concrete(_metas(n)[0].shape), dtype=_metas(n)[0].dtype))
+    return np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A zero-copy NumPy view of a CPU tensor."""
+    return t.detach().resolve_conj().resolve_neg().numpy()
+
+
+def to_tensor(a: Any) -> torch.Tensor:
+    """A tensor sharing the memory of a Stax result."""
+    arr = np.asarray(a)
+    if not arr.flags.writeable:  # a broadcast view: PyTorch tensors are writable
+        arr = arr.copy()
+    return torch.from_numpy(arr)
