@@ -519,13 +519,17 @@ def apply_ufunc(ufunc: np.ufunc, *args: Any) -> Any:
     args = tuple(to_traced(a) if tracing() else a for a in args)
     if any(isinstance(a, Row) for a in args):
         return _row_ufunc(ufunc, args)
+    space, exprs = _exprs(args)
+    return Scalar(space, ufunc_call(ufunc, exprs))
+
+
+def _exprs(args: Sequence[Any]) -> tuple[Space | None, tuple[Expr, ...]]:
+    """Scalar operands brought to their innermost space (None: operator arguments)."""
     spaces = [a.space for a in args if isinstance(a, Scalar)]
     if spaces and all(s is None for s in spaces):
-        exprs = tuple(a.expr if isinstance(a, Scalar) else const(a) for a in args)
-        return Scalar(None, ufunc_call(ufunc, exprs))
+        return None, tuple(a.expr if isinstance(a, Scalar) else const(a) for a in args)
     space = deepest(*args)
-    exprs = tuple(lift(a, space).expr for a in args)
-    return Scalar(space, ufunc_call(ufunc, exprs))
+    return space, tuple(lift(a, space).expr for a in args)
 
 
 def _row_ufunc(ufunc: np.ufunc, args: tuple[Any, ...]) -> Row:
@@ -594,7 +598,7 @@ def array_function(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> An
 
 
 def where_(c: Any, a: Any, b: Any) -> Any:
-    args = tuple(to_traced(x) for x in (c, a, b))
+    args = tuple(to_traced(x) if tracing() else x for x in (c, a, b))
     if any(isinstance(x, Row) for x in args):
         space = deepest(*args)
         lifted = [lift(x, space) for x in args]
@@ -602,8 +606,7 @@ def where_(c: Any, a: Any, b: Any) -> Any:
         elems = [lift(x, child) if not isinstance(x, Row) else rehome(x, child).elem
                  for x in lifted]
         return Row(child, where_(*elems))
-    space = deepest(*args)
-    ec, ea, eb = (lift(x, space).expr for x in args)
+    space, (ec, ea, eb) = _exprs(args)
     return Scalar(space, where(ec, ea, eb))
 
 
@@ -690,25 +693,12 @@ def _scalar_elem(row: Row, what: str) -> Scalar:
 def _python_fallback(kind: str, op: Any, ne: Any, child: Space, elems: Sequence[Scalar],
                      space: Space) -> tuple:
     """An operator that branches on values cannot become C++: run it per segment in Python."""
-    from stax.nested import interp
+    from stax.nested.interp import segmented
     note(f"{kind} with an untraceable operator -> sequential Python",
          f"{getattr(op, '__name__', op)} branches on its arguments; {child.size} elements")
-    arrays = [materialize(e) for e in elems]
-    bounds = np.arange(child.layout.k + 1) * child.width if child.width is not None \
-        else child.layout.bounds
-    parts = [tuple(a[bounds[j]:bounds[j + 1]] for a in arrays) for j in range(child.layout.k)]
-    m = len(arrays)
+    outs = segmented(kind, op, ne, child.layout, [materialize(e) for e in elems])
     if kind == "reduce":
-        results = [interp.reduce(op, ne, p if m > 1 else p[0]) for p in parts]
-        cols = list(zip(*[r if m > 1 else (r,) for r in results], strict=True)) if results \
-            else [()] * m
-        outs = [np.array(c, dtype=a.dtype) for c, a in zip(cols, arrays, strict=True)]
         return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
-    scanned = [interp.scan(op, ne, p if m > 1 else p[0]) for p in parts]
-    outs = []
-    for j, a in enumerate(arrays):
-        pieces = [s[j] if m > 1 else s for s in scanned]
-        outs.append(np.concatenate(pieces).astype(a.dtype) if pieces else a.copy())
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
 
 

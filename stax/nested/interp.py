@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from stax.nested.kernels import Layout
 from stax.nested.operator import check_binary, neutral
 from stax.nested.ragged import Ragged
 
@@ -36,7 +37,7 @@ def _rows(x: Any) -> list[Any]:
 def _stack(results: list[Any], dummy: Any) -> Any:
     """Rows of results: an array when they are scalars or equal-shaped arrays, else Ragged."""
     if isinstance(dummy, tuple):
-        return tuple(_stack([r[j] for r in results], dummy[j]) for j in range(len(dummy)))
+        return tuple(_stack([r[j] for r in results], dummy[j]) for j in builtins.range(len(dummy)))
     sample = np.asarray(dummy if not results else results[0])
     if sample.ndim == 0:
         dtype = np.result_type(*[np.asarray(r) for r in results]) if results \
@@ -95,7 +96,7 @@ def reduce(op: Any, ne: Any, xs: Any) -> Any:
     acc = tuple(np.asarray(c.value, d)[()] for c, d in zip(neutral(ne, dtypes), dtypes,
                                                            strict=True))
     with np.errstate(all="ignore"):
-        for j in range(len(arrays[0])):
+        for j in builtins.range(len(arrays[0])):
             acc = _op(op, acc, tuple(a[j] for a in arrays), tup, dtypes)
     return acc if tup else acc[0]
 
@@ -108,11 +109,28 @@ def scan(op: Any, ne: Any, xs: Any) -> Any:
                                                            strict=True))
     outs = [np.empty(len(a), dtype=a.dtype) for a in arrays]
     with np.errstate(all="ignore"):
-        for j in range(len(arrays[0])):
+        for j in builtins.range(len(arrays[0])):
             acc = _op(op, acc, tuple(a[j] for a in arrays), tup, dtypes)
             for o, v in zip(outs, acc, strict=True):
                 o[j] = v
     return tuple(outs) if tup else outs[0]
+
+
+def segmented(kind: str, op: Any, ne: Any, layout: Layout,
+              arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """reduce or scan of every segment of `layout`, one at a time (the fallback for operators
+    that cannot be traced)."""
+    k, m = layout.k, len(arrays)
+    bounds = (np.arange(k + 1) * layout.width if layout.width is not None else layout.bounds)
+    parts = [tuple(a[bounds[j]:bounds[j + 1]] for a in arrays) for j in builtins.range(k)]
+    if kind == "reduce":
+        results = [reduce(op, ne, p if m > 1 else p[0]) for p in parts]
+        rows = [r if m > 1 else (r,) for r in results]
+        return [np.array([r[j] for r in rows], dtype=a.dtype).reshape(k)
+                for j, a in enumerate(arrays)]
+    scanned = [scan(op, ne, p if m > 1 else p[0]) for p in parts]
+    return [np.concatenate([a[:0]] + [s[j] if m > 1 else s for s in scanned]).astype(a.dtype)
+            for j, a in enumerate(arrays)]
 
 
 def range(start: Any, stop: Any, step: Any = 1) -> np.ndarray:

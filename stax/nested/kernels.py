@@ -49,6 +49,9 @@ from stax.runtime.compiler import compile_source, isa_level
 
 # Below this many elements a kernel runs on one thread (OpenMP start-up costs more).
 PARALLEL_MIN = 1 << 15
+# Chunks of the segmented kernels; None: one per OpenMP thread. Tests set it to split small
+# inputs into many chunks (so carries cross several chunk edges, some chunks empty).
+CHUNKS: int | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
     if log is not None:
         log.append(KernelRecord(kind, summary, source))
     ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
-    ps = np.array([*params, 0], dtype=np.int64)
+    ps = np.array([*params, CHUNKS or 0], dtype=np.int64)
     fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
 
 
@@ -187,7 +190,10 @@ def _first_segment(layout: Layout) -> str:
 
 
 def _chunks() -> str:
-    return ("  const int C = n >= " + str(PARALLEL_MIN) + " ? omp_get_max_threads() : 1;\n")
+    """The number of chunks: P[3] when set (tests force many chunks on small inputs), else
+    one per thread for large inputs."""
+    return (f"  const int C = P[3] > 0 ? int(P[3]) : n >= {PARALLEL_MIN} ? "
+            f"omp_get_max_threads() : 1;\n")
 
 
 def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:

@@ -21,8 +21,9 @@ from stax.nested.expr import (
     ufunc_call,
     where,
 )
+from stax.nested.interp import segmented
 from stax.nested.kernels import Layout, Store, run_map, run_segreduce, run_segscan
-from stax.nested.operator import make_operator
+from stax.nested.operator import UntraceableOperator, make_operator
 from stax.nested.ragged import Ragged
 
 
@@ -97,8 +98,15 @@ def segscan(op: Any, ne: Any, flags: Any, values: Any, *, lengths: Any = None,
     `lengths`): segscan(np.add, 0, [T,T,F,T,F,F], [1..6]) == [1,2,5,4,9,15]."""
     arrays, tup = _values(values)
     layout = _layout(flags, len(arrays[0]), lengths)
-    operator = make_operator(op, ne, [a.dtype for a in arrays])
-    outs = run_segscan(layout, operator, _elems(arrays), exclusive, f"segscan {operator.name}")
+    try:
+        operator = make_operator(op, ne, [a.dtype for a in arrays])
+    except UntraceableOperator:
+        if exclusive:
+            raise TypeError("stax.nested: exclusive scans need a traceable operator") from None
+        outs = segmented("scan", op, ne, layout, arrays)
+    else:
+        outs = run_segscan(layout, operator, _elems(arrays), exclusive,
+                           f"segscan {operator.name}")
     return tuple(outs) if tup else outs[0]
 
 
@@ -108,8 +116,12 @@ def segreduce(op: Any, ne: Any, flags: Any, values: Any, *, lengths: Any = None)
     segments give ne."""
     arrays, tup = _values(values)
     layout = _layout(flags, len(arrays[0]), lengths)
-    operator = make_operator(op, ne, [a.dtype for a in arrays])
-    outs = run_segreduce(layout, operator, _elems(arrays), f"segreduce {operator.name}")
+    try:
+        operator = make_operator(op, ne, [a.dtype for a in arrays])
+    except UntraceableOperator:
+        outs = segmented("reduce", op, ne, layout, arrays)
+    else:
+        outs = run_segreduce(layout, operator, _elems(arrays), f"segreduce {operator.name}")
     return tuple(outs) if tup else outs[0]
 
 

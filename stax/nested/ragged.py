@@ -48,8 +48,9 @@ class Ragged:
         if len(inner) > 1:
             raise ValueError(f"Ragged.from_list: rows have different inner shapes {inner}")
         shape = inner.pop() if inner else ()
-        if dtype is None:
-            dtype = np.result_type(*arrays) if arrays else np.float64
+        if dtype is None:  # empty rows (float64 by default) do not decide the dtype
+            filled = [a for a in arrays if a.size]
+            dtype = np.result_type(*filled) if filled else np.float64
         values = (np.concatenate([a.reshape(-1, *shape) for a in arrays]).astype(dtype)
                   if arrays else np.empty((0, *shape), dtype=dtype))
         return Ragged(values, [a.shape[0] for a in arrays])
