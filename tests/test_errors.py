@@ -20,7 +20,6 @@ UNSUPPORTED: dict[str, tuple[Callable[[Any], Any], str]] = {
     "nonzero": (lambda x: np.nonzero(x), "np.nonzero"),
     "where1": (lambda x: np.where(x > 1), "np.where"),
     "bool_mask": (lambda x: x[x > 2], "boolean mask"),
-    "ufunc.outer": (lambda x: np.add.outer(x, x), "np.add.outer"),
 }
 
 

@@ -281,29 +281,31 @@ def _builder(obj: Any) -> Builder:
 
 
 def install(tracer: type[Tracer]) -> None:
-    """Route what Stax cannot trace on a Tracer to a graph break."""
+    """Route what the installed Tracer methods cannot trace to a graph break."""
     from stax.frontend import numpy_api as api
+
+    functions, ufuncs = tracer.__array_function__, tracer.__array_ufunc__  # type: ignore
 
     def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any,
                        kwargs: Any) -> Any:
         try:
-            return api.array_function(self, func, types, args, kwargs)
+            return functions(self, func, types, args, kwargs)
         except NotImplementedError as e:
             return _builder((args, kwargs)).eager(func, args, kwargs, e)
 
     def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
                     **kwargs: Any) -> Any:
         try:
-            return api.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+            return ufuncs(self, ufunc, method, *inputs, **kwargs)
         except NotImplementedError as e:
             return _builder((inputs, kwargs)).eager(getattr(ufunc, method), inputs, kwargs, e)
 
     tracer.__array_function__ = array_function  # type: ignore[attr-defined]
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
-    tracer.__getitem__ = breakable(api.getitem, operator.getitem)  # type: ignore[method-assign]
-    tracer.__setitem__ = breakable(api.setitem, operator.setitem)  # type: ignore[method-assign]
+    tracer.__getitem__ = breakable(tracer.__getitem__, operator.getitem)  # type: ignore
+    tracer.__setitem__ = breakable(tracer.__setitem__, operator.setitem)  # type: ignore
     for name in api.METHODS:
-        setattr(tracer, name, breakable(getattr(api, name), getattr(np.ndarray, name)))
+        setattr(tracer, name, breakable(getattr(tracer, name), getattr(np.ndarray, name)))
     tracer.__getattr__ = _ndarray_attribute  # type: ignore[attr-defined]
     tracer.__str__ = lambda self: str(self.builder.concretize(  # type: ignore[method-assign]
         self, NotImplementedError("stax.jit: printing a traced array is not supported")))

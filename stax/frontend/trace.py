@@ -213,8 +213,9 @@ def install_methods() -> None:
     Tracer.transpose = api.transpose_method  # type: ignore[attr-defined]
     Tracer.T = property(lambda a: api.transpose(a))  # type: ignore[attr-defined]
     Tracer.mT = property(lambda a: api.swapaxes(a, -1, -2))  # type: ignore[attr-defined]
-    from stax.frontend import breaks  # graph breaks for what is not traced (A2)
+    from stax.frontend import breaks, functions  # more functions; graph breaks (A2)
 
+    functions.register(Tracer)
     breaks.install(Tracer)
 
 

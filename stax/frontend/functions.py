@@ -1,0 +1,652 @@
+"""More NumPy functions, compiled as compositions of the graph ops `numpy_api` builds (slices,
+concatenation, where, reductions, gathers, matmul). Each follows NumPy's own algorithm, so
+dtypes and shapes are NumPy's; an argument outside what is implemented raises
+NotImplementedError, which under `stax.jit` is a graph break (the call runs in NumPy).
+
+`register()` adds them to `numpy_api.FUNCTIONS` (NEP 18 dispatch) and `UFUNC_METHODS`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stax.frontend import numpy_api as api
+from stax.frontend.trace import Tracer
+
+
+def unsupported(what: str) -> NotImplementedError:
+    return api.unsupported(what)
+
+
+def traced(x: Any, like: Sequence[Any]) -> Tracer:
+    """`x` as a Tracer (constants become graph constants of the builder of `like`)."""
+    if isinstance(x, Tracer):
+        return x
+    b = api.find_builder(like)
+    return api.wrap(b, api.to_value(b, np.asarray(x)))
+
+
+def _axis(axis: Any, ndim: int) -> int:
+    return api.normalize_axes(operator.index(axis), ndim)[0]
+
+
+def _slice_along(a: Tracer, axis: int, sl: slice) -> Tracer:
+    index = [slice(None)] * a.ndim
+    index[axis] = sl
+    return a[tuple(index)]
+
+
+# ---- differences and shifts ----
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = np._NoValue,
+         append: Any = np._NoValue) -> Tracer:
+    x = traced(a, (a,))
+    if x.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = _axis(axis, x.ndim)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    parts = []
+    for extra in (prepend, append):
+        if extra is np._NoValue:
+            parts.append(None)
+            continue
+        e = traced(extra, (x,))
+        if e.ndim == 0:
+            shape = list(x.shape)
+            shape[ax] = 1
+            e = api.broadcast_to(e, tuple(shape))
+        parts.append(e)
+    if parts[0] is not None or parts[1] is not None:
+        x = api.concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
+    op = "not_equal" if x.dtype == np.bool_ else "subtract"
+    for _ in range(n):
+        x = api.apply_ufunc(op, _slice_along(x, ax, slice(1, None)),
+                            _slice_along(x, ax, slice(None, -1)))
+    return x
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Tracer:
+    x = traced(a, (a,))
+    if axis is None:
+        return api.reshape(roll(api.ravel(x), shift, 0), tuple(x.shape))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    shifts = (shift,) * len(axes) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts *= len(axes)
+    if len(axes) == 1 and len(shifts) > 1:
+        axes *= len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = dict.fromkeys(range(x.ndim), 0)
+    for s, ax in zip(shifts, axes, strict=True):
+        total[_axis(ax, x.ndim)] += operator.index(s)
+    for ax, s in total.items():
+        n = x.shape[ax]
+        if n == 0 or s % n == 0:
+            continue
+        k = s % n
+        x = api.concatenate([_slice_along(x, ax, slice(n - k, None)),
+                             _slice_along(x, ax, slice(0, n - k))], axis=ax)
+    return x
+
+
+def flip(m: Any, axis: Any = None) -> Tracer:
+    x = traced(m, (m,))
+    axes = api.normalize_axes(axis, x.ndim)
+    return x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+
+
+def fliplr(m: Any) -> Tracer:
+    if np.ndim(m) < 2 if not isinstance(m, Tracer) else m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m: Any) -> Tracer:
+    if np.ndim(m) < 1 if not isinstance(m, Tracer) else m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Tracer:
+    """NumPy's algorithm: flips and a transpose."""
+    x = traced(m, (m,))
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == x.ndim:
+        raise ValueError("Axes must be different.")
+    a0, a1 = (_axis(ax, x.ndim) for ax in axes)
+    k = operator.index(k) % 4
+    if k == 0:
+        return x[...]
+    if k == 2:
+        return flip(flip(x, a0), a1)
+    perm = list(range(x.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return api.transpose(flip(x, a1), perm)
+    return flip(api.transpose(x, perm), a1)
+
+
+# ---- triangles, tiling, repetition ----
+
+def _tri_mask(x: Tracer, k: int, lower: bool) -> Tracer:
+    n, m = x.shape[-2:]
+    mask = np.tri(n, m, k=operator.index(k) - (0 if lower else 1), dtype=bool)
+    return mask if lower else ~mask
+
+
+def tril(m: Any, k: int = 0) -> Tracer:
+    x = traced(m, (m,))
+    if x.ndim < 2:
+        raise unsupported("np.tril of a 1-d array")
+    return api.where(_tri_mask(x, k, True), x, np.zeros(1, x.dtype)[0])
+
+
+def triu(m: Any, k: int = 0) -> Tracer:
+    x = traced(m, (m,))
+    if x.ndim < 2:
+        raise unsupported("np.triu of a 1-d array")
+    return api.where(_tri_mask(x, k, False), x, np.zeros(1, x.dtype)[0])
+
+
+def tile(A: Any, reps: Any) -> Tracer:
+    x = traced(A, (A,))
+    reps = (operator.index(reps),) if isinstance(reps, (int, np.integer)) else \
+        tuple(operator.index(r) for r in reps)
+    ndim = builtins.max(x.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    x = api.reshape(x, (1,) * (ndim - x.ndim) + tuple(x.shape))
+    # (r0, n0, r1, n1, ...) broadcast, then merged pairwise
+    shape = tuple(x.shape)
+    spread = api.reshape(x, tuple(s for n in shape for s in (1, n)))
+    full = api.broadcast_to(spread, tuple(s for r, n in zip(reps, shape, strict=True)
+                                          for s in (r, n)))
+    return api.copy_(api.reshape(full, tuple(r * n for r, n in zip(reps, shape, strict=True))))
+
+
+def repeat(a: Any, repeats: Any, axis: Any = None) -> Tracer:
+    if not isinstance(repeats, (int, np.integer)):
+        raise unsupported("np.repeat with an array of repeats")
+    r = operator.index(repeats)
+    if r < 0:
+        raise ValueError("negative dimensions are not allowed")
+    x = traced(a, (a,))
+    if axis is None:
+        x, ax = api.ravel(x), 0
+    else:
+        ax = _axis(axis, x.ndim)
+    shape = tuple(x.shape)
+    spread = api.expand_dims(x, ax + 1)
+    full = api.broadcast_to(spread, shape[:ax + 1] + (r,) + shape[ax + 1:])
+    return api.copy_(api.reshape(full, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]))
+
+
+# ---- joining ----
+
+def _atleast(x: Any, ndim: int, like: Sequence[Any]) -> Tracer:
+    t = traced(x, like)
+    if t.ndim >= ndim:
+        return t
+    if ndim == 3 and t.ndim == 2:
+        return api.reshape(t, tuple(t.shape) + (1,))
+    if ndim == 3 and t.ndim == 1:
+        return api.reshape(t, (1, t.shape[0], 1))
+    return api.reshape(t, (1,) * (ndim - t.ndim) + tuple(t.shape))
+
+
+def atleast_1d(*arys: Any) -> Any:
+    out = [_atleast(a, 1, arys) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    out = [_atleast(a, 2, arys) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    out = [_atleast(a, 3, arys) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _join_kw(kw: dict[str, Any]) -> dict[str, Any]:
+    if set(kw) - {"dtype", "casting"} or kw.get("casting", "same_kind") != "same_kind":
+        raise unsupported("joining with casting= or out=")
+    return {"dtype": kw["dtype"]} if kw.get("dtype") is not None else {}
+
+
+def vstack(tup: Sequence[Any], **kw: Any) -> Tracer:
+    return api.concatenate([_atleast(a, 2, tup) for a in tup], axis=0, **_join_kw(kw))
+
+
+def hstack(tup: Sequence[Any], **kw: Any) -> Tracer:
+    arrs = [_atleast(a, 1, tup) for a in tup]
+    return api.concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1, **_join_kw(kw))
+
+
+def dstack(tup: Sequence[Any]) -> Tracer:
+    return api.concatenate([_atleast(a, 3, tup) for a in tup], axis=2)
+
+
+def column_stack(tup: Sequence[Any]) -> Tracer:
+    arrs = []
+    for a in tup:
+        t = traced(a, tup)
+        arrs.append(api.reshape(t, (t.size, 1)) if t.ndim < 2 else t)
+    return api.concatenate(arrs, axis=1)
+
+
+# ---- products ----
+
+def ufunc_outer(ufunc: np.ufunc, a: Any, b: Any, **kwargs: Any) -> Tracer:
+    if kwargs or ufunc.__name__ not in api.UFUNCS or ufunc.nin != 2:
+        raise unsupported(f"np.{ufunc.__name__}.outer")
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    return api.apply_ufunc(ufunc.__name__, api.reshape(x, tuple(x.shape) + (1,) * y.ndim), y)
+
+
+def outer(a: Any, b: Any, out: Any = None) -> Tracer:
+    if out is not None:
+        raise unsupported("np.outer with out=")
+    x, y = api.ravel(traced(a, (a, b))), api.ravel(traced(b, (a, b)))
+    return api.apply_ufunc("multiply", api.reshape(x, (x.size, 1)), api.reshape(y, (1, y.size)))
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Tracer:
+    """NumPy's algorithm: move the summed axes together, reshape to 2-d, one matmul."""
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    if isinstance(axes, (int, np.integer)):
+        n = operator.index(axes)
+        axes_a, axes_b = list(range(x.ndim - n, x.ndim)), list(range(n))
+    else:
+        axes_a, axes_b = ([ax] if isinstance(ax, (int, np.integer)) else list(ax)
+                          for ax in axes)
+    if len(axes_a) != len(axes_b):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [_axis(ax, x.ndim) for ax in axes_a]
+    axes_b = [_axis(ax, y.ndim) for ax in axes_b]
+    for i, j in zip(axes_a, axes_b, strict=True):
+        if x.shape[i] != y.shape[j]:
+            raise ValueError("shape-mismatch for sum")
+    free_a = [d for d in range(x.ndim) if d not in axes_a]
+    free_b = [d for d in range(y.ndim) if d not in axes_b]
+    def size(t: Tracer, dims: list[int]) -> int:
+        return int(np.prod([t.shape[d] for d in dims], dtype=np.int64))
+
+    k = size(x, axes_a)
+    xa = api.reshape(api.transpose(x, free_a + axes_a), (size(x, free_a), k))
+    yb = api.reshape(api.transpose(y, axes_b + free_b), (k, size(y, free_b)))
+    out_shape = tuple(x.shape[d] for d in free_a) + tuple(y.shape[d] for d in free_b)
+    return api.reshape(api.dot(xa, yb), out_shape)
+
+
+def einsum(*operands: Any, **kwargs: Any) -> Tracer:
+    """Explicit or implicit subscripts without ellipsis: each operand is laid out over all
+    letters, the product taken elementwise and the summed letters reduced (one fused loop
+    nest). Repeated letters within an operand take its diagonal."""
+    if set(kwargs) - {"optimize"} or not isinstance(operands[0], str):
+        raise unsupported("np.einsum with out=, dtype=, casting= or the interleaved form")
+    spec, arrays = operands[0].replace(" ", ""), operands[1:]
+    if "." in spec:
+        raise unsupported("np.einsum with an ellipsis")
+    inputs, _, output = spec.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(arrays):
+        raise ValueError("more operands provided to einstein sum function than specified "
+                         "in the subscripts string" if len(arrays) > len(terms) else
+                         "fewer operands provided to einstein sum function than specified "
+                         "in the subscripts string")
+    if "->" not in spec:
+        counts = {c: inputs.count(c) for c in inputs if c != ","}
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    letters = sorted({c for t in terms for c in t} - set(output))
+    order = list(output) + letters  # the combined index space
+    dtype = np.result_type(*(t.dtype if isinstance(t, Tracer) else np.asarray(t).dtype
+                             for t in arrays))
+    sizes: dict[str, int] = {}
+    laid = []
+    for term, arr in zip(terms, arrays, strict=True):
+        x = traced(arr, arrays)
+        if len(term) != x.ndim:
+            raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand {len(laid)}")
+        for c, n in zip(term, x.shape, strict=True):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"einstein sum subscript {c!r} does not contain the correct "
+                                 f"number of indices for operand {len(laid)}")
+        x, term = _einsum_diagonal(x, term)
+        perm = sorted(range(len(term)), key=lambda d: order.index(term[d]))
+        x = api.transpose(x, perm)
+        present = [term[d] for d in perm]
+        shape = tuple(x.shape[present.index(c)] if c in present else 1 for c in order)
+        laid.append(api.astype(api.reshape(x, shape), dtype, copy=False))
+    product = laid[0]
+    for x in laid[1:]:
+        product = api.apply_ufunc("multiply", product, x)
+    full = tuple(sizes[c] for c in order)
+    product = api.broadcast_to(product, full) if tuple(product.shape) != full else product
+    if not letters:
+        return api.copy_(product)
+    return api.sum(product, axis=tuple(range(len(output), len(order))), dtype=dtype)
+
+
+def _einsum_diagonal(x: Tracer, term: str) -> tuple[Tracer, str]:
+    while len(set(term)) != len(term):
+        c = next(c for c in term if term.count(c) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        n = builtins.min(x.shape[i], x.shape[j])
+        index: list[Any] = [slice(None)] * x.ndim
+        index[i] = index[j] = np.arange(n)
+        x = x[tuple(index)]  # NumPy puts the diagonal axis at i (adjacent) or first
+        adjacent = j == i + 1
+        rest = [term[d] for d in range(len(term)) if d not in (i, j)]
+        term = "".join(rest[:i] + [c] + rest[i:]) if adjacent else c + "".join(rest)
+    return x, term
+
+
+# ---- reductions ----
+
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Tracer:
+    x = traced(a, (a,))
+    nonzero = x if x.dtype == np.bool_ else api.apply_ufunc("not_equal", x, 0)
+    return api.sum(nonzero, axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def _nan_kw(name: str, kw: dict[str, Any]) -> None:
+    for key in ("out", "where", "initial"):
+        if kw.get(key, None if key != "where" else True) not in (None, True, np._NoValue):
+            raise unsupported(f"np.{name} with {key}=")
+
+
+def _nan_filled(x: Tracer, fill: float) -> Tracer:
+    return api.where(api.apply_ufunc("isnan", x), fill, x)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, **kw: Any) -> Tracer:
+    _nan_kw("nansum", {"out": out, **kw})
+    x = traced(a, (a,))
+    if x.dtype.kind == "f":
+        x = _nan_filled(x, 0.0)
+    return api.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, **kw: Any) -> Tracer:
+    _nan_kw("nanmean", {"out": out, **kw})
+    x = traced(a, (a,))
+    if x.dtype.kind != "f":
+        return api.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    valid = api.apply_ufunc("logical_not", api.apply_ufunc("isnan", x))
+    count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=keepdims)
+    total = api.sum(_nan_filled(x, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
+    # NumPy divides into the sum's own array (casting='unsafe'); all-NaN slices give NaN
+    return api.astype(api.apply_ufunc("true_divide", total, count), total.dtype, copy=False)
+
+
+def _nan_extreme(fn: str, a: Any, axis: Any, out: Any, keepdims: bool, kw: dict[str, Any]
+                 ) -> Tracer:
+    _nan_kw(f"nan{fn}", {"out": out, **kw})
+    x = traced(a, (a,))
+    if x.dtype.kind != "f":
+        return api._reduce(fn, x, axis, None, None, keepdims)
+    fill = -np.inf if fn == "max" else np.inf
+    best = api._reduce(fn, _nan_filled(x, fill), axis, None, None, keepdims)
+    all_nan = api.all(api.apply_ufunc("isnan", x), axis=axis, keepdims=keepdims)
+    return api.where(all_nan, np.asarray(np.nan, x.dtype)[()], best)
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           **kw: Any) -> Tracer:
+    return _nan_extreme("max", a, axis, out, keepdims, kw)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           **kw: Any) -> Tracer:
+    return _nan_extreme("min", a, axis, out, keepdims, kw)
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, **kw: Any) -> Tracer:
+    _nan_kw("nanvar", {"out": out, **kw})
+    x = traced(a, (a,))
+    if x.dtype.kind != "f":
+        return api.var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    valid = api.apply_ufunc("logical_not", api.apply_ufunc("isnan", x))
+    count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=True)
+    total = api.sum(_nan_filled(x, 0.0), axis=axis, dtype=dtype, keepdims=True)
+    avg = api.astype(api.apply_ufunc("true_divide", total, count), total.dtype, copy=False)
+    dev = _nan_filled(api.apply_ufunc("subtract", x, avg), 0.0)
+    sq = api.sum(api.apply_ufunc("multiply", dev, dev), axis=axis, dtype=dtype,
+                 keepdims=keepdims)
+    dof = api.apply_ufunc("subtract", count if keepdims else api.squeeze(
+        count, axis=api.normalize_axes(axis, x.ndim)), ddof)
+    var = api.astype(api.apply_ufunc("true_divide", sq, dof), sq.dtype, copy=False)
+    return api.where(api.apply_ufunc("less_equal", dof, 0), np.asarray(np.nan, sq.dtype)[()],
+                     var)
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, **kw: Any) -> Tracer:
+    return api.apply_ufunc("sqrt", nanvar(a, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: bool = False) -> Any:
+    x = traced(a, (a, weights))
+    if weights is None:
+        avg = api.mean(x, axis=axis, keepdims=keepdims)
+        scl = x.size / avg.size if avg.size else 0
+        return (avg, api.astype(api.full_like(avg, scl), avg.dtype)) if returned else avg
+    w = traced(weights, (a, weights))
+    result_dtype = np.result_type(x.dtype, w.dtype, np.float64 if x.dtype.kind in "biu"
+                                  else x.dtype)
+    if tuple(w.shape) != tuple(x.shape):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.ndim != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = _axis(axis, x.ndim)
+        if w.shape[0] != x.shape[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = api.reshape(w, tuple(x.shape[ax] if d == ax else 1 for d in range(x.ndim)))
+        w = api.broadcast_to(w, tuple(x.shape))
+    scl = api.sum(w, axis=axis, dtype=result_dtype, keepdims=keepdims)
+    if builtins.bool(api.any(api.apply_ufunc("equal", scl, 0.0))):  # a data check: a break
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    total = api.sum(api.apply_ufunc("multiply", x, w), axis=axis, dtype=result_dtype,
+                    keepdims=keepdims)
+    avg = api.apply_ufunc("true_divide", total, scl)
+    return (avg, api.broadcast_to(scl, tuple(avg.shape))) if returned else avg
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Tracer:
+    if y is not None or fweights is not None or aweights is not None:
+        raise unsupported("np.cov with y=, fweights= or aweights=")
+    x = traced(m, (m,))
+    if x.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    res = np.dtype(dtype) if dtype is not None else np.result_type(x.dtype, np.float64)
+    x = api.astype(api.reshape(x, (1, -1)) if x.ndim < 2 else x, res, copy=False)
+    if not rowvar and x.shape[0] != 1:
+        x = api.transpose(x)
+    if x.shape[0] == 0:
+        raise unsupported("np.cov of no variables")
+    ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
+    fact = x.shape[1] - ddof
+    if fact <= 0:
+        raise unsupported("np.cov with no degrees of freedom (NumPy warns)")
+    centered = api.apply_ufunc("subtract", x, api.mean(x, axis=1, keepdims=True))
+    c = api.apply_ufunc("multiply", api.matmul(centered, api.transpose(centered)), 1 / fact)
+    return api.squeeze(c)
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tracer:
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return api.apply_ufunc("true_divide", c, c)
+    n = c.shape[0]
+    stddev = api.apply_ufunc("sqrt", c[np.arange(n), np.arange(n)])
+    c = api.apply_ufunc("true_divide", c, api.reshape(stddev, (n, 1)))
+    c = api.apply_ufunc("true_divide", c, api.reshape(stddev, (1, n)))
+    return api.clip(c, -1, 1)
+
+
+# ---- comparisons and selection ----
+
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tracer:
+    """NumPy's formula: (|x - y| <= atol + rtol * |y|) & isfinite(y) | (x == y), y as float."""
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    y = api.astype(y, np.result_type(y.dtype, 1.0), copy=False)
+    u = api.apply_ufunc
+    close = u("less_equal", u("absolute", u("subtract", x, y)),
+              u("add", atol, u("multiply", rtol, u("absolute", y))))
+    result = u("logical_or", u("logical_and", close, u("isfinite", y)), u("equal", x, y))
+    if equal_nan:
+        both = api.apply_ufunc("logical_and", api.apply_ufunc("isnan", x),
+                               api.apply_ufunc("isnan", y))
+        result = api.apply_ufunc("logical_or", result, both)
+    return result
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """A Python bool, as in NumPy: its value is needed now (under jit, a graph break)."""
+    return builtins.bool(api.all(isclose(a, b, rtol, atol, equal_nan)))
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tracer:
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    every = [*condlist, *choicelist]
+    dtype = np.result_type(*(c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype
+                             for c in [*choicelist, default]))
+    for c in condlist:
+        if (c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype) != np.bool_:
+            raise TypeError("invalid entry in condlist: should be boolean ndarray")
+    result = api.astype(traced(default, every), dtype, copy=False)
+    for cond, choice in zip(reversed(condlist), reversed(choicelist), strict=True):
+        result = api.where(cond, api.astype(traced(choice, every), dtype, copy=False), result)
+    return result
+
+
+def polyval(p: Any, x: Any) -> Tracer:
+    """NumPy's Horner loop: y = zeros_like(x); y = y * x + p[i]."""
+    coeffs = traced(p, (p, x))
+    if coeffs.ndim != 1:
+        raise unsupported("np.polyval with multi-dimensional coefficients")
+    xs = traced(x, (p, x))
+    y = api.zeros_like(xs)
+    for i in range(coeffs.shape[0]):
+        y = api.apply_ufunc("add", api.apply_ufunc("multiply", y, xs), coeffs[i])
+    return y
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Tracer:
+    if out is not None or offset != 0:
+        raise unsupported("np.trace with offset= or out=")
+    x = traced(a, (a,))
+    if x.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    res = np.trace(np.zeros((1,) * x.ndim, x.dtype), dtype=dtype).dtype
+    a1, a2 = _axis(axis1, x.ndim), _axis(axis2, x.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    index: list[Any] = [slice(None)] * x.ndim
+    index[a1] = index[a2] = np.arange(builtins.min(x.shape[a1], x.shape[a2]))
+    diagonal = x[tuple(index)]  # the diagonal's axis: at the first index if adjacent, else 0
+    return api.sum(diagonal, axis=builtins.min(a1, a2) if abs(a1 - a2) == 1 else 0,
+                   dtype=res)
+
+
+# ---- linear algebra ----
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tracer:
+    t = traced(x, (x,))
+    if t.dtype.kind in "biu":
+        t = api.astype(t, np.float64)
+    if axis is None and ord is None:
+        return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t),
+                                               keepdims=keepdims))
+    if axis is None and t.ndim == 1 or isinstance(axis, (int, np.integer)) or \
+            (isinstance(axis, tuple) and len(axis) == 1):
+        ax = 0 if axis is None else axis
+        mag = api.apply_ufunc("absolute", t)
+        if ord is None or ord == 2:
+            return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t),
+                                                   axis=ax, keepdims=keepdims))
+        if ord == 1:
+            return api.sum(mag, axis=ax, keepdims=keepdims)
+        if ord == np.inf:
+            return api.max(mag, axis=ax, keepdims=keepdims)
+        if ord == -np.inf:
+            return api.min(mag, axis=ax, keepdims=keepdims)
+        raise unsupported(f"np.linalg.norm with ord={ord!r}")
+    if ord in (None, "fro") and (axis is None or len(axis) == 2):
+        ax = tuple(range(t.ndim)) if axis is None else axis
+        return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t), axis=ax,
+                                               keepdims=keepdims))
+    raise unsupported(f"np.linalg.norm with ord={ord!r}, axis={axis!r}")
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ts = [api.ravel(traced(x, xi)) for x in xi]
+    nd = len(ts)
+    out = []
+    for i, t in enumerate(ts):
+        shape = [1] * nd
+        shape[i] = t.size
+        if indexing == "xy" and nd > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        out.append(api.reshape(t, tuple(shape)))
+    if not sparse:
+        full = api.broadcast_shapes(*(tuple(o.shape) for o in out))
+        out = [api.copy_(api.broadcast_to(o, full)) if copy else api.broadcast_to(o, full)
+               for o in out]
+    return tuple(out)
+
+
+# ---- registration ----
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
+    np.rot90: rot90, np.tril: tril, np.triu: triu, np.tile: tile, np.repeat: repeat,
+    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
+    np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
+    np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
+    np.count_nonzero: count_nonzero, np.nansum: nansum, np.nanmean: nanmean,
+    np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
+    np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
+    np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,
+    np.linalg.norm: norm, np.meshgrid: meshgrid,
+}
+
+
+def register(tracer: type[Tracer]) -> None:
+    """Add the functions to the NEP 18 dispatch, and `ufunc.outer` to the NEP 13 one."""
+    api.FUNCTIONS.update(FUNCTIONS)
+    base = tracer.__array_ufunc__  # type: ignore[attr-defined]
+
+    def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
+                    **kwargs: Any) -> Any:
+        if method == "outer":
+            return ufunc_outer(ufunc, *inputs, **kwargs)
+        return base(self, ufunc, method, *inputs, **kwargs)
+
+    tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
