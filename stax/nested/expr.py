@@ -207,7 +207,8 @@ def cast_to(e: Expr, dtype: np.dtype) -> Expr:
 
 
 def where(cond: Expr, a: Expr, b: Expr) -> Expr:
-    dtype = np.result_type(_resolve_key(a), _resolve_key(b))
+    dtype = np.result_type(*(e.value if isinstance(e, Const) and e.weak else e.dtype
+                             for e in (a, b)))
     return Call(dtype, "where", (cast_to(cond, BOOL), cast_to(a, dtype), cast_to(b, dtype)))
 
 

@@ -328,11 +328,16 @@ class Row:
             raise NotImplementedError("stax.nested: index one dimension at a time")
         return index_row(self, key)
 
+    def _accumulating(self, method: str) -> Row:
+        """The row in NumPy's accumulator type for `method` (sum of int32 is int64...)."""
+        dtype = getattr(np.zeros(1, self.dtype), method)().dtype
+        return self if dtype == self.dtype else self.astype(dtype)
+
     def sum(self) -> Scalar:
-        return reduce_rows(np.add, 0, (self,), "sum")[0]
+        return reduce_rows(np.add, 0, (self._accumulating("sum"),), "sum")[0]
 
     def prod(self) -> Scalar:
-        return reduce_rows(np.multiply, 1, (self,), "prod")[0]
+        return reduce_rows(np.multiply, 1, (self._accumulating("prod"),), "prod")[0]
 
     def max(self) -> Scalar:
         return _extremum(self, np.maximum)
@@ -344,10 +349,10 @@ class Row:
         return apply_ufunc(np.divide, self.sum(), self.size)
 
     def cumsum(self) -> Row:
-        return scan_rows(np.add, 0, (self,))[0]
+        return scan_rows(np.add, 0, (self._accumulating("cumsum"),))[0]
 
     def cumprod(self) -> Row:
-        return scan_rows(np.multiply, 1, (self,))[0]
+        return scan_rows(np.multiply, 1, (self._accumulating("cumprod"),))[0]
 
     def __repr__(self) -> str:
         return f"Row({self.dtype}, elements in {self.space.describe()})"
@@ -396,7 +401,7 @@ def from_array(x: np.ndarray | Ragged, root: Space) -> Value:
     if isinstance(x, Ragged):
         outer = Space(root, Layout.uniform(1, len(x)))
         rows = Space.child(outer, x.lengths) if len(x) else Space(outer, Layout.uniform(0, 0))
-        return Row(outer, _regular(rows, np.ascontiguousarray(x.values)))
+        return Row(outer, Row(rows, _regular(rows, np.ascontiguousarray(x.values))))
     x = np.asarray(x)
     if x.ndim == 0:
         return Scalar(root, Load(x.dtype, Buf(x.reshape(1)), Idx()))
