@@ -1,0 +1,96 @@
+"""Hypothesis-generated nested programs over random irregular data (with empty rows), compiled
+by flattening and compared with the reference interpreter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nested.helpers import check
+
+import stax.nested as sn
+
+Fn = Callable[..., Any]
+
+
+def ragged(draw: Any) -> sn.Ragged:
+    lengths = draw(st.lists(st.integers(0, 5), max_size=7))
+    values = draw(st.lists(st.integers(-20, 20), min_size=sum(lengths),
+                           max_size=sum(lengths)))
+    return sn.Ragged(np.array(values, dtype=np.int64), lengths)
+
+
+def row_expr(draw: Any, depth: int) -> Fn:
+    """A function of (row, k) returning an array; k is a scalar of the same iteration."""
+    choices = ["row", "arith", "scan", "map", "iota"]
+    if depth > 0:
+        choices += ["concat", "slice", "inner"]
+    kind = draw(st.sampled_from(choices))
+    if kind == "row" or depth > 2:
+        return lambda row, k: row
+    if kind == "arith":
+        f, c = row_expr(draw, depth + 1), draw(st.integers(-3, 3))
+        return lambda row, k: f(row, k) * c + k
+    if kind == "scan":
+        f = row_expr(draw, depth + 1)
+        op = draw(st.sampled_from([np.add, np.maximum]))
+        ne = 0 if op is np.add else np.iinfo(np.int64).min
+        return lambda row, k: sn.scan(op, ne, f(row, k))
+    if kind == "map":
+        f, c = row_expr(draw, depth + 1), draw(st.integers(1, 3))
+        return lambda row, k: sn.map(lambda v: np.where(v > k, v - c, v * c), f(row, k))
+    if kind == "iota":
+        return lambda row, k: sn.iota(np.abs(k) % 4)
+    if kind == "concat":
+        f, g = row_expr(draw, depth + 1), row_expr(draw, depth + 1)
+        return lambda row, k: sn.concat(f(row, k), g(row, k))
+    if kind == "slice":
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: (lambda r: r[sn.length(r) // 2:sn.length(r)])(f(row, k))
+    f = row_expr(draw, depth + 1)  # inner: a nested map over an iota of each element
+    return lambda row, k: sn.map(lambda v: sn.reduce(np.add, 0, sn.iota(np.abs(v) % 5) + v),
+                                 f(row, k))
+
+
+def scalar_expr(draw: Any) -> Fn:
+    f = row_expr(draw, 0)
+    kind = draw(st.sampled_from(["sum", "max", "length", "cond"]))
+    if kind == "sum":
+        return lambda row, k: sn.reduce(np.add, 0, f(row, k))
+    if kind == "max":
+        return lambda row, k: sn.reduce(np.maximum, np.iinfo(np.int64).min, f(row, k))
+    if kind == "length":
+        return lambda row, k: sn.length(f(row, k)) + k
+    return lambda row, k: sn.cond(k > 0, lambda: sn.reduce(np.add, 0, f(row, k)),
+                                  lambda: k * 2)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_nested_programs(data: Any) -> None:
+    r = ragged(data.draw)
+    ks = np.array(data.draw(st.lists(st.integers(-4, 4), min_size=len(r), max_size=len(r))),
+                  dtype=np.int64)
+    if data.draw(st.booleans()):
+        body = scalar_expr(data.draw)
+    else:
+        body = row_expr(data.draw, 0)
+    check(lambda r, ks: sn.map(body, r, ks), r, ks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=10), st.integers(0, 2**31))
+def test_fixed_programs_random_sizes(ns: list[int], seed: int) -> None:
+    """Fixed programs (compiled once) over many random irregular shapes."""
+    ns_a = np.array(ns, dtype=np.int64)
+    check(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.map(
+        lambda i: sn.reduce(np.add, 0, sn.iota(i) * n), sn.iota(n))), ns), ns_a)
+    check(lambda ns: sn.map(lambda n: sn.scan(np.add, 0, sn.iota(n) * 2 + 1), ns), ns_a)
+    vals = np.random.default_rng(seed).normal(size=int(ns_a.sum()))
+    x = sn.Ragged(vals, ns_a)
+    check(lambda x: sn.map(lambda row: sn.cond(sn.length(row) > 0,
+                                               lambda r: r.max() - r.sum(), lambda r: 0.0, row),
+                           x), x)
