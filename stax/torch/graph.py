@@ -16,6 +16,7 @@ again from that point on; the values computed so far are kept, so random ops are
 
 from __future__ import annotations
 
+import itertools
 import operator
 import warnings
 from collections.abc import Iterable
@@ -69,7 +70,7 @@ def _concrete(shape: Iterable[Any]) -> tuple[int, ...] | None:
 
 def _unsupported(node: fx.Node) -> str | None:
     """Why Stax cannot compile this node (None: it can try)."""
-    if node.target not in TABLE:
+    if node.target not in TABLE and node.target not in CREATION | EMPTY:
         return f"no Stax translation for {node.target}"
     for arg in [*node.all_input_nodes, node]:
         for meta in _metas(arg):
@@ -167,6 +168,10 @@ class GraphRunner:
         waiting = {n: {a for a in n.all_input_nodes if a in kinds and a not in done}
                    for n in pending}
         users: dict[fx.Node, list[fx.Node]] = {}
+        # Eager ops keep their order among themselves: random ops draw from one generator.
+        eager = [n for n in pending if kinds[n] == "eager"]
+        for before, after in itertools.pairwise(eager):
+            waiting[after].add(before)
         for n, deps in waiting.items():
             for d in deps:
                 users.setdefault(d, []).append(n)
@@ -273,7 +278,7 @@ class GraphRunner:
             jitted = seg.jitted[key] = self._jit(step, dict(scalars))
         flat = jitted(*[to_numpy(t) for t in tensors])
         for node, value in zip(step.outputs, flat, strict=True):
-            env[node] = to_tensor(value)
+            env[node] = with_strides(to_tensor(value), node.meta.get("val"))
 
     def _jit(self, step: Step, scalars: dict[fx.Node, Any]) -> Jitted:
         tensor_inputs = [n for n in step.inputs if n not in scalars]
@@ -328,6 +333,19 @@ def _create(node: fx.Node, args: Any, kwargs: Any, meta: Any) -> np.ndarray:
     args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: torch.zeros(
         _concrete(_metas(n)[0].shape), dtype=_metas(n)[0].dtype))
     return np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
+
+
+def with_strides(t: torch.Tensor, meta: Any) -> torch.Tensor:
+    """`t` laid out as PyTorch lays out this value. Stax results are contiguous; PyTorch's may
+    not be (a permuted view), and layouts matter: random ops draw in memory order (dropout's
+    mask), and AOTAutograd regenerates aliases from strides."""
+    if not isinstance(meta, torch.Tensor) or t.numel() <= 1:
+        return t
+    stride = _concrete(meta.stride())
+    if stride is None or all(a == b or n == 1 for a, b, n in zip(stride, t.stride(), t.shape,
+                                                                 strict=True)):
+        return t
+    return torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
