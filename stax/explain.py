@@ -12,7 +12,7 @@ from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.sched.deps import SchedulerNode
 from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
-from stax.sched.fusion import can_fuse, single
+from stax.sched.fusion import can_fuse, log_lines, single
 from stax.sched.scheduler import Schedule
 from stax.sched.verify import verify_schedule
 
@@ -62,18 +62,18 @@ class Report:
 
     @property
     def fusion_log(self) -> tuple[str, ...]:
-        return self.schedule.log
+        """The fusion log's text, rendered from the scheduler's records."""
+        return log_lines(self.schedule.fusion) if self.schedule.fusion else self.schedule.log
 
     def __str__(self) -> str:
         c = self.compilation
         sections = [("Graph breaks", "\n".join(map(str, self.breaks)) or "none")]
         sections += [
             ("Graph", str(c.traced.graph)),
-            ("Materialized values", "\n".join(
-                f"{d.value} -> {d.buffer}: {d.reason}" for d in c.lowered.decisions) or "none"),
+            ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
             ("Scheduler nodes", "\n\n".join(n.describe() for n in self.nodes)),
             ("Removed nodes", "\n".join(self.schedule.removed) or "none"),
-            ("Fusion log", "\n".join(self.schedule.log)),
+            ("Fusion log", "\n".join(self.fusion_log)),
             ("Kernels", "\n".join(self._kernel_lines())),
             ("Memory", self.schedule.memory.describe()),
         ]

@@ -64,9 +64,17 @@ class Lazy:
 
 @dataclass(frozen=True)
 class Materialization:
+    """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
+    `inline_op_limit`, `graph_output`, `reduction_result`, `scan_result`, `extern_result`,
+    `extern_input`."""
+
     value: str
     buffer: str
     reason: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.value} -> {self.buffer}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -117,7 +125,7 @@ class _Lowering:
         self.nodes.append(node)
         return Lazy(buf.shape, buf.dtype, self.buffer_loader(buf), buf.name)
 
-    def materialize(self, value: Value, reason: str) -> Lazy:
+    def materialize(self, value: Value, rule: str, reason: str) -> Lazy:
         lazy = self.values[value.id]
         if lazy.buffer is not None and self._plain_buffer(lazy):
             return lazy
@@ -128,7 +136,7 @@ class _Lowering:
         body = lazy.load(idx, ranges)
         out = self.add_node("pointwise", buf, value.shape, body, flat_index(idx, buf.strides),
                             self.origin(value))
-        self.decisions.append(Materialization(str(value), buf.name, reason))
+        self.decisions.append(Materialization(str(value), buf.name, reason, rule))
         self.values[value.id] = out
         return out
 
@@ -145,9 +153,9 @@ class _Lowering:
     def run(self) -> Lowered:
         for op in self.graph.ops:
             self.values[op.out.id] = self.lower_op(op)
-            reason = self.should_materialize(op)
-            if reason:
-                self.materialize(op.out, reason)
+            decided = self.should_materialize(op)
+            if decided is not None:
+                self.materialize(op.out, *decided)
         outputs = []
         for v in self.graph.outputs:
             lazy = self.values[v.id]
@@ -170,24 +178,26 @@ class _Lowering:
 
     def materialize_fresh(self, v: Value) -> Lazy:
         self.values[v.id] = Lazy(v.shape, v.dtype, self.values[v.id].load)
-        return self.materialize(v, "graph output")
+        return self.materialize(v, "graph_output", "graph output")
 
-    def should_materialize(self, op: Op) -> str:
+    def should_materialize(self, op: Op) -> tuple[str, str] | None:
+        """(rule, reason) when `op`'s value gets a buffer rather than being inlined."""
         if op.kind not in ("elementwise", "cast", "where", "setitem", "concatenate", "take",
                            "gather"):
-            return ""
+            return None
         if self.consumers.get(op.out.id, 0) < 2 or op.out.size <= 1:
-            return ""
+            return None
         expr = self.values[op.out.id].load(
             loop_index(xvars(op.out.ndim), op.out.shape),
             dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
         costly = [e.fn for e in walk(expr) if isinstance(e, Call) and e.fn in EXPENSIVE]
         if costly:
-            return (f"{self.consumers[op.out.id]} consumers and {costly[0]} is costly to "
-                    "recompute on CPU")
+            return "costly_recompute", (f"{self.consumers[op.out.id]} consumers and {costly[0]} "
+                                         "is costly to recompute on CPU")
         if op_count(expr) > MAX_INLINE_OPS:
-            return f"{self.consumers[op.out.id]} consumers and {op_count(expr)} ops inlined"
-        return ""
+            return "inline_op_limit", (f"{self.consumers[op.out.id]} consumers and "
+                                        f"{op_count(expr)} ops inlined")
+        return None
 
     def lower_op(self, op: Op) -> Lazy:
         out = op.out
@@ -255,7 +265,8 @@ class _Lowering:
         result = self.add_node("reduction", buf, ranges_x, body,
                                flat_index(idx_x, buf.strides), self.origin(op.out),
                                reduction_ranges=ranges_r, fn=op.attr("fn"))
-        self.decisions.append(Materialization(str(op.out), buf.name, "reduction result"))
+        self.decisions.append(Materialization(str(op.out), buf.name, "reduction result",
+                                              "reduction_result"))
         if op.attr("keepdims"):
             inner = result
 
@@ -279,7 +290,7 @@ class _Lowering:
         ranges = dict(zip(names_x, ranges_x, strict=True)) | {"r0": shape[axis]}
         body = src.load(tuple(full), ranges)
         buf = self.new_buffer(shape, op.out.dtype)
-        self.decisions.append(Materialization(str(op.out), buf.name, "scan result"))
+        self.decisions.append(Materialization(str(op.out), buf.name, "scan result", "scan_result"))
         return self.add_node("scan", buf, ranges_x, body, flat_index(full, buf.strides),
                              self.origin(op.out), reduction_ranges=(shape[axis],),
                              fn=op.attr("fn"))
@@ -287,10 +298,11 @@ class _Lowering:
     def lower_matmul(self, op: Op) -> Lazy:
         names = []
         for v in op.inputs:
-            lazy = self.materialize(v, "input of an extern call (matmul)")
+            lazy = self.materialize(v, "extern_input", "input of an extern call (matmul)")
             names.append(lazy.buffer)
         buf = self.new_buffer(op.out.shape, op.out.dtype)
-        self.decisions.append(Materialization(str(op.out), buf.name, "extern call result"))
+        self.decisions.append(Materialization(str(op.out), buf.name, "extern call result",
+                                              "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
                              fn="matmul", extern_inputs=tuple(n for n in names if n))
 

@@ -121,6 +121,7 @@ class Verdict(NamedTuple):
     reason: str
     depth: int = 0
     kind: str = ""
+    rule: str = ""  # the rule that decided (G: decision records), see `FusionDecision`
 
 
 # ---- compatibility and legality ----------------------------------------------------------------
@@ -188,16 +189,17 @@ def dense_extent(index: Index, ranges: dict[str, int]) -> int | None:
     return extent
 
 
-def vertical_legal(producer: Node, consumer: Node, depth: int) -> str:
-    """Empty if every read by `consumer` of `producer`'s buffer, at each value of the shared
+def vertical_legal(producer: Node, consumer: Node, depth: int) -> tuple[str, str]:
+    """("", "") if every read by `consumer` of `producer`'s buffer, at each value of the shared
     outer loops, reads only elements the producer wrote at the same outer iteration
-    (Prop. 7.2 / 7.3(2): distance zero on loops that run in parallel). Else why not."""
+    (Prop. 7.2 / 7.3(2): distance zero on loops that run in parallel). Else (rule, why not)."""
     shared = set(xvars(depth))
     w = producer.out_index
     wsplit = split_index(w, shared)
     pranges = producer.var_ranges
     if wsplit is None:
-        return f"write index {w} of {producer.out} mixes shared and inner loops"
+        return ("index_mixes_loops",
+                f"write index {w} of {producer.out} mixes shared and inner loops")
     wout, win = wsplit
     extent = dense_extent(win, pranges)
     for ld in consumer.reads():
@@ -205,39 +207,45 @@ def vertical_legal(producer: Node, consumer: Node, depth: int) -> str:
             continue
         rsplit = split_index(ld.index, shared)
         if rsplit is None:
-            return f"read index {ld.index} of {ld.buf} mixes shared and inner loops"
+            return ("index_mixes_loops",
+                    f"read index {ld.index} of {ld.buf} mixes shared and inner loops")
         rout, rin = rsplit
         if rout != wout:
-            return (f"{consumer.name} reads {ld.buf}[{ld.index}] but {producer.name} writes "
+            return ("dependence_distance",
+                    f"{consumer.name} reads {ld.buf}[{ld.index}] but {producer.name} writes "
                     f"{ld.buf}[{w}]: nonzero dependence distance on the shared loops")
         if rin == win and all(pranges.get(v) == consumer.var_ranges.get(v)
                               for v in rin.variables()):
             continue
         lo, hi = bounds(rin, consumer.var_ranges)
         if extent is None or lo < 0 or hi >= extent:
-            return (f"{consumer.name} reads {ld.buf}[{ld.index}] outside what {producer.name} "
+            return ("read_outside_write",
+                    f"{consumer.name} reads {ld.buf}[{ld.index}] outside what {producer.name} "
                     f"writes at the same outer iteration ({w})")
-    return ""
+    return "", ""
 
 
 def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
     for g in (a, b):
         if (m := g.opaque) is not None:
             return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
-                           "needs a strict order, an extern call is opaque)")
+                           "needs a strict order, an extern call is opaque)", rule="opaque_node")
     for x in a.signatures:
         for y in b.signatures:
             if not compatible_groups(x, y):
                 return Verdict(False, f"iteration spaces differ {a.members[0].group} vs "
-                               f"{b.members[0].group} (Definition 7.2)")
+                               f"{b.members[0].group} (Definition 7.2)",
+                               rule="iteration_spaces_differ")
     depth, kind = fused_depth(a, b)
     if depth == 0 and max(a.rank, b.rank) > 0:
         return Verdict(False, f"outer loop fusion depth 0: iteration groups "
-                       f"{a.members[0].group} and {b.members[0].group} share no outer loop")
+                       f"{a.members[0].group} and {b.members[0].group} share no outer loop",
+                       rule="no_shared_outer_loop")
     if len(a.members) + len(b.members) > MAX_NODES:
-        return Verdict(False, f"more than {MAX_NODES} nodes in one kernel")
+        return Verdict(False, f"more than {MAX_NODES} nodes in one kernel", rule="max_nodes")
     if len(a.buffers | b.buffers) > MAX_BUFFERS:
-        return Verdict(False, f"more than {MAX_BUFFERS} distinct buffers in one kernel")
+        return Verdict(False, f"more than {MAX_BUFFERS} distinct buffers in one kernel",
+                       rule="max_buffers")
     vertical = False
     for first, second in ((a.outputs, b), (b.outputs, a)):
         if first.keys().isdisjoint(second.read_buffers):
@@ -246,20 +254,22 @@ def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
             for buf in m.node.read_buffers():
                 if buf in first:
                     vertical = True
-                    why = vertical_legal(first[buf], m.node, depth)
-                    if why:
-                        return Verdict(False, why)
+                    rule, why = vertical_legal(first[buf], m.node, depth)
+                    if rule:
+                        return Verdict(False, why, rule=rule)
     if not vertical:
         if sigma < MIN_SHARED_BYTES:
-            return Verdict(False, f"shares only {sigma} bytes (< {MIN_SHARED_BYTES})")
+            return Verdict(False, f"shares only {sigma} bytes (< {MIN_SHARED_BYTES})",
+                           rule="too_little_shared")
         held = (a if distance > 0 else b).output_bytes
         if distance > 1 and held > PEAK_GROWTH_FACTOR * sigma:
             return Verdict(False, f"fusing would hold {held} bytes across {distance} nodes, more "
-                           f"than {PEAK_GROWTH_FACTOR}x the {sigma} bytes saved (peak memory)")
+                           f"than {PEAK_GROWTH_FACTOR}x the {sigma} bytes saved (peak memory)",
+                           rule="peak_growth")
     reason = "vertical" if vertical else "horizontal"
     if kind == "FusedSchedulerNode" and a.kinds | b.kinds == {True}:  # all reductions
         reason = "SAME_VARS_REDUCE"
-    return Verdict(True, reason, depth, kind)
+    return Verdict(True, reason, depth, kind, reason.lower())
 
 
 # ---- scores ------------------------------------------------------------------------------------
@@ -314,9 +324,60 @@ def rank_by_score(candidates: list[tuple[Score, int, int, Verdict]]) -> None:
 # ---- Algorithm 7.1 -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class FusionDecision:
+    """A pair of groups fused or refused in a round, by `rule`: a refusal names the condition of
+    `can_fuse` that failed (or `cycle`, Proposition 7.1); an acceptance names the kind of fusion
+    (`vertical`, `horizontal`, `same_vars_reduce`). `str()` is the fusion log's text."""
+
+    round: int
+    first: str
+    second: str
+    accepted: bool
+    rule: str
+    reason: str
+    score: Score | None = None
+    fused: str = ""  # the new group's `describe()`, when accepted
+
+    def lines(self) -> tuple[str, ...]:
+        if not self.accepted:
+            return (f"cannot fuse {self.first} with {self.second}: {self.reason}",)
+        return (f"fusing {self.first} with {self.second} ({self.reason}, score {self.score})",
+                self.fused)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+@dataclass(frozen=True)
+class FusionRound:
+    """The end of a round's candidate search: how many pairs `can_fuse` accepted."""
+
+    round: int
+    candidates: int
+
+    def lines(self) -> tuple[str, ...]:
+        return (f"round {self.round}: found {self.candidates} possible fusions",)
+
+    def __str__(self) -> str:
+        return self.lines()[0]
+
+
+FusionRecord = FusionDecision | FusionRound
+
+
+def log_lines(records: Sequence[FusionRecord]) -> tuple[str, ...]:
+    """The fusion log's text, rendered from its records."""
+    return tuple(line for r in records for line in r.lines())
+
+
+@dataclass(frozen=True)
 class FusionResult:
     groups: tuple[Group, ...]
-    log: tuple[str, ...]
+    records: tuple[FusionRecord, ...]
+
+    @property
+    def log(self) -> tuple[str, ...]:
+        return log_lines(self.records)
 
 
 class _Quotient:
@@ -427,7 +488,7 @@ def _greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
     position = {n.name: i for i, n in enumerate(nodes)}
     quotient = _Quotient(nodes)
     groups: list[Group] = [single(n) for n in nodes]
-    log: list[str] = []
+    log: list[FusionRecord] = []
     # Groups are immutable, so a refusal holds until one of the two merges: it is logged once
     # and the pair skipped after. An accepted pair recurs in a later round only if the cycle
     # check stopped it (else one of its groups merged), which is rare: it is simply scored again.
@@ -456,8 +517,9 @@ def _greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
                 candidates.append((s, i, j, verdict))
             else:
                 refused.add((x.name, y.name))
-                log.append(f"cannot fuse {x.name} with {y.name}: {verdict.reason}")
-        log.append(f"round {rnd}: found {len(candidates)} possible fusions")
+                log.append(FusionDecision(rnd, x.name, y.name, False, verdict.rule,
+                                          verdict.reason))
+        log.append(FusionRound(rnd, len(candidates)))
         rank_by_score(candidates)
         merged: set[str] = set()
         for s, i, j, verdict in candidates:
@@ -465,12 +527,13 @@ def _greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
             if x.name in merged or y.name in merged:
                 continue
             if quotient.creates_cycle(x, y):
-                log.append(f"cannot fuse {x.name} with {y.name}: fusion would create a cycle "
-                           "through a third node (Proposition 7.1)")
+                log.append(FusionDecision(rnd, x.name, y.name, False, "cycle",
+                                          "fusion would create a cycle through a third node "
+                                          "(Proposition 7.1)"))
                 continue
             new = fuse_groups(x, y, verdict, position)
-            log.append(f"fusing {x.name} with {y.name} ({verdict.reason}, score {s})")
-            log.append(new.describe())
+            log.append(FusionDecision(rnd, x.name, y.name, True, verdict.rule, verdict.reason,
+                                      s, new.describe()))
             merged |= {x.name, y.name}
             del current[x.name], current[y.name]
             current[new.name] = new

@@ -86,9 +86,28 @@ class Reuse:
     new: str
     old: str
     reason: str
+    rule: str  # `reuse_freed` or `in_place` (G: decision records)
 
     def __str__(self) -> str:
         return f"{self.new} = {self.old}; del {self.old}  # reuse"
+
+
+@dataclass(frozen=True)
+class Declined:
+    """A reuse or in-place write of `old`'s storage for `new` not taken, by `rule` (G: decision
+    records): `reuse_exceeds_peak`, or for in place `not_read`, `not_intermediate`,
+    `used_again`, `storage_taken`, `dtype_differs`, `size_mismatch`, `exceeds_peak`."""
+
+    new: str
+    old: str
+    node: str  # the kernel writing `new` in place; "" for a reuse
+    rule: str
+    reason: str
+
+    def __str__(self) -> str:
+        if self.node:
+            return f"{self.new} in place of {self.old} in {self.node}: {self.reason}"
+        return f"{self.new} reusing {self.old}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +126,7 @@ class MemoryPlan:
     frees_after: Mapping[str, tuple[str, ...]]  # node -> buffers deleted after it
     reuses: tuple[Reuse, ...]  # storage taken from the free pool
     inplace: tuple[Reuse, ...]  # outputs written over an input read for the last time
-    declined: tuple[str, ...]  # reuse and in-place opportunities not taken, with the reason
+    declined: tuple[Declined, ...]  # reuse and in-place opportunities not taken, with the reason
     planned_peak_bytes: int  # storage held at the worst step once reuses are applied (<= M*)
     pool: PoolLayout | None  # the inference pool of the intermediates, when asked for
 
@@ -132,7 +151,7 @@ class MemoryPlan:
         sections = (
             ("reuse", [f"{r}  ({r.reason})" for r in self.reuses]),
             ("in place", [f"{r}  ({r.reason})" for r in self.inplace]),
-            ("declined", list(self.declined)),
+            ("declined", list(map(str, self.declined))),
         )
         for title, entries in sections:
             if entries:
@@ -485,7 +504,7 @@ class _RangeMax:
 class _Storage:
     reuses: tuple[Reuse, ...]
     inplace: tuple[Reuse, ...]
-    declined: tuple[str, ...]
+    declined: tuple[Declined, ...]
     peak: int
 
 
@@ -540,7 +559,7 @@ class _StoragePlanner:
         self.handed_over: set[str] = set()  # buffers whose storage an in-place write took
         self.reuses: list[Reuse] = []
         self.inplace: list[Reuse] = []
-        self.declined: list[str] = []
+        self.declined: list[Declined] = []
 
     def allocate(self, node: MemNode, new: str, step: int) -> None:
         """Give `new` storage: in place over a dying input if allowed, else from the pool."""
@@ -561,9 +580,10 @@ class _StoragePlanner:
         why_not = self._inplace_obstacle(node, old, buf, step)
         extra = self.storage.get(old, 0) - buf.nbytes
         if why_not is None and self.held.max(step + 1, last) + extra > self.peak:
-            why_not = f"holding {self.storage[old]:,} B for {new} would exceed M* {self.peak:,} B"
+            why_not = ("exceeds_peak", f"holding {self.storage[old]:,} B for {new} would exceed "
+                       f"M* {self.peak:,} B")
         if why_not is not None:
-            self.declined.append(f"{new} in place of {old} in {node.name}: {why_not}")
+            self.declined.append(Declined(new, old, node.name, *why_not))
             return False
         self.held.add(step, step, -buf.nbytes)
         self.held.add(step + 1, last, extra)
@@ -575,26 +595,34 @@ class _StoragePlanner:
                 old,
                 f"in place: {node.name} reads {old} for the last time at the same index; "
                 f"{buf.dtype}, {buf.nbytes:,} B into {self.storage[old]:,} B",
+                "in_place",
             )
         )
         return True
 
-    def _inplace_obstacle(self, node: MemNode, old: str, new: MemBuffer, step: int) -> str | None:
-        """Why `node` may not write `new` over `old` (seed §7.5, last paragraph), or None."""
+    def _inplace_obstacle(
+        self, node: MemNode, old: str, new: MemBuffer, step: int
+    ) -> tuple[str, str] | None:
+        """(rule, why) `node` may not write `new` over `old` (seed §7.5, last paragraph), or
+        None."""
         if old not in node.reads:
-            return f"{node.name} does not read {old}"
+            return "not_read", f"{node.name} does not read {old}"
         kind = self.graph.buffers[old].kind
         if kind != "intermediate":
-            return f"{old} is an {kind}, whose storage is never reused"
+            return "not_intermediate", f"{old} is an {kind}, whose storage is never reused"
         if self.lifetimes[old][1] != step:
-            return f"{old} is used again until step {self.lifetimes[old][1]}"
+            return "used_again", f"{old} is used again until step {self.lifetimes[old][1]}"
         if old in self.handed_over:
-            return f"another output of {node.name} already took the storage of {old}"
+            taken = f"another output of {node.name} already took the storage of {old}"
+            return "storage_taken", taken
         if self.graph.buffers[old].dtype != new.dtype:
-            return f"dtype {self.graph.buffers[old].dtype} differs from {new.dtype}"
+            differs = f"dtype {self.graph.buffers[old].dtype} differs from {new.dtype}"
+            return "dtype_differs", differs
         held = self.storage[old]
         if new.nbytes > held or _aligned(new.nbytes) != _aligned(held):
-            return f"{new.nbytes:,} B does not fit {held:,} B within the {ALIGNMENT}-byte alignment"
+            return "size_mismatch", (
+                f"{new.nbytes:,} B does not fit {held:,} B within the {ALIGNMENT}-byte alignment"
+            )
         return None
 
     def _reuse_freed(self, new: str, step: int) -> None:
@@ -607,8 +635,13 @@ class _StoragePlanner:
         gap = f"steps {freed_at + 1}..{step - 1}"
         if reach > self.peak:
             self.declined.append(
-                f"{new} reusing {old}: holding it over {gap} would reach {reach:,} B "
-                f"> M* {self.peak:,} B"
+                Declined(
+                    new,
+                    old,
+                    "",
+                    "reuse_exceeds_peak",
+                    f"holding it over {gap} would reach {reach:,} B > M* {self.peak:,} B",
+                )
             )
             return
         free.pop()
@@ -619,6 +652,7 @@ class _StoragePlanner:
                 new,
                 old,
                 f"same {buf.dtype} storage of {buf.nbytes:,} B; {held} <= M* {self.peak:,} B",
+                "reuse_freed",
             )
         )
 

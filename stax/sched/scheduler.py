@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from stax.ir.program import LoopProgram
 from stax.sched.deps import SchedulerNode, scheduler_nodes
-from stax.sched.fusion import Group, collector_paused, greedy_fusion, single, topological_groups
+from stax.sched.fusion import (
+    FusionRecord,
+    Group,
+    collector_paused,
+    greedy_fusion,
+    single,
+    topological_groups,
+)
 from stax.sched.local import LocalBuffer, find_local_buffers
 from stax.sched.memory import MemBuffer, MemNode, MemoryPlan, plan_memory
 
@@ -30,6 +37,7 @@ class Schedule:
     log: tuple[str, ...]
     local: tuple[LocalBuffer, ...]  # intermediates that never leave their kernel
     memory: MemoryPlan
+    fusion: tuple[FusionRecord, ...] = ()  # the records `log` is rendered from (G)
 
 
 def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
@@ -116,8 +124,9 @@ def _schedule(program: LoopProgram, *, fuse: bool, pool: bool) -> Schedule:
     nodes = topological(scheduler_nodes(program))
     if fuse:
         result = greedy_fusion(nodes)
-        kernels, log = result.groups, result.log
+        kernels, log, records = result.groups, result.log, result.records
     else:
+        records = ()
         position = {n.name: i for i, n in enumerate(nodes)}
         kernels, log = topological_groups([single(n) for n in nodes], position), (
             "fusion disabled",)
@@ -130,4 +139,4 @@ def _schedule(program: LoopProgram, *, fuse: bool, pool: bool) -> Schedule:
     memory = plan_memory(memory_nodes(kernels, local_names, program), buffers, pool=pool)
     by_name = {g.name: g for g in kernels}
     ordered = tuple(by_name[name] for name in memory.order)
-    return Schedule(program, nodes, removed, ordered, log, local, memory)
+    return Schedule(program, nodes, removed, ordered, log, local, memory, records)

@@ -37,6 +37,21 @@ MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page 
 
 
 @dataclass(frozen=True)
+class PlanDecision:
+    """One planning decision for a kernel, by `rule` (G: decision records): `kernel_local` (a
+    buffer kept inside the kernel, `value` its extent), `merge_axes` (a node's loops merged),
+    `parallel_depth` (`value` the depth), `form` (`value` the form). `str()` is explain's text."""
+
+    rule: str
+    subject: str  # the kernel, node or buffer decided about
+    value: int | str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class KernelPlan:
     name: str
     nodes: tuple[Node, ...]
@@ -44,9 +59,13 @@ class KernelPlan:
     parallel_depth: int  # outer loops run by OpenMP threads (Algorithm 8.1)
     threads: int
     form: str  # one of FORMS
-    notes: tuple[str, ...]  # why: merges, parallel depth, form
+    decisions: tuple[PlanDecision, ...]  # why: merges, parallel depth, form
     local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
     outer_block: int = 0  # outputs per block, in the outer-reduction form
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(map(str, self.decisions))
 
     @property
     def outer_ranges(self) -> tuple[int, ...]:
@@ -245,17 +264,19 @@ def localize(node: Node, local: Mapping[str, int], shared: set[str]) -> Node:
 def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
                 vectorize: bool, local: Mapping[str, int] | None = None,
                 form: str | None = None) -> KernelPlan:
-    notes: list[str] = []
+    notes: list[PlanDecision] = []
     local = dict(local or {})
     if local:
         shared = set(xvars(shared_depth))
         nodes = [localize(n, local, shared) for n in nodes]
-        notes += [f"{b}: kernel-local, {e} element(s) per outer iteration"
+        notes += [PlanDecision("kernel_local", b, e,
+                               f"{b}: kernel-local, {e} element(s) per outer iteration")
                   for b, e in local.items()]
     if len(nodes) == 1 and nodes[0].kind in ("pointwise", "reduction"):
         node, merge_notes = merge_axes(nodes[0])
         nodes = [node]
-        notes += merge_notes
+        notes += [PlanDecision("merge_axes", node.name, len(node.ranges), text)
+                  for text in merge_notes]
         shared_depth = len(node.ranges)
     outer = nodes[0].ranges[:shared_depth]
     work = 1
@@ -263,8 +284,6 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         work *= r
     work *= max(max((n.numel // max(_prod(outer), 1)) * max(n.rnumel, 1) for n in nodes), 1)
     depth = parallel_depth(outer, threads, total=work)
-    notes.append(f"parallel depth {depth} over outer loops {outer} with P={threads} "
-                 f"(Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})")
     form, why = choose_form(nodes, vectorize, form)
     block = 0
     if form == "tiled":
@@ -281,7 +300,10 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         block = max(16, min(MAX_OUTER_BLOCK, -(-extent // (2 * threads))))
         block = -(-block // 16) * 16
         why += f"; blocks of {block} outputs"
-    notes.append(f"form: {form} ({why})")
+    notes.append(PlanDecision(
+        "parallel_depth", name, depth, f"parallel depth {depth} over outer loops {outer} with "
+        f"P={threads} (Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})"))
+    notes.append(PlanDecision("form", name, form, f"form: {form} ({why})"))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
                       tuple(local.items()), block)
 
