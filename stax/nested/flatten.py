@@ -774,8 +774,8 @@ def _bound(v: Any, default: Expr, space: Space) -> Scalar:
 
 
 def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None) -> Row:
-    """row[lo:hi] (bounds 0 <= lo <= hi <= len, else IndexError), at `target` or the
-    innermost space of the operands."""
+    """row[lo:hi] with Python's slice rules (negative bounds from the end, clamped), at
+    `target` or the innermost space of the operands."""
     space = target or deepest(row, lo if isinstance(lo, Scalar) else None,
                               hi if isinstance(hi, Scalar) else None)
     base = row.space
@@ -787,11 +787,9 @@ def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None) -> Row:
         if v.dtype.kind not in "iu":
             raise TypeError(f"stax.nested: slice bounds must be integers, got {v.dtype}")
     a, b, n = (materialize(v).astype(np.int64, copy=False) for v in (lo_v, hi_v, size))
-    bad = (a < 0) | (a > b) | (b > n)
-    if bad.any():
-        j = int(np.argmax(bad))
-        raise IndexError(f"stax.nested: slice [{a[j]}:{b[j]}] is out of bounds for a row of "
-                         f"length {n[j]}")
+    # Python's slice rules: negative bounds count from the end, then clamp to [0, len].
+    a = np.clip(np.where(a < 0, a + n, a), 0, n)
+    b = np.maximum(np.clip(np.where(b < 0, b + n, b), 0, n), a)
     if isinstance(row.elem, Row):
         if lo is None and hi is None and base.width is not None:
             child = Space.child(space, base.width)
@@ -801,7 +799,8 @@ def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None) -> Row:
     buf = _elements(row, "slicing")
     regular = lo is None and hi is None and base.width is not None
     child = Space.child(space, base.width if regular else b - a)
-    offset = lift(Scalar(space, cast_to(_add(start.expr, lo_v.expr), INT64)), child).expr
+    first = Load(INT64, Buf(a), Idx())
+    offset = lift(Scalar(space, _add(start.expr, first)), child).expr
     note("map-of-slice -> segmented gather" if target is None else
          "free array replicated -> segmented gather",
          f"{child.describe()}: element = row[start + lo + index in segment]")
@@ -839,7 +838,7 @@ def index_row(row: Row, i: Any) -> Any:
     bad = (iv < -nv) | (iv >= nv)
     if bad.any():
         j = int(np.argmax(bad))
-        raise IndexError(f"index {iv[j]} is out of bounds for a row of size {nv[j]}")
+        raise IndexError(f"index {iv[j]} is out of bounds for axis 0 with size {nv[j]}")
     start = lift(Scalar(row.parent, base.start()), space)
     pos = cast_to(idx.expr, INT64)
     pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)

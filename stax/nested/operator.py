@@ -14,7 +14,7 @@ from stax.nested.expr import Arg, Const, Expr, cast_to, const, ufunc_call
 from stax.nested.kernels import Operator
 
 
-class UntraceableOperator(Exception):
+class UntraceableOperator(TypeError):
     """A Python operator that branches on its arguments; callers fall back to Python."""
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import assert_matches
-from nested.helpers import check
 
 import stax.nested as sn
+from nested.helpers import check
 
 NS = np.array([5, 0, 3, 1, 7, 0, 2])
 RAGGED = sn.Ragged.from_list([[1.5, -2.0, 3.0], [], [4.0], [np.nan, 1.0], [0.5, 0.25, 8.0, -1.0]])
@@ -92,6 +92,10 @@ def test_range_replicate_concat_slice_index() -> None:
     check(lambda r: sn.map(lambda row: row[0] + row[-1], r), sn.Ragged.from_list(
         [[1, 2, 3], [4], [5, 6]]))
     check(lambda ns: sn.map(lambda n: sn.iota(n + 4)[n // 2:n + 1], ns), NS)
+    # Python's slice rules: negative bounds, bounds past the end, empty slices
+    check(lambda ns: sn.map(lambda n: sn.iota(n)[n - 7:-1], ns), NS)
+    check(lambda ns: sn.map(lambda n: sn.iota(n)[2:n * 3], ns), NS)
+    check(lambda ns: sn.map(lambda n: sn.iota(n)[n:1], ns), NS)
     check(lambda ns: sn.map(lambda n: sn.iota(5)[n % 5], ns), NS)  # regular inner array
 
 

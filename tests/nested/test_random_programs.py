@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nested.helpers import check
 
 import stax.nested as sn
+from nested.helpers import check
 
 Fn = Callable[..., Any]
 
