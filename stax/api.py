@@ -18,6 +18,7 @@ import numpy as np
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
 from stax.frontend.breaks import Break, call_segmented
+from stax.frontend.functions import creating
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.lower import Lowered, lower
@@ -112,7 +113,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))
     originals = [t.value for t in tracers]
-    result = fn(*tracers)
+    with creating(builder):  # np.zeros(n) etc. in fn make traced arrays (A2)
+        result = fn(*tracers)
     leaves: list[Value] = []
     structure = _flatten(result, builder, leaves)
     mutated = tuple(i for i, t in enumerate(tracers)

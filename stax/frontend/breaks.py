@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from stax.frontend.functions import suspended
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
 
@@ -125,7 +126,8 @@ class SegmentBuilder(Builder):
         originals = dict(zip((id(t) for t in unique), values, strict=True))
         copies = {k: np.array(v, copy=True) for k, v in originals.items()}
         c_args, c_kwargs = _substitute((args, kwargs), copies)
-        result = func(*c_args, **c_kwargs)
+        with suspended():  # NumPy's own creation functions inside NumPy's code
+            result = func(*c_args, **c_kwargs)
         for t in unique:  # NumPy mutated an argument in place: so does the traced program
             if not np.array_equal(copies[id(t)], originals[id(t)], equal_nan=True):
                 from stax.frontend.numpy_api import _rebind

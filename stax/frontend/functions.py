@@ -9,14 +9,18 @@ NotImplementedError, which under `stax.jit` is a graph break (the call runs in N
 from __future__ import annotations
 
 import builtins
+import contextlib
 import operator
-from collections.abc import Callable, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from stax.frontend import numpy_api as api
-from stax.frontend.trace import Tracer
+from stax.frontend.trace import Builder, Tracer
+from stax.graph import SUPPORTED_DTYPES
 
 
 def unsupported(what: str) -> NotImplementedError:
@@ -638,6 +642,26 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 
 
+def mask_assign(a: Tracer, index: Any, value: Any) -> bool:
+    """`a[mask] = scalar` as `where(mask, scalar, a)` (NumPy casts with 'unsafe'). False when
+    the assignment is not of that form (a value per selected element is data-dependent)."""
+    is_mask = isinstance(index, (Tracer, np.ndarray)) and index.dtype == np.bool_
+    if not is_mask or tuple(index.shape) != tuple(a.shape[:index.ndim]) or index.ndim == 0:
+        return False
+    size = value.size if isinstance(value, (Tracer, np.ndarray)) else np.size(value)
+    if size != 1 or isinstance(value, (list, tuple)):
+        return False
+    a.check_fresh()
+    b = a.builder
+    val = api.to_value(b, value if isinstance(value, Tracer) else np.asarray(value), a.dtype)
+    if val.ndim:
+        val = b.add("reshape", (val,), (), val.dtype, shape=())
+    mask = api.reshape(traced(index, (a,)), tuple(index.shape) + (1,) * (a.ndim - index.ndim))
+    new = api.where(mask, api.wrap(b, val), a)
+    api._rebind(a, new.value)
+    return True
+
+
 def register(tracer: type[Tracer]) -> None:
     """Add the functions to the NEP 18 dispatch, and `ufunc.outer` to the NEP 13 one."""
     api.FUNCTIONS.update(FUNCTIONS)
@@ -650,3 +674,141 @@ def register(tracer: type[Tracer]) -> None:
         return base(self, ufunc, method, *inputs, **kwargs)
 
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
+    setitem = tracer.__setitem__
+
+    def set_item(self: Tracer, index: Any, value: Any) -> None:
+        if not mask_assign(self, index, value):
+            setitem(self, index, value)
+
+    tracer.__setitem__ = set_item  # type: ignore[method-assign]
+
+
+# ---- arrays created inside a traced function ----------------------------------------------------
+# `np.zeros(n)` inside a jitted function is a traced value, so filling it by slice or item
+# assignment (`z[1:] = x[:-1]`) compiles. NumPy's creation functions do not dispatch (they are C
+# functions with `like=`), so while a function is traced they are replaced by wrappers that act
+# only for calls from the user's code in the tracing thread; any other call is NumPy's.
+
+_ACTIVE = threading.local()
+CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
+            "ascontiguousarray")
+
+
+def _user_call() -> Builder | None:
+    builder = getattr(_ACTIVE, "builder", None)
+    if builder is None:
+        return None
+    module = sys._getframe(2).f_globals.get("__name__", "")
+    library = module.split(".")[0] in ("stax", "numpy")
+    return None if library else builder
+
+
+def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
+    shape = (shape,) if isinstance(shape, (int, np.integer, Tracer)) else tuple(shape)
+    shape = tuple(operator.index(s) for s in shape)
+    dtype = np.dtype(float if dtype is None else dtype)
+    if dtype not in SUPPORTED_DTYPES or builtins.any(s < 0 for s in shape):
+        return None  # NumPy's own (its array, or its error)
+    if isinstance(fill, Tracer):  # NumPy copies the value in with casting='unsafe'
+        return api.copy_(api.broadcast_to(api.astype(fill, dtype, copy=False), shape))
+    value = b.add("const", (), (), dtype, value=np.asarray(fill).astype(dtype).item())
+    return api.wrap(b, api.broadcast_value(b, value, shape))
+
+
+def _has_tracer(obj: Any) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_has_tracer(o) for o in obj)
+
+
+def _from_nested(b: Builder, obj: Any) -> Tracer:
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            raise unsupported("np.array of an empty sequence holding traced arrays")
+        return api.stack([_from_nested(b, o) for o in obj])
+    return obj if isinstance(obj, Tracer) else api.wrap(b, api.to_value(b, np.asarray(obj)))
+
+
+def _converted(b: Builder, obj: Any, dtype: Any, copy: bool) -> Tracer:
+    t = _from_nested(b, obj) if isinstance(obj, (list, tuple)) else obj
+    if dtype is not None and np.dtype(dtype) != t.dtype:
+        return api.astype(t, dtype)
+    return api.copy_(t) if copy and t is obj else t
+
+
+def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    def filled(name: str, fill: int) -> Callable[..., Any]:
+        def create(shape: Any, dtype: Any = float, *args: Any, **kwargs: Any) -> Any:
+            b = _user_call()
+            if b is not None and not args and set(kwargs) <= {"order"}:
+                made = _filled(b, shape, fill, dtype)
+                if made is not None:
+                    return made
+            return original[name](shape, dtype, *args, **kwargs)
+        return create
+
+    def full(shape: Any, fill_value: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        b = _user_call()
+        if b is not None and not args and set(kwargs) <= {"order"}:
+            made = _filled(b, shape, fill_value, dtype if dtype is not None else
+                           fill_value.dtype if isinstance(fill_value, Tracer) else
+                           np.asarray(fill_value).dtype)
+            if made is not None:
+                return made
+        return original["full"](shape, fill_value, dtype, *args, **kwargs)
+
+    def convert(name: str, copy: bool) -> Callable[..., Any]:
+        def conv(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+            b = _user_call()
+            if b is not None and not args and set(kwargs) <= {"order", "copy"} and \
+                    _has_tracer(obj):
+                return _converted(b, obj, dtype, copy and kwargs.get("copy", True) is True)
+            return original[name](obj, dtype, *args, **kwargs)
+        return conv
+
+    return {"zeros": filled("zeros", 0), "ones": filled("ones", 1),
+            "empty": filled("empty", 0), "full": full,
+            "asarray": convert("asarray", False), "array": convert("array", True),
+            "asanyarray": convert("asanyarray", False),
+            "ascontiguousarray": convert("ascontiguousarray", False)}
+
+
+_ORIGINAL = {name: getattr(np, name) for name in CREATION}
+_WRAPPERS = _creation_wrappers(_ORIGINAL)
+
+
+@contextlib.contextmanager
+def creating(builder: Builder) -> Iterator[None]:
+    """While `fn` is traced with `builder`, NumPy's creation functions called from user code
+    make traced arrays (np.empty's unspecified contents are zeros)."""
+    outer = getattr(_ACTIVE, "builder", None)
+    _ACTIVE.builder = builder
+    with _LOCK:
+        if not _ACTIVE_COUNT:
+            for name, fn in _WRAPPERS.items():
+                setattr(np, name, fn)
+        _ACTIVE_COUNT.append(1)
+    try:
+        yield
+    finally:
+        _ACTIVE.builder = outer
+        with _LOCK:
+            _ACTIVE_COUNT.pop()
+            if not _ACTIVE_COUNT:
+                for name, fn in _ORIGINAL.items():
+                    setattr(np, name, fn)
+
+
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """NumPy's own creation functions (a call running in NumPy at a graph break)."""
+    outer = getattr(_ACTIVE, "builder", None)
+    _ACTIVE.builder = None
+    try:
+        yield
+    finally:
+        _ACTIVE.builder = outer
+
+
+_LOCK = threading.Lock()
+_ACTIVE_COUNT: list[int] = []
