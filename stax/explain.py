@@ -10,6 +10,8 @@ from stax.api import Compilation, Jitted, jit
 from stax.codegen.cpp import HEADER
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
+from stax.ir.printer import format_program
+from stax.ir.validate import Problem, validate
 from stax.sched.deps import SchedulerNode
 from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
 from stax.sched.fusion import can_fuse, log_lines, single
@@ -61,6 +63,16 @@ class Report:
         return self.compilation.program.wrapper
 
     @property
+    def loop_ir(self) -> str:
+        """The lowered program as text (`stax.ir.printer`)."""
+        return format_program(self.compilation.lowered.program)
+
+    @property
+    def ir_problems(self) -> tuple[Problem, ...]:
+        """What `stax.ir.validate` finds wrong with the lowered program (empty: valid)."""
+        return validate(self.compilation.lowered.program)
+
+    @property
     def fusion_log(self) -> tuple[str, ...]:
         """The fusion log's text, rendered from the scheduler's records."""
         return log_lines(self.schedule.fusion) if self.schedule.fusion else self.schedule.log
@@ -71,6 +83,8 @@ class Report:
         sections += [
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
+            ("Loop IR", self.loop_ir),
+            ("IR validation", "\n".join(map(str, self.ir_problems)) or "valid"),
             ("Scheduler nodes", "\n\n".join(n.describe() for n in self.nodes)),
             ("Removed nodes", "\n".join(self.schedule.removed) or "none"),
             ("Fusion log", "\n".join(self.fusion_log)),
