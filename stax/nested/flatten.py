@@ -62,6 +62,7 @@ class Trace:
     """The state of one traced call: rules applied and the spaces created."""
     rules: list[tuple[str, str]] = field(default_factory=list)
     counter: Iterator[int] = field(default_factory=itertools.count)
+    layouts: dict[int, tuple[np.ndarray, Layout]] = field(default_factory=dict)
 
 
 _TRACE: ContextVar[Trace | None] = ContextVar("stax_nested_trace", default=None)
@@ -132,7 +133,20 @@ class Space:
             return Space(parent, Layout.uniform(parent.size, int(lengths)))
         from stax.nested.primitives import bounds_of
         lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-        return Space(parent, Layout.from_bounds(bounds_of(lengths)), lengths)
+        trace = _TRACE.get()
+        known = trace.layouts.get(id(lengths)) if trace else None
+        if known is not None and known[0] is lengths:
+            return Space(parent, known[1], lengths)  # segments like an existing space's
+        space = Space(parent, Layout.from_bounds(bounds_of(lengths)), lengths)
+        space.remember()
+        return space
+
+    def remember(self) -> None:
+        """Let later spaces with the same lengths array reuse this layout (e.g. iota of the
+        lengths of rows: no new bounds, and `unify` sees identical layouts)."""
+        trace = _TRACE.get()
+        if trace is not None and self.lengths is not None:
+            trace.layouts[id(self.lengths)] = (self.lengths, self.layout)
 
     @property
     def size(self) -> int:
@@ -400,7 +414,8 @@ def from_array(x: np.ndarray | Ragged, root: Space) -> Value:
     """A concrete argument as a traced value of the top level."""
     if isinstance(x, Ragged):
         outer = Space(root, Layout.uniform(1, len(x)))
-        rows = Space.child(outer, x.lengths) if len(x) else Space(outer, Layout.uniform(0, 0))
+        rows = Space(outer, Layout.from_bounds(x.bounds), x.lengths)
+        rows.remember()
         return Row(outer, Row(rows, _regular(rows, np.ascontiguousarray(x.values))))
     x = np.asarray(x)
     if x.ndim == 0:
@@ -569,7 +584,7 @@ def unify(rows: Sequence[Row], what: str) -> Space:
         if r.space is first:
             continue
         a, b = first.layout, r.space.layout
-        same = (a.k == b.k and a.n == b.n and (
+        same = a is b or (a.k == b.k and a.n == b.n and (
             (a.width is not None and a.width == b.width)
             or (a.width is None and b.width is None and np.array_equal(a.bounds, b.bounds))
             or np.array_equal(_lengths(first), _lengths(r.space))))
@@ -821,6 +836,21 @@ def _replicate_regular(elem: Row, base: Space, child: Space) -> Row:
     return Row(inner, Scalar(inner, Load(elem.dtype, buf, _add(_mul(row_of, _i64(width)), col))))
 
 
+def _neg(e: Expr) -> Expr:
+    return ufunc_call(np.negative, (e,))
+
+
+def _any(space: Space, cond: Expr) -> bool:
+    """Whether `cond` holds for some iteration of `space`: one fused parallel reduction
+    (a check over the elements, without materializing them)."""
+    if space.layout is None:
+        return bool(materialize(Scalar(space, cond))[0])
+    from stax.nested.operator import make_operator
+    flags = run_segreduce(space.layout, make_operator(np.logical_or, False, [BOOL]),
+                          [cast_to(cond, BOOL)], f"check over {space.name}")[0]
+    return bool(flags.any())
+
+
 def index_row(row: Row, i: Any) -> Any:
     """row[i] (NumPy's negative indices; out of bounds is an IndexError)."""
     i = to_traced(i)
@@ -833,14 +863,14 @@ def index_row(row: Row, i: Any) -> Any:
         raise IndexError(f"stax.nested: row indices must be integers, got {idx.dtype}")
     base = row.space
     size = lift(Scalar(row.parent, base.length()), space)
-    iv = materialize(idx).astype(np.int64, copy=False)
-    nv = materialize(size)
-    bad = (iv < -nv) | (iv >= nv)
-    if bad.any():
-        j = int(np.argmax(bad))
+    pos = cast_to(idx.expr, INT64)
+    bad = ufunc_call(np.logical_or, (ufunc_call(np.less, (pos, _neg(size.expr))),
+                                     ufunc_call(np.greater_equal, (pos, size.expr))))
+    if _any(space, bad):
+        iv, nv = materialize(idx), materialize(size)
+        j = int(np.argmax(materialize(Scalar(space, bad))))
         raise IndexError(f"index {iv[j]} is out of bounds for axis 0 with size {nv[j]}")
     start = lift(Scalar(row.parent, base.start()), space)
-    pos = cast_to(idx.expr, INT64)
     pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
     flat = _add(start.expr, pos)
     note("map-of-index -> gather" if space.parent is not None else "index",

@@ -1,0 +1,342 @@
+"""Irregular (ragged) workloads: stax.nested vs hand-flattened NumPy vs Numba parallel loops.
+
+    python benchmarks/nested.py [--elements 10000000] [--repeat 5] [--markdown OUT.md]
+
+Each workload is written three ways and run side by side in one process:
+
+- stax: the nested program (`sn.map` over rows, inner `sn.reduce`/`sn.iota`...) compiled by
+  `sn.jit`, i.e. flattened into segmented OpenMP kernels;
+- numpy: the best hand-flattened NumPy we know (`np.repeat`, `np.add.reduceat`, cumsum
+  tricks; single-threaded, as NumPy is);
+- numba: a plain loop over rows with `@njit(parallel=True)` and `prange`.
+
+Every implementation's result is checked against the NumPy one first. After one warm-up call
+(compilation for stax and numba), the three run round-robin for --repeat rounds and the
+median time of each is reported, with the ratios NumPy/stax and Numba/stax (> 1: stax is
+faster). Threads: OpenMP and Numba use every core (`os.cpu_count()`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+import stax.nested as sn
+
+Runners = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    make: Callable[[int, np.random.Generator], tuple[Any, ...]]  # inputs for ~n elements
+    prepare: Callable[..., Runners]  # inputs -> (stax, numpy, numba) zero-argument calls
+    rtol: float
+
+
+def _lengths(n: int, mean: int, rng: np.random.Generator, min_len: int = 0) -> np.ndarray:
+    """Row lengths with total ~n: uniform in [min_len, 2*mean], so rows vary widely."""
+    k = max(1, n // mean)
+    return rng.integers(min_len, 2 * mean + 1, size=k).astype(np.int64)
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return starts
+
+
+def _reduceat(ufunc: np.ufunc, values: np.ndarray, lengths: np.ndarray,
+              empty: float) -> np.ndarray:
+    """ufunc.reduceat per row, with empty rows (which reduceat gets wrong) set to `empty`."""
+    starts = _starts(lengths)
+    out = ufunc.reduceat(values, np.minimum(starts, max(len(values) - 1, 0))) \
+        if len(values) else np.full(len(lengths), empty)
+    out[lengths == 0] = empty
+    return out
+
+
+# 1. sum of iota n per element --------------------------------------------------------------
+
+def sum_iota_stax(ns: np.ndarray) -> np.ndarray:
+    return sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n)), ns)
+
+
+def sum_iota_numpy(ns: np.ndarray) -> np.ndarray:
+    inner = np.arange(ns.sum()) - np.repeat(_starts(ns), ns)
+    return _reduceat(np.add, inner, ns, 0).astype(np.int64)
+
+
+@njit(parallel=True, cache=False)
+def sum_iota_numba(ns: np.ndarray) -> np.ndarray:
+    out = np.empty(len(ns), dtype=np.int64)
+    for j in prange(len(ns)):
+        acc = 0
+        for i in range(ns[j]):
+            acc += i
+        out[j] = acc
+    return out
+
+
+def make_sum_iota(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    return (_lengths(n, 1000, rng),)
+
+
+# 2. segmented softmax over ragged rows -------------------------------------------------------
+
+def softmax_stax(x: sn.Ragged) -> sn.Ragged:
+    def row_softmax(row: Any) -> Any:
+        e = np.exp(row - row.max())
+        return e / e.sum()
+    return sn.map(row_softmax, x)
+
+
+def softmax_numpy(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    m = _reduceat(np.maximum, values, lengths, -np.inf)
+    e = np.exp(values - np.repeat(m, lengths))
+    s = _reduceat(np.add, e, lengths, 0.0)
+    return e / np.repeat(s, lengths)
+
+
+@njit(parallel=True, cache=False)
+def softmax_numba(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    out = np.empty_like(values)
+    for j in prange(len(lengths)):
+        a, b = starts[j], starts[j] + lengths[j]
+        m = -np.inf
+        for i in range(a, b):
+            m = max(m, values[i])
+        s = 0.0
+        for i in range(a, b):
+            out[i] = np.exp(values[i] - m)
+            s += out[i]
+        for i in range(a, b):
+            out[i] /= s
+    return out
+
+
+def make_softmax(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    lengths = _lengths(n, 100, rng, min_len=1)
+    return (rng.normal(size=int(lengths.sum())), lengths)
+
+
+# 3. CSR sparse matrix-vector product as a map over rows --------------------------------------
+
+def spmv_stax(cols: sn.Ragged, vals: sn.Ragged, x: np.ndarray) -> np.ndarray:
+    return sn.map(lambda c, v: sn.reduce(np.add, 0.0, sn.map(lambda j, a: a * x[j], c, v)),
+                  cols, vals)
+
+
+def spmv_numpy(cols: np.ndarray, vals: np.ndarray, lengths: np.ndarray,
+               x: np.ndarray) -> np.ndarray:
+    return _reduceat(np.add, vals * x[cols], lengths, 0.0)
+
+
+@njit(parallel=True, cache=False)
+def spmv_numba(cols: np.ndarray, vals: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+               x: np.ndarray) -> np.ndarray:
+    out = np.empty(len(lengths))
+    for j in prange(len(lengths)):
+        acc = 0.0
+        for i in range(starts[j], starts[j] + lengths[j]):
+            acc += vals[i] * x[cols[i]]
+        out[j] = acc
+    return out
+
+
+def make_spmv(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    lengths = _lengths(n, 20, rng)
+    nnz = int(lengths.sum())
+    ncols = max(1, n // 10)
+    return (rng.integers(0, ncols, size=nnz), rng.normal(size=nnz), lengths,
+            rng.normal(size=ncols))
+
+
+# 4. per-segment maximum and its index --------------------------------------------------------
+
+def _argmax_op(a: tuple, b: tuple) -> tuple:
+    take_b = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+    return np.where(take_b, b[0], a[0]), np.where(take_b, b[1], a[1])
+
+
+def argmax_stax(x: sn.Ragged) -> tuple[np.ndarray, np.ndarray]:
+    return sn.map(lambda row: sn.reduce(_argmax_op, (-np.inf, -1),
+                                        (row, sn.iota(sn.length(row)))), x)
+
+
+def argmax_numpy(values: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    m = _reduceat(np.maximum, values, lengths, -np.inf)
+    inner = np.arange(len(values)) - np.repeat(_starts(lengths), lengths)
+    big = np.iinfo(np.int64).max
+    first = _reduceat(np.minimum, np.where(values == np.repeat(m, lengths), inner, big),
+                      lengths, big)
+    return m, np.where(lengths == 0, -1, first)
+
+
+@njit(parallel=True, cache=False)
+def argmax_numba(values: np.ndarray, starts: np.ndarray,
+                 lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    best = np.empty(len(lengths))
+    where = np.empty(len(lengths), dtype=np.int64)
+    for j in prange(len(lengths)):
+        m, w = -np.inf, -1
+        for i in range(lengths[j]):
+            v = values[starts[j] + i]
+            if v > m:
+                m, w = v, i
+        best[j], where[j] = m, w
+    return best, where
+
+
+def make_argmax(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    lengths = _lengths(n, 50, rng)
+    return (rng.normal(size=int(lengths.sum())), lengths)
+
+
+# 5. nested map with an irregular inner reduce ------------------------------------------------
+
+def inner_stax(ns: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return sn.map(lambda n, s: sn.reduce(np.add, 0.0, sn.map(
+        lambda i: np.sqrt(i * s + 1.0), sn.iota(n))), ns, w)
+
+
+def inner_numpy(ns: np.ndarray, w: np.ndarray) -> np.ndarray:
+    inner = np.arange(ns.sum()) - np.repeat(_starts(ns), ns)
+    return _reduceat(np.add, np.sqrt(inner * np.repeat(w, ns) + 1.0), ns, 0.0)
+
+
+@njit(parallel=True, cache=False)
+def inner_numba(ns: np.ndarray, w: np.ndarray) -> np.ndarray:
+    out = np.empty(len(ns))
+    for j in prange(len(ns)):
+        acc = 0.0
+        for i in range(ns[j]):
+            acc += np.sqrt(i * w[j] + 1.0)
+        out[j] = acc
+    return out
+
+
+def make_inner(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    ns = _lengths(n, 300, rng)
+    return (ns, rng.uniform(0.0, 2.0, size=len(ns)))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def sum_iota_runners(ns: np.ndarray) -> Runners:
+    f = sn.jit(sum_iota_stax)
+    return (lambda: f(ns), lambda: sum_iota_numpy(ns), lambda: sum_iota_numba(ns))
+
+
+def softmax_runners(values: np.ndarray, lengths: np.ndarray) -> Runners:
+    x, starts, f = sn.Ragged(values, lengths), _starts(lengths), sn.jit(softmax_stax)
+    return (lambda: f(x).values, lambda: softmax_numpy(values, lengths),
+            lambda: softmax_numba(values, starts, lengths))
+
+
+def spmv_runners(cols: np.ndarray, vals: np.ndarray, lengths: np.ndarray,
+                 x: np.ndarray) -> Runners:
+    rc, rv, starts = sn.Ragged(cols, lengths), sn.Ragged(vals, lengths), _starts(lengths)
+    f = sn.jit(spmv_stax)
+    return (lambda: f(rc, rv, x), lambda: spmv_numpy(cols, vals, lengths, x),
+            lambda: spmv_numba(cols, vals, starts, lengths, x))
+
+
+def argmax_runners(values: np.ndarray, lengths: np.ndarray) -> Runners:
+    x, starts, f = sn.Ragged(values, lengths), _starts(lengths), sn.jit(argmax_stax)
+    return (lambda: f(x), lambda: argmax_numpy(values, lengths),
+            lambda: argmax_numba(values, starts, lengths))
+
+
+def inner_runners(ns: np.ndarray, w: np.ndarray) -> Runners:
+    f = sn.jit(inner_stax)
+    return (lambda: f(ns, w), lambda: inner_numpy(ns, w), lambda: inner_numba(ns, w))
+
+
+WORKLOADS = [
+    Workload("sum of iota n per element", make_sum_iota, sum_iota_runners, 0.0),
+    Workload("segmented softmax (ragged rows)", make_softmax, softmax_runners, 1e-9),
+    Workload("CSR SpMV (map over rows)", make_spmv, spmv_runners, 1e-9),
+    Workload("per-segment max and its index", make_argmax, argmax_runners, 0.0),
+    Workload("nested map, irregular inner reduce", make_inner, inner_runners, 1e-9),
+]
+
+
+def _check(got: Any, want: Any, rtol: float, who: str, name: str) -> None:
+    got_t = got if isinstance(got, tuple) else (got,)
+    want_t = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got_t, want_t, strict=True):
+        if rtol:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-12,
+                                       err_msg=f"{who} differs on {name}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"{who} differs on {name}")
+
+
+def run(elements: int, repeat: int) -> list[tuple[str, int, float, float, float]]:
+    rows = []
+    rng = np.random.default_rng(0)
+    for wl in WORKLOADS:
+        inputs = wl.make(elements, rng)
+        fns = wl.prepare(*inputs)
+        want = fns[1]()
+        for who, fn in (("stax", fns[0]), ("numba", fns[2])):
+            _check(fn(), want, wl.rtol, who, wl.name)  # also the warm-up (compiles)
+        times: list[list[float]] = [[], [], []]
+        for _ in range(repeat):
+            for j, fn in enumerate(fns):
+                t0 = time.perf_counter()
+                fn()
+                times[j].append(time.perf_counter() - t0)
+        med = [statistics.median(t) for t in times]
+        total = _elements(wl.name, inputs)
+        rows.append((wl.name, total, *med))
+    return rows
+
+
+def _elements(name: str, inputs: tuple[Any, ...]) -> int:
+    """The number of inner elements (iterations of the innermost map)."""
+    first = inputs[0]
+    if name.startswith(("sum of iota", "nested map")):
+        return int(first.sum())
+    return int(len(first))
+
+
+def table(rows: list[tuple[str, int, float, float, float]]) -> str:
+    lines = ["| workload | inner elements | stax ms | numpy ms | numba ms | numpy/stax | "
+             "numba/stax |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, n, ts, tn, tb in rows:
+        lines.append(f"| {name} | {n:,} | {ts * 1e3:.2f} | {tn * 1e3:.2f} | {tb * 1e3:.2f} | "
+                     f"{tn / ts:.2f}x | {tb / ts:.2f}x |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--elements", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--markdown", type=str, default=None)
+    args = parser.parse_args()
+    rows = run(args.elements, args.repeat)
+    header = (f"stax.nested vs hand-flattened NumPy vs Numba parallel, ~{args.elements:,} "
+              f"elements, median of {args.repeat}; {os.cpu_count()} cores, numba threads "
+              f"{numba.config.NUMBA_NUM_THREADS}, OMP_NUM_THREADS="
+              f"{os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    text = header + "\n\n" + table(rows)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
