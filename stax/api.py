@@ -17,7 +17,7 @@ import numpy as np
 
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
-from stax.frontend.breaks import Break, call_segmented
+from stax.frontend.breaks import Break, call_general, call_segmented, is_plain
 from stax.frontend.functions import creating
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
@@ -201,6 +201,7 @@ class Jitted:
     # Signatures that run with graph breaks, and the breaks met (A2, stax.frontend.breaks).
     breaks: dict[tuple[Any, ...], list[Break]] = field(default_factory=dict)
     warned: set[Break] = field(default_factory=set)
+    variants: dict[Any, Jitted] = field(default_factory=dict)  # by non-array arguments
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -223,9 +224,13 @@ class Jitted:
             self.cache[self.key(args)] = hit
         return hit
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
+        if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:
+            return call_general(self, args, kwargs)  # specialized on non-array values (A2)
+        if kwargs:
+            raise TypeError("stax.jit: keyword arguments need strict=False")
         key = self.key(args)
         if key in self.breaks:  # runs with graph breaks (A2)
             return call_segmented(self, args, key)

@@ -180,3 +180,54 @@ def test_explain_lists_the_breaks() -> None:
     assert "== Graph breaks ==\nnp.median" in str(report)
     plain = stax.explain(lambda x: x + 1, np.ones(3))
     assert plain.breaks == () and "== Graph breaks ==\nnone" in str(plain)
+
+
+def with_options(x: Any, shape: Any, mode: str = "same", axis: Any = None, *,
+                 scale: float = 1.0, parts: Any = None) -> Any:
+    y = x.reshape(shape) * scale
+    if mode == "same":
+        y = y + 1
+    if parts:
+        parts[0][...] = y * parts[1]  # an array inside a list, mutated
+    return y.sum(axis=axis)
+
+
+def test_keyword_and_non_array_arguments_specialize() -> None:
+    jf = stax.jit(with_options)
+    x = make_array((6,), "float64", seed=10)
+    calls = [((x, (2, 3)), {}), ((x, (3, 2), "valid", 0), {"scale": 2.0}),
+             ((x, [2, 3]), {"parts": [np.zeros((2, 3)), 2.0]}),
+             ((x, (6,)), {"mode": None, "axis": None, "scale": 0.5})]
+    for args, kwargs in calls:
+        mine = copy_deep(args), copy_deep(kwargs)
+        theirs = copy_deep(args), copy_deep(kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)  # all compiled
+            got = jf(*mine[0], **mine[1])
+        assert_matches(got, with_options(*theirs[0], **theirs[1]))
+        if "parts" in kwargs:
+            assert_matches(mine[1]["parts"][0], theirs[1]["parts"][0])
+    assert len(jf.variants) == 4
+
+
+def copy_deep(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(copy_deep(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: copy_deep(v) for k, v in obj.items()}
+    return obj
+
+
+def test_an_opaque_argument_runs_the_function_in_numpy() -> None:
+    class Model:
+        def __init__(self) -> None:
+            self.w = np.arange(3.0)
+
+    model = Model()
+    jf = stax.jit(lambda x, m: x * m.w)
+    with pytest.warns(GraphBreakWarning, match="argument of type Model"):
+        assert_matches(jf(np.ones(3), model), np.arange(3.0))
+    model.w = model.w * 2  # not a stale constant
+    assert_matches(jf(np.ones(3), model), np.arange(3.0) * 2)

@@ -370,3 +370,95 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
 
 __all__ = ["Break", "GraphBreak", "GraphBreakWarning", "SegmentBuilder", "call_segmented",
            "install", "run_segmented"]
+
+
+# ---- arguments that are not arrays or scalars ----
+
+class _Opaque(Exception):  # noqa: N818 - internal signal
+    """An argument whose value Stax cannot key a compiled program by."""
+
+
+STATIC_TYPES = (str, bytes, type(None), slice, type(Ellipsis), np.dtype, type, range, bool, int,
+                float, complex, np.generic)
+
+
+def _split(obj: Any, arrays: list[Any], top: bool) -> Any:
+    """Arrays (and top-level scalars) become arguments of the compiled program; other values
+    (strings, None, shapes, lists of numbers) are static: part of the cache key."""
+    dynamic = (np.ndarray,) if not top else (np.ndarray, np.generic, bool, int, float)
+    if isinstance(obj, dynamic) and not isinstance(obj, complex):
+        arrays.append(obj)
+        return ("arg", len(arrays) - 1)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), tuple(_split(o, arrays, False) for o in obj))
+    if isinstance(obj, dict):
+        return (dict, tuple((_static_key(k), k, _split(v, arrays, False))
+                            for k, v in obj.items()))
+    if isinstance(obj, STATIC_TYPES):
+        return ("static", _static_key(obj), obj)
+    raise _Opaque(type(obj).__name__)
+
+
+def _static_key(obj: Any) -> tuple[str, str]:
+    if not isinstance(obj, STATIC_TYPES):
+        raise _Opaque(type(obj).__name__)
+    return (type(obj).__name__, repr(obj))
+
+
+def _key(structure: Any) -> Any:
+    if structure[0] == "arg":
+        return structure
+    if structure[0] == "static":
+        return structure[:2]
+    if structure[0] is dict:
+        return ("dict", tuple((k, _key(s)) for k, _, s in structure[1]))
+    return (structure[0].__name__, tuple(_key(s) for s in structure[1]))
+
+
+def _rebuild(structure: Any, arrays: tuple[Any, ...]) -> Any:
+    if structure[0] == "arg":
+        return arrays[structure[1]]
+    if structure[0] == "static":
+        return structure[2]
+    if structure[0] is dict:
+        return {k: _rebuild(s, arrays) for _, k, s in structure[1]}
+    return structure[0](_rebuild(s, arrays) for s in structure[1])
+
+
+def is_plain(a: Any) -> bool:
+    """An argument `stax.jit` compiles for directly: an array or a real scalar."""
+    return isinstance(a, (np.ndarray, np.generic, bool, int, float)) and \
+        not isinstance(a, (complex, np.complexfloating))
+
+
+def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A call with keyword arguments or arguments that are not arrays or scalars: the arrays
+    inside them are the compiled program's arguments, everything else is specialized on (a
+    compiled variant per distinct value). An argument of another type (an object whose
+    contents Stax cannot key by) runs the whole function in NumPy."""
+    arrays: list[Any] = []
+    try:
+        structure = ((tuple, tuple(_split(a, arrays, True) for a in args)),
+                     (dict, tuple((k, k, _split(v, arrays, True)) for k, v in kwargs.items())))
+    except _Opaque as e:
+        brk = Break(f"an argument of type {e}", jitted.fn.__name__,
+                    "the whole function runs in NumPy")
+        if brk not in jitted.warned:
+            jitted.warned.add(brk)
+            warnings.warn(f"stax.jit: graph break in {jitted.fn.__name__}: {brk}",
+                          GraphBreakWarning, stacklevel=3)
+        return jitted.fn(*args, **kwargs)
+    key = (_key(structure[0]), _key(structure[1]))
+    variant = jitted.variants.get(key)
+    if variant is None:
+        fn = jitted.fn
+
+        def inner(*flat: Any) -> Any:
+            a, k = _rebuild(structure[0], flat), _rebuild(structure[1], flat)
+            return fn(*a, **k)
+
+        inner.__name__ = getattr(fn, "__name__", "fn")
+        variant = type(jitted)(inner, jitted.options)
+        variant.warned = jitted.warned  # warned once per function
+        jitted.variants[key] = variant
+    return variant(*arrays)
