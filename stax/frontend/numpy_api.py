@@ -836,11 +836,29 @@ def matmul(a: Any, b_: Any, out: Any = None, **kw: Any) -> Tracer:
     va, vb = to_value(b, a, dtype), to_value(b, b_, dtype)
     if va.ndim == 0 or vb.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
-    try:  # NumPy's own shape rules (batch dimensions broadcast)
-        shape = np.matmul(np.empty(va.shape, np.int8), np.empty(vb.shape, np.int8)).shape
-    except ValueError as e:
-        raise ValueError(f"matmul: {e}") from None
+    shape = matmul_shape(va.shape, vb.shape)
     return wrap(b, b.add("matmul", (va, vb), tuple(shape), dtype))
+
+
+def matmul_shape(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's matmul result shape, from the shapes alone (A2: no matmul runs while tracing);
+    on a mismatch NumPy's own error, raised by np.matmul on zero-stride operands before any
+    arithmetic."""
+    a2 = (1, *sa) if len(sa) == 1 else sa
+    b2 = (*sb, 1) if len(sb) == 1 else sb
+    try:
+        if a2[-1] != b2[-2]:
+            raise ValueError
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError:
+        try:
+            np.matmul(*(np.broadcast_to(np.zeros((), np.int8), s) for s in (sa, sb)))
+        except ValueError as e:
+            raise ValueError(f"matmul: {e}") from None
+        raise
+    rows = (a2[-2],) if len(sa) > 1 else ()
+    cols = (b2[-1],) if len(sb) > 1 else ()
+    return (*batch, *rows, *cols)
 
 
 def dot(a: Any, b_: Any, out: Any = None) -> Tracer:
