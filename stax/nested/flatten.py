@@ -747,19 +747,19 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
     regular = all(isinstance(v, int) for v in values)
     child = Space.child(space, int(lengths[0]) if regular and k else
                         (lengths if k else 0))
-    first = lift(Scalar(space, _arg_expr(start)), child).expr
-    stride = lift(Scalar(space, _arg_expr(step)), child).expr
-    elem = _add(cast_to(first, INT64), _mul(cast_to(stride, INT64), child.inner()))
+    first, stride = (lift(_int64_at(v, space), child).expr for v in (start, step))
+    elem = _add(first, _mul(stride, child.inner()))
     note("map-of-iota -> segiota" if space.parent is not None else "iota -> iota",
          f"{child.describe()}: element = start + step * (index in segment), computed "
          f"where used")
     return Row(child, Scalar(child, elem))
 
 
-def _arg_expr(v: Any) -> Expr:
+def _int64_at(v: Any, space: Space) -> Scalar:
+    """An integer argument (traced or Python) as an int64 value of `space`."""
     if isinstance(v, Scalar):
-        return v.expr if v.space is not None else v.expr
-    return cast_to(const(v), INT64)
+        return Scalar(space, cast_to(lift(v, space).expr, INT64))
+    return Scalar(space, _i64(int(v)))
 
 
 def iota(n: Any) -> Row:

@@ -84,6 +84,11 @@ def test_csr_spmv() -> None:
 def test_range_replicate_concat_slice_index() -> None:
     check(lambda ns: sn.map(lambda n: sn.range(n, 3 * n, 2), ns), NS)
     check(lambda ns: sn.map(lambda n: sn.range(10, n, -3), ns), NS)
+    # bounds from two different levels (start from the outer map, stop from the inner)
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.reduce(
+        np.add, 0, sn.range(n, n + i, 1)), sn.iota(n)), ns), NS)
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.range(n, n + 2 * i, 2).sum(),
+                                             sn.iota(2)), ns), NS)
     check(lambda ns: sn.map(lambda n: sn.replicate(n, n * 1.5), ns), NS)
     check(lambda ns: sn.map(lambda n: sn.concat(sn.iota(n), sn.replicate(2, n)), ns), NS)
     check(lambda r: sn.map(lambda row: sn.concat(row, row * 2), r), RAGGED)
