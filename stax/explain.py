@@ -150,6 +150,10 @@ def optimality_gap(schedule: Schedule, time_limit: float = 10.0) -> OptimalityGa
 def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
             verify: bool = False, **options: Any) -> Report:
     """Compile `fn` for `args` and report every decision (see `Report`)."""
+    from stax.nested.api import Jitted as NestedJitted  # hook added by helper D (stax.nested)
+    if isinstance(fn, NestedJitted):  # an sn.jit function: its flattening report
+        from stax.nested.api import explain as explain_nested
+        return explain_nested(fn, *args)  # type: ignore[return-value]
     jitted = fn if isinstance(fn, Jitted) else jit(fn, **options)
     try:
         comp = jitted.compile(*args)

@@ -63,6 +63,12 @@ class Trace:
     rules: list[tuple[str, str]] = field(default_factory=list)
     counter: Iterator[int] = field(default_factory=itertools.count)
     layouts: dict[int, tuple[np.ndarray, Layout]] = field(default_factory=dict)
+    arrays: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
+
+    def array_name(self, array: np.ndarray) -> str:
+        """A stable name for an array in explain output (b0, b1, ... by first mention)."""
+        entry = self.arrays.setdefault(id(array), (array, f"b{len(self.arrays)}"))
+        return entry[1]
 
 
 _TRACE: ContextVar[Trace | None] = ContextVar("stax_nested_trace", default=None)
@@ -525,7 +531,9 @@ def show(e: Expr) -> str:
     if isinstance(e, Seg):
         return "seg"
     if isinstance(e, Load):
-        return f"a{id(e.buf.array) % 997}[{show(e.index)}]"
+        trace = _TRACE.get()
+        name = trace.array_name(e.buf.array) if trace else "array"
+        return f"{name}[{show(e.index)}]"
     if isinstance(e, Call):
         if e.fn == "cast":
             return f"{e.dtype}({show(e.args[0])})"

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_matches
 
+import stax
 import stax.nested as sn
 from nested.helpers import check
 
@@ -177,3 +178,8 @@ def test_explain() -> None:
                  "map-of-reduce -> segreduce", "== Flat program", "segreduce np.add",
                  "#pragma omp"):
         assert part in text, part
+    assert str(stax.explain(sn.jit(f), np.array([5, 7]))) == text  # the hook in stax.explain
+    loop_text = str(sn.explain(lambda ns: sn.map(
+        lambda n: sn.loop(n, lambda i, acc: acc + i, 0), ns), np.array([1, 3])))
+    assert "map-of-loop -> active-set loop" in loop_text and "cond -> branch packing" in \
+        loop_text
