@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import operator
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,12 @@ def _unsupported(node: fx.Node) -> str | None:
     return None
 
 
+def _view_chain_to_input(node: fx.Node, is_view: Any) -> bool:
+    while is_view(node):
+        node = node.all_input_nodes[0]
+    return node.op == "placeholder"
+
+
 def _is_tensor_node(node: fx.Node) -> bool:
     return any(isinstance(m, torch.Tensor) for m in _metas(node))
 
@@ -100,10 +106,14 @@ class Step:
 
 @dataclass
 class Segment:
-    """A Stax segment's compiled functions, one per specialization of its int inputs."""
+    """A Stax segment's traced functions (one per specialization of its int inputs) and
+    compiled programs (one per input signature), called directly."""
 
     step: Step
+    layouts: tuple[tuple[int, ...] | None, ...]
     jitted: dict[tuple[Any, ...], Jitted] = field(default_factory=dict)
+    calls: dict[tuple[Any, ...], Callable[[list[np.ndarray]], Any]] = field(
+        default_factory=dict)
 
 
 class GraphRunner:
@@ -132,32 +142,37 @@ class GraphRunner:
         return node.target in VIEWS
 
     def _kinds(self) -> dict[fx.Node, str]:
-        returned = {n for n in self.output.all_input_nodes}
         kinds: dict[fx.Node, str] = {}
-        # Views feeding returned views are views too: walk back from the outputs.
-        torch_views = set()
-        stack = [n for n in returned if self._is_view(n)]
-        while stack:
-            n = stack.pop()
-            if n in torch_views:
-                continue
-            torch_views.add(n)
-            stack.extend(a for a in n.all_input_nodes if self._is_view(a))
         for n in self.nodes:
-            if not _is_tensor_node(n) and n.target is not operator.getitem:
+            if n.target is operator.getitem:
+                kinds[n] = kinds[n.args[0]]
+            elif not _is_tensor_node(n):
                 kinds[n] = "python"
-            elif n.target is operator.getitem:
-                kinds[n] = kinds[n.args[0]] if kinds[n.args[0]] != "view" else "eager"
             elif n in self.fallbacks:
-                kinds[n] = "eager"
-            elif self._is_view(n) and (n in torch_views or all(
-                    a.op == "placeholder" or kinds.get(a) == "view"
-                    for a in n.all_input_nodes)):
-                kinds[n] = "view"
-            elif self._is_view(n) and n.target not in TABLE:
                 kinds[n] = "eager"
             else:
                 kinds[n] = "stax"
+        # Views that PyTorch makes: views the graph returns (and the views they are made
+        # from), and views of inputs that something other than Stax reads. Views of inputs
+        # read only by Stax stay in the segment, which reads the input itself.
+        returned = set(self.output.all_input_nodes)
+        for n in reversed(self.nodes):
+            if not self._is_view(n):
+                continue
+            source = n.all_input_nodes[0]
+            of_input = source.op == "placeholder" or kinds.get(source) == "view"
+            read_elsewhere = n in returned or any(
+                u.op == "output" or kinds.get(u) != "stax" for u in n.users)
+            if read_elsewhere and (of_input or n in returned or any(
+                    kinds.get(u) == "view" for u in n.users)):
+                kinds[n] = "view"
+        # A view of an input that PyTorch makes needs its source made by PyTorch as well.
+        for n in reversed(self.nodes):
+            if kinds[n] == "view":
+                source = n.all_input_nodes[0]
+                if self._is_view(source) and kinds[source] == "stax" and _view_chain_to_input(
+                        source, self._is_view):
+                    kinds[source] = "view"
         return kinds
 
     def _plan(self, done: set[fx.Node]) -> list[Step]:
@@ -268,17 +283,38 @@ class GraphRunner:
             return
         seg = self.segments.get(step.nodes)
         if seg is None:
-            seg = self.segments[step.nodes] = Segment(step)
-        tensors = [env[n] for n in step.inputs if isinstance(env[n], torch.Tensor)]
-        scalars = tuple((n, env[n]) for n in step.inputs
-                        if not isinstance(env[n], torch.Tensor))
-        key = tuple(v for _, v in scalars)
-        jitted = seg.jitted.get(key)
-        if jitted is None:
-            jitted = seg.jitted[key] = self._jit(step, dict(scalars))
-        flat = jitted(*[to_numpy(t) for t in tensors])
-        for node, value in zip(step.outputs, flat, strict=True):
-            env[node] = with_strides(to_tensor(value), node.meta.get("val"))
+            seg = self.segments[step.nodes] = Segment(step, self._layouts(step))
+        inputs = [env[n] for n in step.inputs]
+        key = tuple((x.shape, x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x
+                    for x in inputs)
+        call = seg.calls.get(key)
+        arrays = [to_numpy(x) for x in inputs if isinstance(x, torch.Tensor)]
+        if call is None:  # trace and compile (stax.jit), then call the program directly
+            scalars = tuple((n, x) for n, x in zip(step.inputs, inputs, strict=True)
+                            if not isinstance(x, torch.Tensor))
+            jitted = seg.jitted.get(scalars)
+            if jitted is None:
+                jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
+            call = seg.calls[key] = jitted.compile(*arrays).program.call
+        flat = call(arrays)
+        for node, value, stride in zip(step.outputs, flat, seg.layouts, strict=False):
+            t = torch.from_numpy(value if value.flags.writeable else value.copy())
+            if stride is not None and t.stride() != stride and t.numel() > 1:
+                t = torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
+            env[node] = t
+
+    @staticmethod
+    def _layouts(step: Step) -> tuple[tuple[int, ...] | None, ...]:
+        """The strides PyTorch gives each output of a segment, where they are not
+        contiguous. Stax results are contiguous; layouts matter where random ops draw in
+        memory order (dropout's mask) and where AOTAutograd regenerates aliases."""
+        layouts = []
+        for node in step.outputs:
+            meta = node.meta.get("val")
+            shape = _concrete(meta.shape) if isinstance(meta, torch.Tensor) else None
+            stride = _concrete(meta.stride()) if shape is not None else None
+            layouts.append(None if stride is None or stride == _contiguous(shape) else stride)
+        return tuple(layouts)
 
     def _jit(self, step: Step, scalars: dict[fx.Node, Any]) -> Jitted:
         tensor_inputs = [n for n in step.inputs if n not in scalars]
@@ -335,27 +371,14 @@ def _create(node: fx.Node, args: Any, kwargs: Any, meta: Any) -> np.ndarray:
     return np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
 
 
-def with_strides(t: torch.Tensor, meta: Any) -> torch.Tensor:
-    """`t` laid out as PyTorch lays out this value. Stax results are contiguous; PyTorch's may
-    not be (a permuted view), and layouts matter: random ops draw in memory order (dropout's
-    mask), and AOTAutograd regenerates aliases from strides."""
-    if not isinstance(meta, torch.Tensor) or t.numel() <= 1:
-        return t
-    stride = _concrete(meta.stride())
-    if stride is None or all(a == b or n == 1 for a, b, n in zip(stride, t.stride(), t.shape,
-                                                                 strict=True)):
-        return t
-    return torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
     """A zero-copy NumPy view of a CPU tensor."""
-    return t.detach().resolve_conj().resolve_neg().numpy()
-
-
-def to_tensor(a: Any) -> torch.Tensor:
-    """A tensor sharing the memory of a Stax result."""
-    arr = np.asarray(a)
-    if not arr.flags.writeable:  # a broadcast view: PyTorch tensors are writable
-        arr = arr.copy()
-    return torch.from_numpy(arr)
+    return t.detach().numpy() if t.requires_grad else t.numpy()

@@ -1,0 +1,216 @@
+"""PyTorch models under eager, torch.compile(backend="inductor") and backend="stax".
+
+    python benchmarks/torch_models.py            # full table (quiet machine)
+    python benchmarks/torch_models.py --quick    # smoke run: small sizes, few repetitions
+    python benchmarks/torch_models.py --threads 1
+
+For each model, inference (eval, no_grad) and a training step (forward, backward; the
+optimizer stays eager) at a small and a large batch. The three variants run interleaved in
+one loop (each repetition times eager, inductor and stax in turn) and the median is kept;
+every compiled result is checked against eager's before timing. Compile time is the first
+call's wall time with cold caches (fresh Stax and Inductor cache directories). Prints a
+Markdown table with Stax/Inductor ratios and their geometric mean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# Threads for every runtime (PyTorch, OpenMP kernels, BLAS) before any is loaded:
+# `--threads N` on the command line.
+if "--threads" in sys.argv:
+    _N = sys.argv[sys.argv.index("--threads") + 1]
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _N
+# Cold caches for the compile-time column (set before torch and stax are imported).
+_TMP = tempfile.mkdtemp(prefix="stax-torch-bench-")
+os.environ["STAX_CACHE_DIR"] = os.path.join(_TMP, "stax")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_TMP, "inductor")
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+BACKENDS = ("eager", "inductor", "stax")
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, width, 3, padding=1)
+        self.bn = nn.BatchNorm2d(width)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(width * 8 * 8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.pool(torch.relu(self.bn(self.conv(x)))).flatten(1))
+
+
+class RMSNormSwiGLU(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.norm = nn.RMSNorm(dim, eps=1e-6)
+        self.w1 = nn.Linear(dim, hidden, bias=False)
+        self.w3 = nn.Linear(dim, hidden, bias=False)
+        self.w2 = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x)
+        return x + self.w2(nn.functional.silu(self.w1(h)) * self.w3(h))
+
+
+class Bag(nn.Module):
+    def __init__(self, rows: int, dim: int) -> None:
+        super().__init__()
+        self.bag = nn.EmbeddingBag(rows, dim, mode="mean")
+        self.fc = nn.Linear(dim, 4)
+
+    def forward(self, idx: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.bag(idx, offsets))
+
+
+class LSTMSteps(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.cell = nn.LSTMCell(dim, hidden)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        for t in range(x.shape[0]):
+            h, c = self.cell(x[t], (h, c))
+        return h
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str
+    make: Callable[[], nn.Module]
+    inputs: Callable[[int], list[torch.Tensor]]
+    batches: tuple[int, int]
+
+
+def cases(quick: bool) -> list[Case]:
+    d = 32 if quick else 256
+    seq = 8 if quick else 64
+
+    def bag_inputs(b: int) -> list[torch.Tensor]:
+        return [torch.randint(0, 1000, (b * 8,)), torch.arange(0, b * 8, 8)]
+
+    return [
+        Case("mlp", lambda: nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(),
+                                          nn.Linear(4 * d, 4 * d), nn.ReLU(),
+                                          nn.Linear(4 * d, d)),
+             lambda b: [torch.randn(b, d)], (8, 64 if quick else 1024)),
+        Case("transformer block", lambda: nn.TransformerEncoderLayer(
+            d, 4, 4 * d, dropout=0.1, activation="gelu", batch_first=True),
+             lambda b: [torch.randn(b, seq, d)], (2, 4 if quick else 32)),
+        Case("cnn", lambda: SmallCNN(8 if quick else 32),
+             lambda b: [torch.randn(b, 3, 16, 16)], (4, 16 if quick else 256)),
+        Case("rmsnorm+swiglu", lambda: RMSNormSwiGLU(d, 3 * d),
+             lambda b: [torch.randn(b, seq, d)], (2, 4 if quick else 32)),
+        Case("embedding bag", lambda: Bag(1000, d), bag_inputs, (8, 64 if quick else 2048)),
+        Case("lstm cell x4", lambda: LSTMSteps(d, d),
+             lambda b: [torch.randn(4, b, d), torch.randn(b, d), torch.randn(b, d)],
+             (8, 64 if quick else 1024)),
+    ]
+
+
+def compiled(model: nn.Module, backend: str) -> Callable[..., Any]:
+    return model if backend == "eager" else torch.compile(model, backend=backend)
+
+
+def step_fn(fn: Callable[..., Any], train: bool) -> Callable[[list[torch.Tensor]], Any]:
+    if not train:
+        def infer(xs: list[torch.Tensor]) -> Any:
+            with torch.no_grad():
+                return fn(*xs)
+        return infer
+
+    def train_step(xs: list[torch.Tensor]) -> Any:
+        out = fn(*xs)
+        out.square().mean().backward()
+        return out.detach()
+    return train_step
+
+
+def time_case(case: Case, batch: int, train: bool, reps: int,
+              compile_times: dict[tuple[str, str], float]) -> dict[str, float]:
+    torch.manual_seed(0)
+    base = case.make().train(train)
+    # No dropout: random masks depend on each backend's use of the generator (Inductor draws
+    # its own), so outputs would not compare; the timed work is the rest of the model.
+    for m in base.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        if isinstance(m, nn.MultiheadAttention):
+            m.dropout = 0.0
+    xs = case.inputs(batch)
+    fns = {}
+    for b in BACKENDS:
+        model = copy.deepcopy(base)
+        fns[b] = step_fn(compiled(model, b), train)
+        start = time.perf_counter()
+        out = fns[b](xs)
+        key = (case.model, "train" if train else "inference")
+        if b != "eager":
+            compile_times[key + (b,)] = compile_times.get(key + (b,), 0.0) + \
+                time.perf_counter() - start
+        if b == "eager":
+            want = out
+        else:
+            torch.testing.assert_close(out, want, rtol=2e-3, atol=2e-4)
+    times: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    for _ in range(reps):  # interleaved
+        for b in BACKENDS:
+            start = time.perf_counter()
+            fns[b](xs)
+            times[b].append(time.perf_counter() - start)
+    return {b: statistics.median(t) for b, t in times.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for PyTorch, Stax's kernels and BLAS (default: all)")
+    args = parser.parse_args(argv)
+    reps = args.reps or (3 if args.quick else 30)
+    rows = []
+    compile_times: dict[tuple[str, ...], float] = {}
+    for case in cases(args.quick):
+        for train in (False, True):
+            for batch in case.batches:
+                torch._dynamo.reset()
+                t = time_case(case, batch, train, reps, compile_times)
+                rows.append((case.model, "train" if train else "inference", batch, t))
+                print(f"  {case.model} {rows[-1][1]} batch {batch}: "
+                      + ", ".join(f"{b} {t[b] * 1e3:.3f} ms" for b in BACKENDS),
+                      file=sys.stderr, flush=True)
+    ratios = [t["stax"] / t["inductor"] for *_, t in rows]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"median of {reps} interleaved repetitions\n")
+    print("| model | mode | batch | eager ms | inductor ms | stax ms | stax/inductor |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (model, mode, batch, t), r in zip(rows, ratios, strict=True):
+        print(f"| {model} | {mode} | {batch} | {t['eager'] * 1e3:.3f} | "
+              f"{t['inductor'] * 1e3:.3f} | {t['stax'] * 1e3:.3f} | {r:.2f} |")
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    print(f"\nGeometric mean stax/inductor: {geo:.2f} (target <= 0.8)\n")
+    print("| model | mode | inductor compile s | stax compile s |")
+    print("|---|---|---:|---:|")
+    for model, mode in dict.fromkeys((m, mo) for m, mo, *_ in compile_times):
+        print(f"| {model} | {mode} | {compile_times[(model, mode, 'inductor')]:.2f} | "
+              f"{compile_times[(model, mode, 'stax')]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
