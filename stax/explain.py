@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from stax.api import Compilation, Jitted, jit
@@ -41,6 +42,20 @@ class Report:
     verification: Any  # a poly Verdict when verify=True
     # Graph breaks (A2): what runs in NumPy; the compilation is then the last segment's.
     breaks: tuple[Break, ...] = ()
+    name: str = ""  # the function's name, for the HTML page's title
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """The report as one self-contained HTML page (`stax.report`); written to `path` if
+        given."""
+        from stax.report import render
+
+        page = render(self, self.name)
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+    def _repr_html_(self) -> str:  # Jupyter
+        return self.to_html()
 
     @property
     def schedule(self) -> Schedule:
@@ -167,4 +182,5 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
         comp = segments[-1].compilation
     gap = optimality_gap(comp.schedule) if exact else None
     verdict = verify_schedule(comp.schedule) if verify else None
-    return Report(comp, gap, verdict, breaks)
+    name = getattr(jitted.fn, "__qualname__", "") or ""
+    return Report(comp, gap, verdict, breaks, name)
