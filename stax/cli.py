@@ -31,21 +31,36 @@ def _load_function(spec: str) -> Any:
     return module, fn
 
 
-def _explain(args: argparse.Namespace) -> int:
+def _inputs(module: Any, args: argparse.Namespace) -> tuple[Any, ...]:
     import numpy as np
 
+    make = getattr(module, f"{args.target.rsplit(':', 1)[1]}_args", None)
+    if make is not None:
+        return tuple(make())
+    shapes = [tuple(int(s) for s in part.split("x")) for part in args.shapes.split(",")]
+    rng = np.random.default_rng(0)
+    return tuple(rng.standard_normal(s).astype(args.dtype) for s in shapes)
+
+
+def _explain(args: argparse.Namespace) -> int:
     import stax
 
     module, fn = _load_function(args.target)
-    make = getattr(module, f"{args.target.rsplit(':', 1)[1]}_args", None)
-    if make is not None:
-        inputs = make()
-    else:
-        shapes = [tuple(int(s) for s in part.split("x")) for part in args.shapes.split(",")]
-        rng = np.random.default_rng(0)
-        inputs = tuple(rng.standard_normal(s).astype(args.dtype) for s in shapes)
+    inputs = _inputs(module, args)
+    if args.html:
+        return _explain_html(fn, inputs, args)
     print(stax.explain(fn, *inputs, exact=args.exact, verify=args.verify))
     return 0
+
+
+def _explain_html(fn: Any, inputs: tuple[Any, ...], args: argparse.Namespace) -> int:
+    """Write the HTML report; if compiling fails, a page showing where (exit status 1)."""
+    from stax.report import explain_to_html
+
+    _, ok = explain_to_html(args.html, fn, *inputs, exact=args.exact, verify=args.verify)
+    print(f"stax explain: wrote {args.html}" + ("" if ok else " (compilation failed; the "
+                                                 "page shows where)"), file=sys.stderr)
+    return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
                          help="also solve the fusion problem exactly and report greedy's gap")
     explain.add_argument("--verify", action="store_true",
                          help="prove the fused order with the polyhedral layer")
+    explain.add_argument("--html", metavar="OUT.html",
+                         help="write a self-contained HTML report (graph, memory timeline, "
+                              "loops and code per kernel) instead of printing the text")
     explain.set_defaults(func=_explain)
     from stax.poly.cli import register as register_poly
 

@@ -95,7 +95,9 @@ def render_failure(title: str, error: BaseException) -> str:
     frames = [Frame(f.filename, f.lineno or 0, f.name, (f.line or "").strip(),
                     not str(Path(f.filename).resolve()).startswith(STAX_DIR))
               for f in traceback.extract_tb(error.__traceback__)]
-    failure = {"kind": type(error).__name__, "message": str(error), "frames": frames}
+    user = [f for f in frames if f.user and f.function != "explain_to_html"]
+    at = f"{user[-1].file}:{user[-1].line} in {user[-1].function}" if user else ""
+    failure = {"kind": type(error).__name__, "message": str(error), "frames": frames, "at": at}
     text = "".join(traceback.format_exception(error))
     return _ENV.get_template("page.html.j2").render(
         title=title, failure=failure, code_css=Markup(CODE_CSS), text=text)
