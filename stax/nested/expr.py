@@ -243,6 +243,19 @@ def uses(e: Expr, kind: type) -> bool:
     return False
 
 
+def guarded_load(e: Expr, guarded: bool = False) -> bool:
+    """Whether a load sits in a branch of a `where` (so it must not be executed
+    unconditionally: its index may be out of range when the branch is not taken)."""
+    if isinstance(e, Load):
+        return guarded or guarded_load(e.index, guarded)
+    if isinstance(e, Call):
+        if e.fn == "where":
+            return guarded_load(e.args[0], guarded) or any(guarded_load(a, True)
+                                                           for a in e.args[1:])
+        return any(guarded_load(a, guarded) for a in e.args)
+    return False
+
+
 def buffers(exprs: tuple[Expr, ...]) -> list[Buf]:
     """Distinct arrays read by `exprs`, in order of first appearance."""
     seen: dict[int, Buf] = {}

@@ -127,6 +127,7 @@ class Space:
         self.layout = layout
         self.lengths = lengths
         self.depth = 0 if parent is None else parent.depth + 1
+        self.guarded = False  # the iterations of one branch of a cond (branch packing)
         self._segment_ids: Buf | None = None
 
     @staticmethod
@@ -480,8 +481,16 @@ def _space_of(v: Any) -> Space | None:
 
 
 def deepest(*values: Any) -> Space:
-    """The innermost space among the values (they must lie on one chain)."""
+    """The innermost space among the values (they must lie on one chain) and the enclosing
+    cond branch, if any. Work on values of outer levels stays there (hoisted, computed once
+    per outer iteration) except under a branch, where it must not run for iterations that
+    do not take the branch (it could fail there)."""
     spaces = [s for s in map(_space_of, values) if s is not None]
+    guard = _SPACE.get()  # inside a cond branch, work runs only on the packed iterations
+    while guard is not None and not guard.guarded:
+        guard = guard.parent
+    if guard is not None:
+        spaces.append(guard)
     best = max(spaces, key=lambda s: s.depth) if spaces else current()
     for s in spaces:
         best.chain_from(s)
@@ -958,6 +967,7 @@ def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any],
     results = []
     for mask, fn, name in ((cm, then_fn, "then"), (~cm, else_fn, "else")):
         packed = Space.child(space, mask.astype(np.int64))
+        packed.guarded = True
         with in_space(packed):
             r = fn(*lift(args, packed))
         r = r if isinstance(r, tuple) else (r,)

@@ -67,11 +67,14 @@ def map(f: Callable[..., Any], *xs: Any) -> Any:
         raise ValueError(f"stax.nested: sn.map: arrays of different lengths "
                          f"({', '.join(str(len(r)) for r in rows)})")
     results = [f(*args) for args in zip(*rows, strict=True)]
-    dummy = None
-    if not results:
+    if results:
+        return _stack(results, results[0])
+    try:  # no iterations: the result's type comes from the body applied to zeros
         with np.errstate(all="ignore"):
             dummy = f(*(_zero_row(x) for x in xs))
-    return _stack(results, dummy if dummy is not None else results[0])
+    except (IndexError, ValueError):
+        dummy = np.float64(0)
+    return _stack(results, dummy)
 
 
 def _components(xs: Any) -> tuple[list[np.ndarray], bool]:

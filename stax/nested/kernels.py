@@ -42,6 +42,7 @@ from stax.nested.expr import (
     buffers,
     cpp_type,
     emit,
+    guarded_load,
     rename_args,
     uses,
 )
@@ -218,7 +219,10 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
             line = f"if ({emit(st.cond, src.names)}) {line}"
         lines.append("        " + line)
     body = "\n".join(lines)
-    simd = "" if any(st.cond is not None or st.index is not None for st in stores) else " simd"
+    # No `omp simd` for scatters or loads guarded by a condition: a vector loop may execute
+    # a guarded load for lanes whose condition is false.
+    simd = "" if any(st.cond is not None or st.index is not None for st in stores) or any(
+        guarded_load(e) for e in exprs) else " simd"
     if not segmented:
         code = (f"  #pragma omp parallel for{simd} schedule(static) if(n >= {PARALLEL_MIN})\n"
                 f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
@@ -231,7 +235,7 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
                 f"{_first_segment(layout)}\n"
                 "      for (; s < k && OFF(s) < b; ++s) {\n"
                 "        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));\n"
-                f"        #pragma omp{simd}\n"
+                + ("        #pragma omp simd\n" if simd else "") +
                 f"        for (int64_t i = lo; i < hi; ++i) {{\n{body}\n        }}\n"
                 "      }\n    }\n  }")
     _launch("map", summary, src.function(code), src.arrays, params)
@@ -288,7 +292,8 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     src.add_inputs(elems)
     ne = [emit(c, src.names) for c in op.ne]
     acc, x = _names("acc", m), _names("x", m)
-    simd = f"        #pragma omp simd reduction({op.omp}:acc0)\n" if op.omp else ""
+    vector = op.omp and not any(guarded_load(e) for e in elems)
+    simd = f"        #pragma omp simd reduction({op.omp}:acc0)\n" if vector else ""
     pv = _names("pv", m)
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);

@@ -125,6 +125,9 @@ def test_cond_branch_packing() -> None:
     check(lambda r: sn.map(lambda row: sn.cond(sn.length(row) > 0, lambda x: x[0],
                                                lambda x: -1, row), r), r)
     check(lambda x: sn.cond(x > 0, lambda: x * 2, lambda: x - 1), 3)
+    # a branch using an outer value through its closure still runs only where taken
+    check(lambda ns: sn.map(lambda n: sn.cond(n > 1, lambda: sn.iota(n)[1], lambda: -n), ns),
+          NS)
 
 
 def test_loops() -> None:

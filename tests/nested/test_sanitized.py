@@ -1,0 +1,67 @@
+"""The segmented kernels run clean under AddressSanitizer + UBSan (no out-of-bounds access, no
+undefined behaviour), with inputs split into many chunks, empty segments and empty inputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROGRAMS = r"""
+import numpy as np
+import stax.nested as sn
+from stax.nested import kernels
+
+for chunks in (None, 5):
+    kernels.CHUNKS = chunks
+    ns = np.array([3, 0, 5, 1, 0, 0, 4])
+    r = sn.Ragged.from_list([[1.0, -2.0], [], [3.0, np.nan, 4.0], [], [5.0]])
+    progs = [
+        (lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n) * 2), ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.scan(np.maximum, -1, sn.iota(n) % 3), ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.concat(sn.iota(n), sn.replicate(n % 2, n)), ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.iota(n + 2)[n // 2:-1], ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.cond(n > 1, lambda: sn.iota(n)[1], lambda: -n), ns),
+         (ns,)),
+        (lambda ns: sn.map(lambda n: sn.loop(n, lambda i, a: a * 2 + i, 1), ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.scatter(sn.replicate(n, 0), sn.iota(3) - 1,
+                                                sn.replicate(3, 7)), ns), (ns,)),
+        (lambda r: sn.map(lambda row: sn.reduce(np.minimum, np.inf, row), r), (r,)),
+        (lambda r: sn.map(lambda row: row.cumsum() / (sn.length(row) + 1), r), (r,)),
+        (lambda r, x: sn.map(lambda row: sn.map(lambda v: x[1] * v, row), r),
+         (r, np.arange(3.0))),
+        (lambda ns: sn.map(sn.iota, ns), (np.array([], dtype=np.int64),)),
+    ]
+    for fn, args in progs:
+        got, want = sn.jit(fn)(*args), sn.interpret(fn, *args)
+        as_list = lambda v: v.to_list() if isinstance(v, sn.Ragged) else np.asarray(v).tolist()
+        g, w = as_list(got), as_list(want)
+        assert np.allclose(np.array(sum(g, []) if g and isinstance(g[0], list) else g,
+                                    dtype=float),
+                           np.array(sum(w, []) if w and isinstance(w[0], list) else w,
+                                    dtype=float), equal_nan=True), fn
+    lengths = np.array([0, 4, 0, 0, 7, 1, 0])
+    v = np.arange(12, dtype=np.int32)
+    sn.segreduce(lambda a, b: (a[0] + b[0], np.where(a[1] > b[1], a[1], b[1])), (0, 0), None,
+                 (v, v), lengths=lengths)
+    sn.segscan(np.multiply, 1, None, v, lengths=lengths, exclusive=True)
+    sn.seggather(sn.Ragged(v, lengths), sn.Ragged(np.zeros(12, np.int64), lengths))
+    sn.partition(v % 3 == 0, v)
+print("sanitized ok")
+"""
+
+
+def test_nested_kernels_run_clean_under_sanitizers(tmp_path) -> None:
+    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan is not installed with this g++")
+    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path),
+               LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", PROGRAMS], env=env, capture_output=True,
+                            text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "sanitized ok" in result.stdout
