@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from stax.cse import eliminate_common_subexpressions
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
 from stax.frontend.breaks import Break, call_general, call_segmented, is_plain
@@ -183,7 +184,8 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
                    ) -> Compilation:
     start = time.perf_counter()
     strides = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
-    lowered = lower(traced.graph, strides)
+    graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
+    lowered = lower(graph, strides)
     sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
     threads = options["threads"] or thread_count()
     program = build(sched, threads=threads, isa=isa_level(options["isa"]),

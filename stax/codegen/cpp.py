@@ -7,7 +7,7 @@ guarded `select` are printed inline so their loads happen only under the guard.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,8 +47,8 @@ def ctype(dtype: np.dtype) -> str:
 # is within 4 ulp.
 MATH = {
     "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
-    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "sin",
-    "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "stax_sin",
+    "cos": "stax_cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
     "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
     "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "nearbyint",
     "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
@@ -62,6 +62,10 @@ HELPERS = {"negative": "stax_neg", "absolute": "stax_abs", "sign": "stax_sign",
            "logaddexp": "stax_logaddexp"}
 FLAGGED = {"floor_divide": "stax_floordiv", "remainder": "stax_remainder",
            "power": "stax_power"}
+# Checks OR their error bits into this thread-private variable of the region (no branch in the
+# loop); the region raises the flags after its loops (runtime header: stax_raise). [B]
+BAD = "stax_bad"
+SIMD_BAD = f" reduction(|:{BAD})"
 
 
 def const_str(value: object, dtype: np.dtype) -> str:
@@ -125,6 +129,8 @@ class ExprPrinter:
         if isinstance(e, Const):
             return const_str(e.value, e.dtype)
         if isinstance(e, Load):
+            if e.dtype == np.dtype(bool):  # bytes: g++ has no vector type for `bool` loads
+                return f"(reinterpret_cast<const uint8_t*>({e.buf})[{self.index(e.index)}] != 0)"
             return f"{e.buf}[{self.index(e.index)}]"
         if isinstance(e, IndexValue):
             return f"((int64_t)({self.index(e.index)}))"
@@ -135,7 +141,7 @@ class ExprPrinter:
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if fn == "cast":
-            return f"stax_cast<{ctype(e.dtype)}, {t}>({a[0]}, flags)"
+            return f"stax_cast<{ctype(e.dtype)}, {t}>({a[0]}, {BAD})"
         if e.args and e.args[0].dtype == np.dtype(bool) and fn in ("add", "multiply"):
             return f"({a[0]} {'||' if fn == 'add' else '&&'} {a[1]})"
         if fn in INFIX:
@@ -155,7 +161,8 @@ class ExprPrinter:
         if fn in HELPERS:
             return f"{HELPERS[fn]}<{t}>({', '.join(a)})"
         if fn in FLAGGED:
-            return f"{FLAGGED[fn]}<{t}>({a[0]}, {a[1]}, flags)"
+            const = ", true" if fn != "power" and isinstance(e.args[1], Const) else ""
+            return f"{FLAGGED[fn]}<{t}{const}>({a[0]}, {a[1]}, {BAD})"
         if fn == "square":
             return f"({a[0]} * {a[0]})"
         if fn == "reciprocal":
@@ -195,7 +202,23 @@ class ExprPrinter:
             helper = "stax_idx_floordiv" if isinstance(atom, FloorDiv) else "stax_idx_mod"
             return f"{helper}({inner}, {atom.div})"
         assert isinstance(atom, Indirect)
-        return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, flags)"
+        return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, {BAD})"
+
+
+def vector_blocker(bodies: Iterable[Expr]) -> str | None:
+    """Why a loop computing `bodies` cannot be vectorized on x86, or None. Such loops get no
+    `omp simd`: the vectorization test holds every marked loop to being vectorized."""
+    for e in walk_all(list(bodies)):
+        if not isinstance(e, Call) or e.fn not in FLAGGED:
+            continue
+        runtime = not isinstance(e.args[1], Const)
+        if e.fn != "power" and e.dtype.kind == "f":
+            return f"float {e.fn} needs fmod (no vector variant in libmvec)"
+        if e.fn != "power" and e.dtype.itemsize == 8 and runtime:
+            return "64-bit integer division by a runtime divisor (no vector instruction)"
+        if e.fn == "power" and e.dtype.kind in "iu" and runtime:
+            return "integer power by a runtime exponent (a loop per element)"
+    return None
 
 
 def walk_all(roots: Sequence[Expr]) -> list[Expr]:
@@ -327,6 +350,9 @@ def accumulator(node: Node, name: str) -> Accumulator:
     return Accumulator(node.fn, name, acc_t, is_float)
 
 
+ARG_LANES = 16  # vector lanes of argmax/argmin accumulators (one AVX-512 register of float)
+
+
 # ---- kernels -------------------------------------------------------------------------------------
 
 class KernelPrinter:
@@ -369,14 +395,17 @@ class KernelPrinter:
             indent += "    "
         for k, (name, r) in enumerate(zip(names, outer, strict=True)):
             if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
-                p.append(f"{indent}#pragma omp simd")
+                p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
-        for name, extent in plan.local:
-            t = ctype(self.buffers[name].dtype)
-            p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
-        for group in self.groups():
-            self.print_group(group, indent, parallel_inside)
+        if plan.form == "outer-reduction":
+            self.print_outer_block(indent, parallel_inside)
+        else:
+            for name, extent in plan.local:
+                t = ctype(self.buffers[name].dtype)
+                p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
+            for group in self.groups():
+                self.print_group(group, indent, parallel_inside)
         for _ in outer:
             indent = indent[:-4]
             p.append(f"{indent}}}")
@@ -395,7 +424,7 @@ class KernelPrinter:
             if out and n.kind in ("pointwise", "reduction") and (
                     out[-1][0].kind, out[-1][0].ranges[d:], out[-1][0].reduction_ranges) == key \
                     and (n.kind == "pointwise" or not set(n.read_buffers()) & {
-                        m.out for m in out[-1]}):
+                        m.out for m in out[-1]}) and _is_arg(n) == _is_arg(out[-1][0]):
                 out[-1].append(n)
             else:
                 out.append([n])
@@ -444,13 +473,13 @@ class KernelPrinter:
             for index in indices:
                 if abs(index.coef(var)) > 1 or not index.is_linear_in(var):
                     return False
-        return True
+        return vector_blocker(n.body for n in nodes if n.body is not None) is None
 
     def open_loops(self, names: Sequence[str], ranges: Sequence[int], indent: str,
                    simd_clause: str | None) -> str:
         for k, (name, r) in enumerate(zip(names, ranges, strict=True)):
             if k == len(names) - 1 and simd_clause is not None and self.vectorize:
-                self.lines.append(f"{indent}#pragma omp simd{simd_clause}")
+                self.lines.append(f"{indent}#pragma omp simd{simd_clause}{SIMD_BAD}")
             self.lines.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
         return indent
@@ -498,7 +527,7 @@ class KernelPrinter:
         p.append(f"{t}{loop_a}")
         untiled = [e for e in walk(node.body) if isinstance(e, Load) and e not in transposed]
         if self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled):
-            p.append(f"{t}    #pragma omp simd")
+            p.append(f"{t}    #pragma omp simd{SIMD_BAD}")
         p.append(f"{t}    {loop_b}")
         (value,) = printer.emit([node.body], p, t + "        ")
         p.append(f"{t}        {node.out}[{printer.index(node.out_index)}] = {value};")
@@ -526,9 +555,6 @@ class KernelPrinter:
         self.close_loops(len(names), ind)
 
     def print_reduction(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
-        if self.plan.form == "outer-reduction":
-            self.print_outer_reduction(nodes[0], indent, parallel_inside)
-            return
         d = self.plan.shared_depth
         node = nodes[0]
         xnames = xvars(len(node.ranges))[d:]
@@ -551,46 +577,81 @@ class KernelPrinter:
             self.lines.extend(ind + line for line in store)
         self.close_loops(len(xnames), ind)
 
-    def print_outer_reduction(self, node: Node, indent: str, parallel: bool) -> None:
-        """A reduction over an outer (strided) axis: blocks of adjacent outputs keep
-        one accumulator each; every reduction step updates a whole block with contiguous,
-        vectorized loads (column sums read each row once instead of striding down columns)."""
+    def print_outer_block(self, indent: str, parallel: bool) -> None:
+        """Reductions over an outer (strided) axis, with the work fused around them: blocks
+        of adjacent outputs keep one accumulator each; every reduction step updates a whole
+        block with contiguous, vectorized loads (column sums read each row once instead of
+        striding down columns). The kernel's loop groups run one after another per block;
+        values local to the kernel (one per output) live in a block-wide array."""
         p = self.lines
-        d = self.plan.shared_depth
-        last = f"x{len(node.ranges) - 1}"
-        xnames = xvars(len(node.ranges))[d:-1]
-        extent = node.ranges[-1]
-        ind = self.open_loops(xnames, node.ranges[d:-1], indent, None)
-        acc = accumulator(node, f"acc_{node.name}")
-        block = self.plan.outer_block
-        p.append(f"{ind}// {node.name}: {node.origin} over {node.reduction_ranges}, "
-                 f"{block} outputs at a time")
+        plan = self.plan
+        node0 = plan.nodes[0]
+        last = f"x{len(node0.ranges) - 1}"
+        xnames = xvars(len(node0.ranges))[plan.shared_depth:-1]
+        extent = node0.ranges[-1]
+        ind = self.open_loops(xnames, node0.ranges[plan.shared_depth:-1], indent, None)
+        block = plan.outer_block
+        p.append(f"{ind}// {block} outputs at a time")
         if parallel and not xnames:
             p.append(f"{ind}#pragma omp for schedule(static)")
             self.work_shared = True
         p.append(f"{ind}for (int64_t block = 0; block < {extent}; block += {block}) {{")
         inner = ind + "    "
         p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
-        p.extend(acc.declare(inner, lanes=block))
-        rnames = rvars(len(node.reduction_ranges))
-        rind = self.open_loops(rnames, node.reduction_ranges, inner, None)
-        if self.vectorize:
-            p.append(f"{rind}#pragma omp simd")
-        p.append(f"{rind}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-        body = rind + "    "
-        p.append(f"{body}const int64_t {last} = block + lane;")
-        printer = ExprPrinter(node.var_ranges)
-        assert node.body is not None
-        (value,) = printer.emit([node.body], p, body)
-        p.extend(acc.update(value, "", body, lane="lane"))
-        p.append(f"{rind}}}")
-        self.close_loops(len(rnames), rind)
-        out_t = ctype(self.buffers[node.out].dtype)
-        p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-        p.append(f"{inner}    const int64_t {last} = block + lane;")
-        p.append(f"{inner}    {node.out}[{printer.index(node.out_index)}] = "
-                 f"({out_t}){acc.result('lane')};")
-        p.append(f"{inner}}}")
+        local = {name for name, _ in plan.local}
+        for name in sorted(local):
+            p.append(f"{inner}{ctype(self.buffers[name].dtype)} {name}[{block}];  "
+                     "// kernel-local, one per output of the block")
+        simd = f"{inner}#pragma omp simd{SIMD_BAD}" if self.vectorize else None
+
+        def lane_printer(nodes: list[Node], ind_: str) -> ExprPrinter:
+            p.append(f"{ind_}const int64_t {last} = block + lane;")
+            printer = ExprPrinter(nodes[0].var_ranges)
+            for n in nodes:
+                for ld in walk(n.body):  # type: ignore[arg-type]
+                    if isinstance(ld, Load) and ld.buf in local:
+                        printer.names[ld] = f"{ld.buf}[lane]"
+            return printer
+
+        def target(n: Node, printer: ExprPrinter) -> str:
+            return f"{n.out}[lane]" if n.out in local else \
+                f"{n.out}[{printer.index(n.out_index)}]"
+
+        for nodes in self.groups():
+            for n in nodes:
+                p.append(f"{inner}// {n.name}: {n.origin}")
+            if nodes[0].kind == "reduction":
+                accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
+                for a in accs:
+                    p.extend(a.declare(inner, lanes=block))
+                rnames = rvars(len(nodes[0].reduction_ranges))
+                rind = self.open_loops(rnames, nodes[0].reduction_ranges, inner, None)
+                if simd:
+                    p.append(rind + simd.strip())
+                p.append(f"{rind}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+                printer = lane_printer(nodes, rind + "    ")
+                values = printer.emit([n.body for n in nodes], p,  # type: ignore[misc]
+                                      rind + "    ")
+                for a, v in zip(accs, values, strict=True):
+                    p.extend(a.update(v, "", rind + "    ", lane="lane"))
+                p.append(f"{rind}}}")
+                self.close_loops(len(rnames), rind)
+                p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+                printer = lane_printer(nodes, inner + "    ")
+                for n, a in zip(nodes, accs, strict=True):
+                    p.append(f"{inner}    {target(n, printer)} = "
+                             f"({ctype(self.buffers[n.out].dtype)}){a.result('lane')};")
+                p.append(f"{inner}}}")
+            else:
+                if simd:
+                    p.append(simd)
+                p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+                printer = lane_printer(nodes, inner + "    ")
+                for n in nodes:
+                    (value,) = printer.emit([n.body], p, inner + "    ")  # type: ignore[list-item]
+                    p.append(f"{inner}    {target(n, printer)} = {value};")
+                    printer.names[Load(n.out, n.out_index, self.buffers[n.out].dtype)] = value
+                p.append(f"{inner}}}")
         p.append(f"{ind}}}")
         self.close_loops(len(xnames), ind)
 
@@ -598,6 +659,11 @@ class KernelPrinter:
                              rnames: Sequence[str], indent: str, suffix: str,
                              start: str = "0", stop: str | None = None) -> None:
         node = nodes[0]
+        if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
+                self.simd_ok(nodes, rnames[0]):
+            self.print_arg_lanes(nodes, accs, indent, suffix, start,
+                                 stop or str(node.reduction_ranges[0]))
+            return
         simd = None
         if rnames and all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
             simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
@@ -606,7 +672,7 @@ class KernelPrinter:
         for k, (name, r) in enumerate(zip(rnames, node.reduction_ranges, strict=True)):
             lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
             if k == len(rnames) - 1 and simd is not None and self.vectorize:
-                self.lines.append(f"{ind}#pragma omp simd{simd}")
+                self.lines.append(f"{ind}#pragma omp simd{simd}{SIMD_BAD}")
             self.lines.append(f"{ind}for (int64_t {name} = {lo}; {name} < {hi}; {name} += 1) {{")
             ind += "    "
         printer = ExprPrinter(node.var_ranges)
@@ -615,6 +681,61 @@ class KernelPrinter:
         for a, v in zip(accs, values, strict=True):
             self.lines.extend(a.update(v, position, ind, suffix))
         self.close_loops(len(rnames), ind)
+
+    def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], indent: str,
+                        suffix: str, start: str, stop: str) -> None:
+        """argmax/argmin with vector accumulators: ARG_LANES lanes each keep the best value
+        and its position over the elements congruent to the lane (updated by selects, so the
+        loop vectorizes); the remainder goes to lane 0; lanes are combined at the end,
+        ties to the first position and a NaN first of all (NumPy's rule)."""
+        p = self.lines
+        n_lanes = ARG_LANES
+        p.append(f"{indent}{{")
+        ind = indent + "    "
+        for a in accs:
+            p.append(f"{ind}{a.acc_type} {a.name}_lv[{n_lanes}];")
+            p.append(f"{ind}int64_t {a.name}_li[{n_lanes}];")
+            p.append(f"{ind}for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
+                     f"{a.name}_lv[lane] = {a.init()}; {a.name}_li[lane] = -1; }}")
+        p.append(f"{ind}int64_t rb = {start};")
+        p.append(f"{ind}for (; rb + {n_lanes} <= {stop}; rb += {n_lanes}) {{")
+        p.append(f"{ind}    #pragma omp simd{SIMD_BAD}")
+        p.append(f"{ind}    for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{")
+        self._arg_lane_body(nodes, accs, ind + "        ", "rb + lane", "lane")
+        p.append(f"{ind}    }}")
+        p.append(f"{ind}}}")
+        p.append(f"{ind}for (int64_t r = rb; r < {stop}; r += 1) {{")
+        self._arg_lane_body(nodes, accs, ind + "    ", "r", "0")
+        p.append(f"{ind}}}")
+        for a in accs:
+            n, idx = a.var("", suffix), a.var("_idx", suffix)
+            lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
+            op = ">" if a.fn == "argmax" else "<"
+            later = f"{li} < {idx}"
+            if a.float_value:
+                wins = (f"({lv} != {lv}) ? ({n} == {n} || {later}) : "
+                        f"({n} == {n} && ({lv} {op} {n} || ({lv} == {n} && {later})))")
+            else:
+                wins = f"{lv} {op} {n} || ({lv} == {n} && {later})"
+            p.append(f"{ind}for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{")
+            p.append(f"{ind}    if ({li} >= 0 && ({idx} < 0 || {wins})) "
+                     f"{{ {n} = {lv}; {idx} = {li}; }}")
+            p.append(f"{ind}}}")
+        p.append(f"{indent}}}")
+
+    def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], ind: str,
+                       position: str, lane: str) -> None:
+        p = self.lines
+        p.append(f"{ind}const int64_t r0 = {position};")
+        printer = ExprPrinter(nodes[0].var_ranges)
+        values = printer.emit([n.body for n in nodes], p, ind)  # type: ignore[misc]
+        for a, v in zip(accs, values, strict=True):
+            lv, li = f"{a.name}_lv[{lane}]", f"{a.name}_li[{lane}]"
+            op = ">" if a.fn == "argmax" else "<"
+            nan = f" | (({v} != {v}) & ({lv} == {lv}))" if a.float_value else ""
+            p.append(f"{ind}const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv}){nan};")
+            p.append(f"{ind}{lv} = {a.name}_b ? {v} : {lv};")
+            p.append(f"{ind}{li} = {a.name}_b ? r0 : {li};")
 
     def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator], indent: str,
                                 store: list[str], parallel: bool) -> None:
@@ -699,6 +820,12 @@ class KernelPrinter:
         self.close_loops(len(xnames), ind)
 
 
+def _is_arg(node: Node) -> bool:
+    """argmax/argmin keep vector lanes of (value, position): they share loops only with each
+    other."""
+    return node.kind == "reduction" and node.fn in ("argmax", "argmin")
+
+
 def _flat_r(node: Node) -> Index:
     out = Index()
     stride = 1
@@ -730,9 +857,12 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         lines.extend(printer.prologue)
     if any(printer.work_shared for printer in printers):
         # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
-        lines.append(f"    #pragma omp parallel num_threads({plans[0].threads})")
+        threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
+        lines.append(f"    #pragma omp parallel num_threads({threads})")
     lines.append("    {")
+    lines.append(f"        int {BAD} = 0;  // error bits of this thread (stax_raise)")
     lines.extend(body)
+    lines.append(f"        if ({BAD}) stax_raise(flags, {BAD});")
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines)

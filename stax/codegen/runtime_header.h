@@ -22,6 +22,13 @@ STAX_SIMD_MATH1(cos) STAX_SIMD_MATH1(tan) STAX_SIMD_MATH1(sinh) STAX_SIMD_MATH1(
 STAX_SIMD_MATH1(tanh) STAX_SIMD_MATH1(asin) STAX_SIMD_MATH1(acos) STAX_SIMD_MATH1(atan)
 STAX_SIMD_MATH1(asinh) STAX_SIMD_MATH1(acosh) STAX_SIMD_MATH1(atanh) STAX_SIMD_MATH1(cbrt)
 STAX_SIMD_MATH2(atan2) STAX_SIMD_MATH2(hypot) STAX_SIMD_MATH2(pow)
+// sin and cos under other names: g++ merges sin(x) and cos(x) of one x into a scalar `sincos`
+// call, which has no vector variant (the loop stayed scalar); these still call libmvec's
+// _ZGV*_sin/_ZGV*_cos. [B, issue 9]
+__attribute__((simd("notinbranch"))) float stax_sinf(float) noexcept __asm__("sinf");
+__attribute__((simd("notinbranch"))) double stax_sin(double) noexcept __asm__("sin");
+__attribute__((simd("notinbranch"))) float stax_cosf(float) noexcept __asm__("cosf");
+__attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("cos");
 }
 
 // Error flags set by kernels; the Python wrapper turns them into NumPy's warnings/errors.
@@ -34,23 +41,46 @@ enum StaxFlag {
     STAX_ANY_FLAG = 7                // set with every other flag: one check in the wrapper
 };
 
-static inline void stax_set_flag(int32_t* flags, int which) {
-    __atomic_store_n(&flags[which], 1, __ATOMIC_RELAXED);
+// Kernels never branch on an error: each check ORs its bit (1 << StaxFlag) into `bad`, the
+// thread-private `int stax_bad` declared at the top of each region (an `omp simd reduction(|:)`
+// variable in vector loops); the region raises the flags it collected once, at its end. A
+// branch or an atomic store inside a loop would leave the loop scalar. [B, issue 9]
+static inline void stax_raise(int32_t* flags, int bad) {
+    for (int which = 0; which < STAX_ANY_FLAG; which += 1)
+        if (bad & (1 << which)) __atomic_store_n(&flags[which], 1, __ATOMIC_RELAXED);
     __atomic_store_n(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);
 }
+static inline int stax_bit(bool failed, int which) { return (int)failed << which; }
 
-template <typename T> static inline T stax_floordiv(T a, T b, int32_t* flags) {
-    if constexpr (std::is_integral_v<T>) {
-        if constexpr (std::is_same_v<T, bool>) {
-            if (!b) { stax_set_flag(flags, STAX_DIV_ZERO_FLOOR_DIVIDE); return false; }
-            return a;
-        } else {
-            if (b == 0) { stax_set_flag(flags, STAX_DIV_ZERO_FLOOR_DIVIDE); return 0; }
-            if (b == -1) return (T)(0 - (std::make_unsigned_t<T>)a);  // MIN // -1 wraps
-            T q = a / b;
-            if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-            return q;
-        }
+// Floor quotient and remainder of integers, d != 0, without branches. Operands of 32 bits or
+// fewer divide in double, which x86 vectorizes (it has no vector integer division): the result
+// is exact, since the rounding error |a/d| * 2^-53 stays below 1/|d|, the least distance from a
+// non-integral a/d to an integer. INT_MIN // -1 wraps to INT_MIN, as NumPy's.
+// ConstD: the divisor is a constant, which g++ turns into a multiply and shifts.
+template <typename T, bool ConstD> static inline T stax_floor_quotient(T a, T d) {
+    if constexpr (sizeof(T) <= 4 && !ConstD) {  // floor by compare: g++ keeps floor(a/d) scalar
+        const double qd = (double)a / (double)d;
+        const int64_t q = (int64_t)qd;
+        return (T)(q - (int64_t)(qd < (double)q));
+    } else if constexpr (std::is_signed_v<T>) {
+        const T e = d == -1 ? (T)1 : d;  // MIN / -1 traps: negate (wrapping) instead
+        const T q = a / e;
+        const T fq = q - (T)((a % e != 0) & ((a < 0) != (e < 0)));
+        return d == -1 ? (T)(0 - (std::make_unsigned_t<T>)a) : fq;
+    } else {
+        return a / d;
+    }
+}
+
+template <typename T, bool ConstD = false> static inline T stax_floordiv(T a, T b, int& bad) {
+    if constexpr (std::is_same_v<T, bool>) {
+        bad |= stax_bit(!b, STAX_DIV_ZERO_FLOOR_DIVIDE);
+        return a && b;
+    } else if constexpr (std::is_integral_v<T>) {
+        // masks, not selects: a select on a value from an FP division becomes a branch
+        bad |= stax_bit(b == 0, STAX_DIV_ZERO_FLOOR_DIVIDE);
+        const T q = stax_floor_quotient<T, ConstD>(a, (T)(b + (T)(b == 0)));
+        return (T)(q & (T)-(T)(b != 0));
     } else {
         if (b == 0) return a / b;  // inf or nan, as NumPy
         T m = std::fmod(a, b);
@@ -63,18 +93,16 @@ template <typename T> static inline T stax_floordiv(T a, T b, int32_t* flags) {
     }
 }
 
-template <typename T> static inline T stax_remainder(T a, T b, int32_t* flags) {
-    if constexpr (std::is_integral_v<T>) {
-        if constexpr (std::is_same_v<T, bool>) {
-            if (!b) stax_set_flag(flags, STAX_DIV_ZERO_REMAINDER);
-            return false;
-        } else {
-            if (b == 0) { stax_set_flag(flags, STAX_DIV_ZERO_REMAINDER); return 0; }
-            if (b == -1) return 0;
-            T r = a % b;
-            if (r != 0 && ((r < 0) != (b < 0))) r += b;
-            return r;
-        }
+template <typename T, bool ConstD = false> static inline T stax_remainder(T a, T b, int& bad) {
+    if constexpr (std::is_same_v<T, bool>) {
+        bad |= stax_bit(!b, STAX_DIV_ZERO_REMAINDER);
+        return false;
+    } else if constexpr (std::is_integral_v<T>) {
+        bad |= stax_bit(b == 0, STAX_DIV_ZERO_REMAINDER);
+        const T d = (T)(b + (T)(b == 0));
+        using U = std::make_unsigned_t<T>;
+        const T r = (T)((U)a - (U)stax_floor_quotient<T, ConstD>(a, d) * (U)d);  // sign of d
+        return (T)(r & (T)-(T)(b != 0));
     } else {
         if (b == 0) return std::fmod(a, b);  // nan
         T m = std::fmod(a, b);
@@ -87,17 +115,20 @@ template <typename T> static inline T stax_remainder(T a, T b, int32_t* flags) {
     }
 }
 
-template <typename T> static inline T stax_power(T a, T b, int32_t* flags) {
+template <typename T> static inline T stax_power(T a, T b, int& bad) {
     if constexpr (std::is_floating_point_v<T>) {
         return std::pow(a, b);
     } else if constexpr (std::is_same_v<T, bool>) {
         return b ? a : true;
     } else {
-        if (b < 0) { stax_set_flag(flags, STAX_NEGATIVE_INT_POWER); return 0; }
+        bad |= stax_bit(b < 0, STAX_NEGATIVE_INT_POWER);
         using U = std::make_unsigned_t<T>;
         U base = (U)a, result = 1;
-        while (b) { if (b & 1) result *= base; base *= base; b >>= 1; }
-        return (T)result;
+        for (T e = b < 0 ? (T)0 : b; e; e >>= 1) {
+            if (e & 1) result *= base;
+            base *= base;
+        }
+        return b < 0 ? (T)0 : (T)result;
     }
 }
 
@@ -110,24 +141,25 @@ static inline int64_t stax_idx_mod(int64_t a, int64_t b) {
     int64_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-static inline int64_t stax_wrap_index(int64_t i, int64_t n, int32_t* flags) {
-    if (i < 0) i += n;
-    if (i < 0 || i >= n) { stax_set_flag(flags, STAX_INDEX_OUT_OF_BOUNDS); return 0; }
-    return i;
+static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
+    const int64_t j = i < 0 ? i + n : i;
+    const bool ok = (j >= 0) & (j < n);
+    bad |= stax_bit(!ok, STAX_INDEX_OUT_OF_BOUNDS);
+    return ok ? j : 0;  // an address inside the array, so the load stays safe
 }
 
-template <typename To, typename From> static inline To stax_cast(From x, int32_t* flags) {
+template <typename To, typename From> static inline To stax_cast(From x, int& bad) {
     if constexpr (std::is_same_v<To, bool>) {
         return x != 0;
     } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
         // NumPy (x86) gives the minimum integer for nan/inf/out-of-range, with a warning.
         const From lo = (From)std::numeric_limits<To>::min();
         const From hi = -(From)std::numeric_limits<To>::min();
-        if (!(x >= lo && x < hi)) {
-            stax_set_flag(flags, STAX_INVALID_CAST);
-            return std::numeric_limits<To>::min();
-        }
-        return (To)x;
+        const bool ok = (x >= lo) & (x < hi);
+        bad |= stax_bit(!ok, STAX_INVALID_CAST);
+        return (To)(ok ? x : lo);
+    } else if constexpr (std::is_same_v<From, bool> && std::is_floating_point_v<To>) {
+        return x ? (To)1 : (To)0;  // g++ has no vector conversion of bool to float
     } else {
         return (To)x;
     }
@@ -142,8 +174,9 @@ template <typename T> static inline T stax_neg(T a) {
     if constexpr (std::is_integral_v<T>) return (T)(0 - (std::make_unsigned_t<T>)a);
     else return -a;
 }
-template <typename T> static inline T stax_sign(T a) {
-    if constexpr (std::is_floating_point_v<T>) return a != a ? a : (T)((a > 0) - (a < 0));
+template <typename T> static inline T stax_sign(T a) {  // selects only: no branch
+    if constexpr (std::is_floating_point_v<T>)
+        return a > 0 ? (T)1 : (a < 0 ? (T)-1 : (a == a ? (T)0 : a));
     else return (T)((a > 0) - (a < 0));
 }
 // NaN-propagating maximum/minimum (np.maximum/np.minimum) and NaN-ignoring fmax/fmin.

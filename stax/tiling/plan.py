@@ -24,6 +24,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
+from stax.tiling.threads import worth_parallel
 
 FORMS = ("scalar", "vectorized", "tiled", "outer-reduction")
 MIN_CHUNK = 512  # Algorithm 8.1's minimum iterations per thread
@@ -33,6 +34,11 @@ REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
 # (short rows at a 4096-element stride defeat the prefetchers); the tile copy fits L1.
 TILE_ROWS = 16
 TILE_COLS = 256
+# math functions that cost far more than a load (thread decision)
+TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
+                            "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                            "arcsinh", "arccosh", "arctanh", "power", "arctan2", "hypot",
+                            "cbrt", "logaddexp"})
 MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page of f32)
 
 
@@ -40,7 +46,9 @@ MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page 
 class PlanDecision:
     """One planning decision for a kernel, by `rule` (G: decision records): `kernel_local` (a
     buffer kept inside the kernel, `value` its extent), `merge_axes` (a node's loops merged),
-    `parallel_depth` (`value` the depth), `form` (`value` the form). `str()` is explain's text."""
+    `parallel_depth` (`value` the depth), `form` (`value` the form), `threads` (`value` the
+    thread count: 1 when the work does not pay for a parallel region). `str()` is explain's
+    text."""
 
     rule: str
     subject: str  # the kernel, node or buffer decided about
@@ -283,8 +291,16 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     for r in outer:
         work *= r
     work *= max(max((n.numel // max(_prod(outer), 1)) * max(n.rnumel, 1) for n in nodes), 1)
+    if threads > 1:
+        pays, why_threads = worth_parallel(*kernel_work(nodes))
+        if not pays:
+            threads = 1
+        notes.append(PlanDecision("threads", name, threads,
+                                  f"{'parallel' if pays else 'serial'}: {why_threads}"))
     depth = parallel_depth(outer, threads, total=work)
-    form, why = choose_form(nodes, vectorize, form)
+    form, why = choose_form(nodes, vectorize, form,
+                            fused_outer=shared_depth == len(nodes[0].ranges) and all(
+                                e == 1 for e in local.values()))
     block = 0
     if form == "tiled":
         shared_depth = len(nodes[0].ranges) - 2
@@ -308,10 +324,27 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                       tuple(local.items()), block)
 
 
-def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = None
-                ) -> tuple[str, str]:
+def kernel_work(nodes: Sequence[Node]) -> tuple[int, int]:
+    """Bytes a kernel moves (each distinct load and the store, per iteration) and its calls to
+    math functions: the inputs of the thread decision."""
+    moved = calls = 0
+    for n in nodes:
+        iterations = n.numel * max(n.rnumel, 1)
+        if n.body is None:
+            continue
+        exprs = set(walk(n.body))
+        loaded = sum(e.dtype.itemsize for e in exprs if isinstance(e, Load))
+        moved += iterations * loaded + n.numel * n.body.dtype.itemsize
+        calls += iterations * sum(isinstance(e, Call) and e.fn in TRANSCENDENTAL for e in exprs)
+    return moved, calls
+
+
+def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = None,
+                fused_outer: bool = False) -> tuple[str, str]:
     """Seed 000 §8.3: scalar, vectorized, or a form for strided access, and why. `forced`
-    (the `form=` option, for tests) takes a form wherever it applies to the kernel."""
+    (the `form=` option, for tests) takes a form wherever it applies to the kernel.
+    `fused_outer`: the nodes share all their output loops and keep at most one kernel-local
+    value per output, so a fused group can take the outer-reduction form too."""
     if forced is not None and forced not in FORMS:
         raise ValueError(f"stax.jit: form={forced!r} is not one of {', '.join(FORMS)}")
     if not vectorize:
@@ -319,15 +352,11 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
     if forced in ("scalar", "vectorized"):
         return forced, "forced by the form= option"
     node = nodes[0]
-    if forced != "tiled" and len(nodes) == 1 and node.kind == "reduction" and node.ranges and \
-            node.fn not in ("argmax", "argmin") and node.body is not None:
-        last_x, last_r = f"x{len(node.ranges) - 1}", f"r{len(node.reduction_ranges) - 1}"
-        loads = [ld for ld in walk(node.body) if isinstance(ld, Load)]
-        if loads and all(ld.index.coef(last_x) in (0, 1) for ld in loads) and any(
-                ld.index.coef(last_x) == 1 and abs(ld.index.coef(last_r)) != 1 for ld in loads):
-            return "outer-reduction", (
-                f"the reduced axis is strided and output axis {last_x} is contiguous: reduce "
-                "a block of adjacent outputs at once with vector loads")
+    if forced != "tiled" and (len(nodes) == 1 or fused_outer) and _outer_reduction(nodes):
+        fused = f" ({len(nodes)} fused nodes, run per block)" if len(nodes) > 1 else ""
+        return "outer-reduction", (
+            f"the reduced axis is strided and output axis x{len(node.ranges) - 1} is "
+            f"contiguous: reduce a block of adjacent outputs at once with vector loads{fused}")
     if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
             len(node.ranges) >= 2 and \
             node.body is not None and node.ranges[-2] >= TILE_ROWS and \
@@ -341,6 +370,26 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
                              f"(a transpose): {TILE_ROWS}x{TILE_COLS} tiles use whole cache "
                              "lines on both sides (§8.2)")
     return "vectorized", "innermost loops carry `omp simd`"
+
+
+def _outer_reduction(nodes: Sequence[Node]) -> bool:
+    """Reductions (with pointwise work on their outputs) over one output space whose loads are
+    contiguous or invariant along the last output axis, at least one of them strided along
+    the reduced axis: the outer-reduction form reads them a row of outputs at a time."""
+    reductions = [n for n in nodes if n.kind == "reduction"]
+    if not reductions or not nodes[0].ranges or any(
+            n.kind not in ("pointwise", "reduction") or n.body is None
+            or n.ranges != nodes[0].ranges or n.fn in ("argmax", "argmin") for n in nodes):
+        return False
+    if any(n.reduction_ranges != reductions[0].reduction_ranges for n in reductions):
+        return False
+    last_x = f"x{len(nodes[0].ranges) - 1}"
+    last_r = f"r{len(reductions[0].reduction_ranges) - 1}"
+    loads = [ld for n in nodes for ld in walk(n.body) if isinstance(ld, Load)]  # type: ignore[arg-type]
+    strided = [ld for n in reductions for ld in walk(n.body)  # type: ignore[arg-type]
+               if isinstance(ld, Load) and ld.index.coef(last_x) == 1
+               and abs(ld.index.coef(last_r)) != 1 and ld.index.coef(last_r) != 0]
+    return bool(strided) and all(ld.index.coef(last_x) in (0, 1) for ld in loads)
 
 
 def _prod(xs: Sequence[int]) -> int:

@@ -1,0 +1,109 @@
+"""Which loops of generated C++ g++ vectorized, and why not (issue 9, item 1).
+
+`#pragma omp simd` is a request g++ may drop without a word (Stax compiles with `-w`). This
+module compiles a source once more with `-fopt-info-vec-all` and assigns every remark to the
+innermost `for` loop whose lines contain it (remarks on a `#pragma omp simd reduction` line
+belong to OpenMP's helper loops for the reduction lanes, outside every loop, and are dropped).
+`stax.explain` and the vectorization test read the result.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from stax.runtime.compiler import BASE_FLAGS, ISA_FLAGS, compiler
+
+_REMARK = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: (optimized|missed): (.*)$")
+_FUNCTION = re.compile(r'^extern "C" void (\w+)\(')
+
+
+@dataclass(frozen=True)
+class LoopReport:
+    function: str  # the C++ function (region) holding the loop
+    line: int  # line of the `for` in the source
+    code: str  # the `for` statement
+    marked: bool  # Stax asked for vectorization (`omp simd`)
+    vectorized: bool
+    reason: str  # g++'s first "not vectorized" remark, or how it was vectorized
+
+    @property
+    def key(self) -> str:
+        return f"{self.function}:{self.line}"
+
+
+@dataclass
+class _Loop:
+    function: str
+    line: int
+    code: str
+    marked: bool
+    depth: int
+    end: int = 0
+    inner: bool = True
+
+
+def innermost_loops(cpp: str) -> list[_Loop]:
+    """Innermost `for` loops with their line ranges, from brace depth (the printer opens a
+    loop's body on the `for` line and closes it on a line of its own or the same line)."""
+    loops: list[_Loop] = []
+    open_: list[_Loop] = []
+    depth = 0
+    function = ""
+    previous = ""
+    for number, text in enumerate(cpp.splitlines(), start=1):
+        match = _FUNCTION.match(text)
+        if match:
+            function = match.group(1)
+        stripped = text.strip()
+        if stripped.startswith("for ("):
+            for loop in open_:
+                loop.inner = False
+            marked = previous.startswith("#pragma omp") and " simd" in previous
+            loop = _Loop(function, number, stripped.rstrip("{ ").strip(), marked, depth)
+            open_.append(loop)
+            loops.append(loop)
+        depth += text.count("{") - text.count("}")
+        while open_ and depth <= open_[-1].depth:
+            open_.pop().end = number
+        previous = stripped
+    return [loop for loop in loops if loop.inner and loop.function]  # not the header's
+
+
+def vector_report(cpp: str, isa: str) -> tuple[LoopReport, ...]:
+    """Compile `cpp` at ISA level `isa` with g++'s vectorizer remarks; one entry per innermost
+    loop (one compile, object code discarded)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, remarks = Path(tmp) / "kernels.cpp", Path(tmp) / "remarks.txt"
+        src.write_text(cpp)
+        flags = [f for f in BASE_FLAGS if f != "-shared"] + ISA_FLAGS[isa]
+        subprocess.run([compiler(), *flags, "-c", str(src), "-o", str(Path(tmp) / "k.o"),
+                        f"-fopt-info-vec-all={remarks}"], check=True, capture_output=True)
+        text = remarks.read_text()
+    loops = innermost_loops(cpp)
+    found: dict[int, list[tuple[str, str]]] = {}
+    for row in text.splitlines():
+        match = _REMARK.match(row)
+        if not match:
+            continue
+        line, kind, message = int(match.group(1)), match.group(2), match.group(3)
+        owner = [k for k, loop in enumerate(loops) if loop.line <= line <= loop.end]
+        if owner:
+            found.setdefault(owner[-1], []).append((kind, message))
+    out = []
+    for k, loop in enumerate(loops):
+        remarks_ = found.get(k, [])
+        done = [m for kind, m in remarks_ if kind == "optimized" and "loop vectorized" in m]
+        missed = [m for kind, m in remarks_ if kind == "missed" and "not vectorized" in m]
+        if done:
+            reason = done[0]
+        elif missed:
+            reason = missed[0]
+        else:
+            reason = "no vectorizer remark (the loop was unrolled or not considered)"
+        out.append(LoopReport(loop.function, loop.line, loop.code, loop.marked, bool(done),
+                              reason))
+    return tuple(out)

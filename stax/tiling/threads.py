@@ -1,0 +1,107 @@
+"""Threads where they pay (issue 9, item 3): a kernel runs in parallel only when its estimated
+serial time is well above what opening an OpenMP team costs on this machine.
+
+Both numbers come from a one-time probe, compiled and run on first use and cached beside the
+compiled kernels (`parallel.json` in the cache directory): the cost of one `omp parallel`
+region with a barrier (two threads), and the serial time per byte of a streaming loop. On a
+busy machine the fork/join cost measures high, so fewer kernels go parallel.
+`STAX_PARALLEL_MIN_NS` fixes the crossover instead (e.g. 0 for tests of parallel code).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+from dataclasses import dataclass
+
+from stax.runtime.compiler import cache_dir, compile_source
+
+# A region pays when the serial estimate exceeds MARGIN x the fork/join cost: the gain of P
+# threads is at most (1 - 1/P) of the serial time, and imbalance and cache misses eat into it.
+MARGIN = 4.0
+# Arithmetic per element, in the probe's bytes: one call to a vector math function costs
+# about as much as streaming this many bytes (libmvec expf: ~1 ns per element at 16 lanes).
+TRANSCENDENTAL_BYTES = 16
+PROBE = r"""
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <omp.h>
+#include <vector>
+static double now() {
+    return std::chrono::duration<double, std::nano>(
+        std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+extern "C" void stax_probe(double* out) {
+    // fork/join: the median over repetitions of an empty parallel region (a busy machine,
+    // where threads wait for a time slice, measures high)
+    std::vector<double> times;
+    for (int rep = 0; rep < 220; rep += 1) {
+        const double t0 = now();
+        #pragma omp parallel num_threads(2)
+        {
+            #pragma omp barrier
+        }
+        if (rep >= 20) times.push_back(now() - t0);
+    }
+    std::sort(times.begin(), times.end());
+    out[0] = times[times.size() / 2];
+    // streaming: y = a*x + b over 4 MiB of float, serial
+    const int64_t n = 1 << 20;
+    std::vector<float> x(n, 1.0f), y(n);
+    double stream = 1e30;
+    for (int rep = 0; rep < 8; rep += 1) {
+        const double t0 = now();
+        #pragma omp simd
+        for (int64_t i = 0; i < n; i += 1) y[i] = 1.5f * x[i] + 0.5f;
+        const double t = now() - t0;
+        if (t < stream) stream = t;
+        x[rep] = y[n - 1 - rep];  // keep the loop alive
+    }
+    out[1] = stream / (8.0 * n);  // ns per byte moved (4 read + 4 written)
+}
+"""
+
+
+@dataclass(frozen=True)
+class Crossover:
+    fork_ns: float  # one parallel region with a barrier
+    byte_ns: float  # serial streaming time per byte
+
+    @property
+    def min_ns(self) -> float:
+        return MARGIN * self.fork_ns
+
+
+@functools.cache
+def crossover() -> Crossover:
+    forced = os.environ.get("STAX_PARALLEL_MIN_NS")
+    if forced is not None:
+        return Crossover(float(forced) / MARGIN, 0.1)
+    path = cache_dir() / "parallel.json"
+    try:
+        data = json.loads(path.read_text())
+        return Crossover(float(data["fork_ns"]), float(data["byte_ns"]))
+    except (OSError, ValueError, KeyError):
+        pass
+    compiled = compile_source(PROBE, "scalar")
+    out = (ctypes.c_double * 2)()
+    compiled.library.stax_probe(out)
+    result = Crossover(out[0], out[1])
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"fork_ns": result.fork_ns, "byte_ns": result.byte_ns}))
+    os.replace(tmp, path)
+    return result
+
+
+def worth_parallel(bytes_moved: int, transcendentals: int) -> tuple[bool, str]:
+    """Whether a kernel that moves `bytes_moved` bytes and makes `transcendentals` math calls
+    should open a parallel region, and why."""
+    c = crossover()
+    estimate = c.byte_ns * (bytes_moved + TRANSCENDENTAL_BYTES * transcendentals)
+    verdict = estimate >= c.min_ns
+    return verdict, (f"estimated {estimate:.0f} ns serial ({bytes_moved} bytes, "
+                     f"{transcendentals} math calls) {'>=' if verdict else '<'} "
+                     f"{MARGIN:g} x {c.fork_ns:.0f} ns to open a parallel region (probed)")
