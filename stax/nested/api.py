@@ -79,7 +79,8 @@ def scatter(dest: Any, idx: Any, vals: Any) -> Any:
 
 
 def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any], *args: Any) -> Any:
-    """then_fn(*args) if c else else_fn(*args)."""
+    """then_fn(*args) if c else else_fn(*args). Both branches must return the same types (as
+    in Futhark); inside a map, each runs only on the iterations that take it."""
     return fl.cond(c, then_fn, else_fn, args) if _traced() else \
         interp.cond(c, then_fn, else_fn, *args)
 

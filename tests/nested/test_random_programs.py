@@ -20,12 +20,13 @@ def ragged(draw: Any) -> sn.Ragged:
     lengths = draw(st.lists(st.integers(0, 5), max_size=7))
     values = draw(st.lists(st.integers(-20, 20), min_size=sum(lengths),
                            max_size=sum(lengths)))
-    return sn.Ragged(np.array(values, dtype=np.int64), lengths)
+    dtype = draw(st.sampled_from([np.int64, np.int32]))
+    return sn.Ragged(np.array(values, dtype=dtype), lengths)
 
 
 def row_expr(draw: Any, depth: int) -> Fn:
     """A function of (row, k) returning an array; k is a scalar of the same iteration."""
-    choices = ["row", "arith", "scan", "map", "iota"]
+    choices = ["row", "arith", "scan", "map", "iota", "cond-map"]
     if depth > 0:
         choices += ["concat", "slice", "inner"]
     kind = draw(st.sampled_from(choices))
@@ -44,6 +45,11 @@ def row_expr(draw: Any, depth: int) -> Fn:
         return lambda row, k: sn.map(lambda v: np.where(v > k, v - c, v * c), f(row, k))
     if kind == "iota":
         return lambda row, k: sn.iota(np.abs(k) % 4)
+    if kind == "cond-map":  # branch packing inside a nested map, closures over both levels
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: sn.map(lambda v: sn.cond(
+            v > k, lambda: v * 2 + k, lambda: sn.reduce(np.add, 0, sn.iota(np.abs(v) % 3)) + k),
+            f(row, k))
     if kind == "concat":
         f, g = row_expr(draw, depth + 1), row_expr(draw, depth + 1)
         return lambda row, k: sn.concat(f(row, k), g(row, k))
@@ -57,18 +63,27 @@ def row_expr(draw: Any, depth: int) -> Fn:
 
 def scalar_expr(draw: Any) -> Fn:
     f = row_expr(draw, 0)
-    kind = draw(st.sampled_from(["sum", "max", "length", "cond"]))
+    kind = draw(st.sampled_from(["sum", "max", "length", "cond", "loop", "index"]))
     if kind == "sum":
         return lambda row, k: sn.reduce(np.add, 0, f(row, k))
     if kind == "max":
         return lambda row, k: sn.reduce(np.maximum, np.iinfo(np.int64).min, f(row, k))
     if kind == "length":
         return lambda row, k: sn.length(f(row, k)) + k
-    return lambda row, k: sn.cond(k > 0, lambda: sn.reduce(np.add, 0, f(row, k)),
+    if kind == "loop":  # irregular trip counts: the active-set loop
+        return lambda row, k: sn.loop(np.abs(k) % 3, lambda i, a: a * 2 + sn.reduce(
+            np.add, 0, f(row, k)) * i, k)
+    if kind == "index":  # guarded: rows may be empty
+        def index(row: Any, k: Any) -> Any:
+            r = f(row, k)
+            return sn.cond(sn.length(r) > 0, lambda: r[np.abs(k) % sn.length(r)] + k * 0,
+                           lambda: k)
+        return index
+    return lambda row, k: sn.cond(k > 0, lambda: sn.reduce(np.add, 0, f(row, k).astype(k.dtype)),
                                   lambda: k * 2)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_nested_programs(data: Any) -> None:
     r = ragged(data.draw)
