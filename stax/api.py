@@ -23,6 +23,7 @@ from stax.frontend.functions import creating
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.lower import Lowered, lower
+from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
 from stax.runtime.wrapper import CompiledProgram, build
 from stax.sched.scheduler import Schedule, schedule
@@ -184,12 +185,17 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
                    ) -> Compilation:
     start = time.perf_counter()
     strides = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
-    graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
-    lowered = lower(graph, strides)
-    sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
-    threads = options["threads"] or thread_count()
-    program = build(sched, threads=threads, isa=isa_level(options["isa"]),
-                    form=options["form"])
+    n_ops = len(traced.graph.ops)  # G: a progress bar on a terminal for large programs
+    with progress(f"stax: compiling {n_ops} ops", 3, when=n_ops >= PROGRESS_MIN_OPS) as bar:
+        graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
+        lowered = lower(graph, strides)
+        bar.advance("lowered")
+        sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
+        bar.advance("scheduled")
+        threads = options["threads"] or thread_count()
+        program = build(sched, threads=threads, isa=isa_level(options["isa"]),
+                        form=options["form"])
+        bar.advance("compiled")
     return Compilation(traced, lowered, sched, program, time.perf_counter() - start)
 
 

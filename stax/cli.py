@@ -55,7 +55,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _explain_html(fn: Any, inputs: tuple[Any, ...], args: argparse.Namespace) -> int:
     """Write the HTML report; if compiling fails, a page showing where (exit status 1)."""
-    from stax.report import explain_to_html
+    from stax.report.page import explain_to_html
 
     _, ok = explain_to_html(args.html, fn, *inputs, exact=args.exact, verify=args.verify)
     print(f"stax explain: wrote {args.html}" + ("" if ok else " (compilation failed; the "

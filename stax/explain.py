@@ -13,6 +13,7 @@ from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.ir.printer import format_program
 from stax.ir.validate import Problem, validate
+from stax.report.progress import progress
 from stax.sched.deps import SchedulerNode
 from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
 from stax.sched.fusion import can_fuse, log_lines, single
@@ -47,7 +48,7 @@ class Report:
     def to_html(self, path: str | Path | None = None) -> str:
         """The report as one self-contained HTML page (`stax.report`); written to `path` if
         given."""
-        from stax.report import render
+        from stax.report.page import render
 
         page = render(self, self.name)
         if path is not None:
@@ -145,10 +146,12 @@ def fusion_problem(schedule: Schedule) -> FusionProblem:
                 b.kind == "output")
         for b in program.buffers if b.name in producer or b.name in readers)
     forbidden = set()
-    for i, a in enumerate(nodes):
-        for b in nodes[i + 1:]:
-            if not can_fuse(single(a), single(b), 1 << 62, 0).ok:
-                forbidden.add(frozenset((a.name, b.name)))
+    with progress("stax: fusion problem", len(nodes), when=len(nodes) >= 64) as bar:
+        for i, a in enumerate(nodes):
+            for b in nodes[i + 1:]:
+                if not can_fuse(single(a), single(b), 1 << 62, 0).ok:
+                    forbidden.add(frozenset((a.name, b.name)))
+            bar.advance(a.name)
     return FusionProblem(tuple(n.name for n in nodes), buffers, frozenset(forbidden))
 
 
@@ -157,7 +160,9 @@ def optimality_gap(schedule: Schedule, time_limit: float = 10.0) -> OptimalityGa
         return None
     problem = fusion_problem(schedule)
     greedy = [frozenset(m.name for m in g.members) for g in schedule.kernels]
-    exact = solve_exact(problem, time_limit=time_limit)
+    with progress("stax: exact fusion solver", 1) as bar:  # HiGHS reports no progress
+        bar.advance(f"solving ({len(problem.nodes)} nodes, at most {time_limit:g} s)", 0)
+        exact = solve_exact(problem, time_limit=time_limit)
     return OptimalityGap(fusion_cost(problem, greedy), exact.cost, exact.optimal,
                          tuple(exact.partition))
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import stax
-from stax.report import explain_to_html
 from stax.report.graph import COLLAPSE_OPS, fusion_graph, graph_svg
+from stax.report.page import explain_to_html
 from stax.report.timeline import timeline_svg
 from stax.sched.fusion import FusionDecision
 from stax.sched.memory import MemBuffer
