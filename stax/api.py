@@ -145,7 +145,9 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
         leaves.append(obj.value)
         return len(leaves) - 1
     if isinstance(obj, tuple):
-        return ("tuple", [_flatten(o, builder, leaves) for o in obj])
+        # a namedtuple (np.linalg.eigh's EighResult, the user's own) keeps its type (A2)
+        return ("tuple", [_flatten(o, builder, leaves) for o in obj],
+                type(obj) if hasattr(obj, "_fields") else tuple)
     if isinstance(obj, list):
         return ("list", [_flatten(o, builder, leaves) for o in obj])
     if isinstance(obj, dict):
@@ -164,7 +166,8 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return out[()] if out.ndim == 0 else out
     kind = structure[0]
     if kind == "tuple":
-        return tuple(_unflatten(s, flat) for s in structure[1])
+        items = [_unflatten(s, flat) for s in structure[1]]
+        return tuple(items) if structure[2] is tuple else structure[2](*items)
     if kind == "list":
         return [_unflatten(s, flat) for s in structure[1]]
     if kind == "dict":

@@ -241,7 +241,7 @@ class _Lowering:
             return Lazy(out.shape, out.dtype, _take_loader(op, ins[0], ins[1:]))
         if kind == "gather":
             return Lazy(out.shape, out.dtype, _gather_loader(op, ins[0], ins[1]))
-        if kind == "matmul":
+        if kind in ("matmul", "extern"):  # extern: a NumPy routine the wrapper runs (A2)
             return self.lower_matmul(op)
         raise NotImplementedError(f"stax.jit: lowering of {kind} is not supported")
 
@@ -296,15 +296,16 @@ class _Lowering:
                              fn=op.attr("fn"))
 
     def lower_matmul(self, op: Op) -> Lazy:
+        fn = "matmul" if op.kind == "matmul" else op.attr("fn")
         names = []
         for v in op.inputs:
-            lazy = self.materialize(v, "extern_input", "input of an extern call (matmul)")
+            lazy = self.materialize(v, "extern_input", f"input of an extern call ({fn})")
             names.append(lazy.buffer)
         buf = self.new_buffer(op.out.shape, op.out.dtype)
         self.decisions.append(Materialization(str(op.out), buf.name, "extern call result",
                                               "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
-                             fn="matmul", extern_inputs=tuple(n for n in names if n))
+                             fn=fn, extern_inputs=tuple(n for n in names if n))
 
 
 def _consumer_counts(graph: Graph) -> dict[int, int]:

@@ -72,6 +72,37 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
                                        np.count_nonzero(s), np.nansum(e)),
                          (np.zeros((0,)), np.array(2.5))),
     "strided_input": (lambda x: (np.roll(x, 1), np.diff(x, axis=0), np.tril(x)), (M.T[::2],)),
+    # extern calls: NumPy's own routines run by the compiled program
+    "sort": (lambda x, i: (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None),
+                           np.argsort(x, kind="stable"), np.sort(i), np.partition(x, 2),
+                           np.sort(NANS, axis=1)), (M, I32)),
+    "median_quantiles": (lambda x, i: (np.median(x), np.median(x, axis=1),
+                                       np.median(i, axis=0, keepdims=True),
+                                       np.percentile(x, [10, 50]), np.quantile(x, 0.3, axis=1),
+                                       np.median(F32, axis=1),
+                                       np.quantile(x, 0.5, method="nearest")), (M, I32)),
+    "search_interp": (lambda v, e: (np.searchsorted(np.sort(e), v),
+                                    np.digitize(v, np.sort(e), right=True),
+                                    np.interp(v, np.sort(e), e)), (V, V[::-1] * 2)),
+    "convolve": (lambda v: (np.convolve(v, v[:3]), np.convolve(v, v[:3], "same"),
+                            np.correlate(v, v[:3]), np.convolve(v, np.ones(3) / 3, "valid"),
+                            np.convolve(I32[0], I32[1])), (V,)),
+    "histogram": (lambda v: (np.histogram(v), np.histogram(v, bins=4, range=(-1, 1)),
+                             np.histogram(v, bins=np.array([-2.0, 0, 2]), weights=v),
+                             np.histogram(v, 3, density=True)), (V,)),
+    "ufunc_accumulate_reduce": (lambda x: (np.maximum.accumulate(x, axis=1),
+                                           np.minimum.accumulate(x),
+                                           np.bitwise_or.reduce(I32, axis=0),
+                                           np.logaddexp.accumulate(x[0])), (M,)),
+    "linalg": (lambda s, m: (np.linalg.solve(s, m[:, 0]), np.linalg.solve(s, m),
+                             np.linalg.inv(s), np.linalg.det(s), np.linalg.cholesky(s),
+                             np.linalg.eigh(s)[0], np.linalg.eigvalsh(s),
+                             tuple(np.linalg.slogdet(s)), np.abs(np.linalg.qr(m)[1]),
+                             np.linalg.svd(m, compute_uv=False), np.linalg.svd(m)[1],
+                             np.linalg.inv(s.astype(np.float32))),
+               (M[:, :4] @ M[:, :4].T + 4 * np.eye(4), M)),
+    "extern_edges": (lambda e, s: (np.sort(e), np.argsort(e), np.median(e[:1]),
+                                   np.cumsum(np.sort(s[None]))), (np.zeros((0,)), np.array(2.0))),
 }
 
 
@@ -103,6 +134,26 @@ def test_weighted_average_checks_the_weights_through_a_break() -> None:
     with pytest.warns(GraphBreakWarning, match="truth value"):
         got = stax.jit(fn)(M, V[:5] + 10)
     assert_matches(got, fn(M, V[:5] + 10))
+
+
+def test_extern_errors_are_numpys_at_run_time() -> None:
+    inv = stax.jit(lambda a: np.linalg.inv(a) * 2)
+    assert_matches(inv(np.eye(2) * 4), np.eye(2) / 2)
+    with pytest.raises(np.linalg.LinAlgError):
+        inv(np.zeros((2, 2)))  # singular: raised by NumPy inside the compiled program
+    with pytest.raises(ValueError):
+        stax.jit(lambda x: np.digitize(x, np.array([3.0, 1.0, 2.0])))(V)
+    with pytest.raises(ValueError):
+        stax.jit(lambda x: np.quantile(x, 1.5))(V)
+
+
+def test_eigh_keeps_numpys_result_type() -> None:
+    s = M[:, :4] @ M[:, :4].T + np.eye(4)
+    got = stax.jit(lambda a: np.linalg.eigh(a))(s)
+    want = np.linalg.eigh(s)
+    assert type(got).__name__ == type(want).__name__
+    assert_matches(got.eigenvalues, want.eigenvalues)
+    assert_matches(np.abs(got.eigenvectors), np.abs(want.eigenvectors))
 
 
 def test_bad_arguments_raise_numpys_errors() -> None:

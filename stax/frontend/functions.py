@@ -21,6 +21,7 @@ import numpy as np
 from stax.frontend import numpy_api as api
 from stax.frontend.trace import Builder, Tracer
 from stax.graph import SUPPORTED_DTYPES
+from stax.runtime import externs
 
 
 def unsupported(what: str) -> NotImplementedError:
@@ -626,6 +627,276 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     return tuple(out)
 
 
+# ---- NumPy routines as extern calls ----
+# Sorting, selection and LAPACK are NumPy's own code, called by the compiled program's wrapper
+# on its buffers (`stax.runtime.externs`), as matmul calls BLAS. Result shapes follow NumPy's
+# rules from the shapes alone; dtypes come from a call on a 1-element (or 2x2) probe.
+
+def _extern(name: str, routine: Callable[..., Any], args: Sequence[Any],
+            shape: tuple[int, ...], dtype: np.dtype, output: int | None = None, /,
+            **kwargs: Any) -> Tracer:
+    b = api.find_builder(args)
+    values = tuple(api.to_value(b, traced(a, args)) for a in args)
+    spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
+    key = f"{name}({spelled})" + ("" if output is None else f"[{output}]")
+    externs.register(key, lambda *arrays: routine(*arrays, **kwargs), output)
+    dtype = api.check_dtype(np.dtype(dtype), f"{name}'s result")
+    return api.wrap(b, b.add("extern", values, tuple(shape), dtype, fn=key))
+
+
+def _probe(x: Tracer, square: bool = False) -> np.ndarray:
+    """A tiny array of `x`'s dtype and ndim (a 2x2 identity stack for LAPACK routines)."""
+    if square:
+        return np.broadcast_to(np.eye(2, dtype=x.dtype), (1,) * (x.ndim - 2) + (2, 2)).copy()
+    return np.ones((1,) * x.ndim, x.dtype)
+
+
+def _flattened(a: Any, axis: Any) -> tuple[Tracer, int]:
+    x = traced(a, (a,))
+    if axis is None:
+        return api.ravel(x), 0
+    return x, _axis(axis, x.ndim)
+
+
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+         stable: Any = None) -> Tracer:
+    if order is not None:
+        raise unsupported("np.sort with order=")
+    x, ax = _flattened(a, axis)
+    return _extern("np.sort", np.sort, (x,), tuple(x.shape), x.dtype, axis=ax, kind=kind,
+                   stable=stable)
+
+
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+            stable: Any = None) -> Tracer:
+    if order is not None:
+        raise unsupported("np.argsort with order=")
+    x, ax = _flattened(a, axis)
+    return _extern("np.argsort", np.argsort, (x,), tuple(x.shape), np.dtype(np.intp),
+                   axis=ax, kind=kind, stable=stable)
+
+
+def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
+              order: Any = None) -> Tracer:
+    if order is not None or isinstance(kth, Tracer):
+        raise unsupported("np.partition with order= or a traced kth")
+    x, ax = _flattened(a, axis)
+    kth = np.asarray(kth).tolist()
+    return _extern("np.partition", np.partition, (x,), tuple(x.shape), x.dtype, kth=kth,
+                   axis=ax, kind=kind)
+
+
+def _reduced_shape(x: Tracer, axis: Any, keepdims: bool) -> tuple[int, ...]:
+    axes = api.normalize_axes(axis, x.ndim)
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+    return tuple(n for d, n in enumerate(x.shape) if d not in axes)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Tracer:
+    if out is not None:
+        raise unsupported("np.median with out=")
+    x = traced(a, (a,))
+    axis = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
+    dtype = np.median(_probe(x), axis=axis, keepdims=keepdims).dtype
+    return _extern("np.median", np.median, (x,), _reduced_shape(x, axis, keepdims), dtype,
+                   axis=axis, keepdims=keepdims)
+
+
+def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: bool,
+              method: str, keepdims: bool, weights: Any, interpolation: Any) -> Tracer:
+    if out is not None or weights is not None or interpolation is not None or \
+            isinstance(q, Tracer):
+        raise unsupported(f"np.{name} with out=, weights=, interpolation= or a traced q")
+    x = traced(a, (a,))
+    routine = getattr(np, name)
+    q_list = np.asarray(q).tolist()
+    axis = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
+    dtype = routine(_probe(x), q_list, axis=axis, method=method, keepdims=keepdims).dtype
+    shape = np.shape(q) + _reduced_shape(x, axis, keepdims)
+    return _extern(f"np.{name}", routine, (x,), shape, dtype, q=q_list, axis=axis,
+                   method=method, keepdims=keepdims)
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+               *, weights: Any = None, interpolation: Any = None) -> Tracer:
+    return _quantile("percentile", a, q, axis, out, overwrite_input, method, keepdims, weights,
+                     interpolation)
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+             interpolation: Any = None) -> Tracer:
+    return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims, weights,
+                     interpolation)
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tracer:
+    if sorter is not None:
+        raise unsupported("np.searchsorted with sorter=")
+    x, vals = traced(a, (a, v)), traced(v, (a, v))
+    if x.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    return _extern("np.searchsorted", np.searchsorted, (x, vals), tuple(vals.shape),
+                   np.dtype(np.intp), side=side)
+
+
+def digitize(x: Any, bins: Any, right: bool = False) -> Tracer:
+    xs, edges = traced(x, (x, bins)), traced(bins, (x, bins))
+    if edges.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    return _extern("np.digitize", np.digitize, (xs, edges), tuple(xs.shape),
+                   np.dtype(np.intp), right=right)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Tracer:
+    if builtins.any(isinstance(v, Tracer) for v in (left, right, period)):
+        raise unsupported("np.interp with traced left=, right= or period=")
+    args = (x, xp, fp)
+    xs = traced(x, args)
+    dtype = np.interp(np.zeros(1), np.zeros(1), np.zeros(1, traced(fp, args).dtype)).dtype
+    return _extern("np.interp", np.interp, args, tuple(xs.shape), dtype, left=left,
+                   right=right, period=period)
+
+
+def _convolution(name: str, a: Any, v: Any, mode: str) -> Tracer:
+    x, w = traced(a, (a, v)), traced(v, (a, v))
+    n, m = x.size, w.size
+    if n == 0 or m == 0:
+        raise ValueError(f"{'v' if m == 0 else 'a'} cannot be empty")
+    sizes = {"full": n + m - 1, "same": builtins.max(n, m),
+             "valid": builtins.max(n, m) - builtins.min(n, m) + 1}
+    if mode not in sizes:
+        raise unsupported(f"np.{name} with mode={mode!r}")
+    dtype = getattr(np, name)(np.ones(1, x.dtype), np.ones(1, w.dtype)).dtype
+    return _extern(f"np.{name}", getattr(np, name), (api.ravel(x), api.ravel(w)),
+                   (sizes[mode],), dtype, mode=mode)
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> Tracer:
+    return _convolution("convolve", a, v, mode)
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> Tracer:
+    return _convolution("correlate", a, v, mode)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
+              weights: Any = None) -> tuple[Tracer, Tracer]:
+    if isinstance(bins, str) or isinstance(range, Tracer) or (
+            range is not None and builtins.any(isinstance(r, Tracer) for r in range)):
+        raise unsupported("np.histogram with bins given by name or a traced range")
+    x = traced(a, (a,))
+    arrays = [api.ravel(x)]
+    if not isinstance(bins, (int, np.integer)):
+        arrays.append(traced(bins, (a,)))
+        n_edges = arrays[-1].size
+        bins_kw: Any = None
+    else:
+        n_edges, bins_kw = operator.index(bins) + 1, operator.index(bins)
+    if weights is not None:
+        arrays.append(api.ravel(traced(weights, (a,))))
+    has_edges, has_weights = bins_kw is None, weights is not None
+
+    def routine(values: np.ndarray, *rest: np.ndarray, **spec: Any
+                ) -> tuple[np.ndarray, np.ndarray]:  # `spec` only spells out the key
+        edges = rest[0] if has_edges else bins_kw
+        w = rest[-1] if has_weights else None
+        return np.histogram(values, edges, range, density, w)
+
+    probe_w = np.ones(2, arrays[-1].dtype) if has_weights else None
+    probe_edges = np.arange(2.0).astype(arrays[1].dtype) if has_edges else 1
+    counts, edges = np.histogram(np.ones(2, x.dtype), probe_edges, range, density, probe_w)
+    spec = dict(range=range, density=density, bins=bins_kw, edges=has_edges,
+                weights=has_weights)
+    return (_extern("np.histogram", routine, arrays, (n_edges - 1,), counts.dtype, 0, **spec),
+            _extern("np.histogram", routine, arrays, (n_edges,), edges.dtype, 1, **spec))
+
+
+def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any = None,
+                 out: Any = None, **kwargs: Any) -> Tracer:
+    """`ufunc.accumulate` / `ufunc.reduce` of a binary ufunc Stax has no scan/reduction for."""
+    if out is not None or kwargs or isinstance(dtype, Tracer):
+        raise unsupported(f"np.{ufunc.__name__}.{method} with out= or other arguments")
+    x = traced(a, (a,))
+    routine = getattr(ufunc, method)
+    if method == "accumulate":
+        ax = _axis(axis, x.ndim) if x.ndim else 0
+        shape = tuple(x.shape) if x.ndim else (1,)
+    else:
+        ax = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
+        shape = _reduced_shape(x, ax, False)
+    res = routine(_probe(x) if x.ndim else np.ones(1, x.dtype), axis=0 if x.ndim <= 1 else ax,
+                  dtype=dtype).dtype
+    return _extern(f"np.{ufunc.__name__}.{method}", routine, (x,), shape, res, axis=ax,
+                   dtype=None if dtype is None else np.dtype(dtype).name)
+
+
+# LAPACK: (routine, result shapes from the input shape, number of results)
+def _linalg(name: str, *args: Any, **kwargs: Any) -> Any:
+    routine = getattr(np.linalg, name)
+    xs = [traced(a, args) for a in args]
+    x = xs[0]
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError(f"{x.ndim}-dimensional array given. Array must be at "
+                                    "least two-dimensional")
+    probes = [_probe(t, square=True) if t.ndim >= 2 else np.ones(2, t.dtype) for t in xs]
+    sample = routine(*probes, **kwargs)
+    batch, (m, n) = tuple(x.shape[:-2]), tuple(x.shape[-2:])
+    k = builtins.min(m, n)
+    if name in ("solve",):
+        b = xs[1]
+        shapes: Any = tuple(b.shape) if b.ndim == 1 else \
+            api.broadcast_shapes(batch, tuple(b.shape[:-2])) + tuple(b.shape[-2:])
+    elif name in ("inv", "cholesky", "pinv"):
+        shapes = batch + (n, m) if name == "pinv" else tuple(x.shape)
+    elif name == "det":
+        shapes = batch
+    elif name in ("eigvalsh",):
+        shapes = batch + (n,)
+    elif name == "eigh":
+        shapes = [batch + (n,), tuple(x.shape)]
+    elif name == "slogdet":
+        shapes = [batch, batch]
+    elif name == "qr":
+        mode = kwargs.get("mode", "reduced")
+        if mode == "r":
+            shapes = batch + (k, n)
+        elif mode == "complete":
+            shapes = [batch + (m, m), batch + (m, n)]
+        elif mode == "reduced":
+            shapes = [batch + (m, k), batch + (k, n)]
+        else:
+            raise unsupported(f"np.linalg.qr with mode={mode!r}")
+    elif name == "svd":
+        full = kwargs.get("full_matrices", True)
+        if not kwargs.get("compute_uv", True):
+            shapes = batch + (k,)
+        else:
+            shapes = [batch + (m, m if full else k), batch + (k,),
+                      batch + (n if full else k, n)]
+    else:
+        raise unsupported(f"np.linalg.{name}")
+    spelled = f"np.linalg.{name}"
+    if isinstance(shapes, list):
+        outs = [_extern(spelled, routine, xs, shape, np.asarray(part).dtype, i, **kwargs)
+                for i, (shape, part) in enumerate(zip(shapes, sample, strict=True))]
+        return type(sample)(*outs)
+    return _extern(spelled, routine, xs, shapes, np.asarray(sample).dtype, **kwargs)
+
+
+def linalg_function(name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if name in ("solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet") and \
+                builtins.any(k not in ("UPLO", "upper") for k in kwargs):
+            raise unsupported(f"np.linalg.{name} with {', '.join(kwargs)}=")
+        return _linalg(name, *args, **kwargs)
+    return call
+
+
 # ---- registration ----
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
@@ -638,7 +909,13 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,
-    np.linalg.norm: norm, np.meshgrid: meshgrid,
+    np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
+    np.partition: partition, np.median: median, np.percentile: percentile,
+    np.quantile: quantile, np.searchsorted: searchsorted, np.digitize: digitize,
+    np.interp: interp, np.convolve: convolve, np.correlate: correlate,
+    np.histogram: histogram,
+    **{getattr(np.linalg, n): linalg_function(n) for n in (
+        "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd")},
 }
 
 
@@ -671,6 +948,10 @@ def register(tracer: type[Tracer]) -> None:
                     **kwargs: Any) -> Any:
         if method == "outer":
             return ufunc_outer(ufunc, *inputs, **kwargs)
+        if method in ("accumulate", "reduce") and ufunc.nin == 2 and not (
+                ufunc.__name__ in ("add", "multiply") or method == "reduce" and
+                ufunc.__name__ in ("maximum", "minimum", "logical_and", "logical_or")):
+            return ufunc_method(ufunc, method, *inputs, **kwargs)
         return base(self, ufunc, method, *inputs, **kwargs)
 
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]

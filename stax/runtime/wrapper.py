@@ -22,6 +22,7 @@ import numpy as np
 from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
 from stax.runtime.compiler import Compiled, compile_source
+from stax.runtime.externs import EXTERNS
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
@@ -255,7 +256,11 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
         region = region_of.get(group.name)
         if region is not None and group is not region.groups[-1]:
             continue  # the region's function runs once its last kernel's buffers exist
-        if node.kind == "extern":
+        if node.kind == "extern" and node.fn != "matmul":  # a NumPy routine (A2, externs.py)
+            env["externs"] = EXTERNS
+            lines.append(f"    externs[{node.fn!r}]({', '.join(node.extern_inputs)}, "
+                         f"out={node.out})  # {group.name}: {node.origin} (extern, NumPy)")
+        elif node.kind == "extern":
             a, b_ = node.extern_inputs
             lines.append(f"    matmul({a}, {b_}, out={node.out})  # {group.name}: "
                          f"{node.origin} (extern, BLAS)")

@@ -1,0 +1,27 @@
+"""NumPy routines run by a compiled program's wrapper as extern calls (like matmul's BLAS call).
+
+The frontend registers each routine under a key that spells it out (`np.sort(axis=1)`); a
+LoopProgram's extern node names the key; the wrapper calls `EXTERNS[key](*inputs, out=buffer)`.
+The key is deterministic, so compiled segments and the structural cache see equal programs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+EXTERNS: dict[str, Callable[..., None]] = {}
+
+
+def register(key: str, routine: Callable[..., Any], output: int | None = None) -> str:
+    """`routine(*arrays)` (its `output`-th result when it returns several) is written into the
+    node's buffer; NumPy's own errors and warnings come through unchanged."""
+
+    def call(*arrays: np.ndarray, out: np.ndarray) -> None:
+        result = routine(*arrays)
+        np.copyto(out, result if output is None else result[output], casting="unsafe")
+
+    EXTERNS.setdefault(key, call)
+    return key
