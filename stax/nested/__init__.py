@@ -3,6 +3,31 @@
     import stax.nested as sn
     sn.map(lambda n: sn.reduce(np.add, 0, sn.map(lambda i: i + 2, sn.iota(n))),
            np.array([5, 7]))                       # [20, 35]
+
+- `Ragged` (ragged.py): the segmented representation (values, lengths, offsets, flags,
+  segment_ids, inner_index).
+- Segmented primitives on NumPy arrays (primitives.py): segscan, segreduce, exscan/expresum,
+  segiota, repiota, seggather, segscatter, partition; parallel C++ kernels (kernels.py) for
+  any associative operator (ufuncs, or Python functions of two values traced to C++, tuples
+  included; operators that branch in Python fall back to a per-segment Python loop).
+- Nested operations (api.py): map, reduce, scan, iota, range, replicate, concat, slicing and
+  indexing rows, cond, loop, scatter, length, and NumPy ufuncs/methods on traced values.
+  `sn.jit` flattens them (flatten.py); outside it, and under `sn.interpret`, they run the
+  reference semantics one iteration at a time (interp.py).
+- `sn.explain(f, *args)` (also `stax.explain` on an `sn.jit` function): the nested program,
+  the flattening rules applied, the flat program (kernels in launch order) and their C++.
+
+What flattens and what stays sequential: every map level becomes one flat iteration space,
+so maps of maps, of reductions/scans (segreduce/segscan), of iota/range/replicate/slices/
+concat (segmented spaces computed from segment and in-segment indices), of indexing (gathers)
+and of scatter run as parallel kernels over all inner elements; cond packs each branch's
+iterations; a loop with a uniform trip count is interchanged (the loop runs outside, each
+round a flat parallel step), an irregular one runs max(n) rounds over the active iterations.
+Sequential by design: the scalar code of one element (fused into one expression per value,
+vectorization avoidance), the rounds of a loop, and the combination of the per-thread partial
+results of a segmented kernel. Operators written with Python control flow run sequentially in
+Python (correct, slow). Not supported: results that are ragged arrays of ragged arrays, and
+cond branches returning arrays inside a map.
 """
 
 from stax.nested.api import (
