@@ -190,7 +190,8 @@ def graph_svg(graph: FusionGraph) -> str:
     edges = [_edge_svg(e, anchor[e.src], anchor[e.dst], labelled) for e in graph.edges
              if e.src in anchor and e.dst in anchor]
     seen: dict[tuple[int, int, int, int], int] = {}
-    rejected = [_rejected_svg(r, anchor[r.src], anchor[r.dst], seen)
+    label_rows: set[tuple[int, int]] = set()
+    rejected = [_rejected_svg(r, anchor[r.src], anchor[r.dst], seen, label_rows)
                 for r in graph.rejected[:MAX_REJECTED_DRAWN]
                 if r.src in anchor and r.dst in anchor]
     width = max((b.x + BOX_W for b in boxes.values()), default=0) + MARGIN + 140
@@ -246,9 +247,11 @@ def _edge_svg(e: Edge, src: _Anchor, dst: _Anchor,
 
 
 def _rejected_svg(r: Rejected, src: _Anchor, dst: _Anchor,
-                  seen: dict[tuple[int, int, int, int], int]) -> str:
+                  seen: dict[tuple[int, int, int, int], int],
+                  label_rows: set[tuple[int, int]]) -> str:
     """A dashed arc on the left of the boxes between the two groups' ops; arcs between the
-    same boxes fan out, and only the first is labelled (each has its reason as a tooltip)."""
+    same boxes fan out, and only the first is labelled (each has its reason as a tooltip);
+    labels move down until they do not overlap another one (`label_rows`: (x, y // 12))."""
     key = _key(src.box, dst.box)
     n = seen.get(key, 0)
     seen[key] = n + 1
@@ -257,8 +260,14 @@ def _rejected_svg(r: Rejected, src: _Anchor, dst: _Anchor,
             f"{dst.box.x},{dst.row_y}")
     d = r.decision
     tip = f"round {d.round}: cannot fuse {d.first} with {d.second}: {d.reason}"
-    text = "" if n else (f'<text x="{bend - 4}" y="{(src.row_y + dst.row_y) // 2}" '
-                         f'text-anchor="end">{escape(_cap(d.rule, 24))}</text>')
+    text = ""
+    if not n:
+        y = (src.row_y + dst.row_y) // 2
+        while (bend, y // 12) in label_rows or (bend, y // 12 + 1) in label_rows:
+            y += 12
+        label_rows.add((bend, y // 12))
+        text = (f'<text x="{bend - 4}" y="{y}" text-anchor="end">'
+                f"{escape(_cap(d.rule, 24))}</text>")
     return (f'<g class="rejected" data-first="{escape(d.first)}" data-second="{escape(d.second)}"'
             f' data-rule="{escape(d.rule)}" data-round="{d.round}"><path d="{path}"/>{text}'
             f"<title>{escape(tip)}</title></g>")

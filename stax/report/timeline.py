@@ -69,6 +69,6 @@ def timeline_svg(plan: MemoryPlan, buffers: dict[str, MemBuffer], titles: dict[s
     svg = (f'<svg class="memory-timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" '
            f'height="{height}" viewBox="0 0 {width} {height}" data-peak="{plan.peak_bytes}" '
            f'data-planned-peak="{plan.planned_peak_bytes}" data-steps="{len(plan.order)}">'
-           f'<text x="{LEFT}" y="18">live bytes per step (Definition 7.5); '
-           f'lifetimes below (↺ reuse, ✎ in place)</text>{"".join(parts)}</svg>')
+           f'<text x="{LEFT}" y="18">live bytes per step · lifetimes below '
+           f'(↺ reuse, ✎ in place)</text>{"".join(parts)}</svg>')
     return svg + "".join(f'<p class="note">{escape(n)}</p>' for n in notes)
