@@ -127,7 +127,34 @@ def test_repeated_indices_have_numpys_semantics() -> None:
         np.maximum.at(b, idx, v)
         return a, b
 
-    check(fn, np.zeros(5), np.array([0, 0, 3, 3, 3, 1]), np.arange(6.0), breaks=True)
+    check(fn, np.zeros(5), np.array([0, 0, 3, 3, 3, 1]), np.arange(6.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_array_index_assignment_compiles(dtype: str) -> None:
+    def fn(x: Any, rows: Any, cols: Any, m: Any) -> Any:
+        x[rows, cols] = 7  # repeated pairs: the last write wins
+        x[rows] += x[cols]  # rows of a gather, written back once per unique row
+        x[:, [0, 0]] -= 1
+        x[m] = np.arange(x.shape[1], dtype=x.dtype)  # a mask selecting whole rows
+        y = np.zeros_like(x)
+        np.subtract.at(y, (rows, cols), 1)
+        np.fill_diagonal(y, 9)
+        np.putmask(y, y < 0, x)
+        return y
+
+    x = make_array((4, 3), dtype, seed=11)
+    check(fn, x, np.array([0, 2, 2, 0]), np.array([1, 1, 0, 1]),
+          np.array([False, True, False, True]))
+
+
+def test_array_index_assignment_errors_are_numpys() -> None:
+    def fn(x: Any, idx: Any) -> Any:
+        x[idx] = 1.0
+        return x
+
+    with pytest.raises(IndexError):
+        stax.jit(fn)(np.zeros(3), np.array([0, 5]))
 
 
 def test_put_place_and_constant_tables() -> None:

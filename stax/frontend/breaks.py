@@ -150,8 +150,9 @@ class SegmentBuilder(Builder):
         if (type(result) is np.ndarray or isinstance(result, np.generic)) and \
                 result.dtype in SUPPORTED_DTYPES:
             return self.constant(np.asarray(result))
-        if isinstance(result, tuple) and not hasattr(result, "_fields"):
-            return tuple(self._wrap(r) for r in result)
+        if isinstance(result, tuple):
+            items = [self._wrap(r) for r in result]
+            return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
         if isinstance(result, list):
             return [self._wrap(r) for r in result]
         return result

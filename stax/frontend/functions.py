@@ -835,6 +835,91 @@ def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any
                    dtype=None if dtype is None else np.dtype(dtype).name)
 
 
+# ---- writes NumPy performs in place, as extern calls on a copy ----
+# Integer-array assignment (`a[idx] += 1`: once per unique index, the last write wins),
+# `ufunc.at` (once per occurrence), np.put, np.place, np.putmask, np.fill_diagonal, np.copyto:
+# NumPy's own semantics on a copy of the target, which the target is then rebound to.
+
+def _written(name: str, write: Callable[..., Any], target: Tracer, arrays: Sequence[Any],
+             **spec: Any) -> None:
+    def routine(t: np.ndarray, *rest: np.ndarray, **_: Any) -> np.ndarray:
+        copy = np.array(t, copy=True)
+        write(copy, *rest)
+        return copy
+
+    target.check_fresh()
+    result = _extern(name, routine, (target, *arrays), tuple(target.shape), target.dtype,
+                     **spec)
+    api._rebind(target, result.value)
+
+
+_SLOT = "array"  # where an index array sits in an index template
+
+
+def _index_template(index: Any, arrays: list[Any]) -> Any:
+    items = index if isinstance(index, tuple) else (index,)
+    template = []
+    for it in items:
+        if isinstance(it, (Tracer, np.ndarray, list)):
+            arrays.append(it)
+            template.append(_SLOT)
+        elif it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer)):
+            template.append(it)
+        else:
+            raise unsupported(f"assignment with index {it!r}")
+    return tuple(template)
+
+
+def scatter(a: Tracer, index: Any, value: Any) -> None:
+    """`a[index] = value` with integer or boolean arrays in the index: NumPy's own setitem."""
+    arrays: list[Any] = []
+    template = _index_template(index, arrays)
+
+    def write(copy: np.ndarray, v: np.ndarray, *idx: np.ndarray) -> None:
+        it = iter(idx)
+        copy[tuple(next(it) if t == _SLOT else t for t in template)] = v
+
+    _written("setitem", write, a, [value, *arrays], index=template)
+
+
+def ufunc_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = None) -> None:
+    if not isinstance(a, Tracer):
+        raise unsupported(f"np.{ufunc.__name__}.at on an array that is not traced")
+    arrays: list[Any] = []
+    template = _index_template(indices, arrays)
+    with_b = b is not None
+
+    def write(copy: np.ndarray, *rest: np.ndarray) -> None:
+        it = iter(rest[1:] if with_b else rest)
+        idx = tuple(next(it) if t == _SLOT else t for t in template)
+        ufunc.at(copy, idx if isinstance(indices, tuple) else idx[0],
+                 *((rest[0],) if with_b else ()))
+
+    _written(f"np.{ufunc.__name__}.at", write, a, ([b] if with_b else []) + arrays,
+             index=template, tuple_index=isinstance(indices, tuple))
+
+
+def _in_place(name: str, numpy_fn: Callable[..., Any], n_arrays: int
+              ) -> Callable[..., None]:
+    """np.put / np.place / np.putmask / np.fill_diagonal / np.copyto on a traced target."""
+    def call(a: Any, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(a, Tracer):
+            raise unsupported(f"np.{name} into an array that is not traced")
+        arrays, static = list(args[:n_arrays]), args[n_arrays:]
+        if "where" in kwargs:
+            arrays.append(kwargs.pop("where"))
+        has_where = len(arrays) > n_arrays
+        if builtins.any(isinstance(v, Tracer) for v in (*static, *kwargs.values())):
+            raise unsupported(f"np.{name} with traced options")
+
+        def write(copy: np.ndarray, *rest: np.ndarray) -> None:
+            extra = {"where": rest[-1]} if has_where else {}
+            numpy_fn(copy, *rest[:n_arrays], *static, **kwargs, **extra)
+
+        _written(f"np.{name}", write, a, arrays, static=static, options=kwargs)
+    return call
+
+
 # LAPACK: (routine, result shapes from the input shape, number of results)
 def _linalg(name: str, *args: Any, **kwargs: Any) -> Any:
     routine = getattr(np.linalg, name)
@@ -913,7 +998,10 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.partition: partition, np.median: median, np.percentile: percentile,
     np.quantile: quantile, np.searchsorted: searchsorted, np.digitize: digitize,
     np.interp: interp, np.convolve: convolve, np.correlate: correlate,
-    np.histogram: histogram,
+    np.histogram: histogram, np.put: _in_place("put", np.put, 2),
+    np.place: _in_place("place", np.place, 2), np.putmask: _in_place("putmask", np.putmask, 2),
+    np.fill_diagonal: _in_place("fill_diagonal", np.fill_diagonal, 1),
+    np.copyto: _in_place("copyto", np.copyto, 1),
     **{getattr(np.linalg, n): linalg_function(n) for n in (
         "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd")},
 }
@@ -948,6 +1036,8 @@ def register(tracer: type[Tracer]) -> None:
                     **kwargs: Any) -> Any:
         if method == "outer":
             return ufunc_outer(ufunc, *inputs, **kwargs)
+        if method == "at" and not kwargs:
+            return ufunc_at(ufunc, *inputs)
         if method in ("accumulate", "reduce") and ufunc.nin == 2 and not (
                 ufunc.__name__ in ("add", "multiply") or method == "reduce" and
                 ufunc.__name__ in ("maximum", "minimum", "logical_and", "logical_or")):
@@ -958,8 +1048,12 @@ def register(tracer: type[Tracer]) -> None:
     setitem = tracer.__setitem__
 
     def set_item(self: Tracer, index: Any, value: Any) -> None:
-        if not mask_assign(self, index, value):
+        if mask_assign(self, index, value):
+            return
+        try:
             setitem(self, index, value)
+        except NotImplementedError:  # array indices: NumPy's setitem as an extern call
+            scatter(self, index, value)
 
     tracer.__setitem__ = set_item  # type: ignore[method-assign]
 
