@@ -144,7 +144,9 @@ class GraphRunner:
     def _kinds(self) -> dict[fx.Node, str]:
         kinds: dict[fx.Node, str] = {}
         for n in self.nodes:
-            if n.target is operator.getitem:
+            if n.op == "get_attr":  # a constant tensor of the graph module
+                kinds[n] = "view"
+            elif n.target is operator.getitem:
                 kinds[n] = kinds[n.args[0]]
             elif not _is_tensor_node(n):
                 kinds[n] = "python"
@@ -168,7 +170,7 @@ class GraphRunner:
                 kinds[n] = "view"
         # A view of an input that PyTorch makes needs its source made by PyTorch as well.
         for n in reversed(self.nodes):
-            if kinds[n] == "view":
+            if kinds[n] == "view" and self._is_view(n):
                 source = n.all_input_nodes[0]
                 if self._is_view(source) and kinds[source] == "stax" and _view_chain_to_input(
                         source, self._is_view):
@@ -278,6 +280,9 @@ class GraphRunner:
     def _run(self, step: Step, env: dict[fx.Node, Any]) -> None:
         if step.kind != "stax":
             node = step.nodes[0]
+            if node.op == "get_attr":
+                env[node] = getattr(self.gm, node.target)
+                return
             args, kwargs = fx.node.map_arg((node.args, node.kwargs), env.__getitem__)
             env[node] = node.target(*args, **kwargs)
             return

@@ -142,19 +142,30 @@ _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.2788680
          -1.13520398, 1.48851587, -0.82215223, 0.17087277)
 
 
-def erf32(x: Any) -> Any:
+def _erf_parts(x: Any) -> tuple[Any, Any]:
+    """erf(x) by the series (exact where |x| < 0.5) and erfc(|x|) by the Chebyshev fit."""
     z = np.abs(x)
     x2 = x * x
     series = np.float32(0.0)
     for c in reversed(_TAYLOR):
         series = series * x2 + np.float32(c)
-    small = x * series * np.float32(1.1283791670955126)
     t = 1 / (1 + np.float32(0.5) * z)
     poly = np.float32(0.0)
     for c in reversed(_ERFC[1:]):
         poly = (poly + np.float32(c)) * t
-    erfc = t * np.exp(-z * z + np.float32(_ERFC[0]) + poly)
-    return np.where(z < 0.5, small, np.sign(x) * (1 - erfc))
+    return x * series * np.float32(1.1283791670955126), \
+        t * np.exp(-z * z + np.float32(_ERFC[0]) + poly)
+
+
+def erf32(x: Any) -> Any:
+    small, erfc = _erf_parts(x)
+    return np.where(np.abs(x) < 0.5, small, np.sign(x) * (1 - erfc))
+
+
+def _one_plus_erf32(x: Any) -> Any:
+    """1 + erf(x) without cancellation for negative x (erfc(-x))."""
+    small, erfc = _erf_parts(x)
+    return np.where(np.abs(x) < 0.5, 1 + small, np.where(x > 0, 2 - erfc, erfc))
 
 
 @_register("erf.default")
@@ -168,7 +179,9 @@ def _erf(out: Out, a: Any) -> Any:
 def _gelu(out: Out, a: Any, approximate: str = "none") -> Any:
     if approximate == "tanh":
         return 0.5 * a * (1 + np.tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))
-    return 0.5 * a * (1 + _erf(out, a * 0.7071067811865476))
+    if out.dtype != np.float32:
+        raise NotImplementedError(f"gelu in {out.dtype} (erf is approximated in float32 only)")
+    return 0.5 * a * _one_plus_erf32(a * np.float32(0.7071067811865476))
 
 
 @_register("clamp.default", "clamp.Tensor")
@@ -329,13 +342,22 @@ def _batch_norm_eval(out: Out, a: Any, weight: Any, bias: Any, running_mean: Any
 
 
 # ---------------------------------------------------------------- linear algebra (extern BLAS)
+def _same_dtypes(*operands: Any) -> None:
+    """PyTorch's matrix products refuse mixed dtypes (NumPy would promote): such a node
+    runs in eager PyTorch, which raises its own error."""
+    if len({o.dtype for o in operands if hasattr(o, "dtype")}) > 1:
+        raise NotImplementedError("a matrix product of mixed dtypes")
+
+
 @_register("mm.default", "bmm.default", "matmul.default")
 def _mm(out: Out, a: Any, b: Any) -> Any:
+    _same_dtypes(a, b)
     return a @ b
 
 
 @_register("addmm.default")
 def _addmm(out: Out, bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    _same_dtypes(bias, a, b)
     prod = a @ b
     if alpha != 1:
         prod = prod * alpha

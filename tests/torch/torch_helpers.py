@@ -22,7 +22,7 @@ def assert_close(got: Any, want: Any, rtol: float = 1e-4, atol: float = 1e-5) ->
         for g, w in zip(got, want, strict=True):
             assert_close(g, w, rtol, atol)
         return
-    torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
+    torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def check_model(make: Callable[[], torch.nn.Module], inputs: Sequence[Any], *,
