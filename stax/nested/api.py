@@ -131,7 +131,7 @@ class Jitted:
             root = fl.Space(None, None)
             with fl.in_space(root), kernel_log() as log:
                 traced = [_argument(a, root) for a in args]
-                result = _output(self.fn(*traced))
+                result = _fresh(_output(self.fn(*traced)), _arrays(args))
         finally:
             fl._TRACE.reset(token)
         return result, Run(tuple(trace.rules), tuple(log))
@@ -153,6 +153,31 @@ def _argument(a: Any, root: fl.Space) -> Any:
         raise TypeError("stax.nested: pass NumPy arrays or sn.Ragged, not lists "
                         "(use np.asarray or sn.Ragged.from_list)")
     raise TypeError(f"stax.nested: unsupported argument of type {type(a).__name__}")
+
+
+def _arrays(args: Any) -> list[np.ndarray]:
+    out: list[np.ndarray] = []
+    for a in args:
+        if isinstance(a, tuple):
+            out += _arrays(a)
+        elif isinstance(a, Ragged):
+            out += [a.values, a.lengths]
+        elif isinstance(a, np.ndarray):
+            out.append(a)
+    return out
+
+
+def _fresh(v: Any, inputs: list[np.ndarray]) -> Any:
+    """Results never alias the arguments (an identity map returns a copy, as NumPy would)."""
+    if isinstance(v, tuple):
+        return tuple(_fresh(x, inputs) for x in v)
+    if isinstance(v, Ragged):
+        if any(np.may_share_memory(x, a) for a in inputs for x in (v.values, v.lengths)):
+            return Ragged(v.values.copy(), v.lengths.copy())
+        return v
+    if isinstance(v, np.ndarray) and any(np.may_share_memory(v, a) for a in inputs):
+        return v.copy()
+    return v
 
 
 def _output(v: Any) -> Any:

@@ -756,14 +756,22 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
     space = deepest(start, stop, step)
     values = [_ints(v, space) for v in (start, stop, step)]
     k = space.size
-    arrays = [np.full(k, v, dtype=np.int64) if isinstance(v, int) else v for v in values]
-    check_range(*arrays)
-    s0, s1, st = arrays
-    lengths = np.where(st > 0, (s1 - s0 + st - 1) // np.where(st == 0, 1, st),
-                       (s0 - s1 - st - 1) // np.where(st == 0, 1, -st))
-    regular = all(isinstance(v, int) for v in values)
-    child = Space.child(space, int(lengths[0]) if regular and k else
-                        (lengths if k else 0))
+    v0, v1, v2 = values
+    if isinstance(v0, int) and v2 == 1 and not isinstance(v1, int):  # iota-like: one pass
+        low = int(v1.min()) if len(v1) else v0
+        if low < v0:
+            check_range(np.array([v0]), np.array([low]), np.array([1]))
+        lengths: np.ndarray | int = v1 - v0 if v0 else v1
+    else:
+        arrays = [np.full(k, v, dtype=np.int64) if isinstance(v, int) else v for v in values]
+        check_range(*arrays)
+        s0, s1, st = arrays
+        steps = np.where(st > 0, st, -st)
+        lengths = np.where(st > 0, s1 - s0, s0 - s1) + steps - 1
+        lengths = lengths // np.where(st == 0, 1, steps)
+        if all(isinstance(v, int) for v in values):
+            lengths = int(lengths[0]) if k else 0
+    child = Space.child(space, lengths)
     first, stride = (lift(_int64_at(v, space), child).expr for v in (start, step))
     elem = _add(first, _mul(stride, child.inner()))
     note("map-of-iota -> segiota" if space.parent is not None else "iota -> iota",

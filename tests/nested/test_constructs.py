@@ -155,6 +155,17 @@ def test_regular_nests_stay_regular() -> None:
     check(lambda a: sn.map(lambda row: sn.reduce(np.add, 0, row), a), a.T)  # strided input
 
 
+def test_results_do_not_alias_arguments() -> None:
+    x = np.arange(5)
+    got = sn.jit(lambda x: sn.map(lambda v: v, x))(x)
+    got[0] = 99
+    assert x[0] == 0
+    r = sn.Ragged.from_list([[1, 2], [3]])
+    out = sn.jit(lambda r: sn.map(lambda row: row, r))(r)
+    out.values[0] = 99
+    assert r.values[0] == 1
+
+
 def test_tuple_results_and_argmax() -> None:
     def argmax(r):
         def best(a, b):
