@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from test_random_programs import programs as random_programs
+from test_random_programs import run_recipe
 
 from stax.api import _as_array, trace
 from stax.ir.expr import Call, Const, Index, Load
+from stax.ir.printer import format_program
 from stax.ir.program import Buffer, LoopProgram, Node
 from stax.ir.validate import InvalidProgram, check, validate
 from stax.lower import lower
@@ -129,3 +133,15 @@ def test_check_raises_with_every_problem() -> None:
     with pytest.raises(InvalidProgram, match="a bug in Stax") as info:
         check(program([node]))
     assert {p.rule for p in info.value.problems} >= {"bad_write", "unknown_buffer"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_programs())
+def test_random_programs_lower_to_valid_ir(recipe) -> None:
+    """Random DAGs of elementwise ops, reductions and broadcasts (tests/test_random_programs)
+    lower to programs the validator accepts, and the printer prints every node."""
+    steps, n_out, inputs = recipe
+    program = lowered(lambda *args: run_recipe(steps, n_out, *args), *inputs)
+    assert validate(program) == ()
+    text = format_program(program)
+    assert all(f"{n.name} = {n.kind}" in text for n in program.nodes)
