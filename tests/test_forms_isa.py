@@ -71,14 +71,15 @@ def test_forms(fn, form) -> None:
 
 def test_forms_are_chosen_and_explained() -> None:
     x = inputs(transpose_add)[0]
-    assert any("form: tiled" in note for note in _notes(transpose_add, x))
-    assert any("form: outer-reduction" in note for note in _notes(lambda a: a.sum(0), x))
-    assert any("form: scalar" in note for note in _notes(softmax, x, form="scalar"))
+    assert "tiled" in [d.value for d in _form_decisions(transpose_add, x)]
+    assert "outer-reduction" in [d.value for d in _form_decisions(lambda a: a.sum(0), x)]
+    assert "scalar" in [d.value for d in _form_decisions(softmax, x, form="scalar")]
 
 
-def _notes(fn, *args, **options):
+def _form_decisions(fn, *args, **options):
+    """The plans' `form` decision records (G: decisions as records with a rule name)."""
     report = stax.explain(fn, *args, **options)
-    return [n for p in report.compilation.program.plans for n in p.notes]
+    return [d for p in report.compilation.program.plans for d in p.decisions if d.rule == "form"]
 
 
 def test_bad_isa_and_form_options() -> None:
