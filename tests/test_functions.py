@@ -72,6 +72,11 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
                                        np.count_nonzero(s), np.nansum(e)),
                          (np.zeros((0,)), np.array(2.5))),
     "strided_input": (lambda x: (np.roll(x, 1), np.diff(x, axis=0), np.tril(x)), (M.T[::2],)),
+    "pad": (lambda x, i: (np.pad(x, 1), np.pad(x, ((0, 2), (3, 1)), constant_values=(7, -1)),
+                          np.pad(i, (2, 1), "edge"), np.pad(x, ((1, 2), (3, 0)), "wrap"),
+                          np.pad(x, ((2, 1), (3, 2)), "reflect"),
+                          np.pad(x, ((0, 2), (4, 1)), "symmetric"),
+                          np.pad(x.T, 0), np.pad(i, 1, constant_values=2.7)), (M, I32)),
     # extern calls: NumPy's own routines run by the compiled program
     "sort": (lambda x, i: (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None),
                            np.argsort(x, kind="stable"), np.sort(i), np.partition(x, 2),

@@ -112,7 +112,8 @@ def test_conversions_inside_the_function() -> None:
 
 def test_creation_outside_user_code_is_numpys() -> None:
     def fn(x: Any) -> Any:
-        return np.zeros(3), np.pad(x, 1)  # np.pad (a break) calls np.empty inside NumPy
+        # np.pad wider than a reflection is a break; NumPy's pad calls np.empty inside
+        return np.zeros(3), np.pad(x, 10, "reflect")
 
     check(fn, make_array((5,), "float64", seed=9), breaks=True)
     assert type(np.zeros(3)) is np.ndarray  # restored after tracing

@@ -141,6 +141,70 @@ def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Tracer:
     return flip(api.transpose(x, perm), a1)
 
 
+# ---- padding ----
+
+def _pairs(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
+    arr = np.asarray(value)
+    if arr.ndim > 2 or arr.size == 0:
+        raise ValueError(f"{what} must be a scalar, a pair or one pair per axis")
+    return [tuple(p) for p in np.broadcast_to(arr, (ndim, 2)).tolist()]
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tracer:
+    """np.pad's constant, edge, reflect, symmetric and wrap modes, axis by axis as NumPy does
+    (later axes fill the corners); pads wider than one reflection are a graph break."""
+    x = traced(array, (array,))
+    if isinstance(pad_width, Tracer) or callable(mode):
+        raise unsupported("np.pad with a traced pad_width or a callable mode")
+    widths = np.round(np.asarray(pad_width)).astype(np.intp)
+    if widths.size and widths.min() < 0:
+        raise ValueError("index can't contain negative values")
+    pairs = _pairs(widths, x.ndim, "pad_width")
+    allowed = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
+    if mode not in allowed or set(kwargs) - allowed[mode] or \
+            kwargs.get("reflect_type", "even") != "even":
+        raise unsupported(f"np.pad with mode={mode!r} and {', '.join(kwargs) or 'no options'}")
+    values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values") \
+        if mode == "constant" else []
+    for ax, (before, after) in enumerate(pairs):
+        n = x.shape[ax]
+        if before == after == 0:
+            continue
+        if mode != "constant" and (n == 0 or builtins.max(before, after) > n - (
+                mode == "reflect")):
+            raise unsupported(f"np.pad {mode} wider than the axis")
+        parts = []
+        for width, side in ((before, 0), (after, 1)):
+            if width == 0:
+                part = _slice_along(x, ax, slice(0, 0))
+            elif mode == "constant":
+                shape = tuple(width if d == ax else s for d, s in enumerate(x.shape))
+                edge: Any = values[ax][side]
+                if isinstance(edge, Tracer):
+                    raise unsupported("np.pad with traced constant_values")
+                part = api.wrap(x.builder, api.broadcast_value(
+                    x.builder, api.to_value(x.builder, np.asarray(edge).astype(x.dtype)), shape))
+            elif mode == "edge":
+                one = _slice_along(x, ax, slice(0, 1) if side == 0 else slice(n - 1, n))
+                part = api.broadcast_to(one, tuple(width if d == ax else s
+                                                   for d, s in enumerate(x.shape)))
+            elif mode == "wrap":
+                part = _slice_along(x, ax, slice(n - width, n) if side == 0 else slice(0, width))
+            else:
+                skip = 1 if mode == "reflect" else 0
+                if side == 0:
+                    part = _slice_along(x, ax, slice(width - 1 + skip, skip - 1 if skip else None,
+                                                     -1))
+                else:
+                    part = _slice_along(x, ax, slice(n - 1 - skip, n - 1 - skip - width, -1)
+                                        if n - 1 - skip - width >= 0 else
+                                        slice(n - 1 - skip, None, -1))
+            parts.append(part)
+        x = api.concatenate([parts[0], x, parts[1]], axis=ax)
+    return api.copy_(x) if x is array else x
+
+
 # ---- triangles, tiling, repetition ----
 
 def _tri_mask(x: Tracer, k: int, lower: bool) -> Tracer:
@@ -986,7 +1050,7 @@ def linalg_function(name: str) -> Callable[..., Any]:
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
-    np.rot90: rot90, np.tril: tril, np.triu: triu, np.tile: tile, np.repeat: repeat,
+    np.rot90: rot90, np.pad: pad, np.tril: tril, np.triu: triu, np.tile: tile, np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
