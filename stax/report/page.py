@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
+from pygments import highlight as pygments_highlight
 
 from stax.report.graph import fusion_graph, graph_svg, human_bytes, kernel_ids
 from stax.report.kernels import CODE_CSS, code_html, kernel_code, loop_html, loop_tree
@@ -70,7 +71,7 @@ def render(report: Report, title: str = "") -> str:
             "decisions": [(d.rule, d.text) for d in plan.decisions],
             "code": Markup(code_html(kernel_code(report.code, plan.name)))})
     return _ENV.get_template("page.html.j2").render(
-        title=title or _title(c.traced), failure=None, summary=summary,
+        title=title or _title(c.traced), failure=None, nested=None, summary=summary,
         breaks=[str(b) for b in report.breaks],
         graph_svg=Markup(graph_svg(graph)),
         timeline_svg=Markup(timeline_svg(memory, buffers, titles)),
@@ -100,18 +101,39 @@ def render_failure(title: str, error: BaseException) -> str:
     failure = {"kind": type(error).__name__, "message": str(error), "frames": frames, "at": at}
     text = "".join(traceback.format_exception(error))
     return _ENV.get_template("page.html.j2").render(
-        title=title, failure=failure, code_css=Markup(CODE_CSS), text=text)
+        title=title, failure=failure, nested=None, code_css=Markup(CODE_CSS), text=text)
+
+
+def render_nested(explanation: Any, title: str) -> str:
+    """The page for a nested program's explanation (`stax.nested.explain`): its source, the
+    flattening rules applied in order, and each segmented kernel's C++."""
+    from pygments.lexers import PythonLexer
+
+    from stax.report.kernels import FORMATTER
+
+    run = explanation.run
+    kernels = [{"id": f"n{j}", "kind": k.kind, "summary": k.summary,
+                "code": Markup(code_html(k.source[k.source.find('extern "C"'):].strip()))}
+               for j, k in enumerate(run.kernels)]
+    nested = {"source": Markup(pygments_highlight(explanation.source, PythonLexer(), FORMATTER)),
+              "rules": list(run.rules), "kernels": kernels}
+    return _ENV.get_template("page.html.j2").render(
+        title=title, failure=None, nested=nested, code_css=Markup(CODE_CSS),
+        text=str(explanation))
 
 
 def explain_to_html(path: str | Path | None, fn: Callable[..., Any], *args: Any,
                     **options: Any) -> tuple[str, bool]:
     """`stax.explain(fn, *args, **options).to_html(path)`, or, when compiling fails, a page
     showing where. Returns (the page, whether it compiled); writes it to `path` if given."""
-    from stax.explain import explain
+    from stax.explain import Report, explain
 
     title = getattr(fn, "__qualname__", None) or repr(fn)
     try:
-        page, ok = render(explain(fn, *args, **options), title), True
+        report = explain(fn, *args, **options)
+        page = render(report, title) if isinstance(report, Report) else render_nested(report,
+                                                                                     title)
+        ok = True
     except Exception as e:  # any failure of tracing or compiling becomes the page's content
         page, ok = render_failure(title, e), False
     if path is not None:

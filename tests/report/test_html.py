@@ -155,10 +155,13 @@ def test_page_is_self_contained(page: str) -> None:
     assert not parsed.find("link") and not [a for _, a, _ in parsed.elements if "src" in a]
 
 
-def test_text_report_is_included_unchanged(report, page: str) -> None:
+def text_report(page: str) -> str:
     start = page.index('<pre class="text">', page.index('id="text-report"'))
-    body = page[start + len('<pre class="text">'): page.index("</pre>", start)]
-    assert html.unescape(body) == str(report)
+    return html.unescape(page[start + len('<pre class="text">'): page.index("</pre>", start)])
+
+
+def test_text_report_is_included_unchanged(report, page: str) -> None:
+    assert text_report(page) == str(report)
 
 
 def test_repr_html_and_to_html_path(report, tmp_path: Path) -> None:
@@ -235,3 +238,23 @@ def test_thousands_of_ops_render_collapsed() -> None:
                for b in program_.buffers}
     timeline = timeline_svg(sched.memory, buffers, {})
     assert f'data-peak="{sched.memory.peak_bytes}"' in timeline
+
+
+def test_a_nested_program_shows_its_flattening_steps(tmp_path: Path) -> None:
+    import stax.nested as sn
+
+    def f(ns):
+        return sn.map(lambda n: sn.reduce(np.add, 0, sn.map(lambda i: i + 2, sn.iota(n))), ns)
+
+    ns = np.array([5, 7])
+    np.testing.assert_array_equal(sn.jit(f)(ns), [sum(i + 2 for i in range(n)) for n in ns])
+    explanation = sn.explain(f, ns)
+    page, ok = explain_to_html(tmp_path / "n.html", sn.jit(f), ns)
+    assert ok
+    steps = page[page.index('<ol class="flattening">'):page.index("</ol>")]
+    assert [html.escape(r) in steps for r, _ in explanation.run.rules] == [True] * len(
+        explanation.run.rules)
+    assert "map-of-reduce -&gt; segreduce" in steps
+    sections = Elements(page).find("details", "kernel-section")
+    assert len(sections) == len(explanation.run.kernels) > 0
+    assert text_report(page) == str(explanation)
