@@ -1,7 +1,10 @@
 """Benchmark runner: NumPy vs stax.jit vs torch.compile on the workloads of workloads.py.
 
-    python benchmarks/run.py [--sizes 4096x4096,256x1024] [--repeat N] [--only softmax,...]
-                             [--threads T] [--no-torch] [--markdown OUT.md]
+    python benchmarks/run.py [--sizes 4096x4096,2048x2048,256x1024,1x1000] [--repeat N]
+                             [--only softmax,...] [--threads T] [--no-torch] [--busy 2]
+                             [--markdown OUT.md]
+
+``--busy 2`` runs two spinning background processes throughout (a loaded machine).
 
 Method (per workload and size):
 1. Inputs are float32 from a fixed seed. NumPy runs the workload's function: the reference.
@@ -51,6 +54,7 @@ from workloads import STREAM_KERNELS, WORKLOADS, Workload, tiny_add
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED = 0
+DEFAULT_SIZES = "4096x4096,2048x2048,256x1024,1x1000"  # issue 9
 RTOL, ATOL = 1e-4, 1e-5
 IMPLS = ("numpy", "stax", "torch")
 BASELINES = ("copy", "touch")
@@ -511,8 +515,11 @@ def select_workloads(only: str | None) -> list[Workload]:
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("4096x4096,256x1024"),
-                        help="comma-separated ROWSxCOLS (default 4096x4096,256x1024)")
+    parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes(DEFAULT_SIZES),
+                        help=f"comma-separated ROWSxCOLS (default {DEFAULT_SIZES})")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="busy background processes (spinning Python) during the run, to "
+                             "measure a loaded machine (issue 9 asks for 2)")
     parser.add_argument("--repeat", type=int, default=20, help="timed rounds (default 20)")
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
@@ -520,8 +527,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--no-torch", action="store_true", help="skip torch.compile")
     parser.add_argument("--markdown", type=Path, help="also write the report as markdown here")
     args = parser.parse_args(argv)
-    if args.repeat < 1 or args.threads < 1:
-        parser.error("--repeat and --threads must be at least 1")
+    if args.repeat < 1 or args.threads < 1 or args.busy < 0:
+        parser.error("--repeat and --threads must be at least 1, --busy at least 0")
     return args
 
 
@@ -536,6 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["STAX_CACHE_DIR"] = str(cache_root / "stax")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_root / "inductor")
     sys.path.insert(0, str(REPO_ROOT))  # benchmark this checkout's stax
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(args.busy)]
     try:
         peers = load_peers(not args.no_torch, args.threads)
         log = sys.stderr
@@ -548,13 +557,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cases.append(run_case(peers, workload, shape, args.repeat))
         stream = {shape: measure_stream(shape, args.repeat) for shape in args.sizes}
     finally:
+        for process in busy:
+            process.kill()
+            process.wait()
         shutil.rmtree(cache_root, ignore_errors=True)
 
     print(report(peers.missing, cases, overhead, stream, markdown=False))
     if args.markdown:
         command = shlex.join(["python", "benchmarks/run.py", *argv])
         header = [f"## Benchmark: NumPy vs stax.jit vs torch.compile ({args.repeat} rounds)", "",
-                  "Machine:", *machine_lines(args.threads), "", f"Command: `{command}`", ""]
+                  "Machine:", *machine_lines(args.threads),
+                  f"- busy background processes during the run: {args.busy}", "",
+                  f"Command: `{command}`", ""]
         args.markdown.write_text("\n".join(header) + "\n" + report(peers.missing, cases, overhead,
                                                                   stream, markdown=True))
         print(f"markdown written to {args.markdown}", file=sys.stderr)

@@ -3,7 +3,8 @@
 The NumPy function is the single definition of a workload: the runner times that very function
 object under NumPy and under ``stax.jit``. The PyTorch twin computes the same thing with the same
 arithmetic (not a fused library call such as ``torch.softmax``), so that ``torch.compile`` and Stax
-compile the same program. Inputs are float32 and deterministic (a fixed seed per workload).
+compile the same program. Inputs are deterministic (a fixed seed per workload): float32, except
+where a workload is about another dtype (float64, bool masks, int64 indices).
 """
 
 from __future__ import annotations
@@ -77,6 +78,19 @@ def transposed_pair(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return _normal(rng, cols, rows), _normal(rng, rows, cols)
 
 
+def normal_and_mask(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), rng.random((rows, cols)) < 0.8
+
+
+def normal_and_row_indices(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A matrix and `rows` int64 row indices (some negative): `x[idx]` gathers whole rows."""
+    return _normal(rng, rows, cols), rng.integers(-rows, rows, rows).astype(np.int64)
+
+
+def one_normal_f64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (rng.standard_normal((rows, cols)),)
+
+
 def adam_state(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     param, grad = _normal(rng, rows, cols), _normal(rng, rows, cols)
     m = np.float32(0.1) * _normal(rng, rows, cols)
@@ -143,6 +157,51 @@ def cumsum_rows(x):
     return np.cumsum(x, axis=1)
 
 
+# Workloads of issue 9 (loops that used to stay scalar or walk columns; B).
+MASK_SCALE = 0.125
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def masked_softmax(x, mask):
+    return softmax(np.where(mask, x * MASK_SCALE, -1e9))
+
+
+def column_var_mean(x):
+    return x.var(0), x.mean(0)
+
+
+def argmax_rows(x):
+    return x.argmax(-1)
+
+
+def cast_to_int(x):
+    return (x * 100.0).astype(np.int32)
+
+
+def gather_rows(x, idx):
+    return x[idx]
+
+
+def erf_like(x):  # Abramowitz-Stegun 7.1.26, a polynomial in t times exp
+    t = 1.0 / (1.0 + ERF_P * np.abs(x))
+    a1, a2, a3, a4, a5 = ERF_A
+    poly = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5))))
+    return np.sign(x) * (1.0 - poly * np.exp(-x * x))
+
+
+def sin_cos_f64(x):
+    return np.sin(x) + np.cos(x)
+
+
+def clip_round(x):
+    return np.round(np.clip(x * 10.0, -3.0, 3.0))
+
+
+def cumsum_cols(x):
+    return np.cumsum(x, axis=0)
+
+
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
     return x + y
@@ -207,6 +266,45 @@ def cumsum_rows_torch(x):
     return torch.cumsum(x, dim=1)
 
 
+def masked_softmax_torch(x, mask):
+    return softmax_torch(torch.where(mask, x * MASK_SCALE, -1e9))
+
+
+def column_var_mean_torch(x):
+    return x.var(0, unbiased=False), x.mean(0)
+
+
+def argmax_rows_torch(x):
+    return x.argmax(-1)
+
+
+def cast_to_int_torch(x):
+    return (x * 100.0).to(torch.int32)
+
+
+def gather_rows_torch(x, idx):
+    return x[idx]
+
+
+def erf_like_torch(x):
+    t = 1.0 / (1.0 + ERF_P * torch.abs(x))
+    a1, a2, a3, a4, a5 = ERF_A
+    poly = t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5))))
+    return torch.sign(x) * (1.0 - poly * torch.exp(-x * x))
+
+
+def sin_cos_f64_torch(x):
+    return torch.sin(x) + torch.cos(x)
+
+
+def clip_round_torch(x):
+    return torch.round(torch.clamp(x * 10.0, -3.0, 3.0))
+
+
+def cumsum_cols_torch(x):
+    return torch.cumsum(x, dim=0)
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
     Workload("layernorm", layernorm, layernorm_torch, one_normal),
@@ -219,6 +317,15 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("column_sum", column_sum, column_sum_torch, one_normal, "magnitude"),
     Workload("adam_step", adam_step, adam_step_torch, adam_state),
     Workload("cumsum_rows", cumsum_rows, cumsum_rows_torch, one_normal, "magnitude"),
+    Workload("masked_softmax", masked_softmax, masked_softmax_torch, normal_and_mask),
+    Workload("column_var_mean", column_var_mean, column_var_mean_torch, one_normal),
+    Workload("argmax_rows", argmax_rows, argmax_rows_torch, one_normal),
+    Workload("cast_to_int", cast_to_int, cast_to_int_torch, one_normal),
+    Workload("gather_rows", gather_rows, gather_rows_torch, normal_and_row_indices),
+    Workload("erf_like", erf_like, erf_like_torch, one_normal),
+    Workload("sin_cos_f64", sin_cos_f64, sin_cos_f64_torch, one_normal_f64),
+    Workload("clip_round", clip_round, clip_round_torch, one_normal),
+    Workload("cumsum_cols", cumsum_cols, cumsum_cols_torch, one_normal, "magnitude"),
 )
 
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -33,7 +34,24 @@ def big_sum(x):
     return x.sum(), np.nanmax(x) if False else x.min()
 
 
-PROGRAMS = [softmax, colstats, transpose_add, big_sum]
+def col_var_mean(x):  # a fused group in the outer-reduction form (with CSE of the sums)
+    return x.var(0), x.mean(0), x.std(0, keepdims=True) * 2.0
+
+
+def arg_lanes(x):  # argmax/argmin vector lanes: NaN first, ties to the first position
+    y = np.round(x * 2)
+    return y.argmax(-1), y.argmin(-1), x.argmax(0), (x > 0).argmax(-1)
+
+
+def checks_without_branches(x):  # error bits collected per region; bools read as bytes
+    m = x > 0.3
+    ints = (x * 40).astype(np.int32)  # NaN -> INT_MIN with a warning
+    q = ints // (ints % 5)  # division by zero: 0 with a warning
+    return np.where(m, np.sin(x) + np.cos(x), np.sign(x)), q, ints % -7, m.astype(np.float32)
+
+
+PROGRAMS = [softmax, colstats, transpose_add, big_sum, col_var_mean, arg_lanes,
+            checks_without_branches]
 RUNNABLE = ISA_LEVELS[ISA_LEVELS.index(isa_level()):]
 
 
@@ -47,9 +65,15 @@ def inputs(fn):
 
 
 def check(got, want) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(got, want)
+
+
+def _check(got, want) -> None:
     if isinstance(want, tuple):
         for g, w in zip(got, want, strict=True):
-            check(g, w)
+            _check(g, w)
         return
     assert np.asarray(got).dtype == np.asarray(want).dtype
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5, equal_nan=True)
@@ -59,14 +83,33 @@ def check(got, want) -> None:
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
 def test_isa_levels(fn, isa) -> None:
     args = inputs(fn)
-    check(stax.jit(fn, isa=isa)(*args), fn(*args))
+    check(*_both(stax.jit(fn, isa=isa), fn, args))
 
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
 def test_forms(fn, form) -> None:
     args = inputs(fn)
-    check(stax.jit(fn, form=form)(*args), fn(*args))
+    check(*_both(stax.jit(fn, form=form), fn, args))
+
+
+def _both(jitted, fn, args):
+    """Stax's and NumPy's results; the same warnings, by category and message."""
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        got = jitted(*args)
+    with warnings.catch_warnings(record=True) as theirs, np.errstate(all="warn"):
+        warnings.simplefilter("always")
+        want = fn(*args)
+    assert {(w.category, str(w.message)) for w in ours} >= {
+        (w.category, str(w.message)) for w in theirs}
+    return got, want
+
+
+def test_fused_column_statistics_use_the_outer_reduction_form() -> None:
+    x = inputs(col_var_mean)[0]
+    forms = _form_decisions(col_var_mean, x)
+    assert any(d.value == "outer-reduction" and "fused nodes" in d.text for d in forms)
 
 
 def test_forms_are_chosen_and_explained() -> None:
@@ -107,6 +150,10 @@ SANITIZED = textwrap.dedent("""
          if False else a[:, [0, 64, -1]], (x,)),
         (lambda a: (a > 0).sum(), (x,)),
         (lambda a: np.concatenate([a, a[:1]], axis=0).std(1), (x,)),
+        (lambda a: (a.var(0), a.mean(0)), (x,)),
+        (lambda a: (a.argmax(-1), a[:, :5].argmin(-1)), (x,)),
+        (lambda a, b: (a // b, a % b), (i.astype(np.int32), (i % 3).astype(np.int32))),
+        (lambda a: np.where(a > 0, np.sin(a), np.sign(a)), (x,)),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

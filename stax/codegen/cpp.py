@@ -445,9 +445,11 @@ class KernelPrinter:
         if node.kind == "pointwise":
             return self.plan.form == "tiled"
         if node.kind == "reduction":
-            return self.plan.form == "outer-reduction" or (
-                len(node.reduction_ranges) == 1 and node.reduction_ranges[0] > REDUCTION_CHUNK
-                and len(node.ranges) == self.plan.shared_depth)
+            return len(node.reduction_ranges) == 1 and \
+                node.reduction_ranges[0] > REDUCTION_CHUNK and \
+                len(node.ranges) == self.plan.shared_depth
+        if node.kind == "scan":  # one long scan: two passes over the threads
+            return not node.ranges and node.reduction_ranges[0] > REDUCTION_CHUNK
         return False
 
     def print_group_body(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
@@ -459,7 +461,7 @@ class KernelPrinter:
         elif kind == "reduction":
             self.print_reduction(nodes, indent, parallel_inside)
         elif kind == "scan":
-            self.print_scan(nodes[0], indent)
+            self.print_scan(nodes[0], indent, parallel_inside)
         else:
             raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
 
@@ -620,7 +622,26 @@ class KernelPrinter:
         for nodes in self.groups():
             for n in nodes:
                 p.append(f"{inner}// {n.name}: {n.origin}")
-            if nodes[0].kind == "reduction":
+            if nodes[0].kind == "scan":  # rows of the block added one after another
+                n = nodes[0]
+                t = ctype(self.buffers[n.out].dtype)
+                op = "+" if n.fn == "cumsum" else "*"
+                p.append(f"{inner}{t} acc_{n.name}[{block}];")
+                p.append(f"{inner}for (int64_t lane = 0; lane < {block}; lane += 1) "
+                         f"{{ acc_{n.name}[lane] = ({t}){0 if op == '+' else 1}; }}")
+                p.append(f"{inner}for (int64_t r0 = 0; r0 < {n.reduction_ranges[0]}; "
+                         "r0 += 1) {")
+                if simd:
+                    p.append("    " + simd)
+                p.append(f"{inner}    for (int64_t lane = 0; lane < lanes; lane += 1) {{")
+                printer = lane_printer(nodes, inner + "        ")
+                (value,) = printer.emit([n.body], p, inner + "        ")  # type: ignore[list-item]
+                acc = f"acc_{n.name}[lane]"
+                p.append(f"{inner}        {acc} = {acc} {op} ({t}){value};")
+                p.append(f"{inner}        {target(n, printer)} = {acc};")
+                p.append(f"{inner}    }}")
+                p.append(f"{inner}}}")
+            elif nodes[0].kind == "reduction":
                 accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
                 for a in accs:
                     p.extend(a.declare(inner, lanes=block))
@@ -800,9 +821,12 @@ class KernelPrinter:
         keep = {"": True, "_nan": a.tracks_nan, "_idx": a.fn in ("argmax", "argmin")}
         return [pt for pt in parts if keep[pt[0]]]
 
-    def print_scan(self, node: Node, indent: str) -> None:
+    def print_scan(self, node: Node, indent: str, parallel: bool) -> None:
         d = self.plan.shared_depth
         xnames = xvars(len(node.ranges))[d:]
+        if parallel and not xnames:
+            self.print_parallel_scan(node, indent)
+            return
         ind = self.open_loops(xnames, node.ranges[d:], indent, None)
         assert node.body is not None
         t = ctype(self.buffers[node.out].dtype)
@@ -818,6 +842,45 @@ class KernelPrinter:
         self.lines.append(f"{inner}{node.out}[{printer.index(node.out_index)}] = acc;")
         self.lines.append(f"{ind}}}")
         self.close_loops(len(xnames), ind)
+
+    def print_parallel_scan(self, node: Node, indent: str) -> None:
+        """One long scan over the threads, in two passes: each thread totals its slice (a
+        vectorized reduction), the totals are scanned by one thread, then each thread scans its
+        slice again from its offset. Integer results equal the serial scan; float results
+        differ by rounding only (the additions are grouped by slice)."""
+        p = self.lines
+        assert node.body is not None
+        t = ctype(self.buffers[node.out].dtype)
+        op = "+" if node.fn == "cumsum" else "*"
+        identity = f"({t}){0 if op == '+' else 1}"
+        n = node.reduction_ranges[0]
+        parts = f"{node.name}_parts"
+        self.prologue.append(f"    std::vector<{t}> {parts}({self.plan.threads + 1});")
+        p.append(f"{indent}// {node.name}: {node.origin} along r0, two passes over the threads")
+        p.append(f"{indent}const int64_t nt = omp_get_num_threads(), "
+                 "me = omp_get_thread_num();")
+        p.append(f"{indent}const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;")
+        p.append(f"{indent}{t} total = {identity};")
+        if self.vectorize:
+            p.append(f"{indent}#pragma omp simd reduction({op}:total){SIMD_BAD}")
+        p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
+        printer = ExprPrinter(node.var_ranges)
+        (v,) = printer.emit([node.body], p, indent + "    ")
+        p.append(f"{indent}    total = total {op} ({t}){v};")
+        p.append(f"{indent}}}")
+        p.append(f"{indent}{parts}[me + 1] = total;")
+        p.append(f"{indent}#pragma omp barrier")
+        p.append(f"{indent}#pragma omp single")
+        p.append(f"{indent}{{ {parts}[0] = {identity}; for (int64_t k = 1; k <= nt; k += 1) "
+                 f"{parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}")
+        p.append(f"{indent}{t} acc = {parts}[me];")
+        p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
+        printer = ExprPrinter(node.var_ranges)
+        (v,) = printer.emit([node.body], p, indent + "    ")
+        p.append(f"{indent}    acc = acc {op} ({t}){v};")
+        p.append(f"{indent}    {node.out}[{printer.index(node.out_index)}] = acc;")
+        p.append(f"{indent}}}")
+        self.work_shared = True
 
 
 def _is_arg(node: Node) -> bool:

@@ -373,12 +373,16 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
 
 
 def _outer_reduction(nodes: Sequence[Node]) -> bool:
-    """Reductions (with pointwise work on their outputs) over one output space whose loads are
-    contiguous or invariant along the last output axis, at least one of them strided along
-    the reduced axis: the outer-reduction form reads them a row of outputs at a time."""
-    reductions = [n for n in nodes if n.kind == "reduction"]
+    """Reductions (with pointwise work on their outputs), or a scan, over one output space
+    whose loads are contiguous or invariant along the last output axis, at least one of them
+    strided along the reduced axis: the outer-reduction form reads them a row of outputs at
+    a time (a scan along axis 0 adds whole rows)."""
+    reductions = [n for n in nodes if n.kind in ("reduction", "scan")]
+    if any(n.kind == "scan" for n in nodes) and (len(nodes) > 1 or abs(
+            nodes[0].out_index.coef(f"x{len(nodes[0].ranges) - 1}")) != 1):
+        return False  # a scan alone, storing along the contiguous axis
     if not reductions or not nodes[0].ranges or any(
-            n.kind not in ("pointwise", "reduction") or n.body is None
+            n.kind not in ("pointwise", "reduction", "scan") or n.body is None
             or n.ranges != nodes[0].ranges or n.fn in ("argmax", "argmin") for n in nodes):
         return False
     if any(n.reduction_ranges != reductions[0].reduction_ranges for n in reductions):
