@@ -176,8 +176,8 @@ def const(value: object, dtype: np.dtype | None = None) -> Const:
 
 
 def _resolve_key(e: Expr) -> np.dtype | type:
-    if isinstance(e, Const) and e.weak:
-        return type(e.value)
+    if isinstance(e, Const) and e.weak and not isinstance(e.value, bool):
+        return type(e.value)  # weak int/float; a Python bool is simply a bool
     return e.dtype
 
 

@@ -197,3 +197,34 @@ def test_explain() -> None:
         lambda n: sn.loop(n, lambda i, acc: acc + i, 0), ns), np.array([1, 3])))
     assert "map-of-loop -> active-set loop" in loop_text and "cond -> branch packing" in \
         loop_text
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
+def test_dtypes_and_ufuncs(dtype: str) -> None:
+    from conftest import make_array
+    values = make_array((23,), dtype, seed=3)
+    x = sn.Ragged(values, [4, 0, 7, 1, 0, 11])
+    check(lambda r: sn.map(lambda row: (row.sum(), sn.length(row), row.cumsum()), r), x)
+    if dtype == "bool":
+        check(lambda r: sn.map(lambda row: sn.reduce(np.logical_or, False, row ^ True), r), x)
+        return
+    check(lambda r: sn.map(lambda row: sn.reduce(np.minimum, np.inf if dtype[0] == "f"
+                                                 else np.iinfo(dtype).max, row * 2 - 1), r), x)
+    check(lambda r: sn.map(lambda row: np.where(row > 0, row // 2, -row % 3) + np.abs(row), r),
+          x)
+    check(lambda r: sn.map(lambda row: np.maximum(row, 1) ** 2 / (row.sum() + 0.5), r), x)
+
+
+def test_zero_d_and_python_scalar_arguments() -> None:
+    check(lambda n: sn.iota(n), np.array(4))
+    check(lambda n, m: sn.reduce(np.add, 0, sn.range(n, m, 2)), 3, np.int64(11))
+    check(lambda x, c: sn.map(lambda v: v * c, x), np.arange(4.0), 2.5)
+    check(lambda n: sn.replicate(n, 7), 0)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_nan_and_inf() -> None:
+    x = sn.Ragged.from_list([[np.nan, 1.0], [np.inf, -np.inf], [2.0, np.nan, 3.0], [-np.inf]])
+    check(lambda r: sn.map(lambda row: (row.max(), row.min(), row.sum()), r), x)
+    check(lambda r: sn.map(lambda row: sn.reduce(np.fmax, -np.inf, row), r), x)
+    check(lambda r: sn.map(lambda row: np.isnan(row) | np.isinf(row), r), x)
