@@ -17,6 +17,7 @@ from stax.poly.check import check
 from stax.poly.deps import dependences
 from stax.poly.model import Scop
 from stax.poly.tree import ScheduleTree
+from stax.report.progress import progress
 
 
 def auto_schedule(scop: Scop, max_operations: int = DEFAULT_MAX_OPERATIONS) -> ScheduleTree:
@@ -24,15 +25,20 @@ def auto_schedule(scop: Scop, max_operations: int = DEFAULT_MAX_OPERATIONS) -> S
 
     Raises BudgetExceeded when isl needs more than `max_operations` operations.
     """
-    deps = dependences(scop).all
-    with budget(max_operations, what="auto_schedule"):
-        constraints = (
-            isl.ScheduleConstraints.on_domain(scop.domain)
-            .set_validity(deps)
-            .set_proximity(deps)
-            .set_coincidence(deps)
-        )
-        schedule = constraints.compute_schedule()
-    verdict = check(scop, ScheduleTree.from_isl(schedule))
+    with progress("stax poly: auto-schedule", 3) as bar:  # G: on a terminal only
+        bar.advance("dependences", 0)
+        deps = dependences(scop).all
+        bar.advance("isl scheduler")
+        with budget(max_operations, what="auto_schedule"):
+            constraints = (
+                isl.ScheduleConstraints.on_domain(scop.domain)
+                .set_validity(deps)
+                .set_proximity(deps)
+                .set_coincidence(deps)
+            )
+            schedule = constraints.compute_schedule()
+        bar.advance("legality check")
+        verdict = check(scop, ScheduleTree.from_isl(schedule))
+        bar.advance("done")
     assert verdict.legal, f"isl's scheduler returned an illegal schedule: {verdict}"
     return verdict.tree

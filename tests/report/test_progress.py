@@ -4,6 +4,7 @@ compiles of large programs show one."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,3 +50,16 @@ def test_compiling_a_large_program_shows_progress(monkeypatch) -> None:
     x = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(stax.jit(lambda a: a * 3 + 1)(x), x * 3 + 1)
     assert "stax: compiling" in err.getvalue() and "3/3 compiled" in err.getvalue()
+
+
+def test_poly_auto_schedule_shows_progress(monkeypatch) -> None:
+    from stax import poly
+
+    monkeypatch.delenv("STAX_QUIET", raising=False)
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    scop = poly.parse_c((Path(__file__).parents[1] / "poly" / "kernels" / "jacobi-1d.c")
+                        .read_text())
+    tree = poly.auto_schedule(scop)
+    assert poly.check(scop, tree).legal
+    assert "stax poly: auto-schedule" in err.getvalue() and "3/3 done" in err.getvalue()
