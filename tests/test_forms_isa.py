@@ -154,6 +154,7 @@ SANITIZED = textwrap.dedent("""
         (lambda a: (a.argmax(-1), a[:, :5].argmin(-1)), (x,)),
         (lambda a, b: (a // b, a % b), (i.astype(np.int32), (i % 3).astype(np.int32))),
         (lambda a: np.where(a > 0, np.sin(a), np.sign(a)), (x,)),
+        (lambda a: (np.cumsum(a.ravel()), np.cumsum(a, 0)), (np.tile(x, (4, 1)),)),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -171,6 +172,7 @@ def test_kernels_run_clean_under_sanitizers(tmp_path) -> None:
     if not os.path.isabs(libasan):
         pytest.skip("libasan is not installed with this g++")
     env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path),
+               STAX_PARALLEL_MIN_NS="0",  # every kernel threaded
                LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
     result = subprocess.run([sys.executable, "-c", SANITIZED], env=env, capture_output=True,

@@ -230,3 +230,94 @@ def test_bool_sum_is_int64() -> None:
 
     x = make_array((7, 9), "bool", seed=13)
     assert_matches(stax.jit(fn)(x), fn(x))
+
+
+# ---- issue 9: reductions in every position (B) -----------------------------------------------
+
+@pytest.fixture
+def always_parallel(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every kernel opens a parallel region (the work crossover forced to 0), so that small
+    test inputs exercise the threaded code: chunked reductions, two-pass scans, blocks."""
+    from stax.tiling.threads import crossover
+
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
+    crossover.cache_clear()
+    yield
+    crossover.cache_clear()
+
+
+def _scans(x: Any) -> Any:
+    return (np.cumsum(x, 0), np.cumsum(x, -1), np.cumprod(x * 0.01 + 1, 0), np.cumsum(x.T, 0))
+
+
+@pytest.mark.parametrize("isa", ["avx2", "scalar"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_scans_along_each_axis(dtype: str, isa: str, always_parallel: Any) -> None:
+    x = make_array((37, 70), dtype, seed=21)
+    if dtype.startswith("float"):
+        x[4, 9] = np.nan
+    assert_matches(stax.jit(_scans, isa=isa, threads=2)(x), _scans(x), rtol=_rtol("sum", dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "float32"])
+def test_one_long_scan_in_two_passes(dtype: str, always_parallel: Any) -> None:
+    def fn(x: Any) -> Any:
+        return np.cumsum(x), np.cumprod(x[:9000] * 0 + 1.0001), np.cumsum(x[::-2])
+
+    x = make_array((20_011,), dtype, seed=22)
+    jitted = stax.jit(fn, threads=2)
+    assert "two passes over the threads" in stax.explain(jitted, x).code
+    got, want = jitted(x), fn(x)
+    if dtype != "int64":  # sums grouped by slice: rounding differs, bounded by the magnitude
+        eps = float(np.finfo(dtype).eps) * 50
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=eps, atol=eps * float(np.abs(w).max()))
+    else:
+        assert_matches(got, want)
+
+
+def _column_stats(x: Any) -> Any:
+    centered = x - x.mean(0)
+    return (x.var(0), x.mean(0), x.std(0, ddof=1), (centered * centered).sum(0),
+            x.max(0) - x.min(0), (x > 0).sum(0), x.sum(0, keepdims=True) / x.shape[0])
+
+
+@pytest.mark.parametrize("isa", ["avx2", "scalar"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_fused_column_reductions(dtype: str, isa: str, always_parallel: Any) -> None:
+    x = make_array((53, 41), dtype, seed=23, low=-50, high=50)
+    if dtype.startswith("float"):
+        x[7, 3] = np.nan  # NaN in one column: its statistics are NaN, the others are not
+        x[:, 5] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _column_stats(x)
+        got = stax.jit(_column_stats, isa=isa, threads=2)(x)
+    assert_matches(got, want, rtol=1e-4 if dtype == "float32" else 1e-11)
+    if isa != "scalar":
+        plans = stax.explain(_column_stats, x, threads=2).compilation.program.plans
+        assert any(p.form == "outer-reduction" and len(p.nodes) > 1 for p in plans)
+
+
+def test_column_variance_is_accurate() -> None:
+    """A large common offset: a one-pass sum-of-squares formula would lose every digit."""
+    rng = np.random.default_rng(24)
+    x = (1e4 + rng.standard_normal((2000, 33))).astype(np.float32)
+    got = stax.jit(lambda a: a.var(0))(x)
+    exact = x.astype(np.float64).var(0)
+    assert np.max(np.abs(got - exact) / exact) < 1e-2
+    assert np.max(np.abs(got - exact)) <= 2 * np.max(np.abs(x.var(0) - exact)) + 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_argmax_lanes_ties_nan_and_tails(dtype: str) -> None:
+    def fn(x: Any) -> Any:
+        return x.argmax(-1), x.argmin(-1), x[:, :17].argmax(-1), x.argmax()
+
+    x = make_array((9, 75), dtype, seed=25, low=-2, high=2)  # many ties
+    if dtype == "float32":
+        x[2, [40, 70]] = np.nan  # first NaN wins
+        x[3, 74] = np.nan  # a NaN in the tail (past the last full group of lanes)
+        x[4, :] = -np.inf
+    assert_matches(stax.jit(fn)(x), fn(x))
