@@ -55,8 +55,12 @@ class Report:
             Path(path).write_text(page, encoding="utf-8")
         return page
 
-    def _repr_html_(self) -> str:  # Jupyter
-        return self.to_html()
+    def _repr_html_(self) -> str:
+        """Jupyter: the page in an iframe, so its styles and script stay out of the notebook."""
+        from html import escape
+
+        return (f'<iframe srcdoc="{escape(self.to_html())}" title="stax explain" '
+                'style="width: 100%; height: 820px; border: 1px solid #d8dde6"></iframe>')
 
     @property
     def schedule(self) -> Schedule:
