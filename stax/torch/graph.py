@@ -62,10 +62,10 @@ def _metas(node: fx.Node) -> list[Any]:
 
 
 def _concrete(shape: Iterable[Any]) -> tuple[int, ...] | None:
-    try:
-        return tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        return None
+    """The sizes when all are plain ints (None for symbolic ones: `int()` on a SymInt would
+    give the example's value, not this call's)."""
+    shape = tuple(shape)
+    return shape if all(type(s) is int for s in shape) else None
 
 
 def _unsupported(node: fx.Node) -> str | None:

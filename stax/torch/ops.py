@@ -193,6 +193,9 @@ def _clamp(out: Out, a: Any, min: Any = None, max: Any = None) -> Any:  # noqa: 
     return a
 
 
+TABLE[torch.ops.prims.fma.default] = lambda out, a, b, c: a * b + c  # AdamW (foreach)
+
+
 @_register("where.self")
 def _where(out: Out, c: Any, a: Any, b: Any) -> Any:
     return np.where(c, a, b)
@@ -374,7 +377,7 @@ def _baddbmm(out: Out, bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any =
 # ---------------------------------------------------------------- views and layout
 @_register("view.default", "_unsafe_view.default", "reshape.default", "view_copy.default")
 def _view(out: Out, a: Any, shape: Sequence[int]) -> Any:
-    return np.reshape(a, out.shape)
+    return np.reshape(a, tuple(shape))
 
 
 @_register("permute.default", "permute_copy.default")
@@ -394,17 +397,22 @@ def _transpose(out: Out, a: Any, d0: int, d1: int) -> Any:
 
 @_register("expand.default", "expand_copy.default")
 def _expand(out: Out, a: Any, shape: Sequence[int], *, implicit: bool = False) -> Any:
-    return np.broadcast_to(a, out.shape)
+    lead = len(shape) - a.ndim
+    return np.broadcast_to(a, tuple(a.shape[i - lead] if s == -1 else s
+                                    for i, s in enumerate(shape)))
 
 
 @_register("unsqueeze.default")
 def _unsqueeze(out: Out, a: Any, dim: int) -> Any:
-    return np.reshape(a, out.shape)
+    return np.expand_dims(a, dim % (a.ndim + 1))
 
 
 @_register("squeeze.dim", "squeeze.dims", "squeeze.default")
 def _squeeze(out: Out, a: Any, dim: Any = None) -> Any:
-    return np.reshape(a, out.shape)
+    dims = range(a.ndim) if dim is None else [dim] if isinstance(dim, int) else dim
+    # PyTorch leaves a named dimension alone unless its size is 1.
+    return np.reshape(a, tuple(n for i, n in enumerate(a.shape)
+                               if not (n == 1 and any(i == d % a.ndim for d in dims))))
 
 
 @_register("slice.Tensor", "slice_copy.Tensor")
@@ -440,7 +448,7 @@ def _to_copy(out: Out, a: Any, *, dtype: Any = None, layout: Any = None, device:
 
 @_register("copy.default")
 def _copy(out: Out, dst: Any, src: Any, non_blocking: bool = False) -> Any:
-    return np.broadcast_to(src, out.shape)
+    return np.broadcast_to(src, dst.shape)
 
 
 @_register("cat.default")
