@@ -130,6 +130,12 @@ class MemoryPlan:
     planned_peak_bytes: int  # storage held at the worst step once reuses are applied (<= M*)
     pool: PoolLayout | None  # the inference pool of the intermediates, when asked for
 
+    @property
+    def rule(self) -> str:
+        """The order decision as a rule name (G: decision records): `keep_original`, or
+        `least_peak` when another candidate order has a lower peak."""
+        return "keep_original" if self.chosen == "original" else "least_peak"
+
     def timeline(self) -> list[tuple[int, str, int]]:
         """(step, node, live bytes) for every step of the chosen order."""
         pairs = zip(self.order, self.live_bytes, strict=True)
