@@ -154,6 +154,8 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
         return ("dict", {k: _flatten(v, builder, leaves) for k, v in obj.items()})
     if obj is None:
         return ("none",)
+    if not isinstance(obj, (np.ndarray, np.generic, bool, int, float, complex)):
+        return ("static", obj)  # a string, a type, an object: returned as it is (A2)
     from stax.frontend.numpy_api import to_value
 
     leaves.append(to_value(builder, obj))
@@ -172,6 +174,8 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return [_unflatten(s, flat) for s in structure[1]]
     if kind == "dict":
         return {k: _unflatten(s, flat) for k, s in structure[1].items()}
+    if kind == "static":
+        return structure[1]
     return None
 
 

@@ -231,3 +231,44 @@ def test_an_opaque_argument_runs_the_function_in_numpy() -> None:
         assert_matches(jf(np.ones(3), model), np.arange(3.0))
     model.w = model.w * 2  # not a stale constant
     assert_matches(jf(np.ones(3), model), np.arange(3.0) * 2)
+
+
+def test_global_random_numbers_are_drawn_on_each_call() -> None:
+    def fn(x: Any) -> Any:
+        return x + np.random.rand(*x.shape) * np.random.normal(size=x.shape[0])
+
+    jf = stax.jit(fn)
+    x = np.zeros(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        np.random.seed(3)
+        got = [jf(x), jf(x)]
+    np.random.seed(3)
+    want = [fn(x), fn(x)]
+    assert_matches(got, want)
+    assert not np.array_equal(got[0], got[1])
+
+
+def test_user_try_except_cannot_swallow_a_break() -> None:
+    def fn(x: Any) -> Any:
+        try:
+            scale = float(x.sum())
+        except Exception:  # noqa: BLE001 - the user's code
+            scale = 0.0
+        return x * scale
+
+    got, want = run_both(fn, np.arange(3.0))
+    assert_matches(got, want)
+
+
+def test_non_array_results_and_nested_jit() -> None:
+    inner = stax.jit(lambda a: a * 2)
+
+    def fn(x: Any) -> Any:
+        return inner(x) + 1, "label", None, int
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GraphBreakWarning)  # compiled: inner is inlined
+        got = stax.jit(fn)(np.ones(2))
+    assert got[1:] == ("label", None, int)
+    assert_matches(got[0], fn(np.ones(2))[0])

@@ -437,6 +437,8 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     inside them are the compiled program's arguments, everything else is specialized on (a
     compiled variant per distinct value). An argument of another type (an object whose
     contents Stax cannot key by) runs the whole function in NumPy."""
+    if _has_tracer((args, kwargs)):  # a jitted function called while tracing: inlined
+        return jitted.fn(*args, **kwargs)
     arrays: list[Any] = []
     try:
         structure = ((tuple, tuple(_split(a, arrays, True) for a in args)),
@@ -463,3 +465,9 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         variant.warned = jitted.warned  # warned once per function
         jitted.variants[key] = variant
     return variant(*arrays)
+
+
+def _has_tracer(obj: Any) -> bool:
+    found: list[Tracer] = []
+    _collect(obj, found)
+    return bool(found)

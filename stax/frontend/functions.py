@@ -1215,6 +1215,31 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
 _ORIGINAL = {name: getattr(np, name) for name in CREATION}
 _WRAPPERS = _creation_wrappers(_ORIGINAL)
 
+# NumPy's global random generator draws new numbers on each call: a traced draw would be a
+# constant. Drawn from user code while tracing, they are a graph break (NumPy draws each call).
+RANDOM = tuple(n for n in (
+    "rand randn random random_sample ranf sample randint random_integers normal uniform "
+    "standard_normal choice permutation shuffle binomial poisson exponential beta gamma "
+    "laplace logistic lognormal multinomial multivariate_normal standard_exponential "
+    "standard_gamma standard_t triangular vonmises wald weibull zipf geometric").split()
+    if hasattr(np.random, n))
+_RANDOM_ORIGINAL = {name: getattr(np.random, name) for name in RANDOM}
+
+
+def _random_wrapper(name: str) -> Callable[..., Any]:
+    original = _RANDOM_ORIGINAL[name]
+
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        b = _user_call()
+        if b is None:
+            return original(*args, **kwargs)
+        return b.eager(original, args, kwargs, NotImplementedError(
+            f"stax.jit: np.random.{name} (new numbers on each call) is not supported"))
+    return draw
+
+
+_RANDOM_WRAPPERS = {name: _random_wrapper(name) for name in RANDOM}
+
 
 @contextlib.contextmanager
 def creating(builder: Builder) -> Iterator[None]:
@@ -1226,6 +1251,8 @@ def creating(builder: Builder) -> Iterator[None]:
         if not _ACTIVE_COUNT:
             for name, fn in _WRAPPERS.items():
                 setattr(np, name, fn)
+            for name, fn in _RANDOM_WRAPPERS.items():
+                setattr(np.random, name, fn)
         _ACTIVE_COUNT.append(1)
     try:
         yield
@@ -1236,6 +1263,8 @@ def creating(builder: Builder) -> Iterator[None]:
             if not _ACTIVE_COUNT:
                 for name, fn in _ORIGINAL.items():
                     setattr(np, name, fn)
+                for name, fn in _RANDOM_ORIGINAL.items():
+                    setattr(np.random, name, fn)
 
 
 @contextlib.contextmanager

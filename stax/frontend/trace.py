@@ -30,9 +30,10 @@ def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
     return dtype
 
 
-class GraphBreak(Exception):  # noqa: N818 - a control-flow signal, not an error (A2)
+class GraphBreak(BaseException):  # noqa: N818 - a control-flow signal, not an error (A2)
     """Tracing reached something it cannot compile; `error` is the message for strict mode.
-    `stax.frontend.breaks` runs such functions with graph breaks."""
+    `stax.frontend.breaks` runs such functions with graph breaks. A BaseException, so that
+    the user's `except Exception:` cannot swallow it and trace on with a made-up value."""
 
     def __init__(self, error: Exception) -> None:
         super().__init__(str(error))
