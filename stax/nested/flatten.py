@@ -53,7 +53,7 @@ from stax.nested.expr import (
     uses,
     where,
 )
-from stax.nested.kernels import Layout, Store, run_map, run_segreduce, run_segscan
+from stax.nested.kernels import Layout, Store, native, run_map, run_segreduce, run_segscan
 from stax.nested.ragged import Ragged
 
 
@@ -434,9 +434,8 @@ def from_array(x: np.ndarray | Ragged, root: Space) -> Value:
 def _regular(space: Space, values: np.ndarray) -> Value:
     """Elements in `space` of shape values.shape[1:]: nested uniform spaces."""
     if values.ndim == 1:
-        from stax.nested.expr import cpp_type
-        cpp_type(values.dtype)
-        return Scalar(space, Load(values.dtype, Buf(values.reshape(-1)), Idx()))
+        values = native(values)
+        return Scalar(space, Load(values.dtype, Buf(values), Idx()))
     inner = Space(space, Layout.uniform(space.size, values.shape[1]))
     return Row(inner, _regular(inner, values.reshape(-1, *values.shape[2:])))
 

@@ -55,6 +55,14 @@ PARALLEL_MIN = 1 << 15
 CHUNKS: int | None = None
 
 
+def native(a: np.ndarray) -> np.ndarray:
+    """`a` as a contiguous array in native byte order with a dtype kernels support."""
+    cpp_type(a.dtype)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return np.ascontiguousarray(a)
+
+
 @dataclass(frozen=True)
 class Layout:
     """How the n elements of a space split into the k segments of its parent: `bounds`

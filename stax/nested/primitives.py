@@ -22,16 +22,16 @@ from stax.nested.expr import (
     where,
 )
 from stax.nested.interp import segmented
-from stax.nested.kernels import Layout, Store, run_map, run_segreduce, run_segscan
+from stax.nested.kernels import Layout, Store, native, run_map, run_segreduce, run_segscan
 from stax.nested.operator import UntraceableOperator, make_operator
 from stax.nested.ragged import Ragged
 
 
 def _vector(x: Any, what: str) -> np.ndarray:
-    a = np.ascontiguousarray(x)
+    a = np.asarray(x)
     if a.ndim != 1:
         raise ValueError(f"stax.nested: {what} must be 1-D, got shape {a.shape}")
-    return a
+    return native(a)
 
 
 def _lengths(lengths: Any) -> np.ndarray:

@@ -228,3 +228,11 @@ def test_nan_and_inf() -> None:
     check(lambda r: sn.map(lambda row: (row.max(), row.min(), row.sum()), r), x)
     check(lambda r: sn.map(lambda row: sn.reduce(np.fmax, -np.inf, row), r), x)
     check(lambda r: sn.map(lambda row: np.isnan(row) | np.isinf(row), r), x)
+
+
+def test_byte_order_and_layouts() -> None:
+    big = np.arange(10, dtype=">i8")
+    check(lambda x: sn.map(lambda v: sn.reduce(np.add, 0, sn.iota(v % 4)) + v, x), big)
+    assert_matches(sn.segreduce(np.add, 0, None, big, lengths=[3, 7]), np.array([3, 42]))
+    x = np.arange(30.0).reshape(5, 6)[::2, 1::2]  # strided, not contiguous
+    check(lambda a: sn.map(lambda row: row.cumsum(), a), x)
