@@ -8,7 +8,7 @@ from html import escape
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import CppLexer
+from pygments.lexers import CppLexer, PythonLexer
 
 from stax.tiling.plan import KernelPlan
 
@@ -77,5 +77,5 @@ def kernel_code(cpp: str, plan_name: str) -> str:
     return "\n".join(s[indent:] for s in lines[start:end])
 
 
-def code_html(code: str) -> str:
-    return highlight(code, CppLexer(), FORMATTER)
+def code_html(code: str, python: bool = False) -> str:
+    return highlight(code, PythonLexer() if python else CppLexer(), FORMATTER)

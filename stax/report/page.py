@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
-from pygments import highlight as pygments_highlight
 
 from stax.report.graph import fusion_graph, graph_svg, human_bytes, kernel_ids
 from stax.report.kernels import CODE_CSS, code_html, kernel_code, loop_html, loop_tree
@@ -61,7 +60,8 @@ def render(report: Report, title: str = "") -> str:
             kernels.append({
                 "id": ids[g.name], "group": g.name, "title": "extern", "ops": members,
                 "headline": f"{node.fn} call in the wrapper", "loops": "", "decisions": [],
-                "code": Markup(code_html(_wrapper_lines(report.wrapper, node.out)))})
+                "code": Markup(code_html(_wrapper_lines(report.wrapper, node.name, node.out),
+                                         python=True))})
             continue
         kernels.append({
             "id": ids[g.name], "group": g.name, "title": plan.name, "ops": members,
@@ -107,15 +107,11 @@ def render_failure(title: str, error: BaseException) -> str:
 def render_nested(explanation: Any, title: str) -> str:
     """The page for a nested program's explanation (`stax.nested.explain`): its source, the
     flattening rules applied in order, and each segmented kernel's C++."""
-    from pygments.lexers import PythonLexer
-
-    from stax.report.kernels import FORMATTER
-
     run = explanation.run
     kernels = [{"id": f"n{j}", "kind": k.kind, "summary": k.summary,
                 "code": Markup(code_html(k.source[k.source.find('extern "C"'):].strip()))}
                for j, k in enumerate(run.kernels)]
-    nested = {"source": Markup(pygments_highlight(explanation.source, PythonLexer(), FORMATTER)),
+    nested = {"source": Markup(code_html(explanation.source, python=True)),
               "rules": list(run.rules), "kernels": kernels}
     return _ENV.get_template("page.html.j2").render(
         title=title, failure=None, nested=nested, code_css=Markup(CODE_CSS),
@@ -145,8 +141,10 @@ def _title(traced: Any) -> str:
     return f"{len(traced.graph.ops)} graph ops"
 
 
-def _wrapper_lines(wrapper: str, buffer: str) -> str:
-    lines = [line.strip() for line in wrapper.splitlines() if f"{buffer} =" in line]
+def _wrapper_lines(wrapper: str, node: str, buffer: str) -> str:
+    """The wrapper's lines that allocate `buffer` and make the extern call of `node`."""
+    lines = [line.strip() for line in wrapper.splitlines()
+             if line.strip().startswith(f"{buffer} = ") or f"# {node}:" in line]
     return "\n".join(lines) or wrapper
 
 

@@ -146,6 +146,8 @@ def test_kernel_sections_show_loops_and_highlighted_code(report, page: str) -> N
         if plan.parallel_depth:
             assert 'class="role parallel"' in section
     assert "matmul call in the wrapper" in page
+    extern = page[page.index("<summary>extern — "):]
+    assert "(extern, BLAS)" in extern[: extern.index("</details>")]  # the wrapper's call line
 
 
 def test_page_is_self_contained(page: str) -> None:
