@@ -61,20 +61,21 @@ def loop_html(tree: tuple[Loop | str, ...]) -> str:
     return f'<ul class="loops">{"".join(items)}</ul>'
 
 
-def kernel_code(cpp: str, plan_name: str) -> str:
-    """The lines of `plan_name` in the generated C++ (from its `// kernelN:` comment to the
-    next kernel's, or the end of its function); the whole text if the comment is missing."""
+def kernel_snippets(cpp: str) -> dict[str, str]:
+    """Each kernel's lines of the generated C++ (from its `// kernelN:` comment to the next
+    kernel's, or the end of its function), dedented; one pass over the text."""
     lines = cpp.splitlines()
-    start = next((i for i, line in enumerate(lines)
-                  if (m := _KERNEL_MARK.match(line)) and m.group(1) == plan_name), None)
-    if start is None:
-        return cpp
-    end = start + 1
-    while end < len(lines) and not _KERNEL_MARK.match(lines[end]) and \
-            not lines[end].lstrip().startswith(("if (stax_bad)", "extern \"C\"")):
-        end += 1
-    indent = min(len(s) - len(s.lstrip()) for s in lines[start:end] if s.strip())
-    return "\n".join(s[indent:] for s in lines[start:end])
+    starts = [(i, m.group(1)) for i, line in enumerate(lines)
+              if (m := _KERNEL_MARK.match(line))]
+    out = {}
+    for start, name in starts:
+        end = start + 1
+        while end < len(lines) and not _KERNEL_MARK.match(lines[end]) and \
+                not lines[end].lstrip().startswith(("if (stax_bad)", 'extern "C"')):
+            end += 1
+        indent = min(len(s) - len(s.lstrip()) for s in lines[start:end] if s.strip())
+        out[name] = "\n".join(s[indent:] for s in lines[start:end])
+    return out
 
 
 def code_html(code: str, python: bool = False) -> str:

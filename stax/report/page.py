@@ -16,7 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from stax.report.graph import fusion_graph, graph_svg, human_bytes, kernel_ids
-from stax.report.kernels import CODE_CSS, code_html, kernel_code, loop_html, loop_tree
+from stax.report.kernels import CODE_CSS, code_html, kernel_snippets, loop_html, loop_tree
 from stax.report.timeline import timeline_svg
 from stax.report.tree import tree_svg
 from stax.sched.fusion import FusionDecision
@@ -52,6 +52,7 @@ def render(report: Report, title: str = "") -> str:
         summary.append(("greedy vs exact", f"{report.gap.greedy_cost - report.gap.optimal_cost}"
                                            " B gap"))
     kernels = []
+    snippets = kernel_snippets(report.code)
     for g in schedule.kernels:
         plan = plan_of[g.name]
         members = ", ".join(f"{m.name} ({m.node.origin or m.node.kind})" for m in g.members)
@@ -69,7 +70,7 @@ def render(report: Report, title: str = "") -> str:
                         f"{len(g.members)} op{'s' if len(g.members) > 1 else ''}",
             "loops": Markup(loop_html(loop_tree(plan))),
             "decisions": [(d.rule, d.text) for d in plan.decisions],
-            "code": Markup(code_html(kernel_code(report.code, plan.name)))})
+            "code": Markup(code_html(snippets.get(plan.name, report.code)))})
     return _ENV.get_template("page.html.j2").render(
         title=title or _title(c.traced), failure=None, nested=None, summary=summary,
         breaks=[str(b) for b in report.breaks],
