@@ -1,13 +1,16 @@
 """Run an ATen FX graph as Stax-compiled segments and eager PyTorch ops.
 
 Planning classifies each node: `stax` (an op of `stax.torch.ops.TABLE` on dtypes Stax has),
-`eager` (anything else: a per-op fallback with its reason), `view` (a view whose result must
-alias like PyTorch's: views of graph inputs, and views the graph returns — AOTAutograd
-regenerates returned aliases from their strides and offsets, so those are real PyTorch views)
-and `python` (SymInt arithmetic). A list scheduler then groups ready `stax` nodes into as few
-segments as the fallbacks allow; each segment is one `stax.jit` function that interprets its
-nodes on Stax tracers, compiled per input signature and run on zero-copy NumPy views of the
-tensors, its outputs handed back as tensors sharing Stax's buffers (`torch.from_numpy`).
+`eager` (anything else: a per-op fallback with its reason; eager ops keep their relative
+order, since random ops share one generator), `view` (a view PyTorch makes, so that it
+aliases as in eager: views the graph returns — AOTAutograd regenerates returned aliases from
+strides and offsets — and views of inputs read by something other than Stax) and `python`
+(SymInt arithmetic, picking from a PyTorch op's tuple, graph constants). A list scheduler
+groups ready `stax` nodes into as few segments as the fallbacks allow (a segment computes
+for itself any PyTorch-made view it reads). Each segment is one `stax.jit` function that
+interprets its nodes on Stax tracers, compiled per input signature and called directly on
+zero-copy NumPy views of the tensors; its outputs become tensors sharing Stax's buffers
+(`torch.from_numpy`), laid out with PyTorch's strides where those are not contiguous.
 
 A node that fails while Stax traces it (an op outside what the NumPy frontend supports, a
 result whose shape differs from PyTorch's) becomes an eager fallback and the plan is made
@@ -146,8 +149,8 @@ class GraphRunner:
         for n in self.nodes:
             if n.op == "get_attr":  # a constant tensor of the graph module
                 kinds[n] = "view"
-            elif n.target is operator.getitem:
-                kinds[n] = kinds[n.args[0]]
+            elif n.target is operator.getitem:  # picking from a PyTorch op's tuple is cheap
+                kinds[n] = "stax" if kinds[n.args[0]] == "stax" else "python"
             elif not _is_tensor_node(n):
                 kinds[n] = "python"
             elif n in self.fallbacks:
@@ -182,8 +185,31 @@ class GraphRunner:
         ready nodes run when no Stax node is ready."""
         kinds = self._kinds()
         pending = [n for n in self.nodes if n not in done]
+
+        def torch_view(a: fx.Node) -> bool:
+            return kinds.get(a) == "view" and self._is_view(a) and a not in done
+
+        def shadows(n: fx.Node) -> list[fx.Node]:
+            """The PyTorch-made views a Stax node reads: a segment computes them again from
+            their sources rather than waiting for PyTorch's, which need the segment's end."""
+            found: list[fx.Node] = []
+            stack = [a for a in n.all_input_nodes if torch_view(a)]
+            while stack:
+                a = stack.pop()
+                if a not in found:
+                    found.append(a)
+                    stack.extend(b for b in a.all_input_nodes if torch_view(b))
+            return sorted(found, key=order.__getitem__)
+
+        order = {n: i for i, n in enumerate(pending)}
         waiting = {n: {a for a in n.all_input_nodes if a in kinds and a not in done}
                    for n in pending}
+        for n in pending:
+            if kinds[n] == "stax":
+                for v in shadows(n):
+                    waiting[n].discard(v)
+                    waiting[n].update(a for a in v.all_input_nodes
+                                      if a in kinds and a not in done and not torch_view(a))
         users: dict[fx.Node, list[fx.Node]] = {}
         # Eager ops keep their order among themselves: random ops draw from one generator.
         eager = [n for n in pending if kinds[n] == "eager"]
@@ -192,7 +218,6 @@ class GraphRunner:
         for n, deps in waiting.items():
             for d in deps:
                 users.setdefault(d, []).append(n)
-        order = {n: i for i, n in enumerate(pending)}
         ready = [n for n in pending if not waiting[n]]
         steps: list[Step] = []
 
@@ -211,14 +236,17 @@ class GraphRunner:
                     steps.append(Step(kinds[n], (n,)))
                     finish(n)
             segment: list[fx.Node] = []
+            copies: set[fx.Node] = set()
             while any(kinds[n] == "stax" for n in ready):
                 ready.sort(key=order.__getitem__)
                 n = next(n for n in ready if kinds[n] == "stax")
                 ready.remove(n)
-                segment.append(n)
+                new = [v for v in shadows(n) if v not in copies]
+                copies.update(new)
+                segment += [*new, n]
                 finish(n)
             if segment:
-                steps.append(self._segment_step(segment))
+                steps.append(self._segment_step(segment, copies))
             others = sorted((n for n in ready if kinds[n] != "stax"), key=order.__getitem__)
             for n in others[:1]:  # one at a time: it may make Stax nodes ready
                 ready.remove(n)
@@ -227,12 +255,15 @@ class GraphRunner:
         return steps
 
     @staticmethod
-    def _segment_step(nodes: list[fx.Node]) -> Step:
+    def _segment_step(nodes: list[fx.Node], copies: set[fx.Node]) -> Step:
+        """A segment of `nodes`; `copies` are views it computes for itself while PyTorch
+        makes the same views for other readers (so they are not among its outputs)."""
         inside = set(nodes)
         inputs = list(dict.fromkeys(a for n in nodes for a in n.all_input_nodes
                                     if a not in inside))
+        own = inside - copies
         # Tuple results leave a segment through their getitem nodes only.
-        outputs = [n for n in nodes if any(u not in inside for u in n.users)
+        outputs = [n for n in nodes if n in own and any(u not in own for u in n.users)
                    and _is_tensor_node(n) and not isinstance(n.meta.get("val"), (tuple, list))]
         return Step("stax", tuple(nodes), tuple(inputs), tuple(outputs))
 
