@@ -33,7 +33,10 @@ def test_two_processes_compiling_the_same_kernel_both_succeed(tmp_path: Path) ->
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
         assert out.strip() == "ok"
-    assert len(list(tmp_path.glob("stax_*.so"))) == 1  # one entry, written atomically
+    # each entry written atomically, with its hash beside it; no build leftovers
+    libraries = sorted(p.stem for p in tmp_path.glob("stax_*.so"))
+    assert libraries and libraries == sorted(p.stem for p in tmp_path.glob("stax_*.sha256"))
+    assert not list(tmp_path.glob("build-*"))
 
 
 def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path) -> None:

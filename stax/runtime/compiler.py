@@ -1,21 +1,37 @@
-"""Compiler driver: gcc + OpenMP, a disk cache keyed by the source hash, ctypes loading.
+"""Compiler driver: gcc + OpenMP, a verified disk cache, ctypes loading.
 
-The cache lives in `$STAX_CACHE_DIR` or `~/.cache/stax`. Entries are written to a temporary
-file and renamed into place, so two processes compiling the same kernel both succeed; an entry
-that fails to load is rebuilt. ISA levels (seed 000 §8.1) are probed once per machine by
-compiling and running a test program, widest first; `STAX_ISA` forces one.
+The cache lives in `$STAX_CACHE_DIR` or `~/.cache/stax`. It is trusted only when it is a
+directory owned by the current user and writable by nobody else; otherwise (or when it is
+read-only, a file, a dangling symlink) Stax warns once and uses a private temporary directory.
+Directories are created 0700 and files 0600 (libraries 0700) whatever the umask.
+
+An entry `stax_<key>.so` is loaded only after verification: the key covers the source, every
+flag, the compiler's identity and version, the ISA level and the Stax version; beside the object,
+`stax_<key>.sha256` (written atomically, after the object) records the SHA-256 of the key and the
+object's bytes. The object is opened without following symlinks, checked (a regular file, owned
+by the user, not group/world-writable) and hashed before dlopen, so a truncated, flipped, foreign
+or planted entry is rebuilt, never loaded. Entries are written to a
+temporary file and renamed into place, so two processes compiling the same kernel both succeed.
+
+ISA levels (seed 000 §8.1) are probed by compiling and running a test program, widest first; the
+result is recorded under a name keyed by the CPU's identity and the compiler, and a recorded level
+the CPU's flags do not support is ignored; `STAX_ISA` forces one.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 ISA_LEVELS = ("avx512", "avx2", "scalar")
@@ -24,6 +40,9 @@ ISA_FLAGS = {
     "avx2": ["-march=x86-64-v3", "-mtune=native"],
     "scalar": ["-march=x86-64", "-fno-tree-vectorize", "-fno-tree-slp-vectorize"],
 }
+# CPU flags (/proc/cpuinfo) each level needs: a recorded level the CPU lacks is never trusted.
+ISA_CPU_FLAGS = {"avx512": {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx2", "fma"},
+                 "avx2": {"avx2", "fma", "bmi2"}, "scalar": set()}
 ISA_PROBES = {
     "avx512": "#include <immintrin.h>\nint main(){__m512 a=_mm512_set1_ps(1.f);"
               "return (int)_mm512_reduce_add_ps(_mm512_add_ps(a,a))==32?0:1;}",
@@ -34,8 +53,10 @@ ISA_PROBES = {
 }
 BASE_FLAGS = ["-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno",
               "-std=c++17", "-w"]
+LINK_FLAGS = ["-lmvec", "-lm"]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                   "-fno-omit-frame-pointer", "-O1"]
+ENVIRONMENT_HINT = ("set STAX_CACHE_DIR to a private, writable directory with free space")
 
 
 class CompilerNotFound(RuntimeError):
@@ -46,10 +67,70 @@ class CompileError(RuntimeError):
     pass
 
 
-def cache_dir() -> Path:
-    path = Path(os.environ.get("STAX_CACHE_DIR") or Path.home() / ".cache" / "stax")
-    path.mkdir(parents=True, exist_ok=True)
+class CacheError(OSError):
+    """The environment failed (disk full, file too large, unusable directory): not a bug in
+    Stax. The message says what failed, where, and what to do."""
+
+
+def stax_version() -> str:
+    try:
+        return metadata.version("stax-compiler")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _private_dir(path: Path) -> str | None:
+    """Why `path` cannot be trusted as a cache directory, or None when it can."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid != os.getuid():
+                return "it is a symlink owned by another user"
+            st = os.stat(path)
+    except FileNotFoundError:
+        return "it is a dangling symlink" if os.path.islink(path) else "it does not exist"
+    except OSError as e:
+        return f"it cannot be inspected ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if st.st_uid != os.getuid():
+        return "it is owned by another user"
+    if st.st_mode & 0o022:
+        return "it is writable by group or others"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "it is not writable (read-only)"
+    return None
+
+
+@functools.cache
+def _fallback_dir(configured: str, reason: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="stax-cache-"))  # 0700, owned by us
+    warnings.warn(f"stax: cannot use the kernel cache {configured}: {reason}; compiled kernels "
+                  f"go to the private temporary directory {path} for this process "
+                  f"({ENVIRONMENT_HINT})", RuntimeWarning, stacklevel=2)
     return path
+
+
+def _configured_dir() -> Path:
+    return Path(os.environ.get("STAX_CACHE_DIR") or Path.home() / ".cache" / "stax")
+
+
+def cache_dir() -> Path:
+    """The trusted cache directory (created 0700), or a private fallback with a warning."""
+    path = _configured_dir()
+    if not os.path.lexists(path):
+        try:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+        except OSError as e:
+            return _fallback_dir(str(path), f"it cannot be created ({e.strerror})")
+    reason = _private_dir(path)
+    return path if reason is None else _fallback_dir(str(path), reason)
+
+
+def fall_back(reason: str) -> Path:
+    """A private temporary cache for the rest of the process, after `reason` (with a warning)."""
+    return _fallback_dir(str(_configured_dir()), reason)
 
 
 def compiler() -> str:
@@ -60,21 +141,65 @@ def compiler() -> str:
     return cxx
 
 
+@functools.cache
+def _compiler_identity(cxx: str, resolved: str, mtime_ns: int, size: int) -> str:
+    try:
+        version = subprocess.run([cxx, "--version"], capture_output=True, text=True,
+                                 timeout=60).stdout
+    except OSError as e:
+        raise CompilerNotFound(f"stax: the C++ compiler {cxx!r} cannot be run ({e.strerror}); "
+                               "install g++ or set CXX") from None
+    return f"{resolved}\0{mtime_ns}\0{size}\0{version}"
+
+
+def compiler_identity() -> str:
+    """The compiler's resolved path, file identity and `--version` text (part of every key)."""
+    cxx = compiler()
+    resolved = shutil.which(cxx) or cxx
+    try:
+        st = os.stat(resolved)
+    except OSError:
+        raise CompilerNotFound(f"stax: the C++ compiler {cxx!r} does not exist; install g++ "
+                               "or set CXX") from None
+    return _compiler_identity(cxx, os.path.realpath(resolved), st.st_mtime_ns, st.st_size)
+
+
 def sanitize_enabled() -> bool:
     return os.environ.get("STAX_SANITIZE") == "1"
 
 
+def _cpu_identity() -> tuple[str, set[str] | None]:
+    """A text naming this CPU (model and feature flags) and its flags (None when unknown)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        import platform
+
+        return platform.processor() + platform.machine(), None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        fields.setdefault(name.strip(), value.strip())
+        if not line.strip() and fields:
+            break
+    flags = fields.get("flags", "")
+    return f"{fields.get('vendor_id')}|{fields.get('model name')}|{flags}", set(flags.split())
+
+
 @functools.cache
 def _probe_isa(cache: str) -> str:
-    marker = Path(cache) / "isa.txt"
-    if marker.exists():
-        level = marker.read_text().strip()
-        if level in ISA_LEVELS:
-            return level
-    for level in ISA_LEVELS:
-        if _runs(level):
-            _atomic_write(marker, level.encode())
-            return level
+    identity, cpu_flags = _cpu_identity()
+    key = hashlib.sha256(f"{identity}\0{compiler_identity()}".encode()).hexdigest()[:16]
+    marker = Path(cache) / f"isa-{key}.txt"
+    level = _read_private(marker)
+    if level is not None:
+        name = level.decode(errors="replace").strip()
+        if name in ISA_LEVELS and (cpu_flags is None or ISA_CPU_FLAGS[name] <= cpu_flags):
+            return name
+    for name in ISA_LEVELS:
+        if (cpu_flags is None or ISA_CPU_FLAGS[name] <= cpu_flags) and _runs(name):
+            _store(marker, name.encode(), 0o600)
+            return name
     return "scalar"
 
 
@@ -105,11 +230,65 @@ def isa_level(forced: str | None = None) -> str:
     return forced
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+def _environment_error(e: OSError, what: str, where: Path) -> CacheError:
+    causes = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exhausted",
+              errno.EFBIG: "the file size limit (ulimit -f) was reached",
+              errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+              errno.EPERM: "permission denied", errno.EISDIR: "a directory is in the way",
+              errno.ENOTDIR: "a file is in the way of a directory"}
+    cause = causes.get(e.errno or 0, e.strerror or str(e))
+    return CacheError(e.errno, f"stax: could not {what} {where}: {cause}; free some space, "
+                               f"raise the limit, or {ENVIRONMENT_HINT}")
+
+
+def _store(path: Path, data: bytes, mode: int) -> None:
+    """Write `path` atomically (temporary file, then rename) with `mode` whatever the umask."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    except OSError as e:
+        raise _environment_error(e, "create a file in", path.parent) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
+        _replace(Path(tmp), path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise _environment_error(e, "write", path) from None
+
+
+def _replace(src: Path, dst: Path) -> None:
+    """Rename `src` onto `dst`; whatever sits there (a directory, a symlink) is removed first.
+    Only called inside a verified private cache directory, whose contents are the user's own."""
+    if os.path.isdir(dst) and not os.path.islink(dst):
+        shutil.rmtree(dst)
+    os.replace(src, dst)
+
+
+def _open_private(path: Path) -> int | None:
+    """An fd of `path` when it is a regular file owned by the user and writable by nobody
+    else, opened without following a symlink; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_private(path: Path) -> bytes | None:
+    fd = _open_private(path)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def _digest(key: str, data: bytes) -> bytes:
+    return hashlib.sha256(key.encode() + b"\0" + data).hexdigest().encode()
 
 
 @dataclass(frozen=True)
@@ -119,29 +298,90 @@ class Compiled:
     cache_hit: bool
 
 
+def _load_verified(lib: Path, key: str) -> ctypes.CDLL | None:
+    """The entry's library when its recorded hash matches its bytes, else None."""
+    recorded = _read_private(lib.with_suffix(".sha256"))
+    fd = _open_private(lib)
+    if recorded is None or fd is None:
+        if fd is not None:
+            os.close(fd)
+        return None
+    try:
+        with os.fdopen(os.dup(fd), "rb") as f:
+            if _digest(key, f.read()) != recorded.strip():
+                return None
+        # the directory is private (checked by cache_dir): nobody else can swap the file
+        return ctypes.CDLL(str(lib))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def cache_key(source: str, flags: list[str]) -> str:
+    parts = [source, *flags, compiler_identity(), stax_version()]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
 def compile_source(source: str, isa: str) -> Compiled:
-    """Compile `source` to a shared library (or take it from the cache) and load it."""
+    """Compile `source` to a shared library (or take a verified one from the cache), load it."""
     flags = BASE_FLAGS + ISA_FLAGS[isa] + (SANITIZE_FLAGS if sanitize_enabled() else [])
-    key = hashlib.sha256("\0".join([source, *flags]).encode()).hexdigest()[:24]
+    key = cache_key(source, [*flags, *LINK_FLAGS, f"isa={isa}"])
     root = cache_dir()
     lib = root / f"stax_{key}.so"
-    if lib.exists():
-        try:
-            with open(lib, "rb") as f:
-                if f.read(4) != b"\x7fELF":
-                    raise OSError("not a shared library")
-            return Compiled(ctypes.CDLL(str(lib)), lib, True)
-        except OSError:
-            lib.unlink(missing_ok=True)  # a corrupt entry: rebuild it
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
+    loaded = _load_verified(lib, key)
+    if loaded is not None:
+        return Compiled(loaded, lib, True)
+    try:
+        return _build(source, flags, key, root)
+    except CacheError as e:
+        if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or root != cache_dir():
+            raise
+        return _build(source, flags, key, fall_back(str(e)))
+
+
+def _build(source: str, flags: list[str], key: str, root: Path) -> Compiled:
+    lib = root / f"stax_{key}.so"
+    try:
+        tmp_dir = tempfile.TemporaryDirectory(dir=root, prefix="build-")
+    except OSError as e:
+        raise _environment_error(e, "create a build directory in", root) from None
+    with tmp_dir as tmp:
         src = Path(tmp) / "kernel.cpp"
-        src.write_text(source)
         out = Path(tmp) / "kernel.so"
-        result = subprocess.run([compiler(), *flags, str(src), "-o", str(out), "-lmvec", "-lm"],
+        try:
+            src.write_text(source)
+        except OSError as e:
+            raise _environment_error(e, "write the generated source to", src) from None
+        result = subprocess.run([compiler(), *flags, str(src), "-o", str(out), *LINK_FLAGS],
                                 capture_output=True, text=True)
         if result.returncode != 0:
-            raise CompileError(f"stax: the C++ compiler failed on generated code "
-                               f"(a bug in Stax):\n{result.stderr[-4000:]}")
-        (root / f"stax_{key}.cpp").write_text(source)
-        os.replace(out, lib)
-    return Compiled(ctypes.CDLL(str(lib)), lib, False)
+            _raise_compile_failure(result.stderr, root)
+        data = out.read_bytes()
+        try:
+            os.chmod(out, 0o700)
+            _replace(out, lib)
+        except OSError as e:
+            raise _environment_error(e, "write the compiled kernel to", lib) from None
+        _store(lib.with_suffix(".sha256"), _digest(key, data), 0o600)  # after the object
+        _store(lib.with_suffix(".cpp"), source.encode(), 0o600)
+    loaded = _load_verified(lib, key)
+    if loaded is None:
+        raise CacheError(errno.EIO, f"stax: the kernel just compiled to {lib} changed before it "
+                                    f"was loaded (another process writing there?); "
+                                    f"{ENVIRONMENT_HINT}")
+    return Compiled(loaded, lib, False)
+
+
+def _raise_compile_failure(stderr: str, root: Path) -> None:
+    environment = {"No space left on device": errno.ENOSPC, "Disk quota exceeded": errno.EDQUOT,
+                   "File too large": errno.EFBIG, "File size limit exceeded": errno.EFBIG,
+                   "Read-only file system": errno.EROFS,
+                   "Permission denied": errno.EACCES, "Cannot allocate memory": errno.ENOMEM,
+                   "virtual memory exhausted": errno.ENOMEM, "Killed": errno.ENOMEM}
+    for text, code in environment.items():
+        if text in stderr:
+            raise _environment_error(OSError(code, os.strerror(code)), "compile a kernel in",
+                                     root) from None
+    raise CompileError(f"stax: the C++ compiler failed on generated code "
+                       f"(a bug in Stax):\n{stderr[-4000:]}")
