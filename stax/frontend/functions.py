@@ -141,6 +141,83 @@ def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Tracer:
     return flip(api.transpose(x, perm), a1)
 
 
+# ---- calculus ----
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """NumPy's second-order central differences with first-order edges, uniform spacing."""
+    x = traced(f, (f,))
+    axes = api.normalize_axes(axis, x.ndim)
+    spacing = list(varargs) or [1.0]
+    if edge_order != 1 or builtins.any(
+            not isinstance(d, (int, float)) or isinstance(d, bool) for d in spacing):
+        raise unsupported("np.gradient with edge_order=2 or spacing given as arrays")
+    if len(spacing) == 1:
+        spacing = spacing * len(axes)
+    if len(spacing) != len(axes):
+        raise TypeError("invalid number of arguments")
+    if x.dtype.kind in "biu":
+        x = api.astype(x, np.float64)
+    outs = []
+    for ax, dx in zip(axes, spacing, strict=True):
+        n = x.shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        u = api.apply_ufunc
+        first = u("true_divide", u("subtract", _slice_along(x, ax, slice(1, 2)),
+                                   _slice_along(x, ax, slice(0, 1))), dx)
+        last = u("true_divide", u("subtract", _slice_along(x, ax, slice(n - 1, n)),
+                                  _slice_along(x, ax, slice(n - 2, n - 1))), dx)
+        inner = u("true_divide", u("subtract", _slice_along(x, ax, slice(2, None)),
+                                   _slice_along(x, ax, slice(None, -2))), 2.0 * dx)
+        outs.append(api.concatenate([first, inner, last], axis=ax))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
+    """NumPy's formula: sum(d * (y[1:] + y[:-1]) / 2.0) along the axis."""
+    ys = traced(y, (y, x))
+    ax = _axis(axis, ys.ndim)
+    if x is None:
+        d: Any = dx
+    else:
+        xs = traced(x, (y, x))
+        if xs.ndim == 1:
+            d = api.reshape(diff(xs), tuple(xs.size - 1 if i == ax else 1
+                                            for i in range(ys.ndim)))
+        else:
+            d = diff(xs, axis=ax)
+    pairs = api.apply_ufunc("add", _slice_along(ys, ax, slice(1, None)),
+                            _slice_along(ys, ax, slice(None, -1)))
+    return api.sum(api.apply_ufunc("true_divide", api.apply_ufunc("multiply", d, pairs), 2.0),
+                   axis=ax)
+
+
+# ---- diagonals ----
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
+    x = traced(a, (a,))
+    if x.ndim != 2 or (_axis(axis1, 2), _axis(axis2, 2)) != (0, 1):
+        raise unsupported("np.diagonal of other than the two axes of a 2-d array")
+    k = operator.index(offset)
+    rows = np.arange(builtins.max(0, -k), builtins.min(x.shape[0], x.shape[1] - k))
+    return x[rows, rows + k] if rows.size else x[np.zeros(0, np.intp), np.zeros(0, np.intp)]
+
+
+def diag(v: Any, k: int = 0) -> Tracer:
+    x = traced(v, (v,))
+    k = operator.index(k)
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = x.shape[0] + builtins.abs(k)
+    zero = np.zeros(builtins.abs(k), x.dtype)
+    line = api.concatenate([zero, x] if k > 0 else [x, zero]) if k else x
+    return api.where(np.eye(n, k=k, dtype=bool), api.reshape(line, (1, n)),
+                     np.zeros(1, x.dtype)[0])
+
+
 # ---- padding ----
 
 def _pairs(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
@@ -1050,7 +1127,9 @@ def linalg_function(name: str) -> Callable[..., Any]:
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
-    np.rot90: rot90, np.pad: pad, np.tril: tril, np.triu: triu, np.tile: tile, np.repeat: repeat,
+    np.rot90: rot90, np.pad: pad, np.gradient: gradient, np.trapezoid: trapezoid,
+    np.diagonal: diagonal, np.diag: diag, np.tril: tril, np.triu: triu, np.tile: tile,
+    np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
@@ -1130,7 +1209,7 @@ def register(tracer: type[Tracer]) -> None:
 
 _ACTIVE = threading.local()
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
-            "ascontiguousarray")
+            "ascontiguousarray", "eye", "identity")
 
 
 def _user_call() -> Builder | None:
@@ -1205,7 +1284,17 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             return original[name](obj, dtype, *args, **kwargs)
         return conv
 
-    return {"zeros": filled("zeros", 0), "ones": filled("ones", 1),
+    def constant(name: str) -> Callable[..., Any]:
+        def make(*args: Any, **kwargs: Any) -> Any:  # np.eye(k)[labels] then compiles
+            array = original[name](*args, **kwargs)
+            b = _user_call()
+            if b is None or array.dtype not in SUPPORTED_DTYPES:
+                return array
+            return api.wrap(b, api.to_value(b, array))
+        return make
+
+    return {"eye": constant("eye"), "identity": constant("identity"),
+            "zeros": filled("zeros", 0), "ones": filled("ones", 1),
             "empty": filled("empty", 0), "full": full,
             "asarray": convert("asarray", False), "array": convert("array", True),
             "asanyarray": convert("asanyarray", False),
