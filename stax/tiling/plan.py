@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from stax.ir.expr import (
+    Atom,
     Call,
     Expr,
     FloorDiv,
@@ -253,16 +254,28 @@ def localize(node: Node, local: Mapping[str, int], shared: set[str]) -> Node:
 
     memo: dict[int, Expr] = {}
 
-    def visit(e: Expr) -> Expr:
-        if id(e) in memo:
-            return memo[id(e)]
-        out: Expr = e
-        if isinstance(e, Load) and e.buf in local:
-            out = Load(e.buf, inner(e.index), e.dtype)
-        elif isinstance(e, Call):
-            out = Call(e.fn, tuple(visit(a) for a in e.args), e.dtype)
-        memo[id(e)] = out
-        return out
+    def through(index: Index) -> Index:  # [C, issue 8] loads inside a gather's index too
+        terms: list[tuple[Atom, int]] = []
+        for atom, c in index.terms:
+            if isinstance(atom, Indirect):
+                atom = Indirect(memo[id(atom.expr)], atom.size)
+            elif isinstance(atom, (FloorDiv, Mod)):
+                atom = type(atom)(through(atom.arg), atom.div)
+            terms.append((atom, c))
+        return Index.of(terms, index.const)
+
+    def visit(root: Expr) -> Expr:  # iterative: children before parents (walk)
+        for e in walk(root):
+            out: Expr = e
+            if isinstance(e, Load):
+                index = through(e.index)
+                out = Load(e.buf, inner(index) if e.buf in local else index, e.dtype)
+            elif isinstance(e, IndexValue):
+                out = IndexValue(through(e.index), e.dtype)
+            elif isinstance(e, Call):
+                out = Call(e.fn, tuple(memo[id(a)] for a in e.args), e.dtype)
+            memo[id(e)] = out
+        return memo[id(root)]
 
     body = visit(node.body) if node.body is not None else None
     out_index = inner(node.out_index) if node.out in local else node.out_index
