@@ -19,6 +19,7 @@ from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cos
 from stax.sched.fusion import can_fuse, log_lines, single
 from stax.sched.scheduler import Schedule
 from stax.sched.verify import verify_schedule
+from stax.tiling.autofuse import KernelTiling, kernel_tiling
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class Report:
             ("Removed nodes", "\n".join(self.schedule.removed) or "none"),
             ("Fusion log", "\n".join(self.fusion_log)),
             ("Kernels", "\n".join(self._kernel_lines())),
+            ("Axis groups and tiling cases (seed 003; the kernels above still use their "
+             "forms)", "\n".join(map(str, self.tilings)) or "none"),
             ("Memory", self.schedule.memory.describe()),
         ]
         if self.gap is not None:
@@ -120,6 +123,14 @@ class Report:
                      ("Wrapper", self.wrapper),
                      ("Compile time", f"{c.seconds * 1000:.1f} ms")]
         return "\n\n".join(f"== {title} ==\n{body}" for title, body in sections)
+
+    @property
+    def tilings(self) -> tuple[KernelTiling, ...]:
+        """Seed 003's groups, merge, tiling cases and run-time solution for each kernel."""
+        program = self.compilation.lowered.program
+        return tuple(kernel_tiling(p.name, p.nodes, p.threads,
+                                   program.buffer(p.nodes[-1].out).dtype.itemsize)
+                     for p in self.compilation.program.plans)
 
     def _kernel_lines(self) -> list[str]:
         plans = {tuple(n.name for n in p.nodes): p for p in self.compilation.program.plans}
