@@ -35,8 +35,26 @@ OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": No
            "strict": False}
 
 
+def _refuse_subclass(a: np.ndarray) -> None:
+    """[C, issue 8] An ndarray subclass whose operators or mask change NumPy's results is
+    refused (its kernels would compute plain-array results); np.memmap reads as an ndarray."""
+    if type(a) is np.ndarray or type(a) is np.memmap:
+        return
+    if isinstance(a, np.ma.MaskedArray):
+        raise TypeError("stax.jit: masked arrays are not supported (the mask would be ignored); "
+                        "pass a.filled(fill_value) and the mask as a boolean array, or call "
+                        "the function without stax.jit")
+    if isinstance(a, np.matrix):
+        raise TypeError("stax.jit: np.matrix is not supported ('*' is a matrix product there); "
+                        "pass np.asarray(m) and use '@' for matrix products")
+    raise TypeError(f"stax.jit: arrays of the ndarray subclass {type(a).__name__} are not "
+                    f"supported (their results may differ from a plain ndarray's); pass "
+                    f"np.asarray(a)")
+
+
 def _arg_signature(a: Any) -> tuple[Any, ...]:
     if isinstance(a, np.ndarray):
+        _refuse_subclass(a)
         return ("array", a.shape, a.dtype.str, a.strides)
     if isinstance(a, (bool, np.bool_)) and not isinstance(a, np.ndarray):
         return ("bool" if isinstance(a, bool) else "np.bool",)

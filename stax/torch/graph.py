@@ -59,6 +59,10 @@ class NodeFailed(Exception):  # noqa: N818 - carries the node back to the planne
         self.error = error
 
 
+class SegmentFailed(Exception):  # noqa: N818 - tells the planner to run a segment eagerly
+    pass
+
+
 def _metas(node: fx.Node) -> list[Any]:
     val = node.meta.get("val")
     return list(val) if isinstance(val, (tuple, list)) else [val]
@@ -281,10 +285,8 @@ class GraphRunner:
                                     f"{e.error}"})
                 steps, i, replanned = self._plan(set(env)), 0, True
                 continue
-            except Exception as e:  # noqa: BLE001 - a compile failure: the segment runs eagerly
-                if step.kind != "stax":
-                    raise
-                self._fail({n: f"the Stax segment failed to compile: {type(e).__name__}: {e}"
+            except SegmentFailed as e:  # a compile failure: the segment runs eagerly
+                self._fail({n: f"the Stax segment failed to compile: {e}"
                             for n in step.nodes if n.target is not operator.getitem})
                 steps, i, replanned = self._plan(set(env)), 0, True
                 continue
@@ -331,7 +333,12 @@ class GraphRunner:
             jitted = seg.jitted.get(scalars)
             if jitted is None:
                 jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
-            call = seg.calls[key] = jitted.compile(*arrays).program.call
+            try:
+                call = seg.calls[key] = jitted.compile(*arrays).program.call
+            except NodeFailed:
+                raise
+            except Exception as e:  # noqa: BLE001 - whatever broke, PyTorch runs these ops
+                raise SegmentFailed(f"{type(e).__name__}: {e}") from e
         flat = call(arrays)
         for node, value, stride in zip(step.outputs, flat, seg.layouts, strict=False):
             t = torch.from_numpy(value if value.flags.writeable else value.copy())
