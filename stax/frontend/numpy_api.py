@@ -130,6 +130,9 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
     specs = tuple(dtype_spec(a) for a in args)
     try:
         loop = ufunc.resolve_dtypes(specs + (None,))
+        if {type(s) for s in specs} == {type} and "O" in {d.kind for d in loop}:
+            # [C, issue 8] Python scalars only (`n == 0`): NumPy computes in int64/float64
+            loop = ufunc.resolve_dtypes(tuple(np.dtype(s) for s in specs) + (None,))
     except TypeError as e:
         raise TypeError(f"stax.jit: np.{name} does not support these dtypes: {e}") from None
     for dt in loop:
