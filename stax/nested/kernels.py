@@ -53,6 +53,7 @@ PARALLEL_MIN = 1 << 15
 # Chunks of the segmented kernels; None: one per OpenMP thread. Tests set it to split small
 # inputs into many chunks (so carries cross several chunk edges, some chunks empty).
 CHUNKS: int | None = None
+CHUNKS_PER_THREAD = 4
 
 
 def native(a: np.ndarray) -> np.ndarray:
@@ -200,9 +201,10 @@ def _first_segment(layout: Layout) -> str:
 
 def _chunks() -> str:
     """The number of chunks: P[3] when set (tests force many chunks on small inputs), else
-    one per thread for large inputs."""
+    CHUNKS_PER_THREAD per thread for large inputs, handed out dynamically (a thread that
+    loses its core to another process does not hold the others up)."""
     return (f"  const int C = P[3] > 0 ? int(P[3]) : n >= {PARALLEL_MIN} ? "
-            f"omp_get_max_threads() : 1;\n")
+            f"{CHUNKS_PER_THREAD} * omp_get_max_threads() : 1;\n")
 
 
 def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:
@@ -236,7 +238,7 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
                 f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
     else:
         code = (f"{macro}\n{_chunks()}"
-                "  #pragma omp parallel for num_threads(C) schedule(static, 1)\n"
+                "  #pragma omp parallel for schedule(dynamic, 1)\n"
                 "  for (int c = 0; c < C; ++c) {\n"
                 "    const int64_t a = n * c / C, b = n * (c + 1) / C;\n"
                 "    if (a < b) {\n"
@@ -306,7 +308,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
   {_vectors(op, pv, "2 * C")}
-  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  #pragma omp parallel for schedule(dynamic, 1)
   for (int c = 0; c < C; ++c) {{
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
@@ -365,7 +367,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
   std::vector<int64_t> fix(C, 0);
   {_vectors(op, last, "C")}
   {_vectors(op, [p + "v" for p in carry], "C")}
-  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  #pragma omp parallel for schedule(dynamic, 1)
   for (int c = 0; c < C; ++c) {{
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
@@ -396,7 +398,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
     else {{ {" ".join(f"{p} = l{j};" for j, p in enumerate(carry))} }}
     valid = true;
   }}
-  #pragma omp parallel for num_threads(C) schedule(static, 1)
+  #pragma omp parallel for schedule(dynamic, 1)
   for (int c = 0; c < C; ++c) {{
     if (!cin[c]) continue;
     const int64_t a = n * c / C;

@@ -61,6 +61,13 @@ def test_index_errors(run) -> None:
         run(lambda r: sn.map(lambda row: row[-3], r), r)
 
 
+def test_sizes_must_be_integers() -> None:
+    with pytest.raises(TypeError, match="sizes must be integers"):
+        sn.jit(lambda x: sn.map(sn.iota, x))(np.array([1.5, 2.0]))
+    with pytest.raises(TypeError, match="needs arrays"):
+        sn.jit(lambda x: sn.map(lambda v: sn.concat(v, v), x))(np.arange(3))
+
+
 def test_jit_only_errors() -> None:
     with pytest.raises(TypeError, match="not lists"):
         sn.jit(lambda x: x)([1, 2])
