@@ -236,3 +236,12 @@ def test_byte_order_and_layouts() -> None:
     assert_matches(sn.segreduce(np.add, 0, None, big, lengths=[3, 7]), np.array([3, 42]))
     x = np.arange(30.0).reshape(5, 6)[::2, 1::2]  # strided, not contiguous
     check(lambda a: sn.map(lambda row: row.cumsum(), a), x)
+
+
+def test_rows_with_regular_inner_dims() -> None:
+    points = sn.Ragged(np.arange(24.0).reshape(8, 3) - 7.0, [3, 0, 1, 4])
+    got = check(lambda r: sn.map(lambda row: sn.map(lambda p: p * 2.0, row), r), points)
+    assert isinstance(got, sn.Ragged) and got.values.shape == (8, 3)
+    check(lambda r: sn.map(lambda row: sn.map(lambda p: np.sqrt((p * p).sum()), row), r),
+          points)
+    check(lambda r: sn.map(lambda row: sn.map(lambda p: p[0] - p[2], row), r), points)
