@@ -172,8 +172,10 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
         return ("dict", {k: _flatten(v, builder, leaves) for k, v in obj.items()})
     if obj is None:
         return ("none",)
-    if not isinstance(obj, (np.ndarray, np.generic, bool, int, float, complex)):
-        return ("static", obj)  # a string, a type, an object: returned as it is (A2)
+    if not isinstance(obj, np.ndarray):
+        # a Python or NumPy scalar, a string, a type: fixed while tracing (a value computed
+        # from the data is a graph break, so it is computed on each call), returned as is (A2)
+        return ("static", obj)
     from stax.frontend.numpy_api import to_value
 
     leaves.append(to_value(builder, obj))
