@@ -50,7 +50,7 @@ BAD_ARGS: dict[str, Any] = {
 @pytest.mark.parametrize("name", list(BAD_ARGS))
 def test_bad_argument_types_raise_type_error(name: str) -> None:
     with pytest.raises(TypeError):
-        stax.jit(lambda x: x + 1)(BAD_ARGS[name])
+        stax.jit(lambda x: x + 1, strict=True)(BAD_ARGS[name])
 
 
 @pytest.mark.parametrize("dtype", ["float16", "int8", "uint16", "uint64"])
