@@ -123,6 +123,10 @@ class Traced:
 
 def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None = None
           ) -> Traced:
+    if builder is None and not getattr(fn, "_stax_loops", False):  # H (issue 10): loops
+        from stax.loops import trace_with_loops  # compiled once per body (stax.loops)
+
+        return trace_with_loops(trace, fn, args)
     builder = Builder() if builder is None else builder  # a SegmentBuilder runs breaks (A2)
     tracers: list[Any] = []
     for i, a in enumerate(args):

@@ -1,0 +1,20 @@
+"""Python `for` loops over `range` inside jitted functions, compiled once per loop body.
+
+`stax.jit` traces the user's function with `range` replaced (in a copy of its globals) by
+`stax.loops.recognize.LoopRange`: a loop over two or more iterations yields ONE symbolic index
+(a weak int64 tracer, like the Python int it stands for), and its body is traced twice — once to
+find the loop-carried values (tracers assigned to or rebound by the body, found from the frame's
+locals and from every tracer whose value the body replaced), once more with those values as
+parameters. The body becomes its own Graph, compiled once (`stax.loops.runner`): when it needs
+no NumPy extern call, a generated C driver runs all iterations (`for t ...: regions...; swap
+carried buffers`) with no Python per iteration. In the outer Graph the loop is an extern call.
+
+A body that differs per iteration (a Python `if` on the index, an index in a slice bound or a
+shape, `break`/`return`, a list grown by the body, carried values changing type) is unrolled
+when its trip count is at most `UNROLL_LIMIT`, else a `LoopError` names the source line and
+the reason. Each loop's decisions are kept in `LoopRecord`s (`stax.loops.records(jitted)`).
+"""
+
+from stax.loops.recognize import UNROLL_LIMIT, LoopError, LoopRecord, records, trace_with_loops
+
+__all__ = ["UNROLL_LIMIT", "LoopError", "LoopRecord", "records", "trace_with_loops"]

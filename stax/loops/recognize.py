@@ -1,0 +1,374 @@
+"""Recognition: a `for` over `range` in a traced function becomes one loop op.
+
+`trace_with_loops` traces the user's function with `range` replaced, in a copy of its globals,
+by `LoopRange`. Called as the iterable of a `for` statement (checked on the caller's bytecode:
+GET_ITER then FOR_ITER follow the call) over two or more iterations, it yields one symbolic
+index twice: pass 1 traces the body to find the loop-carried values, pass 2 traces it again
+with each carried value replaced by a fresh parameter, and the ops of pass 2 become the body
+Graph. The outer Graph gets one extern call per carried value (`stax.loops.runner`); the
+carried tracers and local names are rebound to those calls' results.
+
+Carried values are (a) tracers that existed before the loop and whose value the body replaced
+(`x[...] = ...`, `x += ...`: every assignment of `Tracer.value` is watched during the body) and
+(b) local names the body bound to another tracer (`u = u + 1`, `a, b = b, a`). Anything else
+the body changes (a Python number, a list's length, a list element) makes the body differ per
+iteration: the loop falls back to unrolling (builtin `range`) — as does a Python `if` on the
+index, an index used as a slice bound or shape, `break` and `return`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dis
+import functools
+import sys
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stax.frontend import functions
+from stax.frontend.numpy_api import broadcast_value
+from stax.frontend.trace import Builder, GraphBreak, Tracer
+from stax.graph import Graph, Op, Value
+from stax.loops.runner import LoopBody, add_loop_ops
+
+UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
+MIN_TRIP = 2  # loops with fewer iterations are unrolled (nothing to gain)
+_BUILTIN_RANGE = range
+_COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
+
+Site = tuple[str, int, str]  # file, line, function
+
+
+class LoopError(RuntimeError):
+    """A loop that can be neither compiled once nor unrolled (too many iterations)."""
+
+
+class LoopFallback(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
+    def __init__(self, site: Site, reason: str) -> None:
+        super().__init__(reason)
+        self.site = site
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class LoopRecord:
+    """What became of one loop: compiled once (with its carried values), or unrolled (why)."""
+
+    site: Site
+    trip: range
+    compiled: bool
+    reason: str  # why it was unrolled, or the runner's decision
+    carried: tuple[str, ...] = ()
+    body: LoopBody | None = None
+
+    @property
+    def decision(self) -> str:
+        return self.reason if self.body is None else self.body.decision
+
+    def __str__(self) -> str:
+        file, line, fn = self.site
+        head = f"loop at {file}:{line} in {fn}() over {self.trip}"
+        if not self.compiled:
+            return f"{head}: unrolled ({self.reason})"
+        return f"{head}: compiled once; carried {', '.join(self.carried)}; {self.decision}"
+
+
+def site_text(site: Site) -> str:
+    return f"{site[0]}:{site[1]}"
+
+
+@dataclass
+class OpenLoop:
+    site: Site
+    trip: range
+    gen: Iterator[Tracer] | None = None
+
+
+@dataclass
+class LoopState:
+    """One `stax.jit` trace: the loops met, those to unroll, the records."""
+
+    unroll: dict[Site, str] = field(default_factory=dict)
+    open: list[OpenLoop] = field(default_factory=list)
+    records: list[LoopRecord] = field(default_factory=list)
+
+    def fallback(self, loop: OpenLoop, reason: str) -> None:
+        if len(loop.trip) > UNROLL_LIMIT:
+            raise LoopError(
+                f"stax.jit: the loop at {site_text(loop.site)} ({len(loop.trip)} iterations) "
+                f"cannot be compiled once for all iterations: {reason}; unrolling is limited "
+                f"to {UNROLL_LIMIT} iterations (stax.loops.UNROLL_LIMIT)") from None
+        self.unroll[loop.site] = reason
+
+    def close(self) -> None:
+        for loop in self.open:
+            if loop.gen is not None:
+                loop.gen.close()  # type: ignore[attr-defined]
+        self.open.clear()
+
+
+_RECORDS: dict[int, tuple[LoopRecord, ...]] = {}
+
+
+def records(fn: Any) -> tuple[LoopRecord, ...]:
+    """The loop decisions of the latest trace of `fn` (a jitted function or its Python
+    function)."""
+    fn = getattr(fn, "fn", fn)
+    return _RECORDS.get(id(getattr(fn, "__code__", fn)), ())
+
+
+def trace_with_loops(trace: Callable[[Any, tuple[Any, ...]], Any], fn: Any,
+                     args: tuple[Any, ...]) -> Any:
+    """`trace(fn, args)` with loops compiled once per body; retraces with a loop unrolled
+    when its body turns out to differ per iteration."""
+    if not isinstance(fn, types.FunctionType):
+        return trace(fn, args)
+    state = LoopState()
+    while True:
+        instrumented = _instrument(fn, state)
+        state.records.clear()
+        try:
+            traced = trace(instrumented, args)
+            unfinished = [lp for lp in state.open if lp.gen is not None]
+            if not unfinished:
+                _RECORDS[id(fn.__code__)] = tuple(state.records)
+                return traced
+            state.fallback(unfinished[-1], "the body left the loop (break or return)")
+        except LoopFallback as e:
+            loop = next(lp for lp in reversed(state.open) if lp.site == e.site)
+            state.fallback(loop, e.reason)
+        except GraphBreak as e:  # a traced value used as a Python value inside a body
+            if not state.open:
+                raise
+            state.fallback(state.open[-1], f"{e.error}")
+        finally:
+            state.close()
+
+
+def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
+    glob = dict(fn.__globals__)
+    glob["range"] = functools.partial(loop_range, state)
+    new = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__dict__.update(fn.__dict__)
+    new._stax_loops = True  # type: ignore[attr-defined]
+    return new
+
+
+@functools.lru_cache(maxsize=256)
+def _for_loop_calls(code: types.CodeType) -> frozenset[int]:
+    """Offsets of the calls whose result a `for` statement iterates (GET_ITER, FOR_ITER)."""
+    instrs = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    return frozenset(
+        a.offset for a, b, c in zip(instrs, instrs[1:], instrs[2:], strict=False)
+        if a.opname in ("CALL", "CALL_FUNCTION", "PRECALL")
+        and b.opname == "GET_ITER" and c.opname == "FOR_ITER")
+
+
+def _called_by_for(frame: types.FrameType) -> bool:
+    calls = _for_loop_calls(frame.f_code)
+    return frame.f_lasti in calls
+
+
+def loop_range(state: LoopState, *args: Any) -> Any:
+    """`range` inside a traced function."""
+    frame = sys._getframe(1)  # the user's frame (functools.partial adds no frame)
+    builder = getattr(functions._ACTIVE, "builder", None)
+    site: Site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    bounds = []
+    for a in args:
+        if isinstance(a, Tracer) and a.concrete is None and state.open:
+            raise LoopFallback(state.open[-1].site,
+                               f"the trip count of the loop at {site_text(site)} depends on "
+                               "the enclosing loop's index")
+        bounds.append(a.python_value() if isinstance(a, Tracer) else a)
+    trip = _BUILTIN_RANGE(*bounds)
+    if (builder is None or frame.f_code.co_name in _COMPREHENSIONS or not _called_by_for(frame)
+            or len(trip) < MIN_TRIP):
+        return trip
+    if site in state.unroll:
+        state.records.append(LoopRecord(site, trip, False, state.unroll[site]))
+        return trip
+    loop = OpenLoop(site, trip)
+    state.open.append(loop)
+    loop.gen = _loop(state, loop, builder, frame)
+    return loop.gen
+
+
+class _Watch:
+    """Every tracer whose value is replaced while a body is traced: id -> (tracer, old)."""
+
+    active: list[dict[int, tuple[Tracer, Value]]] = []
+
+    @staticmethod
+    def setattr(self: Tracer, name: str, value: Any) -> None:
+        if name == "value" and _Watch.active:
+            old = self.__dict__.get("value")
+            if old is not None:
+                for seen in _Watch.active:
+                    seen.setdefault(id(self), (self, old))
+        object.__setattr__(self, name, value)
+
+    def __enter__(self) -> dict[int, tuple[Tracer, Value]]:
+        if not _Watch.active:
+            Tracer.__setattr__ = _Watch.setattr  # type: ignore[assignment]
+        seen: dict[int, tuple[Tracer, Value]] = {}
+        _Watch.active.append(seen)
+        self.seen = seen
+        return seen
+
+    def __exit__(self, *exc: Any) -> None:
+        _Watch.active.remove(self.seen)
+        if not _Watch.active:
+            del Tracer.__setattr__
+
+
+def _locals(frame: types.FrameType) -> dict[str, Any]:
+    return dict(frame.f_locals)
+
+
+def _set_locals(frame: types.FrameType, updates: dict[str, Any]) -> None:
+    if updates:
+        frame.f_locals.update(updates)
+        ctypes.pythonapi.PyFrame_LocalsToFast(ctypes.py_object(frame), ctypes.c_int(0))
+
+
+def _container_shape(obj: Any) -> Any:
+    """What a body may not change in a container: its length and its elements' identity."""
+    if isinstance(obj, (list, tuple)):
+        return tuple(map(id, obj))
+    if isinstance(obj, dict):
+        return tuple((k, id(v)) for k, v in obj.items())
+    return None
+
+
+@dataclass
+class Carried:
+    name: str  # a local name, or a description of a mutated tracer
+    initial: Any  # a Value, a Python scalar, or None (bound only by the body)
+    obj: Tracer | None = None  # a tracer mutated in place
+    param: Value | None = None
+    final: Value | None = None
+
+
+def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
+          ) -> Iterator[Tracer]:
+    start, first_id = len(b.ops), b.next_id
+    before = _locals(frame)
+    containers = {k: _container_shape(v) for k, v in before.items()}
+    index = Tracer(b, b.new_value((), np.dtype(np.int64)), weak=True)
+    with _Watch() as seen:
+        yield index  # pass 1
+    after = _locals(frame)
+    fail = functools.partial(LoopFallback, loop.site)
+    carried: list[Carried] = []
+    for name, obj in after.items():
+        if obj is index or (name in before and before[name] is obj):
+            if name in containers and containers[name] != _container_shape(obj):
+                raise fail(f"the body changes the list or dict {name!r}")
+            continue
+        old = before.get(name)
+        if isinstance(obj, Tracer):
+            initial = old.value if isinstance(old, Tracer) else old
+            if not (old is None or isinstance(old, (Tracer, bool, int, float, np.generic))):
+                raise fail(f"{name!r} is rebound from a {type(old).__name__} to an array")
+            carried.append(Carried(name, initial))
+        else:
+            raise fail(f"the body rebinds {name!r} to a {type(obj).__name__} "
+                       "(only arrays may change from one iteration to the next)")
+    mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
+    for tracer, old in mutated.values():
+        names = [n for n, o in after.items() if o is tracer]
+        carried.append(Carried(f"{names[0] if names else 'an array'} (assigned to)", old,
+                               obj=tracer))
+    finals1 = [c.obj.value if c.obj is not None else after[c.name].value for c in carried]
+    # pass 2: the same body over parameters standing for the carried values
+    del b.ops[start:]
+    updates = {}
+    for c, final in zip(carried, finals1, strict=True):
+        init = c.initial
+        if isinstance(init, Value) and (init.shape, init.dtype) != (final.shape, final.dtype):
+            raise fail(f"{c.name} changes from {init.typestr()} to {final.typestr()} in the body")
+        if not isinstance(init, Value) and init is not None and final.shape != ():
+            raise fail(f"{c.name} changes from a Python scalar to an array")
+        c.param = b.new_value(final.shape, final.dtype)
+        if c.obj is not None:
+            object.__setattr__(c.obj, "value", c.param)
+        else:
+            updates[c.name] = Tracer(b, c.param)
+    _set_locals(frame, updates)
+    start2 = len(b.ops)
+    before2 = _locals(frame)
+    with _Watch() as seen2:
+        yield index  # pass 2
+    after2 = _locals(frame)
+    names = {c.name for c in carried if c.obj is None}
+    objects = {id(c.obj) for c in carried if c.obj is not None}
+    for name, obj in after2.items():
+        if obj is not index and not (name in before2 and before2[name] is obj) \
+                and name not in names:
+            raise fail(f"the body rebinds {name!r} differently from one trace to the next")
+    for k, (tracer, old) in seen2.items():
+        if k not in objects and old.id < first_id and tracer is not index:
+            raise fail("the body assigns to different arrays from one trace to the next")
+    for c in carried:
+        c.final = c.obj.value if c.obj is not None else after2[c.name].value
+        assert c.final is not None and c.param is not None
+        if (c.final.shape, c.final.dtype) != (c.param.shape, c.param.dtype):
+            raise fail(f"{c.name} changes from {c.param.typestr()} to {c.final.typestr()} "
+                       "in the body")
+    body_ops = b.ops[start2:]
+    del b.ops[start:]
+    loop.gen = None
+    state.open.remove(loop)
+    outs = _finish(state, b, loop, index.value, carried, body_ops)
+    # rebind: mutated tracers in place, rebound names to new tracers, the index to its last value
+    updates = {}
+    for c, out in zip(carried, outs, strict=True):
+        if c.obj is not None:
+            object.__setattr__(c.obj, "value", out)
+        else:
+            updates[c.name] = Tracer(b, out)
+    last = loop.trip[-1]
+    object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
+    object.__setattr__(index, "concrete", (frozenset(), last))
+    _set_locals(frame, updates)
+
+
+def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried: list[Carried],
+            body_ops: list[Op]) -> list[Value]:
+    """The body Graph and the outer ops running it: one result per carried value."""
+    params = [c.param for c in carried]
+    produced = {op.out.id for op in body_ops}
+    bound = produced | {index.id} | {p.id for p in params if p is not None}
+    free: dict[int, Value] = {}
+    for op in body_ops:
+        for v in op.inputs:
+            if v.id not in bound:
+                free.setdefault(v.id, v)
+    for c in carried:
+        assert c.final is not None
+        if c.final.id not in bound:
+            free.setdefault(c.final.id, c.final)
+    inputs = [index, *params, *free.values()]
+    input_ops = [Op("input", (), v, (("index", k),)) for k, v in enumerate(inputs)]
+    body = Graph(tuple(inputs), tuple(input_ops) + tuple(body_ops),  # type: ignore[arg-type]
+                 tuple(c.final for c in carried))  # type: ignore[misc]
+    initials = []
+    for c, p in zip(carried, params, strict=True):
+        assert p is not None
+        if isinstance(c.initial, Value):
+            initials.append(c.initial)
+        else:  # a Python scalar, or a name bound only by the body (never read before written)
+            zero = b.add("const", (), (), p.dtype, value=p.dtype.type(c.initial or 0).item())
+            initials.append(broadcast_value(b, zero, p.shape))
+    label = (f"loop at {site_text(loop.site)} over {loop.trip}")
+    loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried))
+    outs = add_loop_ops(b, loop_body, initials, list(free.values()))
+    state.records.append(LoopRecord(loop.site, loop.trip, True, "", loop_body.carried,
+                                    loop_body))
+    return outs

@@ -1,0 +1,210 @@
+"""Running a loop body: compiled once, all iterations in one C call where possible.
+
+The body Graph's inputs are the index (a 0-d int64), the carried values, then the loop-invariant
+values; its outputs are the carried values after one iteration. It is lowered, scheduled and
+planned like any program. When its schedule has no extern call, the kernels' C++ gets one more
+function, `stax_loop`, that runs every iteration:
+
+    for (it = 0; it < n; ++it) { *index = start + it*step; region0(...); ...; swap(in_k, out_k); }
+
+Carried values are double-buffered: iteration t reads buffer A and writes buffer B, and the two
+pointers swap (the scheduler never writes an output over an input, so in-place update is not
+offered). Every buffer is allocated once per call; all pointers reach C in one array, whatever
+their number. A body with extern calls (NumPy routines, a nested loop that is not in C) runs its
+compiled program once per iteration from Python — still one compile, whatever the trip count.
+
+In the outer Graph a loop is one extern call per carried value: the first runs the loop and
+keeps the other results for the next calls, which depend on it (so they run after it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stax.codegen.cpp import ctype, print_module, region_params
+from stax.cse import eliminate_common_subexpressions
+from stax.frontend.trace import Builder
+from stax.graph import Graph, Value
+from stax.ir.program import Buffer, contiguous_strides
+from stax.lower import lower
+from stax.runtime import externs
+from stax.runtime.compiler import compile_source, isa_level
+from stax.runtime.wrapper import ANY_FLAG, _regions, build, check_flags, handed_over_storage
+from stax.sched.scheduler import Schedule, schedule
+from stax.tiling.plan import KernelPlan, plan_kernel, thread_count
+
+_COUNTER = itertools.count()
+Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+
+@dataclass
+class LoopBody:
+    """One loop: its body Graph, compiled on first use; `decision` says how it runs."""
+
+    label: str
+    trip: range
+    graph: Graph
+    carried: tuple[str, ...]
+    decision: str = "not compiled yet"
+    runner: Runner | None = None
+    stash: threading.local = field(default_factory=threading.local)
+
+    def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The carried values after the loop, from their initial values and the invariants."""
+        if self.runner is None:
+            self.runner, self.decision = compile_body(self.graph, self.trip)
+        return self.runner(arrays)
+
+
+def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
+                 free: Sequence[Value]) -> list[Value]:
+    """One extern op per carried value; each after the previous one."""
+    key = f"stax.loop#{next(_COUNTER)} {body.label}"
+    outs: list[Value] = []
+    for k, param in enumerate(body.graph.inputs[1:1 + len(initials)]):
+        if k == 0:
+            def first(*arrays: np.ndarray) -> np.ndarray:
+                results = body.run(arrays)
+                body.stash.results = results
+                return results[0]
+            routine = first
+        else:
+            def later(*arrays: np.ndarray, k: int = k) -> np.ndarray:
+                return body.stash.results[k]  # type: ignore[no-any-return]
+            routine = later
+        name = externs.register(f"{key} result {k}", routine)
+        inputs = (*initials, *free, *outs[-1:])
+        outs.append(b.add("extern", tuple(inputs), param.shape, param.dtype, fn=name))
+    return outs
+
+
+def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
+    strides = [contiguous_strides(v.shape) for v in graph.inputs]
+    lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
+    sched = schedule(lowered.program, fuse=True)
+    isa = isa_level(None)
+    reason = _driver_refusal(sched)
+    if reason is None:
+        return _c_driver(sched, trip, isa), (
+            "all iterations in one C call (stax_loop); carried buffers double-buffered "
+            "(pointer swap): the scheduler never writes an output over an input")
+    program = build(sched, threads=thread_count(), isa=isa)
+    n = len(graph.outputs)
+
+    def python_loop(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        cur = [np.array(a) for a in arrays[:n]]
+        free = [np.ascontiguousarray(a) for a in arrays[n:]]
+        for t in trip:
+            cur = list(program.call([np.array(t, np.int64), *cur, *free]))
+        return cur
+
+    return python_loop, f"body compiled once, run once per iteration from Python ({reason})"
+
+
+def _driver_refusal(sched: Schedule) -> str | None:
+    """Why the C driver cannot run this body (None: it can)."""
+    program = sched.program
+    buffers = program.buffer_map
+    if any(m.node.kind == "extern" for g in sched.kernels for m in g.members):
+        return "the body has extern calls"
+    if not sched.kernels:
+        return "the body has no kernel"
+    outs = program.outputs
+    if len(set(outs)) != len(outs):
+        return "a body output repeats"
+    for name, shape in zip(outs, program.output_shapes, strict=True):
+        buf = buffers[name]
+        if buf.kind != "output" or buf.strides != contiguous_strides(buf.shape) or \
+                buf.size != int(np.prod(shape, dtype=np.int64)):
+            return f"body output {name} is not a fresh contiguous buffer"
+    for r in handed_over_storage(sched):
+        if buffers[r.old].kind == "input":
+            return "an intermediate takes over an input's storage"
+    for buf in buffers.values():
+        if buf.kind == "const" and np.asarray(buf.data).strides != tuple(
+                s * buf.dtype.itemsize for s in buf.strides):
+            return f"constant {buf.name} has a strided layout"
+    return None
+
+
+def _span(buf: Buffer) -> int:
+    """Elements from the first to the last one the layout addresses."""
+    if buf.size == 0:
+        return 1
+    return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
+
+
+def _c_driver(sched: Schedule, trip: range, isa: str) -> Runner:
+    program = sched.program
+    buffers = program.buffer_map
+    threads = thread_count()
+    plan_of: dict[str, KernelPlan] = {}
+    for k, group in enumerate(sched.kernels):
+        local = {lb.buffer: lb.extent for lb in sched.local if lb.kernel == group.name}
+        plan_of[group.name] = plan_kernel(f"kernel{k}", [m.node for m in group.members],
+                                          group.depth, threads=threads, vectorize=isa != "scalar",
+                                          local=local)
+    regions = _regions(sched, plan_of)
+    reused = {r.new: r.old for r in handed_over_storage(sched)}
+    slots: dict[str, int] = {}  # buffer -> pointer slot
+    for name in program.inputs:
+        slots[name] = len(slots)
+    for region in regions:
+        for name in region_params(region.plans):
+            if name not in slots and name not in reused:
+                slots[name] = len(slots)
+    for new, old in reused.items():
+        while old in reused:
+            old = reused[old]
+        slots[new] = slots[old]
+    n_carried = len(program.outputs)
+    carried_in = program.inputs[1:1 + n_carried]
+    lines = ["extern \"C\" void stax_loop(void** bufs, int64_t start, int64_t step, "
+             "int64_t n, int32_t* flags) {",
+             f"    void* b[{max(len(slots), 1)}];",
+             f"    for (int k = 0; k < {len(slots)}; ++k) b[k] = bufs[k];",
+             "    for (int64_t it = 0; it < n; ++it) {",
+             f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
+    for region in regions:
+        args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
+        lines.append(f"        {region.name}({', '.join([*args, 'flags'])});")
+    for src, dst in zip(carried_in, program.outputs, strict=True):
+        lines.append(f"        std::swap(b[{slots[src]}], b[{slots[dst]}]);")
+    lines.append("    }")
+    for src in carried_in:
+        nbytes = buffers[src].nbytes
+        lines.append(f"    if (b[{slots[src]}] != bufs[{slots[src]}]) "
+                     f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
+    lines.append("}")
+    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
+    cpp += "#include <cstring>\n#include <utility>\n" + "\n".join(lines) + "\n"
+    library = compile_source(cpp, isa)
+    fn = library.library.stax_loop
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_void_p]
+    fn.restype = None
+    order = sorted({s: n for n, s in slots.items()}.items())
+    consts = {n: np.ascontiguousarray(b.data) for n, b in buffers.items() if b.kind == "const"}
+
+    def run(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
+                 *(np.ascontiguousarray(a) for a in arrays[n_carried:])]
+        storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
+        for name in (n for _, n in order if n not in storage):
+            buf = buffers[name]
+            storage[name] = consts[name] if name in consts else np.empty(_span(buf), buf.dtype)
+        pointers = (ctypes.c_void_p * max(len(order), 1))(
+            *[storage[n].ctypes.data for _, n in order])
+        flags = (ctypes.c_int32 * 8)()
+        fn(pointers, trip.start, trip.step, len(trip), flags)
+        if flags[ANY_FLAG]:
+            check_flags(flags)
+        return [storage[name] for name in carried_in]
+
+    return run
