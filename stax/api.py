@@ -7,8 +7,10 @@ and its compiled program cached; later calls with the same signature only run th
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,14 +20,14 @@ import numpy as np
 from stax.cse import eliminate_common_subexpressions
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
-from stax.frontend.breaks import Break, call_general, call_segmented, is_plain
+from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, is_plain
 from stax.frontend.functions import creating
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.lower import Lowered, lower
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
-from stax.runtime.wrapper import CompiledProgram, build
+from stax.runtime.wrapper import CompiledProgram, build, release_all
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import thread_count
 
@@ -244,6 +246,18 @@ class Jitted:
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
+        _JITTED[id(self)] = self
+
+    def clear_cache(self) -> None:
+        """Forget this function's compiled programs and give back the memory they keep; their
+        libraries are unloaded (dlclose) once no other function uses them."""
+        for comp in self.cache.values():
+            comp.program.storage.release()
+        for variant in self.variants.values():
+            variant.clear_cache()
+        self.cache.clear()
+        self.breaks.clear()
+        self.variants.clear()
 
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(_arg_signature(a) + ((type(a), a),) if i in self.static
@@ -289,6 +303,20 @@ class Jitted:
         for k, i in enumerate(traced.writeback):
             np.copyto(args[i], flat[traced.n_results + k])
         return _unflatten(traced.structure, flat[: traced.n_results])
+
+
+_JITTED: weakref.WeakValueDictionary[int, Jitted] = weakref.WeakValueDictionary()
+
+
+def clear_caches() -> None:
+    """Forget every compiled program of every jitted function (and compiled segments of
+    functions with graph breaks), give back all kept memory, unload libraries no longer used.
+    The disk cache stays: recompiling takes a verified object from it."""
+    for jitted in list(_JITTED.values()):
+        jitted.clear_cache()
+    SEGMENTS.clear()
+    release_all()
+    gc.collect()  # wrappers in reference cycles go now, and with them their libraries
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:

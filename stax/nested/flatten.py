@@ -355,10 +355,10 @@ class Row:
         return self if dtype == self.dtype else self.astype(dtype)
 
     def sum(self) -> Scalar:
-        return reduce_rows(np.add, 0, (self._accumulating("sum"),), "sum")[0]
+        return reduce_rows(np.add, 0, (self._accumulating("sum"),))[0]
 
     def prod(self) -> Scalar:
-        return reduce_rows(np.multiply, 1, (self._accumulating("prod"),), "prod")[0]
+        return reduce_rows(np.multiply, 1, (self._accumulating("prod"),))[0]
 
     def max(self) -> Scalar:
         return _extremum(self, np.maximum)
@@ -408,8 +408,7 @@ def _extremum(row: Row, ufunc: np.ufunc) -> Scalar:
     if np.any(materialize(row.size) == 0):
         raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has "
                          f"no identity")
-    return reduce_rows(ufunc, _identity_of_extremum(ufunc, row.dtype), (row,),
-                       ufunc.__name__)[0]
+    return reduce_rows(ufunc, _identity_of_extremum(ufunc, row.dtype), (row,))[0]
 
 
 # ---------------------------------------------------------------- values, lifting, materializing
@@ -679,43 +678,39 @@ def length(row: Any) -> Scalar:
     return as_row(row, "sn.length").size
 
 
-def reduce_rows(op: Any, ne: Any, rows: Sequence[Row], name: str | None = None) -> tuple:
-    from stax.nested.operator import UntraceableOperator, make_operator
-    rows = [as_row(r, "sn.reduce") for r in rows]
-    space = deepest(*rows)
-    rows = [lift(r, space) for r in rows]
-    child = unify(rows, "sn.reduce")
-    elems = [_scalar_elem(rehome(r, child), "sn.reduce") for r in rows]
-    dtypes = [e.dtype for e in elems]
-    try:
-        operator = make_operator(op, ne, dtypes)
-    except UntraceableOperator:
-        return _python_fallback("reduce", op, ne, child, elems, space)
-    rule = ("map-of-reduce -> segreduce" if space.parent is not None
-            else "reduce -> segreduce (one segment)")
-    note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
-         f"{', '.join(show(e.expr) for e in elems)}")
-    outs = run_segreduce(child.layout, operator, [e.expr for e in elems],
-                         f"segreduce {operator.name} over {child.name}")
-    return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
+def reduce_rows(op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
+    """Reduce each row (map of reduce -> segreduce); a tuple of rows for tuple operators."""
+    return _segmented("reduce", op, ne, rows)
 
 
 def scan_rows(op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
+    """Inclusive scan of each row (map of scan -> segscan)."""
+    return _segmented("scan", op, ne, rows)
+
+
+def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     from stax.nested.operator import UntraceableOperator, make_operator
-    rows = [as_row(r, "sn.scan") for r in rows]
+    what = f"sn.{kind}"
+    rows = [as_row(r, what) for r in rows]
     space = deepest(*rows)
     rows = [lift(r, space) for r in rows]
-    child = unify(rows, "sn.scan")
-    elems = [_scalar_elem(rehome(r, child), "sn.scan") for r in rows]
+    child = unify(rows, what)
+    elems = [_scalar_elem(rehome(r, child), what) for r in rows]
     try:
         operator = make_operator(op, ne, [e.dtype for e in elems])
     except UntraceableOperator:
-        return _python_fallback("scan", op, ne, child, elems, space)
-    rule = ("map-of-scan -> segscan" if space.parent is not None
-            else "scan -> segscan (one segment)")
-    note(rule, f"{operator.name} over {child.describe()}")
-    outs = run_segscan(child.layout, operator, [e.expr for e in elems], False,
-                       f"segscan {operator.name} over {child.name}")
+        return _python_fallback(kind, op, ne, child, elems, space)
+    prim = "segreduce" if kind == "reduce" else "segscan"
+    rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
+            else f"{kind} -> {prim} (one segment)")
+    note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
+         f"{', '.join(show(e.expr) for e in elems)}")
+    exprs = [e.expr for e in elems]
+    summary = f"{prim} {operator.name} over {child.name}"
+    if kind == "reduce":
+        outs = run_segreduce(child.layout, operator, exprs, summary)
+        return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
+    outs = run_segscan(child.layout, operator, exprs, False, summary)
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
 
 
