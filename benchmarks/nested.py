@@ -10,10 +10,10 @@ Each workload is written three ways and run side by side in one process:
   tricks; single-threaded, as NumPy is);
 - numba: a plain loop over rows with `@njit(parallel=True)` and `prange`.
 
-Every implementation's result is checked against the NumPy one first. After one warm-up call
-(compilation for stax and numba), the three run round-robin for --repeat rounds and the
-median time of each is reported, with the ratios NumPy/stax and Numba/stax (> 1: stax is
-faster). Threads: OpenMP and Numba use every core (`os.cpu_count()`).
+Every implementation's result is checked against the NumPy one first (that call also compiles
+stax's kernels and Numba's loop). Each then runs one warm-up call and --repeat timed calls in a
+row (see `_median_time`); the median is reported with the ratios NumPy/stax and Numba/stax
+(> 1: stax is faster). Threads: OpenMP and Numba use every core (`os.cpu_count()`).
 """
 
 from __future__ import annotations
@@ -291,16 +291,23 @@ def run(elements: int, repeat: int) -> list[tuple[str, int, float, float, float]
         want = fns[1]()
         for who, fn in (("stax", fns[0]), ("numba", fns[2])):
             _check(fn(), want, wl.rtol, who, wl.name)  # also the warm-up (compiles)
-        times: list[list[float]] = [[], [], []]
-        for _ in range(repeat):
-            for j, fn in enumerate(fns):
-                t0 = time.perf_counter()
-                fn()
-                times[j].append(time.perf_counter() - t0)
-        med = [statistics.median(t) for t in times]
+        med = [_median_time(fn, repeat) for fn in fns]
         total = _elements(wl.name, inputs)
         rows.append((wl.name, total, *med))
     return rows
+
+
+def _median_time(fn: Callable[[], Any], repeat: int) -> float:
+    """Median of `repeat` consecutive calls after one warm-up call. Consecutive, not
+    round-robin: the thread pools of OpenMP (stax) and Numba keep spinning for a while after a
+    parallel region and would steal cores from each other on a small machine."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _elements(name: str, inputs: tuple[Any, ...]) -> int:

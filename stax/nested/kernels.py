@@ -238,7 +238,7 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
                 f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
     else:
         code = (f"{macro}\n{_chunks()}"
-                "  #pragma omp parallel for schedule(dynamic, 1)\n"
+                "  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)\n"
                 "  for (int c = 0; c < C; ++c) {\n"
                 "    const int64_t a = n * c / C, b = n * (c + 1) / C;\n"
                 "    if (a < b) {\n"
@@ -308,7 +308,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
   {_vectors(op, pv, "2 * C")}
-  #pragma omp parallel for schedule(dynamic, 1)
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
   for (int c = 0; c < C; ++c) {{
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
@@ -367,7 +367,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
   std::vector<int64_t> fix(C, 0);
   {_vectors(op, last, "C")}
   {_vectors(op, [p + "v" for p in carry], "C")}
-  #pragma omp parallel for schedule(dynamic, 1)
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
   for (int c = 0; c < C; ++c) {{
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
@@ -398,7 +398,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
     else {{ {" ".join(f"{p} = l{j};" for j, p in enumerate(carry))} }}
     valid = true;
   }}
-  #pragma omp parallel for schedule(dynamic, 1)
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
   for (int c = 0; c < C; ++c) {{
     if (!cin[c]) continue;
     const int64_t a = n * c / C;
