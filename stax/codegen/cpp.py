@@ -921,8 +921,7 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     if any(printer.work_shared for printer in printers):
         # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
         threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
-        # [C, issue 8] flags[STAX_SERIAL]: on the calling thread (set after fork, wrapper.py)
-        lines.append(f"    #pragma omp parallel num_threads({threads}) if(!flags[STAX_SERIAL])")
+        lines.append(f"    #pragma omp parallel num_threads({threads})")
     lines.append("    {")
     lines.append(f"        int {BAD} = 0;  // error bits of this thread (stax_raise)")
     lines.extend(body)

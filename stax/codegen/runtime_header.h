@@ -38,7 +38,6 @@ enum StaxFlag {
     STAX_INDEX_OUT_OF_BOUNDS = 2,    // gather index out of range: IndexError
     STAX_NEGATIVE_INT_POWER = 3,     // integer ** negative: ValueError
     STAX_INVALID_CAST = 4,           // float -> int of nan/inf/out of range: RuntimeWarning
-    STAX_SERIAL = 6,                 // set by the wrapper: no threads (a forked child) [C]
     STAX_ANY_FLAG = 7                // set with every other flag: one check in the wrapper
 };
 

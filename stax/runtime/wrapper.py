@@ -9,10 +9,14 @@ returns the outputs.
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
+import os
 import sys
 import threading
+import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,19 +42,14 @@ FLAG_MESSAGES = (
 
 
 ANY_FLAG = 7  # kernels also set this one, so the wrapper checks a single element
-
-
-class FlagBuffer(threading.local):
-    """Error flags for kernel calls, one buffer per Python thread (ctypes releases the GIL)."""
-
-    def __init__(self) -> None:
-        self.flags = (ctypes.c_int32 * 8)()
-        self.address = ctypes.addressof(self.flags)
+def new_flags() -> ctypes.Array:  # type: ignore[type-arg]
+    """A zeroed kernel flag buffer."""
+    return (ctypes.c_int32 * 8)()
 
 
 def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
     raised = [(kind, message) for k, (kind, message) in enumerate(FLAG_MESSAGES) if flags[k]]
-    for k in range(len(flags)):
+    for k in (*range(len(FLAG_MESSAGES)), ANY_FLAG):
         flags[k] = 0
     for kind, message in raised:
         if issubclass(kind, Warning):
@@ -75,62 +74,172 @@ class CompiledProgram:
     cpp: str
     wrapper: str
     library: Compiled | None
+    storage: Storage
 
 
 def _byte_strides(buf: Buffer) -> tuple[int, ...]:
     return tuple(s * buf.dtype.itemsize for s in buf.strides)
 
 
-class Scratch(threading.local):
-    """Intermediate buffers kept across calls, per Python thread: repeated calls reuse the
-    same (already faulted-in) pages instead of allocating fresh ones. Outputs are always
-    fresh arrays, since the caller keeps them."""
+# Memory kept across calls (intermediates, pooled storage, recycled outputs) by all programs
+# together: above STAX_KEEP_MIB (default 128) the least recently used programs give theirs back;
+# a program idle for IDLE_SECONDS gives its back at the next call of any program.
+KEEP_BYTES = int(float(os.environ.get("STAX_KEEP_MIB", "128")) * 2**20)
+IDLE_SECONDS = 30.0
+_live: weakref.WeakSet[Storage] = weakref.WeakSet()
+_lock = threading.Lock()
+_held = [0, time.monotonic()]  # bytes kept by all programs, time of the last idle sweep
 
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
 
-    def get(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        arr = self.arrays.get(name)
+class Frame:
+    """What one call uses: its flag buffer, its intermediates (kept for the next call at the
+    same nesting depth), its pooled storage, and recycled outputs. One frame per thread and
+    nesting depth, so a call made from a signal handler during a call of the same program never
+    shares buffers with the outer call."""
+
+    __slots__ = ("storage", "flags", "address", "scratch", "pool", "outputs")
+    OUTPUT_DEPTH = 2  # recycled bases kept per output
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.flags = new_flags()
+        self.address = ctypes.addressof(self.flags)
+        self.scratch: dict[str, np.ndarray] = {}
+        self.pool: np.ndarray | None = None
+        self.outputs: dict[str, list[np.ndarray]] = {}
+
+    def intermediate(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        arr = self.scratch.get(name)
         if arr is None:
-            arr = self.arrays[name] = np.empty(shape, dtype)
+            arr = self.scratch[name] = np.empty(shape, dtype)
+            self.storage.charge(arr.nbytes)
         return arr
 
-
-class Pool(threading.local):
-    """With `pool=True`: every intermediate lives at a fixed offset of one byte array per
-    thread, laid out by the inference pool planner (stax.sched.pool)."""
-
-    def __init__(self, size: int) -> None:
-        self.storage = np.empty(max(size, 1), np.uint8)
-
-    def get(self, offset: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    def pooled(self, offset: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """With `pool=True`: every intermediate lives at a fixed offset of one byte array,
+        laid out by the inference pool planner (stax.sched.pool)."""
+        if self.pool is None:
+            self.pool = np.empty(max(self.storage.pool_size, 1), np.uint8)
+            self.storage.charge(self.pool.nbytes)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return self.storage[offset:offset + nbytes].view(dtype).reshape(shape)
+        return self.pool[offset:offset + nbytes].view(dtype).reshape(shape)
 
-
-class OutputPool(threading.local):
-    """Outputs recycled once the caller has dropped them, like PyTorch's caching allocator.
-
-    Each output slot keeps up to OUTPUT_POOL_DEPTH base arrays; the caller receives a view of
-    one. A base is handed out again only when nothing but this pool refers to it (CPython's
-    reference count: every view the caller kept holds a reference to its base), so reused
-    memory is already mapped and no page faults are paid for fresh pages."""
-
-    DEPTH = 2
-
-    def __init__(self) -> None:
-        self.slots: dict[str, list[np.ndarray]] = {}
-
-    def get(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        bases = self.slots.setdefault(name, [])
-        for k in range(len(bases)):
-            # referenced by the list and by getrefcount's argument only: free to reuse
-            if sys.getrefcount(bases[k]) == 2:
-                return bases[k].view()
+    def output(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """Outputs recycled once the caller has dropped them, like PyTorch's caching allocator:
+        the caller receives a view of a base handed out again only when nothing but this frame
+        refers to it (every view the caller kept holds a reference to its base), so reused
+        memory is already mapped."""
+        bases = self.outputs.setdefault(name, [])
+        for base in bases:
+            # referenced by the list, the loop variable and getrefcount's argument only
+            if sys.getrefcount(base) == 3:
+                return base.view()
         base = np.empty(shape, dtype)
-        if len(bases) < self.DEPTH:
+        if len(bases) < self.OUTPUT_DEPTH:
             bases.append(base)
+            self.storage.charge(base.nbytes)
         return base.view()
+
+
+class Storage:
+    """A program's frames by (thread, nesting depth), and the bytes they keep."""
+
+    def __init__(self, pool_size: int) -> None:
+        self.pool_size = pool_size
+        self.frames: dict[tuple[int, int], Frame] = {}
+        self.depth = threading.local()
+        self.bytes = 0
+        self.last_used = time.monotonic()
+        with _lock:
+            _live.add(self)
+
+    def enter(self) -> Frame:
+        local = self.depth
+        depth = getattr(local, "n", 0)
+        local.n = depth + 1
+        key = (threading.get_ident(), depth)
+        frame = self.frames.get(key)
+        if frame is None:
+            frame = self.frames[key] = Frame(self)
+        now = time.monotonic()
+        self.last_used = now
+        if now - _held[1] > IDLE_SECONDS:
+            _sweep(now)
+        return frame
+
+    def exit(self) -> None:
+        self.depth.n -= 1
+
+    def charge(self, nbytes: int) -> None:
+        with _lock:
+            self.bytes += nbytes
+            _held[0] += nbytes
+            over = _held[0] > KEEP_BYTES
+        if over:
+            _trim(keep=self)
+
+    def release(self) -> None:
+        """Forget every frame: calls in progress keep theirs (their locals refer to it); the
+        next call starts a fresh one."""
+        with _lock:
+            self.frames = {}
+            _held[0] -= self.bytes
+            self.bytes = 0
+
+
+def _trim(keep: Storage) -> None:
+    """Release the least recently used programs' storage until the total fits KEEP_BYTES (the
+    program being called keeps its own)."""
+    with _lock:
+        order = sorted((s for s in _live if s is not keep and s.bytes), key=lambda s: s.last_used)
+    for storage in order:
+        if _held[0] <= KEEP_BYTES:
+            break
+        storage.release()
+
+
+def _sweep(now: float) -> None:
+    _held[1] = now
+    with _lock:
+        idle = [s for s in _live if s.bytes and now - s.last_used > IDLE_SECONDS]
+    for storage in idle:
+        storage.release()
+
+
+def held_bytes() -> int:
+    """Bytes kept across calls by all compiled programs."""
+    return _held[0]
+
+
+def release_all() -> None:
+    """Give back every program's kept storage (stax.clear_caches)."""
+    with _lock:
+        live = list(_live)
+    for storage in live:
+        storage.release()
+
+
+def _after_fork_in_child() -> None:
+    """GNU OpenMP's thread pool does not survive fork (its threads are not copied; the next
+    parallel region waits for them forever). When the parent had loaded libgomp, the child runs
+    every parallel region on the calling thread, as PyTorch does: max-active-levels 0 (a
+    process-wide setting of libgomp) makes each region a team of one. The lock is fresh."""
+    global _lock
+    _lock = threading.Lock()
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+    except OSError:
+        return  # no OpenMP runtime in the parent: the child starts its own pool
+    gomp.omp_set_max_active_levels(0)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _unload(library: ctypes.CDLL) -> None:
+    """dlclose a program's library once its wrapper is gone (dlopen counts references, so a
+    library loaded by several programs stays until the last one goes)."""
+    _ctypes.dlclose(library._handle)
 
 
 def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
@@ -148,11 +257,15 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
     buffers = schedule.program.buffer_map
     cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
     library = compile_source(cpp, isa) if regions else None
+    storage = Storage(schedule.memory.pool.size if schedule.memory.pool is not None else 0)
     lines, env = _wrapper_lines(schedule, regions, library)
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = dict(env)
+    namespace: dict[str, Any] = dict(env, storage=storage)
     exec(compile(source, "<stax wrapper>", "exec"), namespace)  # noqa: S102 - generated code
-    return CompiledProgram(namespace["call"], tuple(plan_of.values()), cpp, source, library)
+    call = namespace["call"]
+    if library is not None:  # unloaded when the wrapper (holding its functions) is gone
+        weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
+    return CompiledProgram(call, tuple(plan_of.values()), cpp, source, library, storage)
 
 
 def handed_over_storage(schedule: Schedule) -> list[Reuse]:
@@ -202,9 +315,7 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     memory = schedule.memory
     buffers = program.buffer_map
     env: dict[str, Any] = {"empty": np.empty, "check_flags": check_flags,
-                           "assert_input": assert_input, "matmul": np.matmul,
-                           "flag_buffer": FlagBuffer(), "scratch": Scratch(),
-                           "outputs": OutputPool()}
+                           "assert_input": assert_input, "matmul": np.matmul}
     lines = ["def call(args):"]
     ins = list(program.inputs)
     if ins:
@@ -218,14 +329,13 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
-    lines.append("    fb = flag_buffer")
-    lines.append("    flags = fb.address")
-    lines.append("    s = scratch")
-    lines.append("    o = outputs")
+    lines.append("    fr = storage.enter()  # this call's buffers (per thread and depth)")
+    lines.append("    try:")
+    body_start = len(lines)
+    lines.append("    flags = fr.address")
     pool = memory.pool
     if pool is not None:
-        env["pool"] = Pool(pool.size)
-        lines.append(f"    p = pool  # {pool.size:,} B for all intermediates (M* "
+        lines.append(f"    # pool: {pool.size:,} B for all intermediates (M* "
                      f"{memory.peak_bytes:,} B)")
     reused = {r.new: r for r in handed_over_storage(schedule)} if memory.pool is None else {}
     handed_over = {r.old for r in reused.values()}  # deleted when reused, not when freed
@@ -240,17 +350,17 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
             env[f"dtype_{out.name}"] = out.dtype
             r = reused.get(out.name)
             if pool is not None and out.name in pool.offsets:
-                lines.append(f"    {out.name} = p.get({pool.offsets[out.name]}, {out.shape}, "
+                lines.append(f"    {out.name} = fr.pooled({pool.offsets[out.name]}, {out.shape}, "
                              f"dtype_{out.name})")
             elif r is not None:
                 lines.append(f"    {out.name} = {r.old}.reshape({out.shape})"
                              f"  # reuse: {r.reason}")
                 pending.append(r.old)
             elif out.kind == "intermediate":
-                lines.append(f"    {out.name} = s.get({out.name!r}, {out.shape}, "
+                lines.append(f"    {out.name} = fr.intermediate({out.name!r}, {out.shape}, "
                              f"dtype_{out.name})")
             else:
-                lines.append(f"    {out.name} = o.get({out.name!r}, {out.shape}, "
+                lines.append(f"    {out.name} = fr.output({out.name!r}, {out.shape}, "
                              f"dtype_{out.name})")
         node = group.members[0].node
         region = region_of.get(group.name)
@@ -280,10 +390,12 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
         if freed or pending:
             lines.append(f"    del {', '.join(pending + freed)}")
         pending = []
-    lines.append(f"    if fb.flags[{ANY_FLAG}]:")
-    lines.append("        check_flags(fb.flags)")
+    lines.append(f"    if fr.flags[{ANY_FLAG}]:")
+    lines.append("        check_flags(fr.flags)")
     outs = []
     for name, shape in zip(program.outputs, program.output_shapes, strict=True):
         outs.append(name if buffers[name].shape == shape else f"{name}.reshape({shape})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    lines[body_start:] = ["    " + line for line in lines[body_start:]]
+    lines += ["    finally:", "        storage.exit()"]
     return lines, env
