@@ -1,0 +1,62 @@
+"""Planning an ATen graph into Stax segments and PyTorch steps (no compiler involved)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+from stax.torch.graph import GraphRunner  # noqa: E402
+
+
+def plan(fn, *args):  # noqa: ANN001, ANN201
+    gm = make_fx(fn, tracing_mode="fake")(*args)
+    runner = GraphRunner(gm, "test", {})
+    return runner, [(s.kind, [n.name for n in s.nodes]) for s in runner.steps]
+
+
+def test_independent_work_joins_the_segment_before_a_fallback() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        b = torch.special.erfinv(torch.tanh(x) * 0.1)
+        c = torch.relu(x) + 1  # does not depend on the fallback: runs in the first segment
+        return b + c
+
+    runner, steps = plan(f, torch.randn(3, 4))
+    assert [k for k, _ in steps] == ["stax", "eager", "stax"]
+    assert set(steps[0][1]) == {"tanh", "mul", "relu", "add"}
+    assert [n.name for n in runner.steps[0].outputs] == ["mul", "add"]
+    assert {n.name: why for n, why in runner.fallbacks.items()} == {
+        "erfinv": "no Stax translation for aten.erfinv.default"}
+
+
+def test_returned_views_are_pytorch_views_and_input_views_stay_in_segments() -> None:
+    def f(x, w):  # noqa: ANN001, ANN202
+        y = torch.tanh(x @ w.t())  # w.t() is read by Stax only: computed in the segment
+        return y.t(), x[1:]  # returned views alias as in eager: PyTorch makes them
+
+    _, steps = plan(f, torch.randn(3, 4), torch.randn(5, 4))
+    kinds = dict((names[0], kind) for kind, names in steps if len(names) == 1)
+    assert kinds["t_1"] == "view" and kinds["slice_1"] == "view"
+    segment = next(names for kind, names in steps if kind == "stax")
+    assert "t" in segment and "mm" in segment and "tanh" in segment
+
+
+def test_random_ops_keep_their_order() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        a = torch.bernoulli(torch.sigmoid(x))  # the second draw's input is ready first
+        b = torch.bernoulli(torch.full_like(x, 0.5))
+        return a + b
+
+    _, steps = plan(f, torch.randn(4))
+    eager = [names[0] for kind, names in steps if kind == "eager"]
+    assert eager == ["bernoulli", "bernoulli_1"]
+
+
+def test_unsupported_dtypes_fall_back_per_op() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        return (x.half() * 2).float() + x
+
+    runner, _ = plan(f, torch.randn(4))
+    reasons = {n.name: why for n, why in runner.fallbacks.items()}
+    assert "dtype torch.float16" in reasons["mul"]
