@@ -33,14 +33,16 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
+from stax.ops import ELEMENTWISE  # [A1]
 
-# Ops that are costly to recompute on a CPU (a libm call or a long dependency chain).
-EXPENSIVE = frozenset(
-    "exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan arcsin arccos arctan sinh cosh "
-    "tanh arcsinh arccosh arctanh arctan2 hypot power true_divide floor_divide remainder "
-    "logaddexp".split())
+# Ops that are costly to recompute on a CPU (a libm call or a long dependency chain): the op
+# table's recompute cost. [A1]
+EXPENSIVE = frozenset(op.name for op in ELEMENTWISE if op.cost != "cheap")
 # Inlined expressions larger than this are materialized when they have several consumers.
 MAX_INLINE_OPS = 24
+# A chain of inlined ops deeper than this is materialized [C, issue 8]: loads nest one Python
+# call per op (no RecursionError at any program size) and g++ meets no giant expressions.
+MAX_INLINE_DEPTH = 64
 
 Loader = Callable[[tuple[Index, ...], Ranges], Expr]
 
@@ -65,8 +67,8 @@ class Lazy:
 @dataclass(frozen=True)
 class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
-    `inline_op_limit`, `graph_output`, `reduction_result`, `scan_result`, `extern_result`,
-    `extern_input`."""
+    `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
+    `extern_result`, `extern_input`."""
 
     value: str
     buffer: str
@@ -104,6 +106,7 @@ class _Lowering:
         self.decisions: list[Materialization] = []
         self.consumers = _consumer_counts(graph)
         self.producer = graph.producer()
+        self.depth: dict[int, int] = {}  # inlined ops under each value [C]
 
     # ---- buffers and nodes ---------------------------------------------------------------------
     def buffer_loader(self, buf: Buffer) -> Loader:
@@ -153,7 +156,7 @@ class _Lowering:
     def run(self) -> Lowered:
         for op in self.graph.ops:
             self.values[op.out.id] = self.lower_op(op)
-            decided = self.should_materialize(op)
+            decided = self.should_materialize(op) or self.too_deep(op)
             if decided is not None:
                 self.materialize(op.out, *decided)
         outputs = []
@@ -179,6 +182,15 @@ class _Lowering:
     def materialize_fresh(self, v: Value) -> Lazy:
         self.values[v.id] = Lazy(v.shape, v.dtype, self.values[v.id].load)
         return self.materialize(v, "graph_output", "graph output")
+
+    def too_deep(self, op: Op) -> tuple[str, str] | None:
+        """[C, issue 8] The rule for a chain of inlined ops longer than MAX_INLINE_DEPTH."""
+        depth = 1 + max((self.depth.get(v.id, 0) for v in op.inputs
+                         if self.values[v.id].buffer is None), default=0)
+        self.depth[op.out.id] = depth
+        if depth <= MAX_INLINE_DEPTH or self.values[op.out.id].buffer is not None:
+            return None
+        return "inline_depth_limit", f"{depth} ops inlined in a chain"
 
     def should_materialize(self, op: Op) -> tuple[str, str] | None:
         """(rule, reason) when `op`'s value gets a buffer rather than being inlined."""

@@ -29,39 +29,21 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
+from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
 
-HEADER = (Path(__file__).with_name("runtime_header.h")).read_text()
+HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
+    "// STAX_FLAG_ENUM", flag_enum_cpp() + "\n//", 1)  # [A1] the enum from stax.ops.FLAGS
 
-CTYPES = {"bool": "bool", "int32": "int32_t", "int64": "int64_t", "float32": "float",
-          "float64": "double"}
+CTYPES = {"bool": "bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
+          "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
+          "uint64": "uint64_t", "float32": "float", "float64": "double"}
 
 
 def ctype(dtype: np.dtype) -> str:
     return CTYPES[np.dtype(dtype).name]
 
 
-# NumPy name -> C math function (float32 uses the `f` variant). Those in VECTOR_MATH have
-# vector variants in glibc's libmvec (declared `simd` in the runtime header), so loops calling
-# them vectorize (AVX-512: _ZGVeN16v_expf, AVX2: _ZGVdN8v_expf); libmvec's documented accuracy
-# is within 4 ulp.
-MATH = {
-    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
-    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "cbrt": "cbrt", "sin": "stax_sin",
-    "cos": "stax_cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh",
-    "arctanh": "atanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "nearbyint",
-    "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
-}
-INFIX = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "equal": "==",
-         "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
-         "greater_equal": ">=", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
-HELPERS = {"negative": "stax_neg", "absolute": "stax_abs", "sign": "stax_sign",
-           "maximum": "stax_maximum", "minimum": "stax_minimum", "fmax": "stax_fmax",
-           "fmin": "stax_fmin", "left_shift": "stax_shl", "right_shift": "stax_shr",
-           "logaddexp": "stax_logaddexp"}
-FLAGGED = {"floor_divide": "stax_floordiv", "remainder": "stax_remainder",
-           "power": "stax_power"}
 # Checks OR their error bits into this thread-private variable of the region (no branch in the
 # loop); the region raises the flags after its loops (runtime header: stax_raise). [B]
 BAD = "stax_bad"
@@ -69,23 +51,23 @@ SIMD_BAD = f" reduction(|:{BAD})"
 
 
 def const_str(value: object, dtype: np.dtype) -> str:
-    name = np.dtype(dtype).name
-    if name == "bool":
-        return "true" if value else "false"
-    if name in ("int32", "int64"):
-        v = int(value)  # type: ignore[call-overload]
-        t = ctype(dtype)
-        if v == np.iinfo(dtype).min:
-            return f"std::numeric_limits<{t}>::min()"
-        return f"(({t}){v}LL)"
-    f = float(value)  # type: ignore[arg-type]
+    dtype = np.dtype(dtype)
     t = ctype(dtype)
+    if dtype.kind == "b":
+        return "true" if value else "false"
+    if dtype.kind in "iu":
+        v = int(value)  # type: ignore[call-overload]
+        if dtype.kind == "i" and v == np.iinfo(dtype).min:
+            return f"std::numeric_limits<{t}>::min()"
+        return f"(({t}){v}{'ULL' if dtype.kind == 'u' else 'LL'})"
+    f = float(value)  # type: ignore[arg-type]
     if np.isnan(f):
         return f"std::numeric_limits<{t}>::quiet_NaN()"
     if np.isinf(f):
         return f"{'-' if f < 0 else ''}std::numeric_limits<{t}>::infinity()"
-    text = repr(float(np.float32(f))) if name == "float32" else repr(f)
-    return f"{text}f" if name == "float32" else text
+    if dtype.name == "float32":
+        return f"{float(np.float32(f))!r}f"
+    return repr(f)
 
 
 class ExprPrinter:
@@ -142,45 +124,21 @@ class ExprPrinter:
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if fn == "cast":
             return f"stax_cast<{ctype(e.dtype)}, {t}>({a[0]}, {BAD})"
-        if e.args and e.args[0].dtype == np.dtype(bool) and fn in ("add", "multiply"):
-            return f"({a[0]} {'||' if fn == 'add' else '&&'} {a[1]})"
-        if fn in INFIX:
-            return f"({a[0]} {INFIX[fn]} {a[1]})"
-        if fn == "positive" or (fn in ("floor", "ceil", "trunc", "rint") and t not in (
-                "float", "double")):
-            return a[0]  # a copy; integers are already integral
-        if fn in MATH:
-            return f"{MATH[fn]}{'f' if t == 'float' else ''}({', '.join(a)})"
-        if fn == "power" and t in ("float", "double"):
+        if fn == "power" and e.dtype.kind == "f":
             exponent = e.args[1]
             if isinstance(exponent, Const) and exponent.value in (2.0, 3.0, 4.0):
                 # small integer powers by multiplication (within 2 ulp of pow; the vector pow
                 # takes a slow path for negative bases: 70x slower measured for x ** 3)
                 return "(" + " * ".join([a[0]] * int(exponent.value)) + ")"
-            return f"pow{'f' if t == 'float' else ''}({a[0]}, {a[1]})"
-        if fn in HELPERS:
-            return f"{HELPERS[fn]}<{t}>({', '.join(a)})"
-        if fn in FLAGGED:
-            const = ", true" if fn != "power" and isinstance(e.args[1], Const) else ""
-            return f"{FLAGGED[fn]}<{t}{const}>({a[0]}, {a[1]}, {BAD})"
-        if fn == "square":
-            return f"({a[0]} * {a[0]})"
-        if fn == "reciprocal":
-            return f"(({t})1 / {a[0]})"
-        if fn in ("logical_and", "logical_or"):
-            return f"((bool){a[0]} {'&&' if fn == 'logical_and' else '||'} (bool){a[1]})"
-        if fn == "logical_xor":
-            return f"((bool){a[0]} != (bool){a[1]})"
-        if fn == "logical_not":
-            return f"(!(bool){a[0]})"
-        if fn == "invert":
-            return f"(!{a[0]})" if t == "bool" else f"(({t})~{a[0]})"
-        if fn in ("isnan", "isinf", "isfinite", "signbit"):
-            if e.args[0].dtype.kind == "f":
-                return f"std::{fn}({a[0]})"
-            return {"isnan": "false", "isinf": "false", "isfinite": "true",
-                    "signbit": f"({a[0]} < 0)"}[fn]
-        raise NotImplementedError(f"stax.jit: code generation for np.{fn} is not supported")
+        try:
+            spelling: Cpp = by_name(fn).cpp  # [A1] the op table's C++ spelling
+        except KeyError:
+            raise NotImplementedError(
+                f"stax.jit: code generation for np.{fn} is not supported") from None
+        const = ", true" if len(e.args) > 1 and isinstance(e.args[1], Const) else ""
+        return spelling.template(e.args[0].dtype.kind).format(
+            a0=a[0], a1=a[1] if len(a) > 1 else "", t=t, f="f" if t == "float" else "",
+            bad=BAD, const=const)
 
     def index(self, idx: Index) -> str:
         parts = []
@@ -209,7 +167,7 @@ def vector_blocker(bodies: Iterable[Expr]) -> str | None:
     """Why a loop computing `bodies` cannot be vectorized on x86, or None. Such loops get no
     `omp simd`: the vectorization test holds every marked loop to being vectorized."""
     for e in walk_all(list(bodies)):
-        if not isinstance(e, Call) or e.fn not in FLAGGED:
+        if not isinstance(e, Call) or e.fn not in ("floor_divide", "remainder", "power"):
             continue
         runtime = not isinstance(e.args[1], Const)
         if e.fn != "power" and e.dtype.kind == "f":

@@ -32,14 +32,7 @@ __attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("c
 }
 
 // Error flags set by kernels; the Python wrapper turns them into NumPy's warnings/errors.
-enum StaxFlag {
-    STAX_DIV_ZERO_FLOOR_DIVIDE = 0,  // integer // by zero: result 0, RuntimeWarning
-    STAX_DIV_ZERO_REMAINDER = 1,     // integer % by zero: result 0, RuntimeWarning
-    STAX_INDEX_OUT_OF_BOUNDS = 2,    // gather index out of range: IndexError
-    STAX_NEGATIVE_INT_POWER = 3,     // integer ** negative: ValueError
-    STAX_INVALID_CAST = 4,           // float -> int of nan/inf/out of range: RuntimeWarning
-    STAX_ANY_FLAG = 7                // set with every other flag: one check in the wrapper
-};
+// STAX_FLAG_ENUM: `enum StaxFlag`, generated from stax.ops.FLAGS by stax.codegen.cpp [A1]
 
 // Kernels never branch on an error: each check ORs its bit (1 << StaxFlag) into `bad`, the
 // thread-private `int stax_bad` declared at the top of each region (an `omp simd reduction(|:)`
@@ -152,17 +145,48 @@ template <typename To, typename From> static inline To stax_cast(From x, int& ba
     if constexpr (std::is_same_v<To, bool>) {
         return x != 0;
     } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-        // NumPy (x86) gives the minimum integer for nan/inf/out-of-range, with a warning.
-        const From lo = (From)std::numeric_limits<To>::min();
-        const From hi = -(From)std::numeric_limits<To>::min();
-        const bool ok = (x >= lo) & (x < hi);
-        bad |= stax_bit(!ok, STAX_INVALID_CAST);
-        return (To)(ok ? x : lo);
+        // NumPy (x86) for nan/inf/out-of-range, with a warning; selects only, no UB. [A1]
+        // 8/16-bit: through int32 (wrapping: 300.0 -> uint8 44, no warning), 0 outside int32.
+        // int32/int64: the minimum integer outside the range.
+        // uint32/uint64: also exact for [-2^(W-1), 0) (wrapping), else 0 above, 2^(W-1) below.
+        using S = std::make_signed_t<To>;
+        if constexpr (sizeof(To) <= 2) {
+            const bool ok = (x >= (From)-2147483648.0) & (x < (From)2147483648.0);
+            bad |= stax_bit(!ok, STAX_INVALID_CAST);
+            return (To)(int32_t)(ok ? x : (From)0);
+        } else if constexpr (std::is_signed_v<To>) {
+            const From lo = (From)std::numeric_limits<To>::min();
+            const bool ok = (x >= lo) & (x < -lo);
+            bad |= stax_bit(!ok, STAX_INVALID_CAST);
+            return (To)(ok ? x : lo);
+        } else {
+            const From half = -(From)std::numeric_limits<S>::min();  // 2^(W-1)
+            const bool neg = (x >= -half) & (x < (From)0);
+            const bool pos = (x >= (From)0) & (x < half + half);
+            bad |= stax_bit(!(neg | pos), STAX_INVALID_CAST);
+            const To wrapped = (To)(S)(neg ? x : (From)0);
+            const To exact = (To)(pos ? x : (From)0);
+            const To fallback = x > (From)0 ? (To)0 : (To)half;
+            return neg ? wrapped : (pos ? exact : fallback);
+        }
     } else if constexpr (std::is_same_v<From, bool> && std::is_floating_point_v<To>) {
         return x ? (To)1 : (To)0;  // g++ has no vector conversion of bool to float
     } else {
         return (To)x;
     }
+}
+
+// np.reciprocal of integers: NumPy converts 1.0 / x to the integer type, so 1 -> 1, -1 -> -1,
+// others -> 0, and 0 -> the int32/int64 minimum (0 for narrower and unsigned types) with
+// "divide by zero" and "invalid value" warnings. Selects only: no division, no UB. [A1]
+// (NumPy computes bool's reciprocal in int8.)
+template <typename T> static inline T stax_reciprocal(T a, int& bad) {
+    const bool zero = a == 0;
+    bad |= stax_bit(zero, STAX_DIV_ZERO_RECIPROCAL) | stax_bit(zero, STAX_INVALID_RECIPROCAL);
+    const T at_zero = (std::is_signed_v<T> && sizeof(T) >= 4) ? std::numeric_limits<T>::min()
+                                                             : (T)0;
+    const bool minus_one = std::is_signed_v<T> && a == (T)-1;
+    return a == (T)1 ? (T)1 : (minus_one ? a : (zero ? at_zero : (T)0));
 }
 
 template <typename T> static inline T stax_abs(T a) {

@@ -14,21 +14,12 @@ from typing import Any
 import numpy as np
 from numpy.exceptions import AxisError
 
+from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
 
-# ufuncs traced elementwise. Each maps to a C++ scalar implementation in codegen.
-UFUNCS = (
-    "add subtract multiply true_divide divide floor_divide remainder mod power negative "
-    "positive absolute abs square reciprocal sign equal not_equal less less_equal greater "
-    "greater_equal logical_and logical_or logical_xor logical_not bitwise_and bitwise_or "
-    "bitwise_xor invert bitwise_not left_shift right_shift exp exp2 expm1 log log2 log10 log1p "
-    "sqrt cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh arctan2 "
-    "hypot floor ceil trunc rint isnan isinf isfinite signbit maximum minimum fmax fmin "
-    "copysign logaddexp"
-).split()
-ALIASES = {"divide": "true_divide", "mod": "remainder", "abs": "absolute",
-           "bitwise_not": "invert"}
+# ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
+UFUNCS = ops.ufunc_names()
 
 
 def unsupported(what: str) -> NotImplementedError:
@@ -121,9 +112,12 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 # ---- elementwise ---------------------------------------------------------------------------
 
-def apply_ufunc(name: str, *args: Any) -> Tracer:
-    name = ALIASES.get(name, name)
-    ufunc = getattr(np, name)
+def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
+    """`np.<name>(*args)`. `function`: called as a NumPy function (`np.sqrt(x)`), not through a
+    Python operator: under NEP 50 its result is strong even when every argument is a Python
+    scalar (NumPy returns np.float64), while operators on Python scalars stay weak. [A1]"""
+    op = ops.by_name(name)
+    name, ufunc = op.name, op.ufunc
     if ufunc.nin != len(args):
         raise TypeError(f"stax.jit: np.{name} takes {ufunc.nin} arguments, got {len(args)}")
     b = find_builder(args)
@@ -143,8 +137,8 @@ def apply_ufunc(name: str, *args: Any) -> Tracer:
     if name == "positive":
         return wrap(b, values[0])
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
-    weak = builtins.all(isinstance(a, Tracer) and a.weak or isinstance(a, (int, float))
-                        for a in args)
+    weak = not function and builtins.all(
+        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float)) for a in args)
     return Tracer(b, out, weak=weak and out.dtype.kind in "bif" and not isinstance(
         args[0], np.generic), concrete=_concrete_result(ufunc, args))
 
@@ -903,12 +897,13 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         return matmul(*inputs, **kwargs)
     if name == "divmod" and not kwargs:
         return divmod_(*inputs)
-    if name not in UFUNCS:
+    op = ops.by_ufunc(ufunc)  # [A1] dispatch on the ufunc object itself
+    if op is None:
         raise unsupported(f"np.{name}")
     out = kwargs.pop("out", None)
     if kwargs:
         raise unsupported(f"np.{name} with {', '.join(kwargs)}=")
-    result = apply_ufunc(name, *inputs)
+    result = apply_ufunc(op.name, *inputs, function=True)
     if out is not None:
         target = out[0] if isinstance(out, tuple) else out
         if not isinstance(target, Tracer):

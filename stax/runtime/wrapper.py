@@ -25,6 +25,8 @@ import numpy as np
 
 from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
+from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
+from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled, compile_source
 from stax.runtime.externs import EXTERNS
 from stax.sched.fusion import Group
@@ -32,16 +34,9 @@ from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
 from stax.tiling.plan import KernelPlan, plan_kernel
 
-FLAG_MESSAGES = (
-    (RuntimeWarning, "divide by zero encountered in floor_divide"),
-    (RuntimeWarning, "divide by zero encountered in remainder"),
-    (IndexError, "index out of bounds in a gather (np.take / take_along_axis / x[idx])"),
-    (ValueError, "Integers to negative integer powers are not allowed."),
-    (RuntimeWarning, "invalid value encountered in cast"),
-)
+FLAG_MESSAGES = flag_messages()  # [A1] generated from stax.ops.FLAGS, as the C++ enum
 
-
-ANY_FLAG = 7  # kernels also set this one, so the wrapper checks a single element
+ANY_FLAG = OPS_ANY_FLAG  # [A1] kernels also set this one, so the wrapper checks a single element
 def new_flags() -> ctypes.Array:  # type: ignore[type-arg]
     """A zeroed kernel flag buffer."""
     return (ctypes.c_int32 * 8)()

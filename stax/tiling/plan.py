@@ -25,6 +25,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
+from stax.ops import ELEMENTWISE  # [A1]
 from stax.tiling.threads import worth_parallel
 
 FORMS = ("scalar", "vectorized", "tiled", "outer-reduction")
@@ -35,11 +36,8 @@ REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
 # (short rows at a 4096-element stride defeat the prefetchers); the tile copy fits L1.
 TILE_ROWS = 16
 TILE_COLS = 256
-# math functions that cost far more than a load (thread decision)
-TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
-                            "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-                            "arcsinh", "arccosh", "arctanh", "power", "arctan2", "hypot",
-                            "cbrt", "logaddexp"})
+# math functions that cost far more than a load (thread decision): the op table's cost [A1]
+TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
 MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page of f32)
 
 

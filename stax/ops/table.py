@@ -1,0 +1,314 @@
+"""The op table's entries (see `stax.ops`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Cost = Literal["cheap", "costly", "transcendental"]
+
+
+# ---- kernel error flags -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Flag:
+    """A kernel error flag: C++ enumerator `STAX_<name>`, raised by the wrapper as `kind`."""
+
+    name: str
+    kind: type[Exception]
+    message: str
+    when: str  # the C++ comment: what sets it
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("DIV_ZERO_FLOOR_DIVIDE", RuntimeWarning, "divide by zero encountered in floor_divide",
+         "integer // by zero: result 0"),
+    Flag("DIV_ZERO_REMAINDER", RuntimeWarning, "divide by zero encountered in remainder",
+         "integer % by zero: result 0"),
+    Flag("INDEX_OUT_OF_BOUNDS", IndexError,
+         "index out of bounds in a gather (np.take / take_along_axis / x[idx])",
+         "gather index out of range"),
+    Flag("NEGATIVE_INT_POWER", ValueError, "Integers to negative integer powers are not allowed.",
+         "integer ** negative"),
+    Flag("INVALID_CAST", RuntimeWarning, "invalid value encountered in cast",
+         "float -> int of nan/inf/out of range"),
+    Flag("DIV_ZERO_RECIPROCAL", RuntimeWarning, "divide by zero encountered in reciprocal",
+         "integer reciprocal of 0"),
+    Flag("INVALID_RECIPROCAL", RuntimeWarning, "invalid value encountered in reciprocal",
+         "integer reciprocal of 0 (NumPy converts 1.0 / 0 to the integer)"),
+)
+ANY_FLAG = 7  # set with every other flag, so the wrapper checks one element; at most 7 flags
+assert len(FLAGS) <= ANY_FLAG
+
+
+def flag_index(name: str) -> int:
+    return next(k for k, f in enumerate(FLAGS) if f.name == name)
+
+
+def flag_enum_cpp() -> str:
+    """The runtime header's `enum StaxFlag`, generated from `FLAGS`."""
+    width = max(len(f.name) for f in FLAGS) + len("STAX_ = 0,")
+    lines = [f"    {f'STAX_{f.name} = {k},':<{width}}  // {f.when}: {f.kind.__name__}"
+             for k, f in enumerate(FLAGS)]
+    lines.append(f"    STAX_ANY_FLAG = {ANY_FLAG}  // set with every other flag")
+    return "enum StaxFlag {\n" + "\n".join(lines) + "\n};"
+
+
+def flag_messages() -> tuple[tuple[type[Exception], str], ...]:
+    """The wrapper's (exception class, message) per flag index."""
+    return tuple((f.kind, f.message) for f in FLAGS)
+
+
+# ---- elementwise ops ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cpp:
+    """The C++ spelling of an op: a template per operand kind (`float`: float32/float64; `int`:
+    signed and unsigned integers; `bool`), over {a0} {a1} (operands), {t} (C++ type of the first
+    operand), {f} (`f` for float32: the C float functions), {bad} (the kernel's flag variable)
+    and {const} (`, true` when the second operand is a constant: a divisor g++ can strength-
+    reduce). A kind left None uses the previous one (bool -> int -> float)."""
+
+    float: str
+    int: str | None = None
+    bool: str | None = None
+
+    def template(self, kind: str) -> str:
+        if kind == "b" and self.bool is not None:
+            return self.bool
+        if kind in "biu" and self.int is not None:
+            return self.int
+        return self.float
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Test inputs of an op: random values in [low, high) (integers: the same bounds clipped to
+    the dtype), plus NaN/inf/±0 when `specials`; results compared with relative tolerance
+    `rtol` (per float dtype: float32, float64) and exactly for integers and booleans."""
+
+    low: float = -10.0
+    high: float = 10.0
+    specials: bool = True
+    rtol: tuple[float, float] = (1e-6, 1e-12)
+    int_low: int | None = None  # integer operands: a narrower range (shift counts, exponents)
+    int_high: int | None = None
+
+
+WIDE = Domain()
+UNIT = Domain(-1.0, 1.0)
+POSITIVE = Domain(0.0, 10.0)
+TRANSCENDENTAL_TOL = (4e-6, 1e-13)  # libmvec: within 4 ulp
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """One elementwise op: `ufunc` is the dispatch key (any ufunc object, NumPy's or another
+    library's); NumPy's `ufunc.resolve_dtypes` decides the dtypes. `aliases`: other `np.` names
+    of the same ufunc object. `flags`: the error flags its C++ may set. `decomposition`: the op
+    written with other ops of the table over x (and y), for a backend that lacks it."""
+
+    name: str
+    ufunc: np.ufunc
+    cpp: Cpp
+    cost: Cost = "cheap"
+    flags: tuple[str, ...] = ()
+    domain: Domain = WIDE
+    decomposition: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def nin(self) -> int:
+        return int(self.ufunc.nin)
+
+
+def _infix(op: str, bool_form: str | None = None) -> Cpp:
+    return Cpp(f"({{a0}} {op} {{a1}})", bool=bool_form)
+
+
+def _math(fn: str, domain: Domain = WIDE, cost: Cost = "transcendental",
+          decomposition: str | None = None, name: str | None = None) -> Elementwise:
+    """A C math function (float32: the `f` variant, libmvec's vector version where declared)."""
+    args = "{a0}, {a1}" if getattr(np, name or fn).nin == 2 else "{a0}"
+    return Elementwise(name or fn, getattr(np, name or fn), Cpp(f"{fn}{{f}}({args})"), cost,
+                       domain=domain, decomposition=decomposition)
+
+
+_T = TRANSCENDENTAL_TOL
+
+ELEMENTWISE: tuple[Elementwise, ...] = (
+    # arithmetic
+    Elementwise("add", np.add, _infix("+", "({a0} || {a1})")),
+    Elementwise("subtract", np.subtract, _infix("-")),
+    Elementwise("multiply", np.multiply, _infix("*", "({a0} && {a1})")),
+    Elementwise("true_divide", np.true_divide, _infix("/"), "costly", aliases=("divide",),
+                domain=Domain(rtol=(1e-6, 1e-15))),
+    Elementwise("floor_divide", np.floor_divide,
+                Cpp("stax_floordiv<{t}{const}>({a0}, {a1}, {bad})"), "costly",
+                flags=("DIV_ZERO_FLOOR_DIVIDE",), decomposition="floor(true_divide(x, y))"),
+    Elementwise("remainder", np.remainder, Cpp("stax_remainder<{t}{const}>({a0}, {a1}, {bad})"),
+                "costly", flags=("DIV_ZERO_REMAINDER",), aliases=("mod",),
+                decomposition="subtract(x, multiply(floor_divide(x, y), y))"),
+    Elementwise("power", np.power, Cpp("pow{f}({a0}, {a1})", "stax_power<{t}>({a0}, {a1}, {bad})"),
+                "transcendental", flags=("NEGATIVE_INT_POWER",),
+                domain=Domain(0.0, 4.0, rtol=_T, int_low=0, int_high=5),
+                decomposition="exp(multiply(y, log(x)))"),
+    Elementwise("negative", np.negative, Cpp("stax_neg<{t}>({a0})"),
+                decomposition="subtract(0, x)"),
+    Elementwise("positive", np.positive, Cpp("{a0}")),
+    Elementwise("absolute", np.absolute, Cpp("stax_abs<{t}>({a0})"), aliases=("abs",),
+                decomposition="where(less(x, 0), negative(x), x)"),
+    Elementwise("square", np.square, Cpp("({a0} * {a0})"), decomposition="multiply(x, x)"),
+    Elementwise("reciprocal", np.reciprocal, Cpp("(({t})1 / {a0})", "stax_reciprocal<{t}>({a0}, "
+                                                 "{bad})"), "costly",
+                flags=("DIV_ZERO_RECIPROCAL", "INVALID_RECIPROCAL"),
+                decomposition="true_divide(1, x)"),
+    Elementwise("sign", np.sign, Cpp("stax_sign<{t}>({a0})")),
+    # comparisons
+    Elementwise("equal", np.equal, _infix("==")),
+    Elementwise("not_equal", np.not_equal, _infix("!=")),
+    Elementwise("less", np.less, _infix("<")),
+    Elementwise("less_equal", np.less_equal, _infix("<=")),
+    Elementwise("greater", np.greater, _infix(">")),
+    Elementwise("greater_equal", np.greater_equal, _infix(">=")),
+    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})")),
+    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})")),
+    Elementwise("fmax", np.fmax, Cpp("stax_fmax<{t}>({a0}, {a1})")),
+    Elementwise("fmin", np.fmin, Cpp("stax_fmin<{t}>({a0}, {a1})")),
+    # logic and bits
+    Elementwise("logical_and", np.logical_and, Cpp("((bool){a0} && (bool){a1})")),
+    Elementwise("logical_or", np.logical_or, Cpp("((bool){a0} || (bool){a1})")),
+    Elementwise("logical_xor", np.logical_xor, Cpp("((bool){a0} != (bool){a1})")),
+    Elementwise("logical_not", np.logical_not, Cpp("(!(bool){a0})")),
+    Elementwise("bitwise_and", np.bitwise_and, _infix("&")),
+    Elementwise("bitwise_or", np.bitwise_or, _infix("|")),
+    Elementwise("bitwise_xor", np.bitwise_xor, _infix("^")),
+    Elementwise("invert", np.invert, Cpp("(({t})~{a0})", bool="(!{a0})"),
+                aliases=("bitwise_not",), decomposition="bitwise_xor(x, -1)"),
+    Elementwise("left_shift", np.left_shift, Cpp("stax_shl<{t}>({a0}, {a1})"),
+                domain=Domain(int_low=-2, int_high=70)),
+    Elementwise("right_shift", np.right_shift, Cpp("stax_shr<{t}>({a0}, {a1})"),
+                domain=Domain(int_low=-2, int_high=70)),
+    # exponentials and logarithms
+    _math("exp", Domain(-20.0, 20.0, rtol=_T)),
+    _math("exp2", Domain(-20.0, 20.0, rtol=_T)),
+    _math("expm1", Domain(-5.0, 5.0, rtol=_T)),
+    _math("log", Domain(0.0, 100.0, rtol=_T)),
+    _math("log2", Domain(0.0, 100.0, rtol=_T)),
+    _math("log10", Domain(0.0, 100.0, rtol=_T)),
+    _math("log1p", Domain(-1.0, 100.0, rtol=_T)),
+    _math("sqrt", POSITIVE, "costly"),
+    _math("cbrt", Domain(rtol=_T)),
+    Elementwise("logaddexp", np.logaddexp, Cpp("stax_logaddexp<{t}>({a0}, {a1})"),
+                "transcendental", domain=Domain(rtol=_T),
+                decomposition="add(maximum(x, y), log1p(exp(negative(absolute(subtract(x, y))))))"),
+    # trigonometric and hyperbolic
+    _math("stax_sin", Domain(rtol=_T), name="sin"),
+    _math("stax_cos", Domain(rtol=_T), name="cos"),
+    _math("tan", Domain(-1.5, 1.5, rtol=_T)),
+    _math("asin", Domain(-1.0, 1.0, rtol=_T), name="arcsin"),
+    _math("acos", Domain(-1.0, 1.0, rtol=_T), name="arccos"),
+    _math("atan", Domain(rtol=_T), name="arctan"),
+    _math("sinh", Domain(-5.0, 5.0, rtol=_T)),
+    _math("cosh", Domain(-5.0, 5.0, rtol=_T)),
+    _math("tanh", Domain(-5.0, 5.0, rtol=_T)),
+    _math("asinh", Domain(rtol=_T), name="arcsinh"),
+    _math("acosh", Domain(1.0, 10.0, rtol=_T), name="arccosh"),
+    _math("atanh", Domain(-0.99, 0.99, rtol=_T), name="arctanh"),
+    _math("atan2", Domain(rtol=_T), name="arctan2"),
+    _math("hypot", Domain(rtol=_T), decomposition="sqrt(add(multiply(x, x), multiply(y, y)))"),
+    # rounding (integers are already integral: a copy)
+    Elementwise("floor", np.floor, Cpp("floor{f}({a0})", "{a0}")),
+    Elementwise("ceil", np.ceil, Cpp("ceil{f}({a0})", "{a0}")),
+    Elementwise("trunc", np.trunc, Cpp("trunc{f}({a0})", "{a0}")),
+    Elementwise("rint", np.rint, Cpp("nearbyint{f}({a0})", "{a0}")),
+    Elementwise("copysign", np.copysign, Cpp("copysign{f}({a0}, {a1})")),
+    # classification
+    Elementwise("isnan", np.isnan, Cpp("std::isnan({a0})", "false"),
+                decomposition="not_equal(x, x)"),
+    Elementwise("isinf", np.isinf, Cpp("std::isinf({a0})", "false")),
+    Elementwise("isfinite", np.isfinite, Cpp("std::isfinite({a0})", "true"),
+                decomposition="logical_not(isnan(subtract(x, x)))"),
+    Elementwise("signbit", np.signbit, Cpp("std::signbit({a0})", "({a0} < 0)", "false")),
+)
+
+_BY_NAME = {op.name: op for op in ELEMENTWISE}
+_BY_UFUNC = {op.ufunc: op for op in ELEMENTWISE}
+assert len(_BY_NAME) == len(_BY_UFUNC) == len(ELEMENTWISE)
+
+
+def by_name(name: str) -> Elementwise:
+    """The op named `name` (its canonical name or an alias such as `divide`)."""
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    op = by_ufunc(getattr(np, name, None))
+    if op is None:
+        raise KeyError(name)
+    return op
+
+
+def by_ufunc(ufunc: object) -> Elementwise | None:
+    """The op dispatched for `ufunc`, or None."""
+    try:
+        return _BY_UFUNC.get(ufunc)  # type: ignore[arg-type]
+    except TypeError:  # unhashable
+        return None
+
+
+def ufunc_names() -> tuple[str, ...]:
+    """Every `np.` name that dispatches to the table (canonical names and aliases)."""
+    return tuple(n for op in ELEMENTWISE for n in (op.name, *op.aliases))
+
+
+# ---- reductions and scans -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reduction:
+    """A reduction: `combine` (an elementwise op of the table) folds values, starting from
+    `identity` (None: an empty reduction is an error, as in NumPy). `nan`: `propagate` (any NaN
+    gives NaN), `first` (argmax/argmin: the first NaN's position) or `none` (not a float rule).
+    `ties`: which position argmax/argmin return among equal values. `ufunc`: the NumPy ufunc
+    whose `.reduce` this is (None for argmax/argmin)."""
+
+    name: str
+    numpy: object  # np.sum, np.argmax, ...
+    ufunc: np.ufunc | None
+    combine: str
+    identity: bool | int | None
+    nan: Literal["propagate", "first", "none"]
+    ties: Literal["first", "none"] = "none"
+    simd: str | None = None  # the OpenMP `reduction(op:...)` operator, None if none exists
+    domain: Domain = Domain(-3.0, 3.0, rtol=(1e-5, 1e-12))
+
+
+REDUCTIONS: tuple[Reduction, ...] = (
+    Reduction("sum", np.sum, np.add, "add", 0, "propagate", simd="+"),
+    Reduction("prod", np.prod, np.multiply, "multiply", 1, "propagate", simd="*",
+              domain=Domain(0.5, 1.5, rtol=(1e-5, 1e-12))),
+    Reduction("max", np.max, np.maximum, "maximum", None, "propagate", simd="max"),
+    Reduction("min", np.min, np.minimum, "minimum", None, "propagate", simd="min"),
+    Reduction("any", np.any, np.logical_or, "logical_or", False, "none", simd="|"),
+    Reduction("all", np.all, np.logical_and, "logical_and", True, "none", simd="&"),
+    Reduction("argmax", np.argmax, None, "greater", None, "first", ties="first"),
+    Reduction("argmin", np.argmin, None, "less", None, "first", ties="first"),
+)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """An inclusive scan along one axis: `combine` from `identity`, in order."""
+
+    name: str
+    numpy: object
+    ufunc: np.ufunc
+    combine: str
+    identity: int
+    domain: Domain = Domain(0.5, 1.5, rtol=(1e-5, 1e-12))
+
+
+SCANS: tuple[Scan, ...] = (
+    Scan("cumsum", np.cumsum, np.add, "add", 0),
+    Scan("cumprod", np.cumprod, np.multiply, "multiply", 1),
+)
