@@ -26,7 +26,8 @@ def ragged(draw: Any) -> sn.Ragged:
 
 def row_expr(draw: Any, depth: int) -> Fn:
     """A function of (row, k) returning an array; k is a scalar of the same iteration."""
-    choices = ["row", "arith", "scan", "map", "iota", "cond-map"]
+    choices = ["row", "arith", "scan", "map", "iota", "cond-map", "replicate", "scatter",
+               "zip"]
     if depth > 0:
         choices += ["concat", "slice", "inner"]
     kind = draw(st.sampled_from(choices))
@@ -45,6 +46,19 @@ def row_expr(draw: Any, depth: int) -> Fn:
         return lambda row, k: sn.map(lambda v: np.where(v > k, v - c, v * c), f(row, k))
     if kind == "iota":
         return lambda row, k: sn.iota(np.abs(k) % 4)
+    if kind == "replicate":
+        return lambda row, k: sn.replicate(np.abs(k) % 3, k)
+    if kind == "scatter":  # some indices out of range (ignored), none repeated
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: sn.scatter(f(row, k), sn.iota(2) + (np.abs(k) % 3) - 1,
+                                         sn.replicate(2, k))
+    if kind == "zip":  # two arrays of equal (irregular) lengths
+        f = row_expr(draw, depth + 1)
+
+        def zipped(row: Any, k: Any) -> Any:
+            r = f(row, k)
+            return sn.map(lambda a, b: a * b + k, r, sn.scan(np.add, 0, r))
+        return zipped
     if kind == "cond-map":  # branch packing inside a nested map, closures over both levels
         f = row_expr(draw, depth + 1)
         return lambda row, k: sn.map(lambda v: sn.cond(
