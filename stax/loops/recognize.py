@@ -95,6 +95,7 @@ class LoopState:
     unroll: dict[Site, str] = field(default_factory=dict)
     open: list[OpenLoop] = field(default_factory=list)
     records: list[LoopRecord] = field(default_factory=list)
+    indices: set[int] = field(default_factory=set)  # ids of the loop index tracers
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT:
@@ -162,7 +163,7 @@ def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
 @functools.lru_cache(maxsize=256)
 def _for_loop_calls(code: types.CodeType) -> frozenset[int]:
     """Offsets of the calls whose result a `for` statement iterates (GET_ITER, FOR_ITER)."""
-    instrs = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     return frozenset(
         a.offset for a, b, c in zip(instrs, instrs[1:], instrs[2:], strict=False)
         if a.opname in ("CALL", "CALL_FUNCTION", "PRECALL")
@@ -259,28 +260,34 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
           ) -> Iterator[Tracer]:
     start, first_id = len(b.ops), b.next_id
     before = _locals(frame)
+    before_values = {k: v.value for k, v in before.items() if isinstance(v, Tracer)}
     containers = {k: _container_shape(v) for k, v in before.items()}
     index = Tracer(b, b.new_value((), np.dtype(np.int64)), weak=True)
+    state.indices.add(id(index))
+    n_records = len(state.records)
     with _Watch() as seen:
         yield index  # pass 1
     after = _locals(frame)
     fail = functools.partial(LoopFallback, loop.site)
     carried: list[Carried] = []
+    mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
     for name, obj in after.items():
-        if obj is index or (name in before and before[name] is obj):
+        if id(obj) in state.indices or (name in before and before[name] is obj):
             if name in containers and containers[name] != _container_shape(obj):
                 raise fail(f"the body changes the list or dict {name!r}")
             continue
         old = before.get(name)
+        if id(old) in mutated or id(obj) in mutated:
+            raise fail(f"the body assigns into an array and rebinds {name!r} to or from it "
+                       "(arrays swapped after being assigned into)")
         if isinstance(obj, Tracer):
-            initial = old.value if isinstance(old, Tracer) else old
+            initial = before_values[name] if isinstance(old, Tracer) else old
             if not (old is None or isinstance(old, (Tracer, bool, int, float, np.generic))):
                 raise fail(f"{name!r} is rebound from a {type(old).__name__} to an array")
             carried.append(Carried(name, initial))
         else:
             raise fail(f"the body rebinds {name!r} to a {type(obj).__name__} "
                        "(only arrays may change from one iteration to the next)")
-    mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
     for tracer, old in mutated.values():
         names = [n for n, o in after.items() if o is tracer]
         carried.append(Carried(f"{names[0] if names else 'an array'} (assigned to)", old,
@@ -288,6 +295,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     finals1 = [c.obj.value if c.obj is not None else after[c.name].value for c in carried]
     # pass 2: the same body over parameters standing for the carried values
     del b.ops[start:]
+    del state.records[n_records:]  # the loops nested in pass 1
     updates = {}
     for c, final in zip(carried, finals1, strict=True):
         init = c.initial
@@ -309,7 +317,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     names = {c.name for c in carried if c.obj is None}
     objects = {id(c.obj) for c in carried if c.obj is not None}
     for name, obj in after2.items():
-        if obj is not index and not (name in before2 and before2[name] is obj) \
+        if id(obj) not in state.indices and not (name in before2 and before2[name] is obj) \
                 and name not in names:
             raise fail(f"the body rebinds {name!r} differently from one trace to the next")
     for k, (tracer, old) in seen2.items():

@@ -35,7 +35,14 @@ from stax.ir.program import Buffer, contiguous_strides
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import compile_source, isa_level
-from stax.runtime.wrapper import ANY_FLAG, _regions, build, check_flags, handed_over_storage
+from stax.runtime.wrapper import (
+    ANY_FLAG,
+    _regions,
+    build,
+    check_flags,
+    handed_over_storage,
+    new_flags,
+)
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import KernelPlan, plan_kernel, thread_count
 
@@ -99,7 +106,7 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
 
     def python_loop(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         cur = [np.array(a) for a in arrays[:n]]
-        free = [np.ascontiguousarray(a) for a in arrays[n:]]
+        free = [np.asarray(a, order="C") for a in arrays[n:]]
         for t in trip:
             cur = list(program.call([np.array(t, np.int64), *cur, *free]))
         return cur
@@ -190,18 +197,18 @@ def _c_driver(sched: Schedule, trip: range, isa: str) -> Runner:
                    ctypes.c_void_p]
     fn.restype = None
     order = sorted({s: n for n, s in slots.items()}.items())
-    consts = {n: np.ascontiguousarray(b.data) for n, b in buffers.items() if b.kind == "const"}
+    consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
 
     def run(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
-                 *(np.ascontiguousarray(a) for a in arrays[n_carried:])]
+                 *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
         for name in (n for _, n in order if n not in storage):
             buf = buffers[name]
             storage[name] = consts[name] if name in consts else np.empty(_span(buf), buf.dtype)
         pointers = (ctypes.c_void_p * max(len(order), 1))(
             *[storage[n].ctypes.data for _, n in order])
-        flags = (ctypes.c_int32 * 8)()
+        flags = new_flags()
         fn(pointers, trip.start, trip.step, len(trip), flags)
         if flags[ANY_FLAG]:
             check_flags(flags)

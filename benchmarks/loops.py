@@ -1,0 +1,129 @@
+"""Python loops in jitted functions (issue 10): compile time and run time vs trip count.
+
+For three kernels (1-D Jacobi, explicit Euler, exponential moving average) and trip counts
+10, 100, 1,000, 10,000: Stax's first call (trace + compile + run, fresh compile cache), its
+steady-state run time, NumPy's, and Numba `@njit`'s (its first call excluded), measured side by
+side in one run. One command prints the table:
+
+    python benchmarks/loops.py            # full sizes
+    python benchmarks/loops.py --smoke    # small sizes, trip counts 10 and 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+
+
+def jacobi_1d(a, steps):
+    b = a.copy()
+    for _ in range(steps):
+        b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+        a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
+    return a
+
+
+@numba.njit(cache=False)
+def jacobi_1d_numba(a, steps):
+    b = a.copy()
+    for _ in range(steps):
+        b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+        a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
+    return a
+
+
+def euler(y, dt, steps):
+    for _ in range(steps):
+        y = y + dt * (-0.5 * y + np.sin(y))
+    return y
+
+
+@numba.njit(cache=False)
+def euler_numba(y, dt, steps):
+    for _ in range(steps):
+        y = y + dt * (-0.5 * y + np.sin(y))
+    return y
+
+
+def ema(x, alpha, steps):
+    s = x[0] * 0.0
+    for t in range(steps):
+        s = alpha * x[t] + (1 - alpha) * s
+    return s
+
+
+@numba.njit(cache=False)
+def ema_numba(x, alpha, steps):
+    s = x[0] * 0.0
+    for t in range(steps):
+        s = alpha * x[t] + (1 - alpha) * s
+    return s
+
+
+def kernels(n: int, trips: int) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
+                                             Callable[[], tuple[Any, ...]]]]:
+    rng = np.random.default_rng(0)
+    a = rng.random(n)
+    y = rng.random(n)
+    rows = rng.random((trips, n))
+    return [
+        ("jacobi-1d", jacobi_1d, jacobi_1d_numba, lambda: (a.copy(), trips)),
+        ("euler", euler, euler_numba, lambda: (y, 0.001, trips)),
+        ("ema (rows)", ema, ema_numba, lambda: (rows, 0.1, trips)),
+    ]
+
+
+def best(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        args = make()
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="small sizes, trip counts 10, 100")
+    parser.add_argument("--n", type=int, default=None, help="array length")
+    args = parser.parse_args()
+    n = args.n or (256 if args.smoke else 100_000)
+    trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
+    repeat = 2 if args.smoke else 5
+    os.environ["STAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="stax-loops-bench-")
+    import stax
+    from stax.loops import records
+
+    print(f"n = {n}; times in ms; first call = trace + compile + run with an empty cache")
+    print(f"{'kernel':<12} {'trips':>6} {'first call':>10} {'stax':>9} {'numpy':>9} "
+          f"{'numba':>9} {'numpy/stax':>10} {'stax/numba':>10}  loop")
+    for trips in trip_counts:
+        for name, fn, numba_fn, make in kernels(n, trips):
+            jitted = stax.jit(fn)
+            start = time.perf_counter()
+            got = jitted(*make())
+            first = time.perf_counter() - start
+            want = fn(*make())
+            np.testing.assert_allclose(got, want, rtol=1e-9)
+            numba_fn(*make())  # compile
+            t_stax = best(jitted, make, repeat)
+            t_numpy = best(fn, make, repeat)
+            t_numba = best(numba_fn, make, repeat)
+            how = "; ".join("C" if r.compiled and "one C call" in r.decision else
+                            "compiled, Python loop" if r.compiled else "unrolled"
+                            for r in records(jitted))
+            print(f"{name:<12} {trips:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
+                  f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
+                  f"{t_stax / t_numba:>10.2f}  {how}")
+
+
+if __name__ == "__main__":
+    main()
