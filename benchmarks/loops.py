@@ -95,10 +95,9 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="small sizes, trip counts 10, 100")
     parser.add_argument("--n", type=int, default=None, help="array length")
     args = parser.parse_args()
-    n = args.n or (256 if args.smoke else 100_000)
+    n = args.n or (256 if args.smoke else 10_000)
     trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
-    repeat = 2 if args.smoke else 5
-    os.environ["STAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="stax-loops-bench-")
+    repeat = 2 if args.smoke else 3
     import stax
     from stax.loops import records
 
@@ -107,6 +106,7 @@ def main() -> None:
           f"{'numba':>9} {'numpy/stax':>10} {'stax/numba':>10}  loop")
     for trips in trip_counts:
         for name, fn, numba_fn, make in kernels(n, trips):
+            os.environ["STAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="stax-loops-bench-")
             jitted = stax.jit(fn)
             start = time.perf_counter()
             got = jitted(*make())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stax
 from stax.loops import LoopError, records
@@ -347,3 +349,38 @@ def test_numpy_reference_of_helpers():
     # the helpers themselves are plain NumPy: sanity of the references used above
     x = make_array((6,), "float64")
     assert_matches(numpy_call(python_scalar_accumulator, x), np.sum(x * x), rtol=1e-12)
+
+
+# ---- random trip counts (start, stop, step), one body ---------------------------------------
+
+def stepped(x, start, stop, step):
+    for t in range(start, stop, step):
+        x = x * 0.5 + t
+    return x
+
+
+_STEPPED = stax.jit(stepped, strict=True)
+
+
+@settings(max_examples=12, deadline=None)
+@given(start=st.integers(-20, 20), stop=st.integers(-20, 20),
+       step=st.integers(-4, 4).filter(bool))
+def test_random_ranges(start, stop, step):
+    x = make_array((5,), "float64")
+    assert_matches(_STEPPED(x, start, stop, step), stepped(x, start, stop, step))
+
+
+def test_default_options_fall_back_through_graph_breaks():
+    x = make_array((5,), "int64")
+    assert_matches(stax.jit(python_if_on_index)(x, 6), python_if_on_index(x, 6))
+
+
+def test_body_errors_keep_numpy_classes():
+    with pytest.raises(ValueError, match="broadcast"):
+        stax.jit(mismatched, strict=True)(np.zeros(3), 4)
+
+
+def mismatched(x, n):
+    for _ in range(n):
+        x = x + np.ones(2)  # shapes (3,) and (2,) do not broadcast
+    return x
