@@ -65,9 +65,11 @@ _BINARY = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and,
-    "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "remainder": np.remainder,
-    "pow": np.power, "hypot": np.hypot, "copysign": np.copysign,
+    "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "pow": np.power,
+    "hypot": np.hypot, "copysign": np.copysign,
 }
+
+
 def _present(names: Sequence[str]) -> list[str]:
     """The overload names among `names` that this PyTorch has."""
     found = []
@@ -80,6 +82,8 @@ def _present(names: Sequence[str]) -> list[str]:
 
 for _name, _ufunc in _BINARY.items():
     def _binary(out: Out, a: Any, b: Any, *, alpha: Any = 1, _f: Any = _ufunc) -> Any:
+        if _f is np.power and out.dtype.kind != "f":  # PyTorch raises for negative powers
+            raise NotImplementedError("integer pow (PyTorch refuses negative exponents)")
         return _f(a, b if alpha == 1 else b * alpha)
     _register(*_present([f"{_name}.{o}" for o in (
         "Tensor", "Scalar", "Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor", "default")]))(
@@ -91,16 +95,27 @@ def _div(out: Out, a: Any, b: Any) -> Any:
     return np.true_divide(a, b)
 
 
+def _float_only(out: Out, what: str) -> None:
+    """PyTorch raises ZeroDivisionError for integer division by zero where Stax gives 0 with
+    NumPy's warning: integer division stays with PyTorch."""
+    if out.dtype.kind != "f":
+        raise NotImplementedError(f"integer {what} (PyTorch raises on division by zero)")
+
+
 @_register("div.Tensor_mode", "div.Scalar_mode")
 def _div_mode(out: Out, a: Any, b: Any, *, rounding_mode: str | None = None) -> Any:
     if rounding_mode is None:
         return np.true_divide(a, b)
-    if out.dtype.kind == "f":
-        q = np.true_divide(a, b)
-        return np.floor(q) if rounding_mode == "floor" else np.trunc(q)
-    if rounding_mode == "floor":
+    _float_only(out, "division")
+    if rounding_mode == "floor":  # Python's floored division, as PyTorch computes it
         return np.floor_divide(a, b)
-    raise NotImplementedError("integer division rounding toward zero")
+    return np.trunc(np.true_divide(a, b))
+
+
+@_register(*_present(["remainder.Tensor", "remainder.Scalar", "remainder.Scalar_Tensor"]))
+def _remainder(out: Out, a: Any, b: Any) -> Any:
+    _float_only(out, "remainder")
+    return np.remainder(a, b)
 
 
 _UNARY = {

@@ -41,7 +41,7 @@ def test_elementwise_dtypes_broadcasting_layouts(dtype: torch.dtype) -> None:
 
 def test_mixed_dtype_promotion_like_torch() -> None:
     def f(i32, i64, f32, f64, flag):  # noqa: ANN001, ANN202
-        return (i32 + i64, i32 * 0.5, i32 / 2, f32 + f64, flag + 1, i64 // 3, i64 % -3,
+        return (i32 + i64, i32 * 0.5, i32 / 2, f32 + f64, flag + 1, f32 // 0.3, f64 % -0.7,
                 f32 * torch.tensor(2.0, dtype=torch.float64), flag.sum(), i32.sum())
     args = (torch.arange(-6, 6, dtype=torch.int32), torch.arange(12) - 4,
             torch.linspace(-1, 1, 12), torch.linspace(2, 3, 12, dtype=torch.float64),
@@ -95,6 +95,18 @@ def test_views_indexing_and_gathers() -> None:
     x = torch.randn(4, 6)
     idx = torch.tensor([3, 0, 1])
     assert_close(compile_stax(f)(x, idx), f(x, idx), rtol=0, atol=0)
+
+
+def test_integer_division_by_zero_raises_like_eager() -> None:
+    def f(a, b):  # noqa: ANN001, ANN202
+        return a // b, a % b
+
+    a, b = torch.tensor([7, -7, 3]), torch.tensor([2, 2, -2])
+    assert_close(compile_stax(f)(a, b), f(a, b), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        f(a, torch.tensor([1, 0, 1]))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        compile_stax(f)(a, torch.tensor([1, 0, 1]))
 
 
 def test_out_of_bounds_index_raises_like_eager() -> None:
