@@ -98,9 +98,11 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
     isa = isa_level(None)
     reason = _driver_refusal(sched)
     if reason is None:
-        return _c_driver(sched, trip, isa), (
-            "all iterations in one C call (stax_loop); carried buffers double-buffered "
-            "(pointer swap): the scheduler never writes an output over an input")
+        threads = _threads(sched)
+        return _c_driver(sched, trip, isa, threads), (
+            f"all iterations in one C call (stax_loop) on {threads} thread(s); carried buffers "
+            "double-buffered (pointer swap): the scheduler never writes an output over an "
+            "input")
     program = build(sched, threads=thread_count(), isa=isa)
     n = len(graph.outputs)
 
@@ -140,6 +142,17 @@ def _driver_refusal(sched: Schedule) -> str | None:
     return None
 
 
+SERIAL_WORK = 1 << 16  # elements per iteration under which a body runs on one thread
+
+
+def _threads(sched: Schedule) -> int:
+    """One thread for small bodies: the driver opens each region's OpenMP parallel region
+    once per iteration, which costs more than a small body's work (far more when the
+    machine's cores are busy and the team's threads must be woken)."""
+    work = sum(m.node.numel * max(m.node.rnumel, 1) for g in sched.kernels for m in g.members)
+    return 1 if work < SERIAL_WORK else thread_count()
+
+
 def _span(buf: Buffer) -> int:
     """Elements from the first to the last one the layout addresses."""
     if buf.size == 0:
@@ -147,10 +160,9 @@ def _span(buf: Buffer) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
 
 
-def _c_driver(sched: Schedule, trip: range, isa: str) -> Runner:
+def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> Runner:
     program = sched.program
     buffers = program.buffer_map
-    threads = thread_count()
     plan_of: dict[str, KernelPlan] = {}
     for k, group in enumerate(sched.kernels):
         local = {lb.buffer: lb.extent for lb in sched.local if lb.kernel == group.name}
