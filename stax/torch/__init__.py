@@ -1,8 +1,20 @@
 """PyTorch models compiled by Stax: `torch.compile(model, backend="stax")`.
 
 `backend` is registered under the `torch_dynamo_backends` entry point, so the name "stax"
-works without importing this package; `explain(model, *inputs)` shows what Stax did with
-each graph it received.
+works without importing this package; `backend=stax.torch.backend` with
+`options={"isa": ..., "threads": ..., "fuse": ...}` passes `stax.jit` options.
+
+Pipeline: Dynamo's FX graph -> AOTAutograd (PyTorch's core ATen decompositions, the min-cut
+partitioner choosing what the forward saves) -> forward and backward ATen graphs, each run
+by a `GraphRunner` (`stax.torch.graph`): ATen ops of `stax.torch.ops.TABLE` become NumPy
+expressions traced and compiled by `stax.jit` in as few segments as possible, on zero-copy
+NumPy views of the tensors; other ops (convolutions, pooling, random ops, scatters, ...) run
+in eager PyTorch between segments, with a one-time warning per graph. Graphs whose inputs
+are tensors Stax does not handle (CUDA, sparse, quantized, subclasses, dtypes other than
+bool/int32/int64/float32/float64) run in eager PyTorch with a warning saying why.
+
+`explain(model, *inputs, backward=False)` shows each graph received, its plan, fallbacks
+with reasons, and each segment's fusion log and kernels.
 """
 
 from stax.torch.dynamo import backend

@@ -4,6 +4,7 @@ kernels and the ops that ran in eager PyTorch."""
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -87,8 +88,6 @@ def explain(model: torch.nn.Module | Callable[..., Any], *inputs: Any, backward:
             **options: Any) -> TorchReport:
     """Compile `model` with Stax, run it once on `inputs` (and, with `backward=True`, its
     backward through `torch.autograd.grad`, so no `.grad` changes) and report every graph."""
-    import warnings
-
     recorded: list[GraphRunner] = []
     previous, backend_module.RECORDING = backend_module.RECORDING, recorded
     try:
