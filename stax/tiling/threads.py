@@ -4,7 +4,8 @@ serial time is well above what opening an OpenMP team costs on this machine.
 Both numbers come from a one-time probe, compiled and run on first use and cached beside the
 compiled kernels (`parallel.json` in the cache directory): the cost of one `omp parallel`
 region with a barrier (two threads), and the serial time per byte of a streaming loop. On a
-busy machine the fork/join cost measures high, so fewer kernels go parallel.
+busy machine the fork/join cost measures high, so fewer kernels go parallel. Waiting threads
+sleep (OMP_WAIT_POLICY=passive, below).
 `STAX_PARALLEL_MIN_NS` fixes the crossover instead (e.g. 0 for tests of parallel code).
 """
 
@@ -17,6 +18,14 @@ import os
 from dataclasses import dataclass
 
 from stax.runtime.compiler import cache_dir, compile_source
+
+# Threads that wait at a barrier sleep instead of spinning (unless the user chose a policy).
+# libgomp's default spins up to ~300k iterations: on a machine with more runnable threads than
+# cores the spinning thread holds the core the late thread needs, and every region waits a
+# scheduler time slice. Measured here with two busy background processes on 2 cores, softmax
+# at 256x1024 with 2 threads: 31 ms spinning, 0.20 ms passive (NumPy 0.26-0.5 ms). libgomp
+# reads this once, when it is loaded: stax sets it at import, before any kernel is loaded.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 # A region pays when the serial estimate exceeds MARGIN x the fork/join cost: the gain of P
 # threads is at most (1 - 1/P) of the serial time, and imbalance and cache misses eat into it.
