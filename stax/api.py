@@ -74,6 +74,23 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
     raise TypeError(f"stax.jit: unsupported argument of type {type(a).__name__}")
 
 
+def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """[C, issue 9] `Jitted.key` for plain ndarrays, Python ints and floats (None for other
+    arguments), without the checks a cached signature has already passed."""
+    key: list[tuple[Any, ...]] = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append(("array", a.shape, a.dtype.str, a.strides))
+        elif t is float:
+            key.append(("float",))
+        elif t is int:
+            key.append(("int",))
+        else:
+            return None
+    return tuple(key)
+
+
 def _as_array(a: Any) -> np.ndarray:
     """The array a kernel reads for argument `a` (Python scalars become 0-d arrays)."""
     if isinstance(a, np.ndarray):
@@ -278,6 +295,11 @@ class Jitted:
         return hit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not self.static:  # [C, issue 9] the warm path: arrays and scalars
+            key = _fast_key(args)
+            hit = self.cache.get(key) if key is not None else None
+            if hit is not None and key not in self.breaks:
+                return self._run(hit, args)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:
@@ -295,11 +317,14 @@ class Jitted:
                 if self.options["strict"]:
                     raise
                 return call_segmented(self, args, key)
-        comp = hit
-        comp.traced.check_args(args)
+        return self._run(hit, args)
+
+    @staticmethod
+    def _run(comp: Compilation, args: tuple[Any, ...]) -> Any:
+        traced = comp.traced
+        traced.check_args(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
                                   else _as_array(a) for a in args])
-        traced = comp.traced
         for k, i in enumerate(traced.writeback):
             np.copyto(args[i], flat[traced.n_results + k])
         return _unflatten(traced.structure, flat[: traced.n_results])

@@ -18,6 +18,7 @@ index, an index used as a slice bound or shape, `break` and `return`.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dis
 import functools
@@ -33,6 +34,7 @@ from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
+from stax.loops.affine import rewrite_index
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -96,6 +98,8 @@ class LoopState:
     open: list[OpenLoop] = field(default_factory=list)
     records: list[LoopRecord] = field(default_factory=list)
     indices: set[int] = field(default_factory=set)  # ids of the loop index tracers
+    ranges: dict[int, range] = field(default_factory=dict)  # index value id -> its range
+    scalars: dict[int, int] = field(default_factory=dict)  # Python int arguments by position
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT:
@@ -128,7 +132,35 @@ def trace_with_loops(trace: Callable[[Any, tuple[Any, ...]], Any], fn: Any,
     when its body turns out to differ per iteration."""
     if not isinstance(fn, types.FunctionType):
         return trace(fn, args)
-    state = LoopState()
+    state = LoopState(scalars={k: int(a) for k, a in enumerate(args) if isinstance(
+        a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))})
+    with _affine_slices(state):
+        return _retrace(trace, fn, args, state)
+
+
+@contextlib.contextmanager
+def _affine_slices(state: LoopState) -> Iterator[None]:
+    """While tracing, `a[i:i+k]` with `i` a loop index is a gather (`stax.loops.affine`)."""
+    original = Tracer.__getitem__
+
+    def getitem(self: Tracer, index: Any) -> Any:
+        plan = rewrite_index(self, index, state.ranges, state.scalars) if state.open else None
+        if plan is None:
+            return original(self, index)
+        result = original(self, plan[0][1])
+        for axis, positions in plan[1:]:
+            result = original(result, (slice(None),) * axis + (positions,))
+        return result
+
+    Tracer.__getitem__ = getitem  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Tracer.__getitem__ = original  # type: ignore[method-assign]
+
+
+def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionType,
+             args: tuple[Any, ...], state: LoopState) -> Any:
     while True:
         instrumented = _instrument(fn, state)
         state.records.clear()
@@ -264,6 +296,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     containers = {k: _container_shape(v) for k, v in before.items()}
     index = Tracer(b, b.new_value((), np.dtype(np.int64)), weak=True)
     state.indices.add(id(index))
+    state.ranges[index.value.id] = loop.trip
     n_records = len(state.records)
     with _Watch() as seen:
         yield index  # pass 1

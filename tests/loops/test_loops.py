@@ -384,3 +384,76 @@ def mismatched(x, n):
     for _ in range(n):
         x = x + np.ones(2)  # shapes (3,) and (2,) do not broadcast
     return x
+
+
+# ---- slices affine in the index: one body, bounds proven for the whole range ----------------
+
+def moving_sum(x, k):
+    s = 0.0
+    for i in range(x.shape[0] - k + 1):
+        s = s + x[i:i + k].sum() * i
+    return s
+
+
+def test_sliding_window_slice():
+    jitted = check(moving_sum, make_array((20,), "float64"), 4, compiled=1)
+    assert "one C call" in records(jitted)[0].decision
+
+
+def shifted_2d(a, n):
+    acc = np.zeros((3, 4), a.dtype)
+    for t in range(n):
+        acc = acc + a[1:4, 2 * t + 1:2 * t + 9:2] * (t + 1)
+    return acc
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_strided_slice_in_two_dimensions(dtype):
+    check(shifted_2d, make_array((5, 20), dtype), 6, compiled=1)
+
+
+def overrunning(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i:i + 3].sum()  # NumPy clamps the last slices: their length changes
+    return s
+
+
+def test_slice_running_off_the_end_is_unrolled():
+    check(overrunning, make_array((6,), "float64"), 6, compiled=0, unrolled=1)
+
+
+def wrapping(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i - 1:i + 1].sum()  # x[-1:1] is empty in NumPy
+    return s
+
+
+def test_slice_with_negative_start_is_unrolled():
+    check(wrapping, make_array((6,), "float64"), 4, compiled=0, unrolled=1)
+
+
+def row_sweep(a, steps):
+    for _ in range(steps):
+        for i in range(1, a.shape[0] - 1):
+            a[i, 1:-1] = (a[i - 1, 1:-1] + a[i, :-2] + a[i, 1:-1] + a[i, 2:]
+                          + a[i + 1, 1:-1]) / 5.0
+    return a
+
+
+def test_row_sweep_seidel_style():
+    check(row_sweep, make_array((7, 6), "float64"), 3, compiled=2)
+
+
+def gram_schmidt(a):
+    q = np.zeros_like(a)
+    for k in range(a.shape[1]):
+        v = a[:, k]
+        v = v - q @ (q.T @ v)  # columns not yet computed are zero
+        q[:, k] = v / np.sqrt(np.sum(v * v))
+    return q
+
+
+def test_gram_schmidt():
+    check(gram_schmidt, make_array((6, 4), "float64"), compiled=1, rtol=1e-10)
