@@ -25,6 +25,7 @@ import operator
 import os
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,12 @@ class SegmentBuilder(Builder):
     options: dict[str, Any] = field(default_factory=dict)
     breaks: list[Break] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
+    # The user's arrays still referenced (its local variables): computed at each break, so
+    # the next segment starts from them (a loop with a break compiles its body once).
+    live: list[weakref.ref[Tracer]] = field(default_factory=list)
+
+    def created(self, tracer: Tracer) -> None:
+        self.live.append(weakref.ref(tracer))
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)
@@ -113,7 +120,7 @@ class SegmentBuilder(Builder):
         where, conversion = _location()
         what = CONVERSIONS.get(conversion, "a concrete value of a traced array")
         self.breaks.append(Break(what, where, "computed by a compiled segment"))
-        return self.evaluate([_fresh(tracer)])[0]
+        return self.evaluate([_fresh(tracer)], with_live=True)[0]
 
     def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               error: Exception) -> Any:
@@ -122,7 +129,7 @@ class SegmentBuilder(Builder):
         tracers: list[Tracer] = []
         _collect((args, kwargs), tracers)
         unique = list({id(t): t for t in tracers}.values())
-        values = self.evaluate([_fresh(t) for t in unique])
+        values = self.evaluate([_fresh(t) for t in unique], with_live=True)
         originals = dict(zip((id(t) for t in unique), values, strict=True))
         copies = {k: np.array(v, copy=True) for k, v in originals.items()}
         c_args, c_kwargs = _substitute((args, kwargs), copies)
@@ -157,9 +164,16 @@ class SegmentBuilder(Builder):
             return [self._wrap(r) for r in result]
         return result
 
-    def evaluate(self, values: list[Value]) -> list[np.ndarray]:
-        """Compute `values` with the compiled segment that produces them."""
-        needed = [v for v in dict.fromkeys(values) if v.id not in self.arrays]
+    def evaluate(self, values: list[Value], with_live: bool = False) -> list[np.ndarray]:
+        """Compute `values` with the compiled segment that produces them (and, at a break,
+        the live arrays: later segments then start from them)."""
+        wanted = list(values)
+        if with_live:
+            alive = [t for t in (r() for r in self.live) if t is not None]
+            self.live = [weakref.ref(t) for t in alive]
+            wanted += [t.value for t in alive
+                       if t.base is None or t.base.version == t.base_version]
+        needed = [v for v in dict.fromkeys(wanted) if v.id not in self.arrays]
         if needed:
             graph, leaves = self.subgraph(needed)
             inputs = [self.arrays[v.id] for v in leaves]

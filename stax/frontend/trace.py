@@ -78,6 +78,9 @@ class Builder:
               error: Exception) -> Any:
         raise GraphBreak(error)
 
+    def created(self, tracer: Tracer) -> None:
+        """Every Tracer of this trace (a SegmentBuilder keeps the live ones)."""
+
 
 class Tracer:
     """The array type a jitted function sees while it is traced."""
@@ -102,6 +105,7 @@ class Tracer:
         # For a scalar argument (or arithmetic on such): the argument positions it comes from
         # and its value, for use as a Python value.
         self.concrete = concrete
+        builder.created(self)
 
     # ---- array attributes -------------------------------------------------------------------
     @property
