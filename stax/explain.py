@@ -101,6 +101,10 @@ class Report:
     def __str__(self) -> str:
         c = self.compilation
         sections = [("Graph breaks", "\n".join(map(str, self.breaks)) or "none")]
+        from stax.loops.runner import describe as describe_loops  # H (issue 10): loop bodies
+
+        sections.append(("Loops compiled once per body (stax.loops)",
+                          describe_loops(c.traced.graph)))
         sections += [
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),

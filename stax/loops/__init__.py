@@ -12,9 +12,10 @@ carried buffers`) with no Python per iteration. In the outer Graph the loop is a
 Slices with bounds affine in the loop indices and a fixed length that stay inside the array for
 the whole range (`x[i:i+k]`, `A[1:-1, 2*t+1:2*t+9:2]`) become bounds-checked gathers
 (`stax.loops.affine`). A body that differs per iteration (a Python `if` on the index, a slice
-whose length or clamping changes with the index, `break`/`return`, a list grown by the body, carried values changing type) is unrolled
-when its trip count is at most `UNROLL_LIMIT`, else a `LoopError` names the source line and
-the reason. Each loop's decisions are kept in `LoopRecord`s (`stax.loops.records(jitted)`).
+whose length or clamping changes with the index, `break`/`return`, a list grown by the body,
+carried values changing type) is unrolled when its trip count is at most `UNROLL_LIMIT`, else
+a `LoopError` names the source line and the reason. Each loop's decisions are kept in
+`LoopRecord`s (`stax.loops.records(jitted)`).
 """
 
 from stax.loops.recognize import UNROLL_LIMIT, LoopError, LoopRecord, records, trace_with_loops

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,19 +61,40 @@ class LoopBody:
     carried: tuple[str, ...]
     decision: str = "not compiled yet"
     runner: Runner | None = None
+    source: str = ""  # the body's C++ with its driver, or its Python wrapper
     stash: threading.local = field(default_factory=threading.local)
+
+    def compile(self) -> Runner:
+        if self.runner is None:
+            self.runner, self.decision, self.source = compile_body(self.graph, self.trip)
+        return self.runner
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The carried values after the loop, from their initial values and the invariants."""
-        if self.runner is None:
-            self.runner, self.decision = compile_body(self.graph, self.trip)
-        return self.runner(arrays)
+        return self.compile()(arrays)
+
+    def describe(self) -> str:
+        self.compile()
+        return (f"{self.label}: carried {', '.join(self.carried)}\n  {self.decision}\n"
+                f"  body:\n{textwrap.indent(str(self.graph), '    ')}\n"
+                f"  code:\n{textwrap.indent(self.source.strip(), '    ')}")
+
+
+BODIES: dict[str, LoopBody] = {}  # by the key their extern calls start with
+
+
+def describe(graph: Graph) -> str:
+    """The loops a Graph runs (for `stax.explain`): how each runs, its body and code."""
+    keys = dict.fromkeys(op.attr("fn").rsplit(" result ", 1)[0] for op in graph.ops
+                         if op.kind == "extern" and op.attr("fn").startswith("stax.loop#"))
+    return "\n\n".join(BODIES[k].describe() for k in keys if k in BODIES) or "none"
 
 
 def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
                  free: Sequence[Value]) -> list[Value]:
     """One extern op per carried value; each after the previous one."""
     key = f"stax.loop#{next(_COUNTER)} {body.label}"
+    BODIES[key] = body
     outs: list[Value] = []
     for k, param in enumerate(body.graph.inputs[1:1 + len(initials)]):
         if k == 0:
@@ -91,7 +113,7 @@ def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
     return outs
 
 
-def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
+def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
     sched = schedule(lowered.program, fuse=True)
@@ -99,10 +121,11 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
     reason = _driver_refusal(sched)
     if reason is None:
         threads = _threads(sched)
-        return _c_driver(sched, trip, isa, threads), (
+        runner, cpp = _c_driver(sched, trip, isa, threads)
+        return runner, (
             f"all iterations in one C call (stax_loop) on {threads} thread(s); carried buffers "
             "double-buffered (pointer swap): the scheduler never writes an output over an "
-            "input")
+            "input"), cpp[cpp.index("// region0"):]
     program = build(sched, threads=thread_count(), isa=isa)
     n = len(graph.outputs)
 
@@ -113,7 +136,8 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str]:
             cur = list(program.call([np.array(t, np.int64), *cur, *free]))
         return cur
 
-    return python_loop, f"body compiled once, run once per iteration from Python ({reason})"
+    return python_loop, (f"body compiled once, run once per iteration from Python "
+                         f"({reason})"), program.wrapper
 
 
 def _driver_refusal(sched: Schedule) -> str | None:
@@ -160,7 +184,7 @@ def _span(buf: Buffer) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
 
 
-def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> Runner:
+def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> tuple[Runner, str]:
     program = sched.program
     buffers = program.buffer_map
     plan_of: dict[str, KernelPlan] = {}
@@ -226,4 +250,4 @@ def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> Runner:
             check_flags(flags)
         return [storage[name] for name in carried_in]
 
-    return run
+    return run, cpp

@@ -457,3 +457,10 @@ def gram_schmidt(a):
 
 def test_gram_schmidt():
     check(gram_schmidt, make_array((6, 4), "float64"), compiled=1, rtol=1e-10)
+
+
+def test_explain_shows_each_loop_body_and_its_driver():
+    text = str(stax.explain(counted, np.arange(3.0), 4))
+    section = text.split("== Loops compiled once per body (stax.loops) ==")[1].split("\n== ")[0]
+    assert "carried x" in section
+    assert "stax_loop" in section and "std::swap" in section
