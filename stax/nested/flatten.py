@@ -478,12 +478,14 @@ def _space_of(v: Any) -> Space | None:
     return None
 
 
-def deepest(*values: Any) -> Space:
+def deepest(*values: Any, minimum: Space | None = None) -> Space:
     """The innermost space among the values (they must lie on one chain) and the enclosing
     cond branch, if any. Work on values of outer levels stays there (hoisted, computed once
     per outer iteration) except under a branch, where it must not run for iterations that
     do not take the branch (it could fail there)."""
     spaces = [s for s in map(_space_of, values) if s is not None]
+    if minimum is not None:
+        spaces.append(minimum)
     guard = _SPACE.get()  # inside a cond branch, work runs only on the packed iterations
     while guard is not None and not guard.guarded:
         guard = guard.parent
@@ -657,7 +659,9 @@ def as_row(x: Any, what: str) -> Row:
 
 def map_(f: Callable[..., Any], xs: Sequence[Any]) -> Any:
     rows = [as_row(x, "sn.map") for x in xs]
-    space = deepest(*rows)
+    # Never hoisted: the body may use values of the current iteration, so its iterations
+    # must nest under the current space (a free array is replicated there).
+    space = deepest(*rows, minimum=current())
     rows = [lift(r, space) for r in rows]
     child = unify(rows, "sn.map")
     rows = [rehome(r, child) for r in rows]
@@ -994,7 +998,11 @@ def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     n = to_traced(n)
     if not isinstance(n, Scalar) or n.space.parent is None:
         count = int(materialize(n)[0]) if isinstance(n, Scalar) else int(n)
-        note("loop at the top level", f"{max(count, 0)} sequential iterations")
+        if current().parent is None:
+            note("loop at the top level", f"{max(count, 0)} sequential iterations")
+        else:
+            note("map-of-loop -> loop interchange (uniform trip count)",
+                 f"{max(count, 0)} iterations, each a map over {current().size} iterations")
         return _run_loop(count, body, init)
     space = n.space
     counts = materialize(n).astype(np.int64)

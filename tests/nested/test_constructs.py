@@ -65,6 +65,14 @@ def test_free_variables_replicated() -> None:
     scale = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     check(lambda r, s: sn.map(lambda row, k: sn.map(lambda v: v * k + s.sum(), row), r, s),
           RAGGED, scale)
+    # a map over a free array (an argument, a closure, an iota of a constant) inside a map
+    # whose body uses the outer element: the free array is replicated, never hoisted
+    check(lambda ns: sn.map(lambda n: sn.map(lambda v: v + n, ns), ns), NS)
+    check(lambda ns, xs: sn.map(lambda n: sn.map(lambda v: v * 10 + n, xs), ns), NS,
+          np.array([1, 2]))
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: i + n, sn.iota(3)), ns), NS)
+    two_d = np.arange(6).reshape(2, 3)
+    check(lambda ns: sn.map(lambda n: sn.map(lambda row: row.sum() * n, two_d), ns), NS)
     # three levels: an outer value used in the innermost map
     check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.reduce(
         np.add, 0, sn.map(lambda j: j * n + i, sn.iota(i + 1))), sn.iota(n)), ns), NS)
@@ -245,3 +253,31 @@ def test_rows_with_regular_inner_dims() -> None:
     check(lambda r: sn.map(lambda row: sn.map(lambda p: np.sqrt((p * p).sum()), row), r),
           points)
     check(lambda r: sn.map(lambda row: sn.map(lambda p: p[0] - p[2], row), r), points)
+
+
+def test_each_construct_records_its_rule() -> None:
+    ns = np.array([3, 0, 2])
+    cases = {
+        "map-of-scan -> segscan": lambda ns: sn.map(lambda n: sn.scan(np.add, 0, sn.iota(n)),
+                                                    ns),
+        "map-of-replicate -> segmented replicate": lambda ns: sn.map(
+            lambda n: sn.replicate(n, n), ns),
+        "map-of-concat -> segmented concat": lambda ns: sn.map(
+            lambda n: sn.concat(sn.iota(n), sn.iota(n)), ns),
+        "map-of-slice -> segmented gather": lambda ns: sn.map(lambda n: sn.iota(n)[1:], ns),
+        "map-of-index -> gather": lambda ns: sn.map(lambda n: sn.iota(n + 1)[n], ns),
+        "map-of-scatter -> segmented scatter": lambda ns: sn.map(
+            lambda n: sn.scatter(sn.iota(n), sn.iota(1), sn.replicate(1, n)), ns),
+        "cond -> branch packing": lambda ns: sn.map(
+            lambda n: sn.cond(n > 0, lambda: n, lambda: -n), ns),
+        "map-of-loop -> loop interchange (uniform trip count)": lambda ns: sn.map(
+            lambda n: sn.loop(2, lambda i, a: a + i, n), ns),
+        "map-of-loop -> active-set loop (irregular trip counts)": lambda ns: sn.map(
+            lambda n: sn.loop(n, lambda i, a: a + i, n), ns),
+        "free array replicated -> segmented gather": lambda ns: sn.map(
+            lambda n: sn.map(lambda v: v + n, ns), ns),
+    }
+    for rule, fn in cases.items():
+        check(fn, ns)
+        rules = [r for r, _ in sn.jit(fn).run(ns)[1].rules]
+        assert rule in rules, (rule, rules)

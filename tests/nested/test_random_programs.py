@@ -27,7 +27,7 @@ def ragged(draw: Any) -> sn.Ragged:
 def row_expr(draw: Any, depth: int) -> Fn:
     """A function of (row, k) returning an array; k is a scalar of the same iteration."""
     choices = ["row", "arith", "scan", "map", "iota", "cond-map", "replicate", "scatter",
-               "zip"]
+               "zip", "free"]
     if depth > 0:
         choices += ["concat", "slice", "inner"]
     kind = draw(st.sampled_from(choices))
@@ -46,6 +46,9 @@ def row_expr(draw: Any, depth: int) -> Fn:
         return lambda row, k: sn.map(lambda v: np.where(v > k, v - c, v * c), f(row, k))
     if kind == "iota":
         return lambda row, k: sn.iota(np.abs(k) % 4)
+    if kind == "free":  # a map over an array from outside the enclosing map
+        free = np.array([2, -1, 4])
+        return lambda row, k: sn.map(lambda v: v * k - 1, free)
     if kind == "replicate":
         return lambda row, k: sn.replicate(np.abs(k) % 3, k)
     if kind == "scatter":  # some indices out of range (ignored), none repeated
