@@ -176,6 +176,30 @@ template <typename To, typename From> static inline To stax_cast(From x, int& ba
     }
 }
 
+// Comparisons: NumPy compares a signed with an unsigned integer exactly (its uint64/int64
+// loops); C++ would convert the signed one to unsigned. Other pairs: the plain operator. [A1]
+template <typename A, typename B> constexpr bool stax_mixed_sign_v =
+    std::is_integral_v<A> && std::is_integral_v<B> && !std::is_same_v<A, bool> &&
+    !std::is_same_v<B, bool> && (std::is_signed_v<A> != std::is_signed_v<B>);
+template <typename A, typename B> static inline bool stax_less(A a, B b) {
+    if constexpr (stax_mixed_sign_v<A, B> && std::is_signed_v<A>)
+        return (a < 0) | ((std::make_unsigned_t<A>)a < b);
+    else if constexpr (stax_mixed_sign_v<A, B>)
+        return (b >= 0) & (a < (std::make_unsigned_t<B>)b);
+    else return a < b;
+}
+template <typename A, typename B> static inline bool stax_equal(A a, B b) {
+    if constexpr (stax_mixed_sign_v<A, B> && std::is_signed_v<A>)
+        return (a >= 0) & ((std::make_unsigned_t<A>)a == b);
+    else if constexpr (stax_mixed_sign_v<A, B>)
+        return (b >= 0) & (a == (std::make_unsigned_t<B>)b);
+    else return a == b;
+}
+template <typename A, typename B> static inline bool stax_less_equal(A a, B b) {
+    if constexpr (stax_mixed_sign_v<A, B>) return stax_less(a, b) | stax_equal(a, b);
+    else return a <= b;
+}
+
 // np.reciprocal of integers: NumPy converts 1.0 / x to the integer type, so 1 -> 1, -1 -> -1,
 // others -> 0, and 0 -> the int32/int64 minimum (0 for narrower and unsigned types) with
 // "divide by zero" and "invalid value" warnings. Selects only: no division, no UB. [A1]

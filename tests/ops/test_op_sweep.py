@@ -1,0 +1,237 @@
+"""The op sweep: every op of the op table (stax.ops) against NumPy, over every dtype it accepts.
+
+One compiled program per dtype signature computes every op that accepts it (op k reads row k of
+the inputs), so the g++ count stays at one per signature. Inputs come from each op's test domain
+plus the dtype's edge values (NaN, ±inf, ±0, integer minimum/maximum: wrap-around). A dtype
+combination NumPy refuses, or one whose NumPy loop uses a dtype Stax does not support (float16),
+must raise the same kind of error in Stax. Also passes under STAX_SANITIZE=1.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches
+
+import stax
+from stax.graph import SUPPORTED_DTYPES
+from stax.ops import ELEMENTWISE, REDUCTIONS, SCANS, Domain, Elementwise
+
+N = 37  # not a multiple of a vector width: vector loop and tail
+DTYPES = tuple(d.name for d in SUPPORTED_DTYPES)
+MIXED = (("int8", "uint8"), ("uint64", "int64"), ("uint8", "float32"), ("int16", "uint32"),
+         ("bool", "int8"), ("uint32", "int32"), ("int64", "float64"), ("uint16", "float32"))
+SIGNATURES: tuple[tuple[str, ...], ...] = tuple((d,) for d in DTYPES) + tuple(
+    (d, d) for d in DTYPES) + MIXED
+
+
+def loop_of(op: Elementwise, sig: tuple[str, ...]) -> tuple[np.dtype, ...] | None:
+    """NumPy's dtypes for `op` on `sig`, or None when NumPy refuses them."""
+    try:
+        return tuple(op.ufunc.resolve_dtypes(tuple(np.dtype(d) for d in sig) + (None,)))
+    except TypeError:
+        return None
+
+
+def accepted(op: Elementwise, sig: tuple[str, ...]) -> bool:
+    loop = loop_of(op, sig)
+    return loop is not None and all(d in SUPPORTED_DTYPES for d in loop)
+
+
+def edge_values(dtype: str) -> list[Any]:
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return [v for v in (info.min, info.max, 0, 1, -1, 2, info.min + 1, info.max - 1)
+                if info.min <= v <= info.max]
+    return [True, False]
+
+
+def operand(domain: Domain, dtype: str, position: int, seed: int) -> np.ndarray:
+    """N values of `dtype` from `domain`, the dtype's edge values first (not for an integer
+    operand with a narrower domain: shift counts and exponents stay in their range)."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(N) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        narrow = position == 1 and domain.int_low is not None
+        lo = domain.int_low if narrow else domain.low
+        hi = domain.int_high if narrow else domain.high
+        lo, hi = max(int(lo), int(info.min)), min(int(hi), int(info.max))  # type: ignore[arg-type]
+        values = rng.integers(lo, hi, size=N, endpoint=True).astype(dt)
+        if narrow:
+            return values
+    else:
+        values = rng.uniform(domain.low, domain.high, size=N).astype(dt)
+    if domain.specials:
+        edges = edge_values(dtype)
+        values[: len(edges)] = np.array(edges, dtype=dt)
+    return values
+
+
+def quiet(fn: Callable[..., Any], *args: Any) -> Any:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def plan(sig: tuple[str, ...]) -> list[Elementwise]:
+    return [op for op in ELEMENTWISE if op.nin == len(sig) and accepted(op, sig)]
+
+
+def make_program(ops: list[Elementwise]) -> Callable[..., tuple[Any, ...]]:
+    """Op k of `ops` applied to row k of the inputs (the ufunc objects themselves: dispatch)."""
+    def program(*rows: Any) -> tuple[Any, ...]:
+        return tuple(op.ufunc(*(r[k] for r in rows)) for k, op in enumerate(ops))
+    return program
+
+
+def rtol_for(op_domain: Domain, result: np.ndarray) -> float | None:
+    if result.dtype.kind != "f":
+        return None
+    return op_domain.rtol[0] if result.dtype == np.float32 else op_domain.rtol[1]
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=["-".join(s) for s in SIGNATURES])
+def test_sweep(sig: tuple[str, ...]) -> None:
+    ops = plan(sig)
+    if not ops:
+        pytest.skip(f"no op of the table accepts {sig} in a supported dtype")
+    rows = [np.stack([operand(op.domain, d, pos, seed=7 * k + pos) for k, op in enumerate(ops)])
+            for pos, d in enumerate(sig)]
+    program = make_program(ops)
+    want = quiet(program, *rows)
+    got = quiet(stax.jit(program), *rows)
+    assert len(got) == len(ops)
+    for op, g, w in zip(ops, got, want, strict=True):
+        try:
+            assert_matches(g, w, rtol=rtol_for(op.domain, np.asarray(w)))
+        except AssertionError as e:
+            raise AssertionError(f"np.{op.name} on {sig}: {e}") from None
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=["-".join(s) for s in SIGNATURES])
+def test_refused_like_numpy(sig: tuple[str, ...]) -> None:
+    """Combinations NumPy refuses raise its TypeError; those needing float16 are refused with
+    NotImplementedError (never a silently different dtype). Tracing only: nothing compiles."""
+    args = [np.zeros(3, d) for d in sig]
+    for op in ELEMENTWISE:
+        if op.nin != len(sig) or accepted(op, sig):
+            continue
+        expected = TypeError if loop_of(op, sig) is None else NotImplementedError
+        with pytest.raises(expected):
+            stax.jit(lambda *a, op=op: op.ufunc(*a), strict=True)(*args)
+
+
+def reduction_program(x: Any) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for r in REDUCTIONS:
+        out += [r.numpy(x), r.numpy(x, axis=0), r.numpy(x, axis=1)]  # type: ignore[operator]
+    for s in SCANS:
+        out += [s.numpy(x, axis=0), s.numpy(x, axis=1)]  # type: ignore[operator]
+    return tuple(out)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions_and_scans(dtype: str) -> None:
+    """Every reduction and scan of the table over every dtype, whole-array and per axis,
+    including NaN (propagation, argmax's first NaN) and wrap-around of integer sums."""
+    x = np.stack([operand(Domain(-3.0, 3.0), dtype, 0, seed=s) for s in range(5)])
+    if np.dtype(dtype).kind == "f":
+        x[3] = np.abs(x[3]) + 0.5  # a NaN-free row: real max/min/argmax ties and values
+        x[3, 7] = x[3, 2]  # a tie: the first position wins
+    want = quiet(reduction_program, x)
+    got = quiet(stax.jit(reduction_program), x)
+    assert_matches(got, want, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_every_op_is_swept() -> None:
+    """An op cannot exist untested: each op of the table is compiled by some sweep program."""
+    swept = {op.name for sig in SIGNATURES for op in plan(sig)}
+    assert swept == {op.name for op in ELEMENTWISE}
+    assert {r.name for r in REDUCTIONS} | {s.name for s in SCANS} == {
+        f.__name__ for f in (*(r.numpy for r in REDUCTIONS), *(s.numpy for s in SCANS))}
+    every_dtype = {d for sig in SIGNATURES for d in sig}
+    assert every_dtype == set(DTYPES)
+
+
+# ---- integer undefined behaviour in C++ that NumPy defines -------------------------------------
+
+INT_DTYPES = [d for d in DTYPES if np.dtype(d).kind in "iu"]
+
+
+def _int_edges(x: Any, y: Any) -> tuple[Any, ...]:
+    return (np.reciprocal(x), x // y, x % y, np.abs(x), -x, x << y, x >> y, x * x, x - y)
+
+
+_INT_EDGES = stax.jit(_int_edges)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_edges(dtype: str) -> None:
+    """reciprocal of 0 (NumPy: int minimum for int32/int64, else 0, with its two warnings),
+    MIN // -1, MIN % -1, abs/negative of MIN, shifts by >= width or negative, overflow."""
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    x = np.array([0, 1, 2, info.min, info.max, 3, 5, 7], dtype)
+    y = np.array([0, -1 if signed else 1, 1, -1 if signed else 0, min(200, int(info.max)), 64,
+                  -2 if signed else 2, 8 * x.itemsize], dtype)
+    want = quiet(_int_edges, x, y)
+    assert_matches(quiet(_INT_EDGES, x, y), want)
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in reciprocal"), \
+            pytest.warns(RuntimeWarning, match="invalid value encountered in reciprocal"):
+        stax.jit(lambda x: np.reciprocal(x))(np.zeros(3, dtype))
+
+
+_CASTS = {d: stax.jit(lambda x, d=d: x.astype(d)) for d in INT_DTYPES}
+
+
+@pytest.mark.parametrize("source", ["float32", "float64"])
+@pytest.mark.parametrize("target", INT_DTYPES)
+def test_float_to_int_casts(source: str, target: str) -> None:
+    """Out-of-range, NaN and inf casts: NumPy's x86 values, and its warning exactly when NumPy
+    warns (in range, even wrapping: 300.0 -> uint8 44, no warning)."""
+    values = [300.0, -1.0, 2.5, -2.5, np.nan, np.inf, -np.inf, 3e9, -3e9, 5e9, 1e19, 2.0**63,
+              1e20, -1e20, 127.0, -128.0, 65535.0]
+    for v in values:
+        x = np.full(20, v, dtype=source)
+        with warnings.catch_warnings(record=True) as numpy_warned:
+            warnings.simplefilter("always")
+            want = x.astype(target)
+        with warnings.catch_warnings(record=True) as stax_warned:
+            warnings.simplefilter("always")
+            got = _CASTS[target](x)
+        assert_matches(got, want)
+        assert bool(stax_warned) == bool(numpy_warned), (v, source, target)
+
+
+# ---- NEP 50: NumPy functions of Python scalars are strong, operators keep them weak ----------
+
+NEP50 = {
+    "sqrt_times": lambda dt, z: np.sqrt(dt) * z,
+    "exp_plus": lambda dt, z: np.exp(dt) + z,
+    "add_fn": lambda dt, z: np.add(dt, 1.0) * z,
+    "multiply_fn_weak_arg": lambda dt, z: np.multiply(dt, z),
+    "operator": lambda dt, z: (dt * 2.0) * z,
+    "power_op": lambda dt, z: dt ** 0.5 * z,
+    "negative_fn": lambda dt, z: np.negative(dt) - z,
+}
+
+
+@pytest.mark.parametrize("name", list(NEP50))
+@pytest.mark.parametrize("zdtype", ["float32", "int16", "uint8"])
+def test_nep50_functions_of_python_scalars(name: str, zdtype: str) -> None:
+    fn = NEP50[name]
+    z = np.arange(5).astype(zdtype)
+    for dt in (0.25, 3):
+        want = quiet(fn, dt, z)
+        got = quiet(stax.jit(fn), dt, z)
+        assert_matches(got, want)
