@@ -3,13 +3,16 @@ the environment (disk full, file size limit, read-only or unusable cache) that s
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import subprocess
 import sys
 import textwrap
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,7 +96,7 @@ def test_a_bad_entry_is_rebuilt_never_loaded(cache: Path, damage: str) -> None:
 def test_an_entry_owned_by_another_user_is_not_loaded(cache: Path) -> None:
     lib = compile_source(_source("owner"), "scalar").path
     os.chown(lib, NOBODY, NOBODY)
-    assert compiler._load_verified(lib, lib.stem.removeprefix("stax_")) is None
+    assert compiler._load_verified(lib, lib.stem.removeprefix("stax_"), ctypes.CDLL) is None
 
 
 @pytest.mark.parametrize("problem", ["group-writable", "other owner", "a file",
@@ -123,11 +126,11 @@ def test_a_read_only_cache_falls_back_with_a_warning(cache: Path,
     cache.mkdir(mode=0o700)
     real = compiler._build
 
-    def read_only(source: str, flags: list[str], key: str, root: Path) -> compiler.Compiled:
+    def read_only(build: compiler.Build, root: Path, load: Callable[[str], Any]) -> Any:
         if root == cache:
             raise compiler._environment_error(OSError(errno.EROFS, "Read-only file system"),
                                               "create a build directory in", root)
-        return real(source, flags, key, root)
+        return real(build, root, load)
 
     monkeypatch.setattr(compiler, "_build", read_only)
     with pytest.warns(RuntimeWarning, match="read-only.*private temporary directory"):

@@ -30,9 +30,11 @@ import stat
 import subprocess
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 ISA_LEVELS = ("avx512", "avx2", "scalar")
 ISA_FLAGS = {
@@ -56,6 +58,7 @@ BASE_FLAGS = ["-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno
 LINK_FLAGS = ["-lmvec", "-lm"]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                   "-fno-omit-frame-pointer", "-O1"]
+T = TypeVar("T")
 ENVIRONMENT_HINT = ("set STAX_CACHE_DIR to a private, writable directory with free space")
 
 
@@ -298,8 +301,8 @@ class Compiled:
     cache_hit: bool
 
 
-def _load_verified(lib: Path, key: str) -> ctypes.CDLL | None:
-    """The entry's library when its recorded hash matches its bytes, else None."""
+def _load_verified(lib: Path, key: str, load: Callable[[str], T]) -> T | None:
+    """`load(path)` of the entry when its recorded hash matches its bytes, else None."""
     recorded = _read_private(lib.with_suffix(".sha256"))
     fd = _open_private(lib)
     if recorded is None or fd is None:
@@ -311,7 +314,7 @@ def _load_verified(lib: Path, key: str) -> ctypes.CDLL | None:
             if _digest(key, f.read()) != recorded.strip():
                 return None
         # the directory is private (checked by cache_dir): nobody else can swap the file
-        return ctypes.CDLL(str(lib))
+        return load(str(lib))
     except OSError:
         return None
     finally:
@@ -326,35 +329,54 @@ def cache_key(source: str, flags: list[str]) -> str:
 def compile_source(source: str, isa: str) -> Compiled:
     """Compile `source` to a shared library (or take a verified one from the cache), load it."""
     flags = BASE_FLAGS + ISA_FLAGS[isa] + (SANITIZE_FLAGS if sanitize_enabled() else [])
-    key = cache_key(source, [*flags, *LINK_FLAGS, f"isa={isa}"])
+    library, path, hit = compile_object(source, flags, LINK_FLAGS, ctypes.CDLL)
+    return Compiled(library, path, hit)
+
+
+def compile_object(source: str, flags: list[str], link: list[str], load: Callable[[str], T],
+                   suffix: str = ".cpp") -> tuple[T, Path, bool]:
+    """`load(path)` of the shared object built from `source` (`suffix` names its language):
+    a verified cache entry, or a fresh build. Returns (loaded, path, cache hit)."""
+    key = cache_key(source, [*flags, *link, suffix])
     root = cache_dir()
     lib = root / f"stax_{key}.so"
-    loaded = _load_verified(lib, key)
+    loaded = _load_verified(lib, key, load)
     if loaded is not None:
-        return Compiled(loaded, lib, True)
+        return loaded, lib, True
+    build = Build(source, flags, link, suffix, key)
     try:
-        return _build(source, flags, key, root)
+        return _build(build, root, load), lib, False
     except CacheError as e:
         if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or root != cache_dir():
             raise
-        return _build(source, flags, key, fall_back(str(e)))
+        fallback = fall_back(str(e))
+        return _build(build, fallback, load), fallback / lib.name, False
 
 
-def _build(source: str, flags: list[str], key: str, root: Path) -> Compiled:
-    lib = root / f"stax_{key}.so"
+@dataclass(frozen=True)
+class Build:
+    source: str
+    flags: list[str]
+    link: list[str]
+    suffix: str
+    key: str
+
+
+def _build(build: Build, root: Path, load: Callable[[str], T]) -> T:
+    lib = root / f"stax_{build.key}.so"
     try:
         tmp_dir = tempfile.TemporaryDirectory(dir=root, prefix="build-")
     except OSError as e:
         raise _environment_error(e, "create a build directory in", root) from None
     with tmp_dir as tmp:
-        src = Path(tmp) / "kernel.cpp"
+        src = Path(tmp) / f"kernel{build.suffix}"
         out = Path(tmp) / "kernel.so"
         try:
-            src.write_text(source)
+            src.write_text(build.source)
         except OSError as e:
             raise _environment_error(e, "write the generated source to", src) from None
-        result = subprocess.run([compiler(), *flags, str(src), "-o", str(out), *LINK_FLAGS],
-                                capture_output=True, text=True)
+        result = subprocess.run([compiler(), *build.flags, str(src), "-o", str(out),
+                                 *build.link], capture_output=True, text=True)
         if result.returncode != 0:
             _raise_compile_failure(result.stderr, root)
         data = out.read_bytes()
@@ -363,14 +385,14 @@ def _build(source: str, flags: list[str], key: str, root: Path) -> Compiled:
             _replace(out, lib)
         except OSError as e:
             raise _environment_error(e, "write the compiled kernel to", lib) from None
-        _store(lib.with_suffix(".sha256"), _digest(key, data), 0o600)  # after the object
-        _store(lib.with_suffix(".cpp"), source.encode(), 0o600)
-    loaded = _load_verified(lib, key)
+        _store(lib.with_suffix(".sha256"), _digest(build.key, data), 0o600)  # after the object
+        _store(lib.with_suffix(build.suffix), build.source.encode(), 0o600)
+    loaded = _load_verified(lib, build.key, load)
     if loaded is None:
         raise CacheError(errno.EIO, f"stax: the kernel just compiled to {lib} changed before it "
                                     f"was loaded (another process writing there?); "
                                     f"{ENVIRONMENT_HINT}")
-    return Compiled(loaded, lib, False)
+    return loaded
 
 
 def _raise_compile_failure(stderr: str, root: Path) -> None:

@@ -29,6 +29,8 @@ from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled, compile_source
 from stax.runtime.externs import EXTERNS
+from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
+from stax.runtime.fast import fastcall
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
@@ -143,10 +145,15 @@ class Storage:
         self.pool_size = pool_size
         self.frames: dict[tuple[int, int], Frame] = {}
         self.depth = threading.local()
-        self.bytes = 0
+        self.held = [0]  # bytes kept (a cell the finalizer reads once the program is gone)
         self.last_used = time.monotonic()
         with _lock:
             _live.add(self)
+        weakref.finalize(self, _forget, self.held)
+
+    @property
+    def bytes(self) -> int:
+        return self.held[0]
 
     def enter(self) -> Frame:
         local = self.depth
@@ -167,7 +174,7 @@ class Storage:
 
     def charge(self, nbytes: int) -> None:
         with _lock:
-            self.bytes += nbytes
+            self.held[0] += nbytes
             _held[0] += nbytes
             over = _held[0] > KEEP_BYTES
         if over:
@@ -178,8 +185,15 @@ class Storage:
         next call starts a fresh one."""
         with _lock:
             self.frames = {}
-            _held[0] -= self.bytes
-            self.bytes = 0
+            _held[0] -= self.held[0]
+            self.held[0] = 0
+
+
+def _forget(held: list[int]) -> None:
+    """A program is gone: what it kept is no longer counted."""
+    with _lock:
+        _held[0] -= held[0]
+        held[0] = 0
 
 
 def _trim(keep: Storage) -> None:
@@ -376,9 +390,16 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
             fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
             fn.restype = None
             env[region.name] = fn
-            args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
-            lines.append(f"    {region.name}({args})  # "
-                         f"{', '.join(g.name for g in region.groups)}")
+            groups = ", ".join(g.name for g in region.groups)
+            fast = fastcall()
+            if fast is not None and len(params) <= FAST_MAX_ARGS:  # one C call (fastcall.c)
+                env["run"] = fast.run
+                env[f"{region.name}_ptr"] = ctypes.cast(fn, ctypes.c_void_p).value
+                arrays = "".join(f"{p}, " for p in params)
+                lines.append(f"    run({region.name}_ptr, ({arrays}), flags)  # {groups}")
+            else:
+                args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
+                lines.append(f"    {region.name}({args})  # {groups}")
         freed = [name for g in (region.groups if region is not None else (group,))
                  for name in memory.frees_after.get(g.name, ())
                  if name not in handed_over and buffers[name].kind != "const"]
