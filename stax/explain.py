@@ -198,8 +198,8 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
         comp = jitted.compile(*args)
         breaks: tuple[Break, ...] = ()
     except GraphBreak:  # runs fn once with its breaks; reports the last compiled segment (A2)
-        _, found, segments = run_segmented(jitted, args)
-        breaks = tuple(dict.fromkeys(found))
+        _, builder = run_segmented(jitted, args)
+        breaks, segments = tuple(dict.fromkeys(builder.breaks)), builder.segments
         if not segments:
             raise NotImplementedError("stax.explain: nothing of this function compiles: "
                                       + "; ".join(map(str, breaks))) from None

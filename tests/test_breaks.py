@@ -272,3 +272,17 @@ def test_non_array_results_and_nested_jit() -> None:
         got = stax.jit(fn)(np.ones(2))
     assert got[1:] == ("label", None, int)
     assert_matches(got[0], fn(np.ones(2))[0])
+
+
+def test_shapes_that_depend_on_the_data_stop_compiling() -> None:
+    def fn(x: Any) -> Any:
+        return (x[x > 0] * 2).sum()  # a new segment shape for each count of positives
+
+    jf = stax.jit(fn)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", GraphBreakWarning)
+        for k in range(14):  # one signature, 14 different counts
+            x = np.arange(16, dtype=np.float64) - k
+            assert_matches(jf(x), fn(x))
+    assert any("runs in NumPy from now on" in str(w.message) for w in record)
+    assert jf.segment_counts[jf.key((np.zeros(16),))][1] <= breaks.MAX_RECOMPILES + 2

@@ -89,8 +89,13 @@ class Segment:
     compilation: Any  # stax.api.Compilation
 
 
-# Compiled segments by structural key (graph structure, input layouts, options).
+# Compiled segments by structural key (graph structure, input layouts, options); the oldest
+# are dropped beyond MAX_SEGMENTS.
 SEGMENTS: dict[tuple[Any, ...], Any] = {}
+MAX_SEGMENTS = 1024
+# A signature whose later calls compile more segments than this (data-dependent shapes after
+# a break: each new shape is a new program) runs in NumPy from then on.
+MAX_RECOMPILES = 8
 
 
 @dataclass
@@ -105,6 +110,7 @@ class SegmentBuilder(Builder):
     # The user's arrays still referenced (its local variables): computed at each break, so
     # the next segment starts from them (a loop with a break compiles its body once).
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
+    compiles: int = 0  # segments compiled during this call
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
@@ -216,6 +222,9 @@ class SegmentBuilder(Builder):
             hit = compile_traced(Traced(graph, None, len(graph.outputs), ()), inputs,
                                  self.options)
             SEGMENTS[key] = hit
+            self.compiles += 1
+            while len(SEGMENTS) > MAX_SEGMENTS:
+                del SEGMENTS[next(iter(SEGMENTS))]
         self.segments.append(Segment(graph, hit))
         return hit
 
@@ -347,8 +356,9 @@ def _ndarray_attribute(self: Tracer, name: str) -> Any:
 
 # ---- running a function with breaks ------------------------------------------------------------
 
-def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, list[Break], list[Segment]]:
-    """Call `jitted.fn` on `args` with graph breaks; returns its result, breaks, segments."""
+def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuilder]:
+    """Call `jitted.fn` on `args` with graph breaks; its result, and the builder (its breaks,
+    segments and the number of segments compiled)."""
     from stax.api import _as_array, _unflatten, trace
 
     builder = SegmentBuilder(options=jitted.options)
@@ -362,16 +372,25 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, list[Break],
             raise
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
                                     "runs in NumPy"))
-        return jitted.fn(*args), builder.breaks, builder.segments
+        return jitted.fn(*args), builder
     for k, i in enumerate(traced.writeback):
         np.copyto(args[i], flat[traced.n_results + k])
-    result = _unflatten(traced.structure, tuple(flat[: traced.n_results]))
-    return result, builder.breaks, builder.segments
+    return _unflatten(traced.structure, tuple(flat[: traced.n_results])), builder
 
 
 def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
     """A call of a function with breaks; each break is warned about once per function."""
-    result, found, _ = run_segmented(jitted, args)
+    calls = jitted.segment_counts.setdefault(key, [0, 0])
+    if calls[1] > MAX_RECOMPILES:
+        return jitted.fn(*args)
+    result, builder = run_segmented(jitted, args)
+    calls[1] += builder.compiles if calls[0] else 0
+    calls[0] += 1
+    found = list(builder.breaks)
+    if calls[1] > MAX_RECOMPILES:
+        found.append(Break(f"the whole function (its later calls compiled more than "
+                           f"{MAX_RECOMPILES} segments: shapes that depend on the data)",
+                           jitted.fn.__name__, "runs in NumPy from now on"))
     known = jitted.breaks.setdefault(key, [])
     for brk in found:
         if brk not in known:
