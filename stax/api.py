@@ -260,6 +260,8 @@ class Jitted:
     breaks: dict[tuple[Any, ...], list[Break]] = field(default_factory=dict)
     warned: set[Break] = field(default_factory=set)
     variants: dict[Any, Jitted] = field(default_factory=dict)  # by non-array arguments
+    # Per signature with breaks: [calls, segments compiled after the first call] (A2).
+    segment_counts: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
