@@ -129,3 +129,32 @@ def test_libraries_are_unloaded_when_no_function_needs_them() -> None:
     del g
     gc.collect()
     assert not _mapped(path)
+
+
+def test_the_compiled_entry_point_and_its_ctypes_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stax.runtime.fast import MAX_ARGS, fastcall
+
+    assert fastcall() is not None  # Python headers are installed here: the C entry is used
+    few = stax.jit(lambda a, b: a * b + 1)
+    x, y = np.arange(6.0).reshape(2, 3), np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(few(x, y), x * y + 1)
+    assert "run(region0_ptr" in few.cache[few.key((x, y))].program.wrapper
+
+    def many(*xs: np.ndarray) -> np.ndarray:
+        return sum(k * v for k, v in enumerate(xs))
+
+    args = [np.full(5, float(k)) for k in range(MAX_ARGS + 2)]  # more than the C entry takes
+    f = stax.jit(many)
+    np.testing.assert_array_equal(f(*args), many(*args))
+    assert ".ctypes.data" in f.cache[f.key(tuple(args))].program.wrapper
+
+
+def test_warm_calls_still_refuse_what_the_first_call_refused() -> None:
+    f = stax.jit(lambda a: a.sum())
+    x = np.arange(3.0)
+    assert f(x) == 3.0
+    with pytest.raises(TypeError, match="masked arrays"):
+        f(np.ma.masked_array(x, mask=[True, False, False]))
+    with pytest.raises(ValueError, match="not aligned"):
+        raw = np.zeros(3 * 8 + 1, np.uint8)[1:].view(np.float64)
+        f(raw)
