@@ -122,3 +122,51 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
         gathers.append((axis, first + np.arange(length) * int(step)))
         items[k] = slice(None)
     return [(-1, tuple(items)), *gathers]
+
+
+def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, range],
+                      scalars: Mapping[int, int]) -> bool:
+    """`a[..., i, ...] = value` with `i` affine in the loop indices and inside the axis for
+    the whole range: written as `a[static] = where(axis == i, value, a[static])`, so the body
+    stays one program of kernels (it rewrites the whole region each iteration). False: not
+    this form, the frontend does the assignment."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    positions = [k for k, it in enumerate(items) if isinstance(it, Tracer) and it.ndim == 0
+                 and it.concrete is None and it.dtype.kind in "iu"]
+    if not positions or len(items) > a.ndim or any(
+            it is None or it is Ellipsis or isinstance(it, (list, np.ndarray, bool, np.bool_))
+            or (isinstance(it, Tracer) and k not in positions)
+            or (isinstance(it, slice) and any(isinstance(e, Tracer)
+                                              for e in (it.start, it.stop, it.step)))
+            for k, it in enumerate(items)):
+        return False
+    b = a.builder
+    for k in positions:
+        form = affine_form(b, items[k], indices, scalars)
+        if form is None:
+            return False
+        low, high = _extremes(form, indices)
+        if low < 0 or high >= a.shape[k]:
+            return False  # NumPy would wrap or raise: leave it to the frontend
+    static = tuple(slice(None) if k in positions else it for k, it in enumerate(items))
+    region = a[static]
+    kept = [k for k, it in enumerate(items) if not isinstance(it, (int, np.integer))]
+    kept += list(range(len(items), a.ndim))  # the axes the index leaves out
+    axes = [kept.index(k) for k in positions]
+    selected = tuple(n for ax, n in enumerate(region.shape) if ax not in axes)
+    val = value.astype(a.dtype) if isinstance(value, Tracer) else np.asarray(value, a.dtype)
+    if val.ndim > len(selected) or np.broadcast_shapes(
+            (1,) * (len(selected) - val.ndim) + tuple(val.shape), selected) != selected:
+        return False
+    padded = [1] * (len(selected) - val.ndim) + list(val.shape)
+    for ax in axes:
+        padded.insert(ax, 1)
+    val = val.reshape(tuple(padded))
+    mask: Any = None
+    for k, ax in zip(positions, axes, strict=True):
+        shape = [1] * region.ndim
+        shape[ax] = region.shape[ax]
+        hit = np.arange(region.shape[ax]).reshape(shape) == items[k]
+        mask = hit if mask is None else mask & hit
+    a[static] = np.where(mask, val, region)
+    return True

@@ -34,7 +34,7 @@ from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
-from stax.loops.affine import rewrite_index
+from stax.loops.affine import masked_assignment, rewrite_index
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -140,7 +140,8 @@ def trace_with_loops(trace: Callable[[Any, tuple[Any, ...]], Any], fn: Any,
 
 @contextlib.contextmanager
 def _affine_slices(state: LoopState) -> Iterator[None]:
-    """While tracing, `a[i:i+k]` with `i` a loop index is a gather (`stax.loops.affine`)."""
+    """While tracing, `a[i:i+k]` with `i` a loop index is a gather, and `a[i, 1:] = v` a
+    masked assignment (`stax.loops.affine`)."""
     original = Tracer.__getitem__
 
     def getitem(self: Tracer, index: Any) -> Any:
@@ -152,11 +153,20 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
             result = original(result, (slice(None),) * axis + (positions,))
         return result
 
+    original_set = Tracer.__setitem__
+
+    def setitem(self: Tracer, index: Any, value: Any) -> None:
+        if not (state.open and masked_assignment(self, index, value, state.ranges,
+                                                 state.scalars)):
+            original_set(self, index, value)
+
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
+    Tracer.__setitem__ = setitem  # type: ignore[method-assign]
     try:
         yield
     finally:
         Tracer.__getitem__ = original  # type: ignore[method-assign]
+        Tracer.__setitem__ = original_set  # type: ignore[method-assign]
 
 
 def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionType,

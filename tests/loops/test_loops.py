@@ -464,3 +464,42 @@ def test_explain_shows_each_loop_body_and_its_driver():
     section = text.split("== Loops compiled once per body (stax.loops) ==")[1].split("\n== ")[0]
     assert "carried x" in section
     assert "stax_loop" in section and "std::swap" in section
+
+
+# ---- assignments at the loop index: masked, so the body stays in C --------------------------
+
+def fill_rows(a, col):
+    for i in range(a.shape[0]):
+        a[i] = a[i] * 2 + i  # a row, written where the row index equals i
+        a[:, 0] = 0.5 if a.dtype.kind == "f" else 3  # a static column
+    for j in range(a.shape[1]):
+        a[1:, j] = col[1:] * j  # a column below the first row, value broadcast
+    return a
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_assignment_at_the_index(dtype):
+    jitted = check(fill_rows, make_array((4, 5), dtype), make_array((4,), "float64", 1),
+                   compiled=2, unrolled=0)
+    assert all("one C call" in r.decision for r in records(jitted))
+
+
+def pairs(a):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = a[i, j] + i * 10 + j
+    return a
+
+
+def test_assignment_at_two_indices():
+    check(pairs, make_array((3, 4), "int64"), compiled=2)
+
+
+def wrapped_write(x):
+    for i in range(x.shape[0]):
+        x[i - 1] = x[i] + 1.0  # x[-1] at i = 0: NumPy wraps around
+    return x
+
+
+def test_assignment_with_wrapping_index_keeps_numpy_semantics():
+    check(wrapped_write, make_array((5,), "float64"), compiled=1)
