@@ -26,8 +26,9 @@ round a flat parallel step), an irregular one runs max(n) rounds over the active
 Sequential by design: the scalar code of one element (fused into one expression per value,
 vectorization avoidance), the rounds of a loop, and the combination of the per-thread partial
 results of a segmented kernel. Operators written with Python control flow run sequentially in
-Python (correct, slow). Not supported: results that are ragged arrays of ragged arrays, and
-cond branches returning arrays inside a map.
+Python (correct, slow). Not supported: results that are ragged arrays of ragged arrays, loops
+whose state holds arrays when trip counts differ between iterations, and reductions, slices or
+gathers over arrays whose elements are irregular arrays.
 """
 
 from stax.nested.api import (

@@ -963,35 +963,57 @@ def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any],
     c = to_traced(c)
     if not isinstance(c, Scalar):
         return then_fn(*args) if bool(c) else else_fn(*args)
-    space = c.space
-    cm = materialize(Scalar(space, cast_to(c.expr, BOOL)))
+    space = deepest(c, minimum=current())  # the branches may use the current iteration
+    cm = materialize(Scalar(space, cast_to(lift(c, space).expr, BOOL)))
     if space.parent is None or cm.all() or not cm.any():
         taken = bool(cm[0]) if len(cm) else True
         note("cond with a uniform condition -> one branch",
              f"all {len(cm)} iterations take the {'then' if taken else 'else'} branch")
         return then_fn(*args) if taken else else_fn(*args)
-    results = []
+    branches = []
     for mask, fn, name in ((cm, then_fn, "then"), (~cm, else_fn, "else")):
         packed = Space.child(space, mask.astype(np.int64))
         packed.guarded = True
         with in_space(packed):
             r = fn(*lift(args, packed))
-        r = r if isinstance(r, tuple) else (r,)
-        if any(isinstance(to_traced(x), Row) for x in r):
-            raise NotImplementedError("stax.nested: sn.cond branches returning arrays inside "
-                                      "a map are not supported (return scalars)")
-        results.append((packed, [Buf(materialize(lift(x, packed))) for x in r]))
+        branches.append((packed, [lift(x, packed) for x in (r if isinstance(r, tuple)
+                                                             else (r,))]))
         note("cond -> branch packing", f"the {name} branch runs on its "
              f"{packed.size} of {space.size} iterations ({packed.name})")
-    (pt, bt), (pf, bf) = results
-    if len(bt) != len(bf):
-        raise TypeError("stax.nested: sn.cond branches return different numbers of values")
-    sel = Load(BOOL, Buf(cm), Idx())
-    merged = tuple(
-        Scalar(space, where(sel, Load(x.array.dtype, x, Load(INT64, Buf(pt.layout.bounds), Idx())),
-                            Load(y.array.dtype, y, Load(INT64, Buf(pf.layout.bounds), Idx()))))
-        for x, y in zip(bt, bf, strict=True))
+    (pt, rt), (pf, rf) = branches
+    if len(rt) != len(rf) or any(isinstance(x, Row) != isinstance(y, Row)
+                                 for x, y in zip(rt, rf, strict=False)):
+        raise TypeError("stax.nested: sn.cond branches return different kinds of values")
+    merged = tuple(_merge(space, cm, pt, x, pf, y) for x, y in zip(rt, rf, strict=True))
     return merged if len(merged) > 1 else merged[0]
+
+
+def _merge(space: Space, cm: np.ndarray, pt: Space, x: Value, pf: Space, y: Value) -> Value:
+    """The results of the two packed branches, back in the iterations of `space`."""
+    sel = Load(BOOL, Buf(cm), Idx())
+    pos_t = Load(INT64, Buf(pt.layout.bounds), Idx())  # the iteration's place in its branch
+    pos_f = Load(INT64, Buf(pf.layout.bounds), Idx())
+    if isinstance(x, Scalar):
+        bx, by = Buf(materialize(x)), Buf(materialize(y))
+        return Scalar(space, where(sel, Load(x.dtype, bx, pos_t), Load(y.dtype, by, pos_f)))
+    assert isinstance(y, Row)
+    parts = []
+    for row, pos in ((x, pos_t), (y, pos_f)):
+        buf = _elements(row, "sn.cond branches returning")
+        parts.append((buf, substitute(row.space.start(), {Idx: pos}),
+                      substitute(row.space.length(), {Idx: pos})))
+    (bx, sx, lx), (by, sy, ly) = parts
+    lengths = materialize(Scalar(space, where(sel, lx, ly)))
+    child = Space.child(space, lengths)
+    seg = child.segment()
+    j = child.inner()
+    at = {Idx: seg}
+    elem = where(Load(BOOL, Buf(cm), seg),
+                 Load(x.dtype, bx, _add(substitute(sx, at), j)),
+                 Load(y.dtype, by, _add(substitute(sy, at), j)))
+    note("cond returning arrays -> segmented merge",
+         f"{child.describe()}: each row is gathered from the branch its iteration took")
+    return Row(child, Scalar(child, elem))
 
 
 def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:

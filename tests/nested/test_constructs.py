@@ -133,6 +133,17 @@ def test_cond_branch_packing() -> None:
     check(lambda r: sn.map(lambda row: sn.cond(sn.length(row) > 0, lambda x: x[0],
                                                lambda x: -1, row), r), r)
     check(lambda x: sn.cond(x > 0, lambda: x * 2, lambda: x - 1), 3)
+    # branches returning arrays of different lengths: rows gathered from the taken branch
+    check(lambda ns: sn.map(lambda n: sn.cond(n % 2 == 1, lambda: sn.iota(n) * 10,
+                                              lambda: sn.replicate(2, n)), ns), NS)
+    check(lambda r, ns: sn.map(lambda row, n: sn.cond(n > 2, lambda: row[1:] * n,
+                                                      lambda: sn.concat(row, row)), r, ns),
+          RAGGED_I, np.array([3, 1, 0, 5, 2]))
+    # a condition computed from an outer value, branches using the inner iteration
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.cond(
+        ns.sum() > 10, lambda: i + n, lambda: i - n), sn.iota(n)), ns), NS)
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.cond(
+        n % 2 == 0, lambda: i + n, lambda: i * n), sn.iota(n)), ns), NS)
     # a branch using an outer value through its closure still runs only where taken
     check(lambda ns: sn.map(lambda n: sn.cond(n > 1, lambda: sn.iota(n)[1], lambda: -n), ns),
           NS)
@@ -147,6 +158,9 @@ def test_loops() -> None:
                                         (0, 1)), ns)
     check(uniform, NS)
     check(irregular, NS)
+    # trip count from the outer map, body using the inner iteration
+    check(lambda ns: sn.map(lambda n: sn.map(lambda i: sn.loop(n, lambda r, a: a * 2 + i, 1),
+                                             sn.iota(3)), ns), NS)
     check(lambda n: sn.loop(n, lambda i, acc: acc + i, 0), 5)
 
 

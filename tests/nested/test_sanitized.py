@@ -26,6 +26,8 @@ for chunks in (None, 5):
         (lambda ns: sn.map(lambda n: sn.cond(n > 1, lambda: sn.iota(n)[1], lambda: -n), ns),
          (ns,)),
         (lambda ns: sn.map(lambda n: sn.loop(n, lambda i, a: a * 2 + i, 1), ns), (ns,)),
+        (lambda ns: sn.map(lambda n: sn.cond(n > 2, lambda: sn.iota(n),
+                                             lambda: sn.replicate(1, n)), ns), (ns,)),
         (lambda ns: sn.map(lambda n: sn.scatter(sn.replicate(n, 0), sn.iota(3) - 1,
                                                 sn.replicate(3, 7)), ns), (ns,)),
         (lambda r: sn.map(lambda row: sn.reduce(np.minimum, np.inf, row), r), (r,)),
