@@ -162,7 +162,8 @@ def test_float64_erf_falls_back_per_op() -> None:
     lambda: torch.randn(4, 3).to(torch.bfloat16),
     lambda: torch.randn(4, 3).to(torch.float16),
     lambda: torch.randn(4, 3).to_sparse(),
-], ids=["complex64", "bfloat16", "float16", "sparse"])
+    lambda: torch.empty(4, 3, device="meta"),  # another device (no GPU here)
+], ids=["complex64", "bfloat16", "float16", "sparse", "meta-device"])
 def test_unsupported_tensor_kinds_run_eagerly_with_a_message(make) -> None:  # noqa: ANN001
     def f(x):  # noqa: ANN001, ANN202
         return x * 2
@@ -175,7 +176,10 @@ def test_unsupported_tensor_kinds_run_eagerly_with_a_message(make) -> None:  # n
     if not x.is_sparse:  # Dynamo itself leaves sparse tensors to eager: no graph reaches Stax
         assert any("runs in eager PyTorch" in m for m in messages), messages
     want = f(x)
-    assert got.dtype == want.dtype and got.layout == want.layout
+    assert got.dtype == want.dtype and got.layout == want.layout and got.device == want.device
+    if x.is_meta:
+        assert got.shape == want.shape
+        return
     assert_close(got.to_dense() if got.is_sparse else got,
                  want.to_dense() if want.is_sparse else want)
 
