@@ -100,6 +100,9 @@ class LoopState:
     indices: set[int] = field(default_factory=set)  # ids of the loop index tracers
     ranges: dict[int, range] = field(default_factory=dict)  # index value id -> its range
     scalars: dict[int, int] = field(default_factory=dict)  # Python int arguments by position
+    # Copies standing for NumPy views (`x[i]`, `x[i:i+k]`, `for row in x` at a symbolic
+    # index): assigning into one would not reach the array, so a body doing so is unrolled.
+    copies: dict[int, Tracer] = field(default_factory=dict)
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT:
@@ -145,12 +148,19 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     original = Tracer.__getitem__
 
     def getitem(self: Tracer, index: Any) -> Any:
-        plan = rewrite_index(self, index, state.ranges, state.scalars) if state.open else None
-        if plan is None:
+        if not state.open:
             return original(self, index)
-        result = original(self, plan[0][1])
-        for axis, positions in plan[1:]:
-            result = original(result, (slice(None),) * axis + (positions,))
+        plan = rewrite_index(self, index, state.ranges, state.scalars)
+        if plan is None:
+            result = original(self, index)
+        else:
+            result = original(self, plan[0][1])
+            for axis, positions in plan[1:]:
+                result = original(result, (slice(None),) * axis + (positions,))
+        items = index if isinstance(index, tuple) else (index,)
+        if plan is not None or any(isinstance(it, Tracer) and it.concrete is None
+                                   for it in items):
+            state.copies[id(result)] = result
         return result
 
     original_set = Tracer.__setitem__
@@ -160,13 +170,16 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
                                                  state.scalars)):
             original_set(self, index, value)
 
+    original_iter = Tracer.__iter__
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = setitem  # type: ignore[method-assign]
+    Tracer.__iter__ = _rows(state, original_iter)  # type: ignore[method-assign]
     try:
         yield
     finally:
         Tracer.__getitem__ = original  # type: ignore[method-assign]
         Tracer.__setitem__ = original_set  # type: ignore[method-assign]
+        Tracer.__iter__ = original_iter  # type: ignore[method-assign]
 
 
 def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionType,
@@ -230,16 +243,48 @@ def loop_range(state: LoopState, *args: Any) -> Any:
                                "the enclosing loop's index")
         bounds.append(a.python_value() if isinstance(a, Tracer) else a)
     trip = _BUILTIN_RANGE(*bounds)
-    if (builder is None or frame.f_code.co_name in _COMPREHENSIONS or not _called_by_for(frame)
-            or len(trip) < MIN_TRIP):
+    if builder is None or not _called_by_for(frame):
         return trip
+    loop = _open_loop(state, trip, builder, frame)
+    return trip if loop is None else loop
+
+
+def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.FrameType
+               ) -> Iterator[Tracer] | None:
+    """The symbolic loop over `trip` for the `for` statement running in `frame`; None: let
+    Python iterate (a comprehension, fewer than MIN_TRIP iterations, a loop to unroll)."""
+    site: Site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    if frame.f_code.co_name in _COMPREHENSIONS or len(trip) < MIN_TRIP:
+        return None
     if site in state.unroll:
         state.records.append(LoopRecord(site, trip, False, state.unroll[site]))
-        return trip
+        return None
     loop = OpenLoop(site, trip)
     state.open.append(loop)
     loop.gen = _loop(state, loop, builder, frame)
     return loop.gen
+
+
+@functools.lru_cache(maxsize=256)
+def _for_loop_iters(code: types.CodeType) -> frozenset[int]:
+    """Offsets of the GET_ITERs a `for` statement runs (`for row in a`)."""
+    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    return frozenset(a.offset for a, b in zip(instrs, instrs[1:], strict=False)
+                     if a.opname == "GET_ITER" and b.opname == "FOR_ITER")
+
+
+def _rows(state: LoopState, original: Callable[[Tracer], Iterator[Tracer]]
+          ) -> Callable[[Tracer], Iterator[Tracer]]:
+    """`Tracer.__iter__` while tracing: `for row in a` is a loop over `a[i]`."""
+
+    def iterate(self: Tracer) -> Iterator[Tracer]:
+        frame = sys._getframe(1)
+        if self.ndim == 0 or frame.f_lasti not in _for_loop_iters(frame.f_code):
+            return original(self)
+        loop = _open_loop(state, _BUILTIN_RANGE(len(self)), self.builder, frame)
+        return original(self) if loop is None else (self[i] for i in loop)
+
+    return iterate
 
 
 class _Watch:
@@ -312,6 +357,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
         yield index  # pass 1
     after = _locals(frame)
     fail = functools.partial(LoopFallback, loop.site)
+    _check_copies(state, seen, fail)
     carried: list[Carried] = []
     mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
     for name, obj in after.items():
@@ -357,6 +403,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     with _Watch() as seen2:
         yield index  # pass 2
     after2 = _locals(frame)
+    _check_copies(state, seen2, fail)
     names = {c.name for c in carried if c.obj is None}
     objects = {id(c.obj) for c in carried if c.obj is not None}
     for name, obj in after2.items():
@@ -388,6 +435,13 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
     object.__setattr__(index, "concrete", (frozenset(), last))
     _set_locals(frame, updates)
+
+
+def _check_copies(state: LoopState, seen: dict[int, tuple[Tracer, Value]],
+                  fail: Callable[[str], LoopFallback]) -> None:
+    if any(state.copies.get(k) is tracer for k, (tracer, _) in seen.items()):
+        raise fail("the body assigns into a view taken at the loop index (`x[i]`, "
+                   "`x[i:i+k]`, a row of `for row in x`), which is traced as a copy")
 
 
 def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried: list[Carried],

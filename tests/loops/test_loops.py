@@ -342,7 +342,17 @@ def rows(a):
 
 
 def test_loop_over_rows():
-    check(rows, make_array((4, 3), "float32"), compiled=0)
+    check(rows, make_array((4, 3), "float32"), compiled=1)
+
+
+def last_row(a):
+    for row in a:
+        row[0] = 7  # a view: writes into `a`
+    return a, row
+
+
+def test_loop_over_rows_writing_through_the_row_is_unrolled():
+    check(last_row, make_array((4, 3), "float64"), compiled=0, unrolled=1)
 
 
 def test_numpy_reference_of_helpers():
@@ -503,3 +513,16 @@ def wrapped_write(x):
 
 def test_assignment_with_wrapping_index_keeps_numpy_semantics():
     check(wrapped_write, make_array((5,), "float64"), compiled=1)
+
+
+def write_through_index_view(x, n):
+    for i in range(n):
+        v = x[i:i + 2]
+        v += 1.0  # writes into x in NumPy
+        w = x[i]
+        w[...] = w * 2
+    return x
+
+
+def test_assigning_into_a_view_at_the_index_is_unrolled():
+    check(write_through_index_view, make_array((6, 3), "float64"), 4, compiled=0, unrolled=1)
