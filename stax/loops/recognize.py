@@ -198,8 +198,8 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
             loop = next(lp for lp in reversed(state.open) if lp.site == e.site)
             state.fallback(loop, e.reason)
         except GraphBreak as e:  # a traced value used as a Python value inside a body
-            if not state.open:
-                raise
+            if not state.open or len(state.open[-1].trip) > UNROLL_LIMIT:
+                raise  # graph breaks (A2) run it, unrolled, or strict mode reports it
             state.fallback(state.open[-1], f"{e.error}")
         finally:
             state.close()

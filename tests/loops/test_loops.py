@@ -254,8 +254,13 @@ def test_python_if_on_the_index_is_unrolled():
     assert "traced array" in rec.reason
 
 
-def test_python_if_on_the_index_of_a_long_loop_names_the_line():
-    with pytest.raises(LoopError, match=r"test_loops.py:\d+ \(1000 iterations\)"):
+def test_long_loop_whose_body_differs_names_the_line():
+    with pytest.raises(LoopError, match=r"test_loops.py:\d+ \(1000 iterations\).*rebinds 'k'"):
+        stax.jit(python_counter, strict=True)(np.arange(3), 1000)
+
+
+def test_python_if_on_the_index_of_a_long_loop_is_a_graph_break():
+    with pytest.raises(TypeError, match="not known while tracing"):
         stax.jit(python_if_on_index, strict=True)(np.arange(3), 1000)
 
 
