@@ -40,7 +40,7 @@ def test_pool_option(pool: bool) -> None:
     layout = report.schedule.memory.pool
     if pool:
         assert layout is not None and layout.size >= layout.live_peak
-        assert "p.get(" in report.wrapper
+        assert "fr.pooled(" in report.wrapper  # the pooled storage (C: wrapper frames)
     else:
         assert layout is None
     np.testing.assert_allclose(stax.jit(program, pool=pool)(X), program(X), rtol=1e-12)
