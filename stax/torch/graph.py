@@ -323,10 +323,15 @@ class GraphRunner:
         if seg is None:
             seg = self.segments[step.nodes] = Segment(step, self._layouts(step))
         inputs = [env[n] for n in step.inputs]
-        key = tuple((x.shape, x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x
-                    for x in inputs)
-        call = seg.calls.get(key)
-        arrays = [to_numpy(x) for x in inputs if isinstance(x, torch.Tensor)]
+        key: list[Any] = []
+        arrays: list[np.ndarray] = []
+        for x in inputs:  # one pass: this runs on every call
+            if isinstance(x, torch.Tensor):
+                key += (x.shape, x.stride(), x.dtype)
+                arrays.append(x.detach().numpy() if x.requires_grad else x.numpy())
+            else:
+                key.append(x)
+        call = seg.calls.get(tuple(key))
         if call is None:  # trace and compile (stax.jit), then call the program directly
             scalars = tuple((n, x) for n, x in zip(step.inputs, inputs, strict=True)
                             if not isinstance(x, torch.Tensor))
@@ -334,7 +339,7 @@ class GraphRunner:
             if jitted is None:
                 jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
             try:
-                call = seg.calls[key] = jitted.compile(*arrays).program.call
+                call = seg.calls[tuple(key)] = jitted.compile(*arrays).program.call
             except NodeFailed:
                 raise
             except Exception as e:  # noqa: BLE001 - whatever broke, PyTorch runs these ops
@@ -420,8 +425,3 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    """A zero-copy NumPy view of a CPU tensor."""
-    return t.detach().numpy() if t.requires_grad else t.numpy()
