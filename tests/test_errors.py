@@ -53,9 +53,9 @@ def test_bad_argument_types_raise_type_error(name: str) -> None:
         stax.jit(lambda x: x + 1, strict=True)(BAD_ARGS[name])
 
 
-@pytest.mark.parametrize("dtype", ["float16", "int8", "uint16", "uint64"])
+@pytest.mark.parametrize("dtype", ["float16", "longdouble"])  # int8..uint64 compile (A1)
 def test_unsupported_dtype_not_implemented(dtype: str) -> None:
-    with pytest.raises(NotImplementedError, match=dtype):
+    with pytest.raises(NotImplementedError, match=np.dtype(dtype).name):
         stax.jit(lambda x: x + 1, strict=True)(np.ones(3, dtype=dtype))
 
 
