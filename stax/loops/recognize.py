@@ -23,6 +23,7 @@ import ctypes
 import dis
 import functools
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -133,8 +134,27 @@ def trace_with_loops(trace: Callable[[Any, tuple[Any, ...]], Any], fn: Any,
                      args: tuple[Any, ...]) -> Any:
     """`trace(fn, args)` with loops compiled once per body; retraces with a loop unrolled
     when its body turns out to differ per iteration."""
-    if not isinstance(fn, types.FunctionType):
-        return trace(fn, args)
+    if not isinstance(fn, types.FunctionType) or _writes_globals(fn.__code__):
+        def plain(*a: Any) -> Any:  # its loops are unrolled, as before
+            return fn(*a)
+
+        plain._stax_loops = True  # type: ignore[attr-defined]
+        return trace(plain, args)
+    with _TRACING:  # the hooks below patch the Tracer class: one trace at a time
+        return _trace_loops(trace, fn, args)
+
+
+_TRACING = threading.RLock()
+
+
+@functools.lru_cache(maxsize=256)
+def _writes_globals(code: types.CodeType) -> bool:
+    """The function assigns to a global: it must run with its own globals, not a copy."""
+    return any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in dis.get_instructions(code))
+
+
+def _trace_loops(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionType,
+                 args: tuple[Any, ...]) -> Any:
     state = LoopState(scalars={k: int(a) for k, a in enumerate(args) if isinstance(
         a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))})
     with _affine_slices(state):

@@ -531,3 +531,34 @@ def write_through_index_view(x, n):
 
 def test_assigning_into_a_view_at_the_index_is_unrolled():
     check(write_through_index_view, make_array((6, 3), "float64"), 4, compiled=0, unrolled=1)
+
+
+CALLS = 0
+
+
+def counts_calls(x, n):
+    global CALLS
+    CALLS += 1
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def test_function_assigning_a_global_keeps_its_globals():
+    global CALLS
+    CALLS = 0
+    jitted = check(counts_calls, np.arange(3), 4, compiled=0)
+    assert CALLS == 2  # NumPy's run and the trace
+    assert jitted is not None
+
+
+def test_partial_and_callable_objects_trace_as_before():
+    import functools
+
+    class Scale:
+        def __call__(self, x):
+            return x * 3
+
+    assert_matches(stax.jit(functools.partial(counted, n=3), strict=False)(np.arange(3)),
+                   np.arange(3) + 3)
+    assert_matches(stax.jit(Scale())(np.arange(3.0)), np.arange(3.0) * 3)
