@@ -158,3 +158,16 @@ def test_warm_calls_still_refuse_what_the_first_call_refused() -> None:
     with pytest.raises(ValueError, match="not aligned"):
         raw = np.zeros(3 * 8 + 1, np.uint8)[1:].view(np.float64)
         f(raw)
+
+
+def test_idle_programs_give_their_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    f = stax.jit(lambda a: np.sqrt(a) + a, fuse=False)
+    g = stax.jit(lambda a: a * 2 - 1)
+    x = np.arange(1000.0)
+    np.testing.assert_allclose(f(x), np.sqrt(x) + x, rtol=1e-15)
+    storage = f.cache[f.key((x,))].program.storage
+    assert storage.bytes > 0
+    monkeypatch.setattr(wrapper, "IDLE_SECONDS", 0.0)  # everything not in use is idle
+    np.testing.assert_array_equal(g(x), x * 2 - 1)
+    assert storage.bytes == 0
+    np.testing.assert_allclose(f(x), np.sqrt(x) + x, rtol=1e-15)  # storage made again
