@@ -109,6 +109,7 @@ class Step:
     nodes: tuple[fx.Node, ...]
     inputs: tuple[fx.Node, ...] = ()  # values a segment reads from outside
     outputs: tuple[fx.Node, ...] = ()  # values a segment hands on
+    copies: tuple[fx.Node, ...] = ()  # PyTorch-made views a segment computes for itself
 
 
 @dataclass
@@ -269,13 +270,15 @@ class GraphRunner:
         # Tuple results leave a segment through their getitem nodes only.
         outputs = [n for n in nodes if n in own and any(u not in own for u in n.users)
                    and _is_tensor_node(n) and not isinstance(n.meta.get("val"), (tuple, list))]
-        return Step("stax", tuple(nodes), tuple(inputs), tuple(outputs))
+        return Step("stax", tuple(nodes), tuple(inputs), tuple(outputs),
+                    tuple(n for n in nodes if n in copies))
 
     # ------------------------------------------------------------------ running
     def __call__(self, args: list[Any]) -> list[Any]:
         env: dict[fx.Node, Any] = dict(zip(self.placeholders, args, strict=True))
         args.clear()  # boxed calling convention: inputs may be freed as soon as they are used
         steps, i, replanned = self.steps, 0, False
+        done: set[fx.Node] = set()  # nodes of the steps run so far
         while i < len(steps):
             step = steps[i]
             try:
@@ -283,13 +286,14 @@ class GraphRunner:
             except NodeFailed as e:
                 self._fail({e.node: f"Stax could not trace it: {type(e.error).__name__}: "
                                     f"{e.error}"})
-                steps, i, replanned = self._plan(set(env)), 0, True
+                steps, i, replanned = self._plan(done), 0, True
                 continue
             except SegmentFailed as e:  # a compile failure: the segment runs eagerly
                 self._fail({n: f"the Stax segment failed to compile: {e}"
                             for n in step.nodes if n.target is not operator.getitem})
-                steps, i, replanned = self._plan(set(env)), 0, True
+                steps, i, replanned = self._plan(done), 0, True
                 continue
+            done.update(n for n in step.nodes if n not in step.copies)
             i += 1
         if replanned:
             self.steps = self._plan(set())

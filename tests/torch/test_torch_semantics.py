@@ -265,3 +265,21 @@ def test_options_and_unknown_option() -> None:
     assert_close(fn(x), torch.exp(x).sum(-1), rtol=1e-6, atol=1e-6)
     with pytest.raises(Exception, match="unknown option"):
         compile_stax(lambda a: a + 1, bogus=1)(x)
+
+
+def test_op_failing_while_traced_falls_back_after_earlier_segments_ran() -> None:
+    """float64 erf is refused while Stax traces (after planning): the graph is planned again
+    from that point, keeping what already ran; later calls use the new plan."""
+    def f(x, w):  # noqa: ANN001, ANN202
+        a = torch.tanh(x @ w.t())
+        return (torch.erf(a * 2) + a.t().t()).t(), a.t()
+
+    x = torch.randn(3, 4, dtype=torch.float64)
+    w = torch.randn(5, 4, dtype=torch.float64)
+    fn = compile_stax(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            assert_close(fn(x, w), f(x, w), rtol=1e-13, atol=1e-14)
+    messages = [str(w.message) for w in caught if "stax.torch" in str(w.message)]
+    assert len(messages) == 1 and "aten.erf.default" in messages[0]
