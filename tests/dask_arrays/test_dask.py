@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from tests.conftest import assert_matches
+from conftest import assert_matches
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
