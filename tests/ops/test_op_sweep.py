@@ -20,8 +20,9 @@ from conftest import assert_matches
 import stax
 from stax.graph import SUPPORTED_DTYPES
 from stax.ops import ELEMENTWISE, REDUCTIONS, SCANS, Domain, Elementwise
+from stax.ops.table import WIDE
 
-N = 37  # not a multiple of a vector width: vector loop and tail
+N = 67  # not a multiple of a vector width: vector loop and tail; holds the 8x8 edge grid
 DTYPES = tuple(d.name for d in SUPPORTED_DTYPES)
 MIXED = (("int8", "uint8"), ("uint64", "int64"), ("uint8", "float32"), ("int16", "uint32"),
          ("bool", "int8"), ("uint32", "int32"), ("int64", "float64"), ("uint16", "float32"))
@@ -53,9 +54,11 @@ def edge_values(dtype: str) -> list[Any]:
     return [True, False]
 
 
-def operand(domain: Domain, dtype: str, position: int, seed: int) -> np.ndarray:
+def operand(domain: Domain, dtype: str, position: int, seed: int, grid: bool = False
+            ) -> np.ndarray:
     """N values of `dtype` from `domain`, the dtype's edge values first (not for an integer
-    operand with a narrower domain: shift counts and exponents stay in their range)."""
+    operand with a narrower domain: shift counts and exponents stay in their range); with
+    `grid`, the edge values of both operands of a binary op in every pair."""
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
     if dt.kind == "b":
@@ -72,8 +75,10 @@ def operand(domain: Domain, dtype: str, position: int, seed: int) -> np.ndarray:
     else:
         values = rng.uniform(domain.low, domain.high, size=N).astype(dt)
     if domain.specials:
-        edges = edge_values(dtype)
-        values[: len(edges)] = np.array(edges, dtype=dt)
+        edges = np.array(edge_values(dtype), dtype=dt)
+        if grid:  # every edge value against every edge value of the other operand
+            edges = np.repeat(edges, len(edges)) if position == 0 else np.tile(edges, len(edges))
+        values[: len(edges)] = edges
     return values
 
 
@@ -105,8 +110,8 @@ def test_sweep(sig: tuple[str, ...]) -> None:
     ops = plan(sig)
     if not ops:
         pytest.skip(f"no op of the table accepts {sig} in a supported dtype")
-    rows = [np.stack([operand(op.domain, d, pos, seed=7 * k + pos) for k, op in enumerate(ops)])
-            for pos, d in enumerate(sig)]
+    rows = [np.stack([operand(op.domain, d, pos, seed=7 * k + pos, grid=len(sig) == 2)
+                      for k, op in enumerate(ops)]) for pos, d in enumerate(sig)]
     program = make_program(ops)
     want = quiet(program, *rows)
     got = quiet(stax.jit(program), *rows)
@@ -129,6 +134,29 @@ def test_refused_like_numpy(sig: tuple[str, ...]) -> None:
         expected = TypeError if loop_of(op, sig) is None else NotImplementedError
         with pytest.raises(expected):
             stax.jit(lambda *a, op=op: op.ufunc(*a), strict=True)(*args)
+
+
+def operators(x: Any, y: Any) -> tuple[Any, ...]:
+    """Python operators dispatch to the same ops (x ** y: the exponents stay small)."""
+    out = (x == y, x != y, x < y, x <= y, x > y, x >= y, abs(x))
+    if x.dtype.kind == "b" and y.dtype.kind == "b":
+        return (*out, x & y, x | y, x ^ y, ~x)
+    out = (*out, +y, -y, x + y, x - y, x * y, x / y, x // y, x % y, x ** (y % 3))
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.result_type(x, y).kind != "f":
+        out = (*out, x & y, x | y, x ^ y, ~x, x << (y % 8), x >> (y % 8))
+    return out
+
+
+OPERATOR_SIGS = tuple((d, d) for d in DTYPES) + MIXED
+
+
+@pytest.mark.parametrize("sig", OPERATOR_SIGS, ids=["-".join(s) for s in OPERATOR_SIGS])
+def test_operators(sig: tuple[str, ...]) -> None:
+    x = operand(WIDE, sig[0], 0, seed=1, grid=True)
+    y = operand(WIDE, sig[1], 1, seed=2, grid=True)
+    want = quiet(operators, x, y)
+    got = quiet(stax.jit(operators), x, y)
+    assert_matches(got, want, rtol=1e-5 if "float32" in sig else 1e-12)
 
 
 def reduction_program(x: Any) -> tuple[Any, ...]:
