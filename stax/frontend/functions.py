@@ -508,8 +508,11 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Tracer
 
 
 def _nan_kw(name: str, kw: dict[str, Any]) -> None:
-    for key in ("out", "where", "initial"):
-        if kw.get(key, None if key != "where" else True) not in (None, True, np._NoValue):
+    """Only defaults are traced; any other option (out=, where=, mean=, ...) is a break."""
+    for key, value in kw.items():
+        default = True if key == "where" else None
+        if key not in ("out", "where", "initial") or (
+                value is not default and value is not np._NoValue):
             raise unsupported(f"np.{name} with {key}=")
 
 
