@@ -1118,10 +1118,12 @@ def _linalg(name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def linalg_function(name: str) -> Callable[..., Any]:
+    arrays = 2 if name == "solve" else 1
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        if name in ("solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet") and \
-                builtins.any(k not in ("UPLO", "upper") for k in kwargs):
-            raise unsupported(f"np.linalg.{name} with {', '.join(kwargs)}=")
+        if len(args) != arrays or (name not in ("qr", "svd") and builtins.any(
+                k not in ("UPLO", "upper") for k in kwargs)):
+            raise unsupported(f"np.linalg.{name} with these arguments")
         return _linalg(name, *args, **kwargs)
     return call
 
