@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import stax
 from stax.frontend import breaks
@@ -286,3 +288,28 @@ def test_shapes_that_depend_on_the_data_stop_compiling() -> None:
             assert_matches(jf(x), fn(x))
     assert any("runs in NumPy from now on" in str(w.message) for w in record)
     assert jf.segment_counts[jf.key((np.zeros(16),))][1] <= breaks.MAX_RECOMPILES + 2
+
+
+STEPS: dict[str, Any] = {
+    "exp_scale": lambda x: np.tanh(x) * 2 + 1,
+    "unwrap": lambda x: np.unwrap(x),  # a break
+    "center_by_float": lambda x: x - float(x.mean()),  # a break
+    "branch": lambda x: x * 3 if x.sum() > 0 else -x,  # a break
+    "sorted_cumsum": lambda x: np.cumsum(np.sort(x)),  # compiled (extern + scan)
+    "mask_set": lambda x: np.where(x > 0.5, 0.5, x),
+    "item_shift": lambda x: x + x[0].item(),  # a break
+}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4),
+       st.integers(0, 2 ** 16))
+def test_random_programs_with_breaks_match_numpy(names: list[str], seed: int) -> None:
+    def program(x: Any) -> Any:
+        for name in names:
+            x = STEPS[name](x)
+        return x
+
+    x = make_array((6,), "float64", seed=seed, low=-1, high=1)
+    got, want = run_both(program, x)
+    assert_matches(got, want, rtol=1e-12, atol=1e-12)
