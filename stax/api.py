@@ -57,7 +57,7 @@ def _refuse_subclass(a: np.ndarray) -> None:
 def _arg_signature(a: Any) -> tuple[Any, ...]:
     if isinstance(a, np.ndarray):
         _refuse_subclass(a)
-        return ("array", a.shape, a.dtype.str, a.strides)
+        return ("array", a.shape, a.dtype, a.strides)  # the dtype object: no string built
     if isinstance(a, (bool, np.bool_)) and not isinstance(a, np.ndarray):
         return ("bool" if isinstance(a, bool) else "np.bool",)
     if isinstance(a, int):
@@ -81,7 +81,7 @@ def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            key.append(("array", a.shape, a.dtype.str, a.strides))
+            key.append(("array", a.shape, a.dtype, a.strides))
         elif t is float:
             key.append(("float",))
         elif t is int:

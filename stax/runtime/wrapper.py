@@ -333,8 +333,10 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     for name in ins:
         b = buffers[name]
         env[f"dtype_{name}"] = b.dtype
-        lines.append(f"    assert_input({name}, {b.shape}, {_byte_strides(b)}, dtype_{name}, "
-                     f"{name!r})")
+        shape, strides = b.shape, _byte_strides(b)
+        lines.append(f"    if {name}.shape != {shape} or {name}.strides != {strides} or "
+                     f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
+        lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r})")
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
