@@ -234,14 +234,18 @@ def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> tuple[Run
     fn.restype = None
     order = sorted({s: n for n, s in slots.items()}.items())
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
+    scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
     def run(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
-        for name in (n for _, n in order if n not in storage):
-            buf = buffers[name]
-            storage[name] = consts[name] if name in consts else np.empty(_span(buf), buf.dtype)
+        kept = getattr(scratch, "arrays", None)
+        if kept is None:  # intermediates and body outputs: scratch kept across calls
+            kept = scratch.arrays = {
+                n: consts[n] if n in consts else np.empty(_span(buffers[n]), buffers[n].dtype)
+                for _, n in order if n not in storage}
+        storage.update(kept)
         pointers = (ctypes.c_void_p * max(len(order), 1))(
             *[storage[n].ctypes.data for _, n in order])
         flags = new_flags()

@@ -562,3 +562,27 @@ def test_partial_and_callable_objects_trace_as_before():
     assert_matches(stax.jit(functools.partial(counted, n=3), strict=False)(np.arange(3)),
                    np.arange(3) + 3)
     assert_matches(stax.jit(Scale())(np.arange(3.0)), np.arange(3.0) * 3)
+
+
+def test_repeated_and_concurrent_calls_reuse_scratch_safely():
+    import threading
+
+    jitted = stax.jit(heat_3d, strict=True)
+    inputs = [(make_array((6, 5, 4), "float64", s), make_array((6, 5, 4), "float64", s + 9))
+              for s in range(4)]
+    wants = [heat_3d(a.copy(), b.copy(), 5) for a, b in inputs]
+    for (a, b), want in zip(inputs, wants, strict=True):
+        assert_matches(jitted(a.copy(), b.copy(), 5), want)
+    got: dict[int, np.ndarray] = {}
+
+    def work(k: int) -> None:
+        for _ in range(5):
+            got[k] = jitted(inputs[k][0].copy(), inputs[k][1].copy(), 5)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(4):
+        assert_matches(got[k], wants[k])
