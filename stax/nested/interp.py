@@ -54,9 +54,7 @@ def _stack(results: list[Any], dummy: Any) -> Any:
 def _zero_row(x: Any) -> Any:
     if isinstance(x, Ragged):
         return np.empty((0, *x.values.shape[1:]), dtype=x.dtype)
-    x = np.asarray(x)
-    return np.zeros(x.shape[1:], dtype=x.dtype)[()] if x.ndim == 1 else \
-        np.zeros(x.shape[1:], dtype=x.dtype)
+    return np.zeros(np.shape(x)[1:], dtype=np.asarray(x).dtype)[()]  # a scalar for 1-D x
 
 
 def map(f: Callable[..., Any], *xs: Any) -> Any:

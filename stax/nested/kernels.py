@@ -6,11 +6,12 @@ Three kernel shapes cover the flat programs:
   `omp parallel for simd`, or, when an expression needs the element's segment, a walk over the
   segments each thread's chunk touches, found by binary search in the segment bounds);
 - `run_segreduce`: a segmented reduction, parallel over *elements* (so one long segment and
-  many short ones balance alike): each thread reduces the segments inside its chunk and keeps
-  at most two partial results (the segments cut by its chunk edges), which one serial pass
-  combines in element order, so non-commutative operators are exact;
-- `run_segscan`: a three-phase segmented scan (local scans, a serial pass over the carries of
-  the threads' chunks, a fix-up of each chunk's leading continuation), inclusive or exclusive.
+  many short ones balance alike): the elements are cut into equal chunks (4 per thread,
+  handed out dynamically); each chunk reduces the segments inside it and keeps at most two
+  partial results (the segments cut by its edges), which one serial pass combines in element
+  order, so non-commutative operators are exact;
+- `run_segscan`: a three-phase segmented scan (local scans per chunk, a serial pass over the
+  chunks' carries, a fix-up of each chunk's leading continuation), inclusive or exclusive.
 
 The element values are expressions (`stax.nested.expr`) evaluated inside the loop, so producers
 such as `iota`, replicated free variables and elementwise arithmetic are fused into the
