@@ -311,6 +311,7 @@ class _Watch:
     """Every tracer whose value is replaced while a body is traced: id -> (tracer, old)."""
 
     active: list[dict[int, tuple[Tracer, Value]]] = []
+    saved: Any = None  # the class's own __setattr__, if it has one
 
     @staticmethod
     def setattr(self: Tracer, name: str, value: Any) -> None:
@@ -319,10 +320,11 @@ class _Watch:
             if old is not None:
                 for seen in _Watch.active:
                     seen.setdefault(id(self), (self, old))
-        object.__setattr__(self, name, value)
+        (_Watch.saved or object.__setattr__)(self, name, value)
 
     def __enter__(self) -> dict[int, tuple[Tracer, Value]]:
         if not _Watch.active:
+            _Watch.saved = Tracer.__dict__.get("__setattr__")
             Tracer.__setattr__ = _Watch.setattr  # type: ignore[assignment]
         seen: dict[int, tuple[Tracer, Value]] = {}
         _Watch.active.append(seen)
@@ -332,7 +334,10 @@ class _Watch:
     def __exit__(self, *exc: Any) -> None:
         _Watch.active.remove(self.seen)
         if not _Watch.active:
-            del Tracer.__setattr__
+            if _Watch.saved is None:
+                del Tracer.__setattr__
+            else:
+                Tracer.__setattr__ = _Watch.saved  # type: ignore[method-assign]
 
 
 def _locals(frame: types.FrameType) -> dict[str, Any]:
