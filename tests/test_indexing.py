@@ -184,3 +184,16 @@ def test_setting_an_element_with_a_sequence_is_numpys_error() -> None:
     with pytest.raises(ValueError), warnings.catch_warnings():
         warnings.simplefilter("ignore", GraphBreakWarning)
         stax.jit(fn)(np.ones(3))
+
+
+def test_in_place_methods_and_attributes() -> None:
+    def fn(x: Any, v: Any) -> Any:
+        y = x.copy()
+        y.sort()
+        x.T.sort(axis=0)  # through a view: x changes
+        w = np.empty(3)
+        w.fill(v.sum())
+        return (y, w, x.argsort(axis=0), x.diagonal(), x.trace(), x.repeat(2),
+                np.sort(v).searchsorted(v[:2]), x * 0 + x.nbytes + x.itemsize, x.real * 1, x.conj())
+
+    check(fn, make_array((3, 3), "float64", seed=12), make_array((4,), "float32", seed=13))

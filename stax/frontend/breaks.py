@@ -330,7 +330,9 @@ def install(tracer: type[Tracer]) -> None:
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
     tracer.__getitem__ = breakable(tracer.__getitem__, operator.getitem)  # type: ignore
     tracer.__setitem__ = breakable(tracer.__setitem__, operator.setitem)  # type: ignore
-    for name in api.METHODS:
+    from stax.frontend.functions import METHODS
+
+    for name in (*api.METHODS, *METHODS):
         setattr(tracer, name, breakable(getattr(tracer, name), getattr(np.ndarray, name)))
     tracer.__getattr__ = _ndarray_attribute  # type: ignore[attr-defined]
     tracer.__str__ = lambda self: str(self.builder.concretize(  # type: ignore[method-assign]

@@ -1175,9 +1175,43 @@ def mask_assign(a: Tracer, index: Any, value: Any) -> bool:
     return True
 
 
+# ---- ndarray methods ----
+
+def _sort_method(self: Tracer, axis: Any = -1, kind: Any = None, order: Any = None, *,
+                 stable: Any = None) -> None:
+    """`x.sort()`: in place, as in NumPy (views write through to their base)."""
+    result = sort(self, axis, kind, order, stable=stable)
+    self.check_fresh()
+    api._rebind(self, result.value)
+
+
+def _fill_method(self: Tracer, value: Any) -> None:
+    if isinstance(value, (Tracer, np.ndarray, list, tuple)) and np.size(value) != 1:
+        raise unsupported("ndarray.fill with an array")
+    self.check_fresh()
+    b = self.builder
+    v = api.to_value(b, value if isinstance(value, Tracer) else np.asarray(value), self.dtype)
+    if v.ndim:
+        v = b.add("reshape", (v,), (), v.dtype, shape=())
+    api._rebind(self, api.broadcast_value(b, v, tuple(self.shape)))
+
+
+# name -> implementation, attached to Tracer (a NotImplementedError there is a graph break)
+METHODS: dict[str, Callable[..., Any]] = {
+    "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
+    "searchsorted": searchsorted, "sort": _sort_method, "fill": _fill_method,
+    "conj": api.copy_, "conjugate": api.copy_,
+}
+
+
 def register(tracer: type[Tracer]) -> None:
     """Add the functions to the NEP 18 dispatch, and `ufunc.outer` to the NEP 13 one."""
     api.FUNCTIONS.update(FUNCTIONS)
+    for name, method in METHODS.items():
+        setattr(tracer, name, method)
+    tracer.nbytes = property(lambda t: t.size * t.dtype.itemsize)  # type: ignore[attr-defined]
+    tracer.itemsize = property(lambda t: t.dtype.itemsize)  # type: ignore[attr-defined]
+    tracer.real = property(lambda t: t)  # type: ignore[attr-defined]  # real dtypes only
     base = tracer.__array_ufunc__  # type: ignore[attr-defined]
 
     def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
