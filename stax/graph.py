@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-# float16 and complex are not supported yet (issue 16 item 3: A1 did the integer dtypes).
+# float16: stored as _Float16, computed as float32 and rounded per op. Complex: not yet.
 SUPPORTED_DTYPES = tuple(
     np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                          "uint64", "float32", "float64")
+                          "uint64", "float16", "float32", "float64")
 )
 
 

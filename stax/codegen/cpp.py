@@ -37,7 +37,8 @@ HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
           "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
-          "uint64": "uint64_t", "float32": "float", "float64": "double"}
+          "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double"}
+HALF = np.dtype(np.float16)  # [A1] g++ 12's _Float16 (x86-64): stored as half, computed as float
 
 
 def ctype(dtype: np.dtype) -> str:
@@ -61,6 +62,8 @@ def const_str(value: object, dtype: np.dtype) -> str:
             return f"std::numeric_limits<{t}>::min()"
         return f"(({t}){v}{'ULL' if dtype.kind == 'u' else 'LL'})"
     f = float(value)  # type: ignore[arg-type]
+    if dtype == HALF:  # std::numeric_limits has no _Float16 in g++ 12
+        return f"((_Float16){const_str(f, np.dtype(np.float32))})"
     if np.isnan(f):
         return f"std::numeric_limits<{t}>::quiet_NaN()"
     if np.isinf(f):
@@ -118,14 +121,32 @@ class ExprPrinter:
             return f"((int64_t)({self.index(e.index)}))"
         assert isinstance(e, Call)
         a = [self.ref(x) for x in e.args]
-        t = ctype(e.args[0].dtype) if e.args else ctype(e.dtype)
         fn = e.fn
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
+        if fn == "cast" and e.dtype == HALF:  # directly: no double rounding through float
+            return (f"({a[0]} ? (_Float16)1 : (_Float16)0)" if e.args[0].dtype.kind == "b"
+                    else f"((_Float16){a[0]})")
+        if fn == "cast" and e.args[0].dtype == HALF and e.dtype == np.uint32:
+            # NumPy converts float16 to uint32 through int64 (nan/inf: 0, with the warning)
+            return f"((uint32_t)stax_cast<int64_t, float>((float){a[0]}, {BAD}))"
+        if e.dtype == HALF or any(x.dtype == HALF for x in e.args):
+            # [A1] float16 is stored as _Float16 and computed as float32, rounded per op (NumPy)
+            a = [f"((float){s})" if x.dtype == HALF else s for s, x in zip(a, e.args, strict=True)]
+            args = tuple(np.dtype(np.float32) if x.dtype == HALF else x.dtype for x in e.args)
+            out = np.dtype(np.float32) if e.dtype == HALF else e.dtype
+            value = self.call(fn, a, args, out, e.args)
+            return f"((_Float16){value})" if e.dtype == HALF else value
+        return self.call(fn, a, tuple(x.dtype for x in e.args), e.dtype, e.args)
+
+    def call(self, fn: str, a: list[str], args: tuple[np.dtype, ...], out: np.dtype,
+             exprs: tuple[Expr, ...]) -> str:
+        """The C++ of op `fn` on operands `a` of dtypes `args`, giving `out`. [A1]"""
+        t = ctype(args[0]) if args else ctype(out)
         if fn == "cast":
-            return f"stax_cast<{ctype(e.dtype)}, {t}>({a[0]}, {BAD})"
-        if fn == "power" and e.dtype.kind == "f":
-            exponent = e.args[1]
+            return f"stax_cast<{ctype(out)}, {t}>({a[0]}, {BAD})"
+        if fn == "power" and out.kind == "f":
+            exponent = exprs[1]
             if isinstance(exponent, Const) and exponent.value in (2.0, 3.0, 4.0):
                 # small integer powers by multiplication (within 2 ulp of pow; the vector pow
                 # takes a slow path for negative bases: 70x slower measured for x ** 3)
@@ -135,8 +156,8 @@ class ExprPrinter:
         except KeyError:
             raise NotImplementedError(
                 f"stax.jit: code generation for np.{fn} is not supported") from None
-        const = ", true" if len(e.args) > 1 and isinstance(e.args[1], Const) else ""
-        return spelling.template(e.args[0].dtype.kind).format(
+        const = ", true" if len(exprs) > 1 and isinstance(exprs[1], Const) else ""
+        return spelling.template(args[0].kind).format(
             a0=a[0], a1=a[1] if len(a) > 1 else "", t=t, f="f" if t == "float" else "",
             bad=BAD, const=const)
 

@@ -280,10 +280,15 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         v = to_value(b, wrap(b, v), np.dtype(bool))
     elif fn in ("sum", "prod") and v.dtype != res_dtype:
         v = to_value(b, wrap(b, v), res_dtype)
+    # [A1] float16 reduces in float32 (exact for max/min/argmax; NumPy's float16 sums and
+    # products accumulate in float too) and rounds the result once
+    acc_dtype = np.dtype(np.float32) if res_dtype == np.float16 else res_dtype
+    if v.dtype == np.float16:
+        v = to_value(b, wrap(b, v), np.dtype(np.float32))
     kept = tuple(1 if i in axes else s for i, s in enumerate(v.shape))
     shape = kept if keepdims else tuple(s for i, s in enumerate(v.shape) if i not in axes)
-    return wrap(b, b.add("reduce", (v,), shape, res_dtype, fn=fn, axes=axes,
-                         keepdims=bool(keepdims)))
+    out = b.add("reduce", (v,), shape, acc_dtype, fn=fn, axes=axes, keepdims=bool(keepdims))
+    return wrap(b, to_value(b, wrap(b, out), res_dtype))
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
