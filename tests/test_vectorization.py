@@ -183,7 +183,11 @@ def test_every_marked_loop_is_vectorized(report: dict[str, list[LoopReport]]) ->
                 if loop.marked and not loop.vectorized]
     total = sum(len(loops) for loops in report.values())
     done = sum(loop.vectorized for loops in report.values() for loop in loops)
-    print(f"\ninnermost loops vectorized: {done}/{total}")
+    print(f"\ninnermost loops vectorized: {done}/{total}; not marked and scalar:")
+    for name, loops in report.items():
+        for loop in loops:
+            if not loop.vectorized:
+                print(f"  {name}: `{loop.code}`: {loop.reason}")
     assert not failures, "\n".join(failures)
 
 
