@@ -52,6 +52,9 @@ static double now() {
 extern "C" void stax_probe(double* out) {
     // fork/join: the median over repetitions of an empty parallel region (a busy machine,
     // where threads wait for a time slice, measures high)
+    // a full team, whatever the load now (OMP_DYNAMIC would measure a team of one)
+    const int dynamic = omp_get_dynamic();
+    omp_set_dynamic(0);
     std::vector<double> times;
     for (int rep = 0; rep < 220; rep += 1) {
         const double t0 = now();
@@ -63,6 +66,7 @@ extern "C" void stax_probe(double* out) {
     }
     std::sort(times.begin(), times.end());
     out[0] = times[times.size() / 2];
+    omp_set_dynamic(dynamic);
     // streaming: y = a*x + b over 4 MiB of float, serial
     const int64_t n = 1 << 20;
     std::vector<float> x(n, 1.0f), y(n);
