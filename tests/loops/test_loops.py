@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import assert_matches, make_array, numpy_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stax
 from stax.loops import LoopError, records
-from tests.conftest import assert_matches, make_array, numpy_call
 
 
 def check(fn, *args, compiled: int, unrolled: int = 0, rtol: float | None = None):
