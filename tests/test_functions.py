@@ -101,6 +101,7 @@ CASES: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     "convolve": (lambda v: (np.convolve(v, v[:3]), np.convolve(v, v[:3], "same"),
                             np.correlate(v, v[:3]), np.convolve(v, np.ones(3) / 3, "valid"),
                             np.convolve(I32[0], I32[1])), (V,)),
+    "histogram_bins_argument": (lambda v, n: np.histogram(v, n), (V, 5)),
     "histogram": (lambda v: (np.histogram(v), np.histogram(v, bins=4, range=(-1, 1)),
                              np.histogram(v, bins=np.array([-2.0, 0, 2]), weights=v),
                              np.histogram(v, 3, density=True)), (V,)),

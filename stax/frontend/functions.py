@@ -930,6 +930,8 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Tracer:
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
               weights: Any = None) -> tuple[Tracer, Tracer]:
+    if isinstance(bins, Tracer) and bins.ndim == 0 and bins.dtype.kind in "iu":
+        bins = operator.index(bins)  # a Python int argument: the trace specializes on it
     if isinstance(bins, str) or isinstance(range, Tracer) or (
             range is not None and builtins.any(isinstance(r, Tracer) for r in range)):
         raise unsupported("np.histogram with bins given by name or a traced range")
