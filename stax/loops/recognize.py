@@ -228,11 +228,28 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
 def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
     glob = dict(fn.__globals__)
     glob["range"] = functools.partial(loop_range, state)
+    glob["max"] = functools.partial(extremum, max, ">")
+    glob["min"] = functools.partial(extremum, min, "<")
     new = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__dict__.update(fn.__dict__)
     new._stax_loops = True  # type: ignore[attr-defined]
     return new
+
+
+def extremum(builtin: Callable[..., Any], compare: str, *args: Any, **kwargs: Any) -> Any:
+    """Builtin `max`/`min` of traced scalars (`t[i] = max(t[i], t[i-1])`), compiled with the
+    builtin's own rule: the first of the winners, compared with `>` (`<`), so NaN placement
+    matches. Only when every operand is a traced scalar of one dtype (the builtin returns one
+    of its operands, so a Python number among them could change the result's type); any
+    other call is the builtin's (a traced operand then breaks, as a Python `if` would)."""
+    if kwargs or len(args) < 2 or not all(isinstance(a, Tracer) and a.ndim == 0
+                                          for a in args) or len({a.dtype for a in args}) > 1:
+        return builtin(*args, **kwargs)
+    best = args[0]
+    for a in args[1:]:
+        best = np.where((a > best) if compare == ">" else (a < best), a, best)
+    return best
 
 
 @functools.lru_cache(maxsize=256)

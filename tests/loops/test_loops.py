@@ -3,6 +3,9 @@ compiled once per loop body, against NumPy running the same function."""
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array, numpy_call
@@ -586,3 +589,38 @@ def test_repeated_and_concurrent_calls_reuse_scratch_safely():
         t.join()
     for k in range(4):
         assert_matches(got[k], wants[k])
+
+
+def _running_max(t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    for i in range(1, t.shape[0]):
+        t[i] = max(t[i], t[i - 1] + s[i])
+    return t
+
+
+def _extrema(a: np.ndarray, b: np.ndarray) -> tuple[Any, ...]:
+    return max(a[0], b[1], a[2]), min(a[1], 3 * b[0]), max(a[0], a[1])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_builtin_max_min_of_traced_scalars_compile(dtype: str) -> None:
+    """Builtin max/min of traced scalars (nussinov's `max(t[i], t[i-1])`) compile with the
+    builtin's rule (first winner by `>`/`<`, so NaN placement matches), without a break."""
+    t, s = make_array((40,), dtype, seed=1), make_array((40,), dtype, seed=2)
+    a = np.array([1, 7, 3], dtype) if dtype == "int32" else np.array([1.0, np.nan, 3.0])
+    b = np.array([4, 2, 5], dtype) if dtype == "int32" else np.array([np.nan, 2.0, 5.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_matches(stax.jit(_running_max)(t.copy(), s), _running_max(t.copy(), s))
+        assert_matches(stax.jit(_extrema)(a, b), _extrema(a, b))
+
+
+def test_builtin_min_with_a_python_number_is_the_builtins() -> None:
+    """`min(x, 1)` may return the Python int itself: left to the builtin (a graph break)."""
+    def f(a: np.ndarray) -> Any:
+        return min(a[2], 1), min(a[0], 5)
+    a = np.array([1, 7, 3], np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = stax.jit(f)(a)
+    want = f(a)
+    assert [type(g) for g in got] == [type(w) for w in want] and got == want
