@@ -900,12 +900,19 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     if any(printer.work_shared for printer in printers):
         # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
         threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
+        # The team takes only the cores the load leaves free (libgomp's dynamic adjustment),
+        # for this region only: the process's setting (PyTorch's oneDNN needs full teams) is
+        # restored after it.
+        lines.append("    const int stax_dynamic = omp_get_dynamic();")
+        lines.append("    omp_set_dynamic(1);")
         lines.append(f"    #pragma omp parallel num_threads({threads})")
     lines.append("    {")
     lines.append(f"        int {BAD} = 0;  // error bits of this thread (stax_raise)")
     lines.extend(body)
     lines.append(f"        if ({BAD}) stax_raise(flags, {BAD});")
     lines.append("    }")
+    if any(printer.work_shared for printer in printers):
+        lines.append("    omp_set_dynamic(stax_dynamic);")
     lines.append("}")
     return "\n".join(lines)
 

@@ -5,8 +5,8 @@ Both numbers come from a one-time probe, compiled and run on first use and cache
 compiled kernels (`parallel.json` in the cache directory): the cost of one `omp parallel`
 region with a barrier (two threads), and the serial time per byte of a streaming loop. On a
 busy machine the fork/join cost measures high, so fewer kernels go parallel. Waiting threads
-sleep, and a region takes only the cores the load leaves free (OMP_WAIT_POLICY, OMP_DYNAMIC
-below; a user's own settings win).
+sleep (OMP_WAIT_POLICY below; a user's own setting wins), and a region takes only the cores
+the load leaves free.
 `STAX_PARALLEL_MIN_NS` fixes the crossover instead (e.g. 0 for tests of parallel code).
 """
 
@@ -27,11 +27,12 @@ from stax.runtime.compiler import cache_dir, compile_source
 # at 256x1024 with 2 threads: 31 ms spinning, 0.20 ms passive (NumPy 0.26-0.5 ms). libgomp
 # reads this once, when it is loaded: stax sets it at import, before any kernel is loaded.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-# ... and a region takes only the cores the load average leaves free (libgomp's dynamic
-# adjustment: P - load, at least 1; one getloadavg per region, and only kernels above the
-# crossover open one). In one benchmark run with torch.compile in the process and the machine
-# at load 8 on 2 cores, softmax 256x1024 took 27 ms without and 0.13 ms with it (NumPy 0.3-0.4).
-os.environ.setdefault("OMP_DYNAMIC", "true")
+# A region takes only the cores the load average leaves free: each parallel region turns on
+# libgomp's dynamic adjustment for itself (P - load, at least 1; codegen's `print_region`),
+# not the process (OMP_DYNAMIC=true made PyTorch's oneDNN convolutions hang in the same
+# process: they assume full teams). In one benchmark run with torch.compile in the process
+# and the machine at load 8 on 2 cores, softmax 256x1024 took 27 ms without and 0.13 ms with
+# it (NumPy 0.3-0.4).
 
 # A region pays when the serial estimate exceeds MARGIN x the fork/join cost: the gain of P
 # threads is at most (1 - 1/P) of the serial time, and imbalance and cache misses eat into it.
