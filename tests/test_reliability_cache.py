@@ -34,6 +34,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Damage a cached object as another process would: a new file under the name. Writing
+    in place would change the pages this process has mapped (a SIGBUS at exit)."""
+    path.unlink()
+    path.write_bytes(data)
+
+
 def _entry(root: Path) -> Path:
     (lib,) = root.glob("stax_*.so")
     return lib
@@ -59,14 +66,14 @@ def test_a_bad_entry_is_rebuilt_never_loaded(cache: Path, damage: str) -> None:
     lib = first.path
     if damage == "truncated":
         data = lib.read_bytes()
-        lib.write_bytes(data[: len(data) // 2])  # would SIGBUS if loaded
+        _replace(lib, data[: len(data) // 2])  # would SIGBUS if loaded
     elif damage == "flipped":
         data = bytearray(lib.read_bytes())
         data[len(data) // 2] ^= 0xFF
-        lib.write_bytes(bytes(data))
+        _replace(lib, bytes(data))
     elif damage == "foreign":  # another program's object and hash copied under this key
         other = compile_source(_source("other", 7), "scalar")
-        lib.write_bytes(other.path.read_bytes())
+        _replace(lib, other.path.read_bytes())
         lib.with_suffix(".sha256").write_bytes(other.path.with_suffix(".sha256").read_bytes())
     elif damage == "no hash":
         lib.with_suffix(".sha256").unlink()
