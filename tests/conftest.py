@@ -89,3 +89,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/tests/unit/" in str(item.path):
             item.add_marker(pytest.mark.fast)
+
+
+@pytest.fixture(autouse=True)
+def _reset_dynamo(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Dynamo's caches are cleared after each torch test (each compiles its own models). Kept
+    here: a conftest.py in tests/torch would be a second module named `conftest`."""
+    yield
+    if "/tests/torch/" in str(request.node.path):
+        import torch
+
+        torch._dynamo.reset()

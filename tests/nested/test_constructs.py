@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_matches
+from conftest import assert_matches, make_array
 
 import stax
 import stax.nested as sn
@@ -223,7 +223,6 @@ def test_explain() -> None:
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "int64", "float32", "float64"])
 def test_dtypes_and_ufuncs(dtype: str) -> None:
-    from conftest import make_array
     values = make_array((23,), dtype, seed=3)
     x = sn.Ragged(values, [4, 0, 7, 1, 0, 11])
     check(lambda r: sn.map(lambda row: (row.sum(), sn.length(row), row.cumsum()), r), x)
