@@ -232,9 +232,22 @@ def _root(space: Space) -> Space:
     return space
 
 
-class Scalar:
-    """One value per iteration of `space` (None: an operator argument being traced)."""
+class Traced:
+    """NumPy's ufuncs and functions on traced scalars and rows (NEP 13/18) build expressions."""
+
     __array_priority__ = 1000
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
+        if method != "__call__" or kw:
+            return NotImplemented
+        return apply_ufunc(ufunc, *inputs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return array_function(func, args, kwargs)
+
+
+class Scalar(Traced):
+    """One value per iteration of `space` (None: an operator argument being traced)."""
 
     def __init__(self, space: Space | None, expr: Expr) -> None:
         self.space = space
@@ -255,14 +268,6 @@ class Scalar:
 
     def __index__(self) -> int:
         raise TypeError("stax.nested: a traced value cannot be used as a Python int")
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
-        if method != "__call__" or kw:
-            return NotImplemented
-        return apply_ufunc(ufunc, *inputs)
-
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return array_function(func, args, kwargs)
 
     def astype(self, dtype: Any) -> Scalar:
         return Scalar(self.space, cast_to(self.expr, np.dtype(dtype)))
@@ -290,9 +295,8 @@ _OPERATORS = {
 }
 
 
-class Row:
+class Row(Traced):
     """One array per iteration of `space.parent`: its elements live in `space`."""
-    __array_priority__ = 1000
 
     def __init__(self, space: Space, elem: Scalar | Row) -> None:
         self.space = space
@@ -328,14 +332,6 @@ class Row:
 
     def __bool__(self) -> bool:
         raise TypeError("stax.nested: a traced array has no truth value")
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kw: Any) -> Any:
-        if method != "__call__" or kw:
-            return NotImplemented
-        return apply_ufunc(ufunc, *inputs)
-
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return array_function(func, args, kwargs)
 
     def astype(self, dtype: Any) -> Row:
         return Row(self.space, self.elem.astype(dtype))
