@@ -289,6 +289,18 @@ def _vectors(op: Operator, names: Sequence[str], size: str) -> str:
                     for t, p in zip(op.dtypes, names, strict=True))
 
 
+def _segmented_source(layout: Layout, op: Operator, outs: Sequence[np.ndarray],
+                      elems: Sequence[Expr]) -> tuple[_Source, str, list[int], list[str]]:
+    """A segmented kernel's arrays: the layout's, outputs `o0, o1, ...`, the element inputs;
+    with the layout macro, its parameters and the neutral element's C++."""
+    src = _Source()
+    macro, params = _layout_source(src, layout)
+    for j, o in enumerate(outs):
+        src.add(o, f"o{j}", const=False)
+    src.add_inputs(elems)
+    return src, macro, params, [emit(c, src.names) for c in op.ne]
+
+
 def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
                   summary: str) -> list[np.ndarray]:
     """Reduce each segment of `layout`: one result per segment and component (ne if empty)."""
@@ -296,12 +308,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     outs = [np.empty(layout.k, dtype=t) for t in op.dtypes]
     if layout.k == 0:
         return outs
-    src = _Source()
-    macro, params = _layout_source(src, layout)
-    for j, o in enumerate(outs):
-        src.add(o, f"o{j}", const=False)
-    src.add_inputs(elems)
-    ne = [emit(c, src.names) for c in op.ne]
+    src, macro, params, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
     vector = op.omp and not any(guarded_load(e) for e in elems)
     simd = f"        #pragma omp simd reduction({op.omp}:acc0)\n" if vector else ""
@@ -352,12 +359,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
     outs = list(outs)
     if layout.n == 0:
         return outs
-    src = _Source()
-    macro, params = _layout_source(src, layout)
-    for j, o in enumerate(outs):
-        src.add(o, f"o{j}", const=False)
-    src.add_inputs(elems)
-    ne = [emit(c, src.names) for c in op.ne]
+    src, macro, params, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
     store = " ".join(f"o{j}[i] = acc{j};" for j in range(m))
     step = _combine(op, acc, x, acc, src.names)
