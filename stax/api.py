@@ -13,7 +13,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +24,8 @@ from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, 
 from stax.frontend.functions import creating
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
+from stax.ir.program import contiguous_strides
+from stax.ir.sym import ShapeEnv
 from stax.lower import Lowered, lower
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
@@ -34,7 +36,42 @@ from stax.tiling.plan import thread_count
 install_methods()
 
 OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None,
-           "strict": False}
+           "strict": False, "dynamic": None}
+
+
+class CacheInfo(NamedTuple):
+    """`f.cache_info()`: calls, programs compiled (specialized and generic), and how many of
+    them are generic (each serves every shape of its class whose guards hold)."""
+
+    calls: int
+    compiles: int
+    generic: int
+
+
+def _shape_class(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What a generic program is specialized on (issue 11): per argument its kind, rank,
+    dtype and which dimensions are 0 or 1 (sizes >= 2 are symbols); None when an array
+    argument is not C-contiguous (strided layouts are specialized)."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous:
+                return None
+            out.append(("array", a.dtype, tuple(d if d < 2 else -1 for d in a.shape)))
+        else:
+            out.append(_arg_signature(a))
+    return tuple(out)
+
+
+def _symbol_values(args: tuple[Any, ...]) -> dict[str, int]:
+    """The symbols a generic trace of `args` would give (in the order `trace` creates them)."""
+    values: dict[str, int] = {}
+    for a in args:
+        if isinstance(a, np.ndarray):
+            for d in a.shape:
+                if d > 1:
+                    values[f"s{len(values)}"] = d
+    return values
 
 
 def _refuse_subclass(a: np.ndarray) -> None:
@@ -123,6 +160,7 @@ class Traced:
     # OverflowError when the value does not fit): (position, dtype).
     narrowed_ints: tuple[tuple[int, np.dtype], ...] = ()
     static: frozenset[int] = frozenset()  # scalar arguments the trace used as Python values
+    env: ShapeEnv | None = None  # a shape-generic trace's symbols and guards (issue 11)
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -140,17 +178,22 @@ class Traced:
                         "are not supported (pass a copy)")
 
 
-def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None = None
-          ) -> Traced:
+def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None = None,
+          env: ShapeEnv | None = None) -> Traced:
+    """Trace `fn` on `args`; with `env`, every array dimension other than 0 and 1 is a
+    symbol of `env` (a shape-generic trace, issue 11)."""
     if builder is None and not getattr(fn, "_stax_loops", False):  # H (issue 10): loops
         from stax.loops import trace_with_loops  # compiled once per body (stax.loops)
 
-        return trace_with_loops(trace, fn, args)
+        return trace_with_loops(functools.partial(trace, env=env), fn, args)
     builder = Builder() if builder is None else builder  # a SegmentBuilder runs breaks (A2)
     tracers: list[Any] = []
     for i, a in enumerate(args):
         arr = _as_array(a)
-        value = builder.input(arr.shape, arr.dtype)
+        shape: tuple[Any, ...] = arr.shape
+        if env is not None and isinstance(a, np.ndarray):
+            shape = tuple(env.symbol(d) if d > 1 else d for d in shape)
+        value = builder.input(shape, arr.dtype)
         weak = isinstance(a, (int, float)) and not isinstance(a, (bool, np.generic))
         scalar = not isinstance(a, np.ndarray)
         tracers.append(Tracer(builder, value, weak=weak,
@@ -165,7 +208,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
     graph = builder.graph(outputs)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
-                  frozenset(builder.static))
+                  frozenset(builder.static), env)
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
@@ -234,7 +277,9 @@ class Compilation:
 def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, Any]
                    ) -> Compilation:
     start = time.perf_counter()
-    strides = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
+    strides: list[tuple[Any, ...]] = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
+    if traced.env is not None:  # generic: C-contiguous inputs of symbolic shape (issue 11)
+        strides = [contiguous_strides(v.shape) for v in traced.graph.inputs]
     n_ops = len(traced.graph.ops)  # G: a progress bar on a terminal for large programs
     with progress(f"stax: compiling {n_ops} ops", 3, when=n_ops >= PROGRESS_MIN_OPS) as bar:
         graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
@@ -262,6 +307,12 @@ class Jitted:
     variants: dict[Any, Jitted] = field(default_factory=dict)  # by non-array arguments
     # Per signature with breaks: [calls, segments compiled after the first call] (A2).
     segment_counts: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
+    # [issue 11] shape-generic programs by shape class; classes seen once (dynamic=None
+    # compiles a generic program on the second shape); classes that stay specialized, why.
+    generic: dict[tuple[Any, ...], list[Compilation]] = field(default_factory=dict)
+    seen: set[tuple[Any, ...]] = field(default_factory=set)
+    not_generic: dict[tuple[Any, ...], str] = field(default_factory=dict)
+    counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # calls, compiles, generic
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -277,6 +328,9 @@ class Jitted:
         self.cache.clear()
         self.breaks.clear()
         self.variants.clear()
+        self.generic.clear()
+        self.seen.clear()
+        self.not_generic.clear()
 
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(_arg_signature(a) + ((type(a), a),) if i in self.static
@@ -285,18 +339,60 @@ class Jitted:
     def compile(self, *args: Any) -> Compilation:
         hit = self.cache.get(self.key(args))
         if hit is None:
-            try:
-                traced = trace(self.fn, args)
-            except GraphBreak as e:  # strict=True keeps the plain error (A2)
-                if self.options["strict"]:
-                    raise e.error from None
-                raise
-            hit = compile_traced(traced, [_as_array(a) for a in args], self.options)
-            self.static |= hit.traced.static
-            self.cache[self.key(args)] = hit
+            hit = self._generic(args) or self._compile(args, None)
+            self.cache[self.key(args)] = hit  # the key again: the trace may add static args
         return hit
 
+    def _compile(self, args: tuple[Any, ...], env: ShapeEnv | None) -> Compilation:
+        try:
+            traced = trace(self.fn, args, env=env)
+        except GraphBreak as e:  # strict=True keeps the plain error (A2)
+            if self.options["strict"]:
+                raise e.error from None
+            raise
+        comp = compile_traced(traced, [_as_array(a) for a in args], self.options)
+        self.static |= comp.traced.static
+        self.counts[1] += 1
+        return comp
+
+    def _generic(self, args: tuple[Any, ...]) -> Compilation | None:
+        """[issue 11] A shape-generic program for `args`: one already compiled whose guards
+        hold for these sizes, or a new one (`dynamic=True`, or `None` once the shape class has
+        been seen with another shape); None means compile for this shape only."""
+        dynamic = self.options["dynamic"]
+        shapes = _shape_class(args) if dynamic is not False and not self.options["pool"] \
+            else None
+        if shapes is None:
+            return None
+        cls = (shapes, tuple((i, type(args[i]), args[i]) for i in sorted(self.static)))
+        if cls in self.not_generic or not (dynamic or cls in self.seen):
+            self.seen.add(cls)
+            return None
+        values = _symbol_values(args)
+        for comp in self.generic.get(cls, ()):
+            assert comp.traced.env is not None
+            if comp.traced.env.check(values):
+                return comp
+        try:
+            comp = self._compile(args, ShapeEnv())
+        except (Exception, GraphBreak) as e:  # noqa: BLE001 - sizes left specialized
+            self.not_generic[cls] = f"{type(e).__name__}: {e}"
+            return None
+        env = comp.traced.env
+        assert env is not None
+        if env.fully_specialized:  # every size pinned: nothing generic about it
+            self.not_generic[cls] = "every size was needed as a Python int"
+        else:
+            self.generic.setdefault(cls, []).append(comp)
+            self.counts[2] += 1
+        return comp
+
+    def cache_info(self) -> CacheInfo:
+        """Calls, programs compiled, and how many of those are shape-generic (issue 11)."""
+        return CacheInfo(self.counts[0], self.counts[1], self.counts[2])
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.counts[0] += 1
         if not kwargs and not self.static:  # [C, issue 9] the warm path: arrays and scalars
             key = _fast_key(args)
             hit = self.cache.get(key) if key is not None else None
@@ -347,12 +443,19 @@ def clear_caches() -> None:
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """Compile a NumPy function: `@stax.jit` or `stax.jit(fn, fuse=False, isa="avx2")`."""
+    """Compile a NumPy function: `@stax.jit` or `stax.jit(fn, fuse=False, isa="avx2")`.
+
+    `dynamic`: None (default) compiles for the first call's shapes, then one shape-generic
+    program for the function's later shapes of the same ranks, dtypes and 0/1 dimensions
+    (C-contiguous arrays); True is generic from the first call; False specializes always."""
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise TypeError(f"stax.jit: unknown option(s) {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(OPTIONS)})")
     opts = OPTIONS | options
+    if opts["dynamic"] not in (None, True, False):
+        raise ValueError(f"stax.jit: dynamic must be None, True or False, got "
+                         f"{opts['dynamic']!r}")
     if fn is None:
         return lambda f: Jitted(f, opts)
     if not callable(fn):

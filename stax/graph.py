@@ -6,6 +6,7 @@ Everything here is immutable; a transformation builds a new Graph.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ class Shaped:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # a symbolic size stays symbolic (stax.ir.sym)
 
     @property
     def nbytes(self) -> int:

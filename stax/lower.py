@@ -223,6 +223,9 @@ class _Lowering:
         if kind == "const":
             c = Const(op.attr("value"), out.dtype)
             return Lazy(out.shape, out.dtype, lambda idx, r: c)
+        if kind == "size":  # a symbolic size used as a value: known at launch (issue 11)
+            size = IndexValue(Index((), op.attr("size")))
+            return Lazy(out.shape, out.dtype, lambda idx, r: size)
         if kind == "constant_array":
             data = op.attr("data").array
             buf = Buffer(f"const{len(self.buffers)}", out.shape, contiguous_strides(out.shape),

@@ -31,6 +31,7 @@ from stax.ir.expr import (
 from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
+from stax.tiling.threads import parallel_pays
 
 HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
     "// STAX_FLAG_ENUM", flag_enum_cpp() + "\n//", 1)  # [A1] the enum from stax.ops.FLAGS
@@ -879,7 +880,7 @@ def _flat_r(node: Node) -> Index:
 
 
 def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, Buffer],
-                 aliased: set[str]) -> str:
+                 aliased: set[str], symbols: Sequence[str] = ()) -> str:
     """Adjacent kernels in one C++ function and one OpenMP parallel region (seed 000 §8.5),
     saving the region's entry and exit per kernel; implicit barriers after each work-shared
     loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
@@ -893,10 +894,14 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         t = ctype(buffers[buf].dtype)
         restrict = "" if buf in aliased else " __restrict__"
         params.append(f"{t}*{restrict} {buf}" if buf in written else f"const {t}*{restrict} {buf}")
+    if symbols:  # a generic program: the sizes of this call (issue 11)
+        params.append("const int64_t* __restrict__ stax_sizes")
     lines = [f"// {name}: {', '.join(p.name for p in plans)}",
              f"extern \"C\" void {name}({', '.join([*params, 'int32_t* flags'])}) {{"]
+    lines += [f"    const int64_t {s} = stax_sizes[{k}];" for k, s in enumerate(symbols)]
     for printer in printers:
         lines.extend(printer.prologue)
+    launch = [plan.launch_work for plan in plans if plan.launch_work is not None]
     if any(printer.work_shared for printer in printers):
         # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
         threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
@@ -905,7 +910,8 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         # restored after it.
         lines.append("    const int stax_dynamic = omp_get_dynamic();")
         lines.append("    omp_set_dynamic(1);")
-        lines.append(f"    #pragma omp parallel num_threads({threads})")
+        pays = f" if({' || '.join(map(parallel_pays, launch))})" if launch else ""
+        lines.append(f"    #pragma omp parallel num_threads({threads}){pays}")
     lines.append("    {")
     lines.append(f"        int {BAD} = 0;  // error bits of this thread (stax_raise)")
     lines.extend(body)
@@ -925,8 +931,8 @@ def region_params(plans: Sequence[KernelPlan]) -> list[str]:
 
 
 def print_module(regions: Sequence[tuple[str, Sequence[KernelPlan], set[str]]],
-                 buffers: Mapping[str, Buffer]) -> str:
+                 buffers: Mapping[str, Buffer], symbols: Sequence[str] = ()) -> str:
     parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
     for name, plans, aliased in regions:
-        parts.append(print_region(name, plans, buffers, aliased))
+        parts.append(print_region(name, plans, buffers, aliased, symbols))
     return "\n\n".join(parts) + "\n"

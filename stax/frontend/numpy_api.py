@@ -7,6 +7,7 @@ promotion is NumPy's by construction. Shapes broadcast with `np.broadcast_shapes
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,6 +18,8 @@ from numpy.exceptions import AxisError
 from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
+from stax.ir.sym import Sym, as_size, slice_indices
+from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
 
 # ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
 UFUNCS = ops.ufunc_names()
@@ -51,6 +54,8 @@ def dtype_spec(x: Any) -> np.dtype | type:
         return np.dtype(bool)
     if isinstance(x, (int, float)):
         return type(x)
+    if isinstance(x, Sym):  # a symbolic size used as a value (issue 11): a Python int
+        return int
     if isinstance(x, complex):
         raise TypeError("stax.jit: complex numbers are not supported")
     raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
@@ -61,6 +66,8 @@ def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
     if isinstance(x, Tracer):
         x.check_fresh()
         value = x.value
+    elif isinstance(x, Sym):  # a symbolic size used as a value, known at launch (issue 11)
+        value = b.add("size", (), (), np.dtype(np.int64), size=x)
     elif isinstance(x, (bool, int, float)) and dtype is not None:
         # A weak Python scalar: converted exactly as NumPy would (OverflowError if it can't).
         return b.add("const", (), (), dtype, value=np.asarray(x, dtype=dtype).item())
@@ -96,15 +103,14 @@ def wrap(b: Builder, value: Value) -> Tracer:
 def broadcast_value(b: Builder, value: Value, shape: tuple[int, ...]) -> Value:
     if value.shape == shape:
         return value
-    np.broadcast_shapes(value.shape, shape)  # raises NumPy's ValueError
-    if np.broadcast_shapes(value.shape, shape) != shape:
+    if sym_broadcast_shapes(value.shape, shape) != shape:  # raises NumPy's ValueError
         raise ValueError(f"cannot broadcast shape {value.shape} to {shape}")
     return b.add("broadcast", (value,), shape, value.dtype, shape=shape)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return sym_broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError("operands could not be broadcast together with shapes "
                          + " ".join(str(s).replace(" ", "") for s in shapes)) from None
@@ -270,7 +276,7 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         kwargs["dtype"] = check_dtype(np.dtype(dtype), f"np.{fn}'s dtype")
     res_dtype = check_dtype(np.asarray(getattr(np, fn)(sample, **kwargs)).dtype,
                             f"np.{fn}'s result")
-    count = int(np.prod([v.shape[i] for i in axes], dtype=np.int64))
+    count = math.prod(v.shape[i] for i in axes)
     if count == 0 and fn in ("max", "min", "argmax", "argmin"):
         raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
     if fn in ("argmax", "argmin") and axis is None and v.ndim > 1:
@@ -354,7 +360,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 def _mean_count_dtype(a: Any, axis: Any, dtype: Any) -> tuple[int, np.dtype]:
     v = a.value if isinstance(a, Tracer) else np.asarray(a)
     axes = normalize_axes(axis, len(v.shape))
-    count = int(np.prod([v.shape[i] for i in axes], dtype=np.int64))
+    count = math.prod(v.shape[i] for i in axes)
     if dtype is not None:
         return count, np.dtype(dtype)
     return count, np.dtype(np.float64) if v.dtype.kind in "biu" else v.dtype
@@ -460,23 +466,27 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
     size = a.size if isinstance(a, Tracer) else np.size(a)
-    new = _resolve_shape(tuple(int(s) for s in shape), size, a.shape)
+    new = _resolve_shape(tuple(as_size(s) for s in shape), size, a.shape)
     if new == tuple(a.shape):
         return a if isinstance(a, Tracer) else _view(a, "reshape", new, shape=new)
     return _view(a, "reshape", new, shape=new)
 
 
 def _resolve_shape(shape: tuple[int, ...], size: int, old: tuple[int, ...]) -> tuple[int, ...]:
-    if shape.count(-1) > 1:
+    if builtins.sum(map(_unknown, shape)) > 1:
         raise ValueError("can only specify one unknown dimension")
-    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
-    if -1 in shape:
+    known = math.prod(s for s in shape if not _unknown(s))
+    if builtins.any(map(_unknown, shape)):
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-        shape = tuple(size // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != size or builtins.any(s < 0 for s in shape):
+        shape = tuple(size // known if _unknown(s) else s for s in shape)
+    if math.prod(shape) != size or builtins.any(s < 0 for s in shape):
         raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     return shape
+
+
+def _unknown(s: Any) -> bool:
+    return isinstance(s, int) and s == -1
 
 
 def ravel(a: Any, order: str = "C") -> Tracer:
@@ -553,12 +563,11 @@ def _basic_index(a: Tracer, items: list[Any]) -> tuple[Tracer, list[int]]:
         if _is_int(it):
             k = int(it)
             _check_int_index(k, n, dim)
-            starts.append(k % n)
+            starts.append(k + n if k < 0 else k)
             steps.append(1)
             sizes.append(1)
         elif isinstance(it, slice):
-            start, stop, step = it.indices(n)
-            count = len(range(start, stop, step))
+            start, _, step, count = slice_indices(it, n)
             starts.append(start if count else 0)
             steps.append(step)
             sizes.append(count)
@@ -694,8 +703,7 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
             steps.append(1)
             sel_shape.append(1)
         else:
-            start, stop, step = it.indices(n)
-            count = len(range(start, stop, step))
+            start, _, step, count = slice_indices(it, n)
             starts.append(start)
             steps.append(step)
             sel_shape.append(count)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
+from stax.ir.sym import is_sym
 
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
@@ -52,7 +53,8 @@ class Builder:
     static: set[int] = field(default_factory=set)
 
     def new_value(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
-        value = Value(self.next_id, tuple(int(s) for s in shape), np.dtype(dtype))
+        value = Value(self.next_id, tuple(s if is_sym(s) else int(s) for s in shape),
+                      np.dtype(dtype))
         self.next_id += 1
         return value
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from stax.ir.sym import Sym
+
 Ranges = Mapping[str, int]
 
 
@@ -111,10 +113,10 @@ class Index(_Cached):
             acc[atom] = acc.get(atom, 0) + coef
         const += _recombine(acc)
         items = sorted(((a, c) for a, c in acc.items() if c != 0), key=lambda t: _atom_key(t[0]))
-        return Index(tuple(items), int(const))
+        return Index(tuple(items), const if isinstance(const, Sym) else int(const))
 
     def __add__(self, other: Index | int) -> Index:
-        if isinstance(other, int):
+        if isinstance(other, (int, Sym)):
             return Index(self.terms, self.const + other)
         return Index.of(list(self.terms) + list(other.terms), self.const + other.const)
 

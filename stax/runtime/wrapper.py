@@ -25,6 +25,7 @@ import numpy as np
 
 from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
+from stax.ir.sym import env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled, compile_source
@@ -107,9 +108,10 @@ class Frame:
 
     def intermediate(self, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         arr = self.scratch.get(name)
-        if arr is None:
+        if arr is None or arr.shape != shape:  # a generic program's sizes change per call
+            old = 0 if arr is None else arr.nbytes
             arr = self.scratch[name] = np.empty(shape, dtype)
-            self.storage.charge(arr.nbytes)
+            self.storage.charge(arr.nbytes - old)
         return arr
 
     def pooled(self, offset: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -127,14 +129,21 @@ class Frame:
         refers to it (every view the caller kept holds a reference to its base), so reused
         memory is already mapped."""
         bases = self.outputs.setdefault(name, [])
-        for base in bases:
-            # referenced by the list, the loop variable and getrefcount's argument only
+        stale = -1  # a free base of another shape (a generic program's earlier call)
+        for k in range(len(bases)):  # (enumerate's tuple would hold one more reference)
+            base = bases[k]
+            # referenced by the list, the local and getrefcount's argument only
             if sys.getrefcount(base) == 3:
-                return base.view()
+                if base.shape == shape:
+                    return base.view()
+                stale = k
         base = np.empty(shape, dtype)
         if len(bases) < self.OUTPUT_DEPTH:
             bases.append(base)
             self.storage.charge(base.nbytes)
+        elif stale >= 0:
+            self.storage.charge(base.nbytes - bases[stale].nbytes)
+            bases[stale] = base
         return base.view()
 
 
@@ -264,12 +273,14 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
             vectorize=vectorize, local=local, form=form)
     regions = _regions(schedule, plan_of)
     buffers = schedule.program.buffer_map
-    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
+    env = env_of(b.shape for b in buffers.values())
+    symbols = tuple(env.hints) if env is not None else ()
+    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers, symbols)
     library = compile_source(cpp, isa) if regions else None
     storage = Storage(schedule.memory.pool.size if schedule.memory.pool is not None else 0)
-    lines, env = _wrapper_lines(schedule, regions, library)
+    lines, names = _wrapper_lines(schedule, regions, library, symbols)
     source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = dict(env, storage=storage)
+    namespace: dict[str, Any] = dict(names, storage=storage)
     exec(compile(source, "<stax wrapper>", "exec"), namespace)  # noqa: S102 - generated code
     call = namespace["call"]
     if library is not None:  # unloaded when the wrapper (holding its functions) is gone
@@ -318,8 +329,8 @@ def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Regi
     return regions
 
 
-def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
-                   library: Compiled | None) -> tuple[list[str], dict[str, Any]]:
+def _wrapper_lines(schedule: Schedule, regions: Sequence[Region], library: Compiled | None,
+                   symbols: Sequence[str] = ()) -> tuple[list[str], dict[str, Any]]:
     program = schedule.program
     memory = schedule.memory
     buffers = program.buffer_map
@@ -330,10 +341,22 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     if ins:
         lines.append(f"    {', '.join(ins)}{',' if len(ins) == 1 else ''} = args")
     lines.append("    args.clear()")
+    bound: set[str] = set()
     for name in ins:
         b = buffers[name]
         env[f"dtype_{name}"] = b.dtype
-        shape, strides = b.shape, _byte_strides(b)
+        if symbols:  # generic: bind each symbol from the first input dimension it names
+            for k, d in enumerate(b.shape):
+                if is_sym(d) and py_expr(d) in symbols and py_expr(d) not in bound:
+                    bound.add(py_expr(d))
+                    lines.append(f"    {py_expr(d)} = {name}.shape[{k}]")
+    if symbols:
+        env["sizes_array"] = np.array
+        lines.append(f"    stax_sizes = sizes_array(({', '.join(symbols)},), dtype='int64')")
+        assert bound == set(symbols), "every symbol is an input dimension"
+    for name in ins:
+        b = buffers[name]
+        shape, strides = py_shape(b.shape), py_shape(_byte_strides(b))
         lines.append(f"    if {name}.shape != {shape} or {name}.strides != {strides} or "
                      f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
         lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r})")
@@ -361,17 +384,17 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
             env[f"dtype_{out.name}"] = out.dtype
             r = reused.get(out.name)
             if pool is not None and out.name in pool.offsets:
-                lines.append(f"    {out.name} = fr.pooled({pool.offsets[out.name]}, {out.shape}, "
-                             f"dtype_{out.name})")
+                lines.append(f"    {out.name} = fr.pooled({pool.offsets[out.name]}, "
+                             f"{py_shape(out.shape)}, dtype_{out.name})")
             elif r is not None:
-                lines.append(f"    {out.name} = {r.old}.reshape({out.shape})"
+                lines.append(f"    {out.name} = {r.old}.reshape({py_shape(out.shape)})"
                              f"  # reuse: {r.reason}")
                 pending.append(r.old)
             elif out.kind == "intermediate":
-                lines.append(f"    {out.name} = fr.intermediate({out.name!r}, {out.shape}, "
-                             f"dtype_{out.name})")
+                lines.append(f"    {out.name} = fr.intermediate({out.name!r}, "
+                             f"{py_shape(out.shape)}, dtype_{out.name})")
             else:
-                lines.append(f"    {out.name} = fr.output({out.name!r}, {out.shape}, "
+                lines.append(f"    {out.name} = fr.output({out.name!r}, {py_shape(out.shape)}, "
                              f"dtype_{out.name})")
         node = group.members[0].node
         region = region_of.get(group.name)
@@ -388,7 +411,7 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
         else:
             assert region is not None and library is not None
             fn = getattr(library.library, region.name)
-            params = region_params(region.plans)
+            params = region_params(region.plans) + (["stax_sizes"] if symbols else [])
             fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
             fn.restype = None
             env[region.name] = fn
@@ -412,7 +435,8 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region],
     lines.append("        check_flags(fr.flags)")
     outs = []
     for name, shape in zip(program.outputs, program.output_shapes, strict=True):
-        outs.append(name if buffers[name].shape == shape else f"{name}.reshape({shape})")
+        outs.append(name if buffers[name].shape == shape
+                    else f"{name}.reshape({py_shape(shape)})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     lines[body_start:] = ["    " + line for line in lines[body_start:]]
     lines += ["    finally:", "        storage.exit()"]

@@ -25,6 +25,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
+from stax.ir.sym import Sym, hint, is_sym
 from stax.ops import ELEMENTWISE  # [A1]
 from stax.tiling.threads import worth_parallel
 
@@ -69,6 +70,9 @@ class KernelPlan:
     decisions: tuple[PlanDecision, ...]  # why: merges, parallel depth, form
     local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
     outer_block: int = 0  # outputs per block, in the outer-reduction form
+    # A generic kernel's (bytes moved, math calls), symbolic: whether its region opens a
+    # parallel team is decided at launch from them (issue 11).
+    launch_work: tuple[Sym | int, Sym | int] | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -297,13 +301,18 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         notes += [PlanDecision("merge_axes", node.name, len(node.ranges), text)
                   for text in merge_notes]
         shared_depth = len(node.ranges)
-    outer = nodes[0].ranges[:shared_depth]
-    work = 1
-    for r in outer:
-        work *= r
-    work *= max(max((n.numel // max(_prod(outer), 1)) * max(n.rnumel, 1) for n in nodes), 1)
+    # Loop structure is decided on the traced sizes (`hint`: a symbolic size's value on the
+    # traced call, recording no guard): any choice is correct for every size (issue 11).
+    outer = tuple(map(hint, nodes[0].ranges[:shared_depth]))
+    work = _prod(outer) * max(max(hint(n.numel) // max(_prod(outer), 1) * max(hint(n.rnumel), 1)
+                                  for n in nodes), 1)
+    launch_work = None
     if threads > 1:
-        pays, why_threads = worth_parallel(*kernel_work(nodes))
+        moved, calls = kernel_work(nodes)
+        pays, why_threads = worth_parallel(hint(moved), hint(calls))
+        if is_sym(moved):  # a generic kernel: the same estimate, evaluated at launch
+            launch_work = (moved, calls)
+            pays, why_threads = True, "decided at launch: " + why_threads
         if not pays:
             threads = 1
         notes.append(PlanDecision("threads", name, threads,
@@ -315,15 +324,15 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     block = 0
     if form == "tiled":
         shared_depth = len(nodes[0].ranges) - 2
-        outer = nodes[0].ranges[:shared_depth]
+        outer = outer[:shared_depth]
         depth = parallel_depth(outer, threads, total=work)
         block = TILE_ROWS
     if form == "outer-reduction":
         shared_depth = len(nodes[0].ranges) - 1
-        outer = nodes[0].ranges[:shared_depth]
+        outer = outer[:shared_depth]
         depth = parallel_depth(outer, threads, total=work)
         # wide blocks read whole pages per row; enough blocks to give every thread work
-        extent = nodes[0].ranges[-1]
+        extent = hint(nodes[0].ranges[-1])
         block = max(16, min(MAX_OUTER_BLOCK, -(-extent // (2 * threads))))
         block = -(-block // 16) * 16
         why += f"; blocks of {block} outputs"
@@ -332,7 +341,7 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         f"P={threads} (Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})"))
     notes.append(PlanDecision("form", name, form, f"form: {form} ({why})"))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
-                      tuple(local.items()), block)
+                      tuple(local.items()), block, launch_work)
 
 
 def kernel_work(nodes: Sequence[Node]) -> tuple[int, int]:
@@ -370,8 +379,8 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
             f"contiguous: reduce a block of adjacent outputs at once with vector loads{fused}")
     if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
             len(node.ranges) >= 2 and \
-            node.body is not None and node.ranges[-2] >= TILE_ROWS and \
-            node.ranges[-1] >= TILE_ROWS:
+            node.body is not None and hint(node.ranges[-2]) >= TILE_ROWS and \
+            hint(node.ranges[-1]) >= TILE_ROWS:
         inner, outer = f"x{len(node.ranges) - 1}", f"x{len(node.ranges) - 2}"
         accesses = [ld.index for ld in walk(node.body) if isinstance(ld, Load)]
         accesses.append(node.out_index)

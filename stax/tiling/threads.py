@@ -15,9 +15,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import math
 import os
 from dataclasses import dataclass
 
+from stax.ir.sym import Sym, c_expr
 from stax.runtime.compiler import cache_dir, compile_source
 
 # Threads that wait at a barrier sleep instead of spinning (unless the user chose a policy).
@@ -125,3 +127,11 @@ def worth_parallel(bytes_moved: int, transcendentals: int) -> tuple[bool, str]:
     return verdict, (f"estimated {estimate:.0f} ns serial ({bytes_moved} bytes, "
                      f"{transcendentals} math calls) {'>=' if verdict else '<'} "
                      f"{MARGIN:g} x {c.fork_ns:.0f} ns to open a parallel region (probed)")
+
+
+def parallel_pays(work: tuple[Sym | int, Sym | int]) -> str:
+    """`worth_parallel` as a C condition on the sizes at launch (a generic kernel, issue 11)."""
+    moved, calls = work
+    c = crossover()
+    return (f"{c_expr(moved)} + {TRANSCENDENTAL_BYTES}LL*{c_expr(calls)} >= "
+            f"{math.ceil(c.min_ns / c.byte_ns)}LL")
