@@ -103,8 +103,8 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
         return ("float",)
     if isinstance(a, np.generic):
         return ("scalar", a.dtype.str)
-    if isinstance(a, complex):
-        raise TypeError("stax.jit: complex arguments are not supported")
+    if isinstance(a, complex):  # [E16]
+        return ("complex",)
     if isinstance(a, (list, tuple)):
         raise TypeError(f"stax.jit: arguments must be NumPy arrays or scalars, got a "
                         f"{type(a).__name__} (convert it with np.asarray first)")
@@ -145,6 +145,8 @@ def _as_array(a: Any) -> np.ndarray:
             raise OverflowError(f"stax.jit: Python int {a} does not fit in int64") from None
     if isinstance(a, float):
         return np.asarray(a, dtype=np.float64)
+    if isinstance(a, complex):  # [E16]
+        return np.asarray(a, dtype=np.complex128)
     arr = np.asarray(a)
     check_dtype(arr.dtype, "an argument")
     return arr
@@ -194,7 +196,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         if env is not None and isinstance(a, np.ndarray):
             shape = tuple(env.symbol(d) if d > 1 else d for d in shape)
         value = builder.input(shape, arr.dtype)
-        weak = isinstance(a, (int, float)) and not isinstance(a, (bool, np.generic))
+        weak = isinstance(a, (int, float, complex)) and not isinstance(a, (bool, np.generic))
         scalar = not isinstance(a, np.ndarray)
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))

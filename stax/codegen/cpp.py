@@ -30,6 +30,7 @@ from stax.ir.expr import (
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
+from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
 from stax.tiling.threads import parallel_pays
 
@@ -38,7 +39,8 @@ HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
           "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
-          "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double"}
+          "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double",
+          "complex64": "stax_complex64", "complex128": "stax_complex128"}  # [E16] the header's
 HALF = np.dtype(np.float16)  # [A1] g++ 12's _Float16 (x86-64): stored as half, computed as float
 
 
@@ -62,6 +64,9 @@ def const_str(value: object, dtype: np.dtype) -> str:
         if dtype.kind == "i" and v == np.iinfo(dtype).min:
             return f"std::numeric_limits<{t}>::min()"
         return f"(({t}){v}{'ULL' if dtype.kind == 'u' else 'LL'})"
+    if dtype.kind == "c":  # [E16] (re, im), each spelled as its real dtype
+        z, part_dtype = complex(value), np.dtype(f"f{dtype.itemsize // 2}")  # type: ignore[arg-type]
+        return f"{t}({const_str(z.real, part_dtype)}, {const_str(z.imag, part_dtype)})"
     f = float(value)  # type: ignore[arg-type]
     if dtype == HALF:  # std::numeric_limits has no _Float16 in g++ 12
         return f"((_Float16){const_str(f, np.dtype(np.float32))})"
@@ -125,6 +130,8 @@ class ExprPrinter:
         fn = e.fn
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
+        if fn == "cast" and e.dtype == HALF and e.args[0].dtype.kind == "c":  # [E16] real part
+            return f"((_Float16){a[0]}.re)"
         if fn == "cast" and e.dtype == HALF:  # directly: no double rounding through float
             return (f"({a[0]} ? (_Float16)1 : (_Float16)0)" if e.args[0].dtype.kind == "b"
                     else f"((_Float16){a[0]})")
@@ -152,6 +159,9 @@ class ExprPrinter:
                 # small integer powers by multiplication (within 2 ulp of pow; the vector pow
                 # takes a slow path for negative bases: 70x slower measured for x ** 3)
                 return "(" + " * ".join([a[0]] * int(exponent.value)) + ")"
+        complex_part = complex_part_of(fn)  # [E16] z.real / z.imag
+        if complex_part is not None:
+            return complex_part.cpp.format(a0=a[0])
         try:
             spelling: Cpp = by_name(fn).cpp  # [A1] the op table's C++ spelling
         except KeyError:

@@ -2,6 +2,7 @@
 // Compiled with -fwrapv, so signed integer overflow wraps as in NumPy.
 #include <cmath>
 #include <cstdint>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -141,8 +142,196 @@ static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
     return ok ? j : 0;  // an address inside the array, so the load stays safe
 }
 
+// ---- complex64 / complex128 [E16, issue 16] ----------------------------------------------
+// NumPy's complex numbers: (re, im) laid out as NumPy stores them. Arithmetic is NumPy's own
+// (its umath loops and npy_math): the plain product (no C99 Annex G recovery of inf from nan),
+// Smith's division, lexicographic order (maximum, <); exp/log/sqrt/trigonometric functions
+// go through std::complex to glibc's cexp/clog/csqrt/..., which NumPy calls on Linux; exp2,
+// expm1, log2, log10, log1p and small integer powers are NumPy's formulas. A struct, not
+// std::complex: std::complex's * and / call __muldc3/__divdc3 (C99 Annex G: other results
+// than NumPy's for inf/nan, and a library call per element that keeps loops scalar).
+template <typename T> struct stax_complex {
+    T re, im;
+    stax_complex() = default;
+    constexpr stax_complex(T r, T i) : re(r), im(i) {}
+    template <typename U, typename = std::enable_if_t<std::is_arithmetic_v<U>>>
+    constexpr stax_complex(U r) : re((T)r), im((T)0) {}  // a real value: imaginary part 0
+    template <typename U> explicit constexpr stax_complex(stax_complex<U> z)
+        : re((T)z.re), im((T)z.im) {}
+    explicit constexpr operator bool() const { return (re != 0) | (im != 0); }  // nonzero
+    friend stax_complex operator+(stax_complex a, stax_complex b) {
+        return {a.re + b.re, a.im + b.im};
+    }
+    friend stax_complex operator-(stax_complex a, stax_complex b) {
+        return {a.re - b.re, a.im - b.im};
+    }
+    friend stax_complex operator-(stax_complex a) { return {-a.re, -a.im}; }
+    friend stax_complex operator*(stax_complex a, stax_complex b) {
+        return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    }
+    friend stax_complex operator/(stax_complex a, stax_complex b) {  // NumPy: Smith's method
+        // every division unconditional, then selects: the loop stays vectorizable
+        const T abr = std::fabs(b.re), abi = std::fabs(b.im);
+        const bool by_re = abr >= abi;
+        const T num = by_re ? b.im : b.re, den = by_re ? b.re : b.im;
+        const T rat = num / den;
+        const T scl = (T)1 / (den + num * rat);
+        const T re_by_re = (a.re + a.im * rat) * scl, re_by_im = (a.re * rat + a.im) * scl;
+        const T im_by_re = (a.im - a.re * rat) * scl, im_by_im = (a.im * rat - a.re) * scl;
+        const T re = by_re ? re_by_re : re_by_im, im = by_re ? im_by_re : im_by_im;
+        const T zre = a.re / abr, zim = a.im / abi;
+        const bool zero = (abr == 0) & (abi == 0);  // NumPy: a complex inf or nan
+        return {zero ? zre : re, zero ? zim : im};
+    }
+    friend bool operator==(stax_complex a, stax_complex b) {
+        return (a.re == b.re) & (a.im == b.im);
+    }
+    friend bool operator!=(stax_complex a, stax_complex b) {
+        return (a.re != b.re) | (a.im != b.im);
+    }
+    // NumPy's CLT/CLE: by real part, then imaginary part; a NaN compares false
+    friend bool operator<(stax_complex a, stax_complex b) {
+        return ((a.re < b.re) & (a.im == a.im) & (b.im == b.im)) |
+               ((a.re == b.re) & (a.im < b.im));
+    }
+    friend bool operator<=(stax_complex a, stax_complex b) {
+        return ((a.re < b.re) & (a.im == a.im) & (b.im == b.im)) |
+               ((a.re == b.re) & (a.im <= b.im));
+    }
+    friend bool operator>(stax_complex a, stax_complex b) { return b < a; }
+    friend bool operator>=(stax_complex a, stax_complex b) { return b <= a; }
+};
+typedef stax_complex<float> stax_complex64;
+typedef stax_complex<double> stax_complex128;
+template <typename T> constexpr bool stax_is_complex_v = false;
+template <typename T> constexpr bool stax_is_complex_v<stax_complex<T>> = true;
+#pragma omp declare reduction(+ : stax_complex64 : omp_out = omp_out + omp_in) \
+    initializer(omp_priv = stax_complex64(0.0f, 0.0f))
+#pragma omp declare reduction(+ : stax_complex128 : omp_out = omp_out + omp_in) \
+    initializer(omp_priv = stax_complex128(0.0, 0.0))
+#pragma omp declare reduction(* : stax_complex64 : omp_out = omp_out * omp_in) \
+    initializer(omp_priv = stax_complex64(1.0f, 0.0f))
+#pragma omp declare reduction(* : stax_complex128 : omp_out = omp_out * omp_in) \
+    initializer(omp_priv = stax_complex128(1.0, 0.0))
+
+template <typename T> static inline T stax_cabs(stax_complex<T> z) {  // npy_cabs: hypot
+    return std::hypot(z.re, z.im);
+}
+template <typename T> static inline bool stax_cisnan(stax_complex<T> z) {
+    return std::isnan(z.re) | std::isnan(z.im);
+}
+template <typename T> static inline bool stax_cisinf(stax_complex<T> z) {
+    return std::isinf(z.re) | std::isinf(z.im);
+}
+template <typename T> static inline bool stax_cisfinite(stax_complex<T> z) {
+    return std::isfinite(z.re) & std::isfinite(z.im);
+}
+template <typename T> static inline stax_complex<T> stax_conj(stax_complex<T> z) {
+    return {z.re, -z.im};
+}
+template <typename T> static inline stax_complex<T> stax_crint(stax_complex<T> z) {
+    return {std::nearbyint(z.re), std::nearbyint(z.im)};
+}
+template <typename T> static inline stax_complex<T> stax_creciprocal(stax_complex<T> z) {
+    const bool by_re = std::fabs(z.im) <= std::fabs(z.re);  // NumPy's C@TYPE@_reciprocal
+    const T r = by_re ? z.im / z.re : z.re / z.im;
+    const T d = by_re ? z.re + z.im * r : z.re * r + z.im;
+    return by_re ? stax_complex<T>{(T)1 / d, -r / d} : stax_complex<T>{r / d, (T)-1 / d};
+}
+template <typename T> static inline stax_complex<T> stax_csign(stax_complex<T> z) {
+    // NumPy 2: z / |z|; 0 at 0; an infinite part gives its unit (both infinite: nan)
+    const T a = std::hypot(z.re, z.im);
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    if (std::isnan(a)) return {nan, nan};
+    if (std::isinf(a)) {
+        if (std::isinf(z.re)) {
+            if (std::isinf(z.im)) return {nan, nan};
+            return {z.re > 0 ? (T)1 : (T)-1, (T)0};
+        }
+        return {(T)0, z.im > 0 ? (T)1 : (T)-1};
+    }
+    if (a == 0) return {(T)0, (T)0};
+    return {z.re / a, z.im / a};
+}
+// np.maximum/np.minimum (a NaN part in the first operand, then the second, propagates) and
+// np.fmax/np.fmin (a NaN is ignored), lexicographic as NumPy's complex loops
+template <typename T> static inline stax_complex<T> stax_cmaximum(stax_complex<T> a,
+                                                                  stax_complex<T> b) {
+    return (std::isnan(a.re) | std::isnan(a.im) | (a >= b)) ? a : b;
+}
+template <typename T> static inline stax_complex<T> stax_cminimum(stax_complex<T> a,
+                                                                  stax_complex<T> b) {
+    return (std::isnan(a.re) | std::isnan(a.im) | (a <= b)) ? a : b;
+}
+template <typename T> static inline stax_complex<T> stax_cfmax(stax_complex<T> a,
+                                                               stax_complex<T> b) {
+    return (std::isnan(b.re) | std::isnan(b.im) | (a >= b)) ? a : b;
+}
+template <typename T> static inline stax_complex<T> stax_cfmin(stax_complex<T> a,
+                                                               stax_complex<T> b) {
+    return (std::isnan(b.re) | std::isnan(b.im) | (a <= b)) ? a : b;
+}
+// glibc's complex functions through std::complex (libstdc++ calls __builtin_cexp etc.)
+#define STAX_CMATH(name) \
+    template <typename T> static inline stax_complex<T> stax_c##name(stax_complex<T> z) { \
+        const std::complex<T> w = std::name(std::complex<T>(z.re, z.im)); \
+        return {w.real(), w.imag()}; \
+    }
+STAX_CMATH(exp) STAX_CMATH(log) STAX_CMATH(sqrt) STAX_CMATH(sin) STAX_CMATH(cos) STAX_CMATH(tan)
+STAX_CMATH(asin) STAX_CMATH(acos) STAX_CMATH(atan) STAX_CMATH(sinh) STAX_CMATH(cosh)
+STAX_CMATH(tanh) STAX_CMATH(asinh) STAX_CMATH(acosh) STAX_CMATH(atanh)
+#undef STAX_CMATH
+template <typename T> static inline stax_complex<T> stax_cexp2(stax_complex<T> z) {
+    return stax_cexp(stax_complex<T>{z.re * (T)M_LN2, z.im * (T)M_LN2});  // nc_exp2
+}
+template <typename T> static inline stax_complex<T> stax_clog2(stax_complex<T> z) {
+    const stax_complex<T> l = stax_clog(z);
+    return {l.re * (T)M_LOG2E, l.im * (T)M_LOG2E};
+}
+template <typename T> static inline stax_complex<T> stax_clog10(stax_complex<T> z) {
+    const stax_complex<T> l = stax_clog(z);
+    return {l.re * (T)M_LOG10E, l.im * (T)M_LOG10E};
+}
+template <typename T> static inline stax_complex<T> stax_cexpm1(stax_complex<T> z) {
+    const T a = std::sin(z.im / 2);  // nc_expm1
+    return {std::expm1(z.re) * std::cos(z.im) - 2 * a * a, std::exp(z.re) * std::sin(z.im)};
+}
+template <typename T> static inline stax_complex<T> stax_clog1p(stax_complex<T> z) {
+    const T l = std::hypot(z.re + 1, z.im);  // nc_log1p
+    return {std::log(l), std::atan2(z.im, z.re + 1)};
+}
+template <typename T> static inline stax_complex<T> stax_cpow(stax_complex<T> a,
+                                                              stax_complex<T> b) {
+    // npy_cpow: b == 0 -> 1; a == 0 -> 0 or nan; integral b in (-100, 100) by products
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    if ((b.re == 0) & (b.im == 0)) return {(T)1, (T)0};
+    if ((a.re == 0) & (a.im == 0)) return b.re > 0 ? stax_complex<T>{0, 0}
+                                                   : stax_complex<T>{nan, nan};
+    if ((b.im == 0) & (b.re > -100) & (b.re < 100) && (T)(int64_t)b.re == b.re) {
+        int64_t n = (int64_t)b.re;
+        if (n == 1) return a;
+        if (n == 2) return a * a;
+        if (n == 3) return a * (a * a);
+        n = n < 0 ? -n : n;
+        stax_complex<T> aa{(T)1, (T)0}, p = a;
+        for (int64_t mask = 1;; mask <<= 1) {
+            if (n & mask) aa = aa * p;
+            if (n < (mask << 1)) break;
+            p = p * p;
+        }
+        return b.re < 0 ? stax_complex<T>{(T)1, (T)0} / aa : aa;
+    }
+    const std::complex<T> w = std::pow(std::complex<T>(a.re, a.im),
+                                       std::complex<T>(b.re, b.im));
+    return {w.real(), w.imag()};
+}
+
 template <typename To, typename From> static inline To stax_cast(From x, int& bad) {
-    if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (stax_is_complex_v<From> && !stax_is_complex_v<To>) {
+        // [E16] NumPy: nonzero for bool, else the real part (a ComplexWarning, in Python)
+        if constexpr (std::is_same_v<To, bool>) return (bool)x;
+        else return stax_cast<To>(x.re, bad);
+    } else if constexpr (std::is_same_v<To, bool>) {
         return x != 0;
     } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
         // NumPy (x86) for nan/inf/out-of-range, with a warning; selects only, no UB. [A1]

@@ -462,9 +462,8 @@ def _rebuild(structure: Any, arrays: tuple[Any, ...]) -> Any:
 
 
 def is_plain(a: Any) -> bool:
-    """An argument `stax.jit` compiles for directly: an array or a real scalar."""
-    return isinstance(a, (np.ndarray, np.generic, bool, int, float)) and \
-        not isinstance(a, (complex, np.complexfloating))
+    """An argument `stax.jit` compiles for directly: an array or a scalar (complex too)."""
+    return isinstance(a, (np.ndarray, np.generic, bool, int, float, complex))
 
 
 def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -1202,7 +1202,8 @@ def _fill_method(self: Tracer, value: Any) -> None:
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
     "searchsorted": searchsorted, "sort": _sort_method, "fill": _fill_method,
-    "conj": api.copy_, "conjugate": api.copy_,
+    "conj": lambda a: api.apply_ufunc("conjugate", a),  # [E16] a copy for real dtypes
+    "conjugate": lambda a: api.apply_ufunc("conjugate", a),
 }
 
 
@@ -1213,7 +1214,8 @@ def register(tracer: type[Tracer]) -> None:
         setattr(tracer, name, method)
     tracer.nbytes = property(lambda t: t.size * t.dtype.itemsize)  # type: ignore[attr-defined]
     tracer.itemsize = property(lambda t: t.dtype.itemsize)  # type: ignore[attr-defined]
-    tracer.real = property(lambda t: t)  # type: ignore[attr-defined]  # real dtypes only
+    tracer.real = property(api.real)  # type: ignore[attr-defined]  # [E16]
+    tracer.imag = property(api.imag)  # type: ignore[attr-defined]
     base = tracer.__array_ufunc__  # type: ignore[attr-defined]
 
     def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,

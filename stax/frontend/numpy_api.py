@@ -9,11 +9,12 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.exceptions import AxisError
+from numpy.exceptions import AxisError, ComplexWarning
 
 from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
@@ -46,18 +47,16 @@ def dtype_spec(x: Any) -> np.dtype | type:
     """What `resolve_dtypes` should see: a dtype, or a Python type for weak scalars."""
     if isinstance(x, Tracer):
         if x.weak and x.dtype.kind != "b":  # a Python bool is not weak: it is np.bool
-            return {"i": int, "f": float}[x.dtype.kind]
+            return {"i": int, "f": float, "c": complex}[x.dtype.kind]
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
         return check_dtype(x.dtype, "a constant")
     if isinstance(x, bool):
         return np.dtype(bool)
-    if isinstance(x, (int, float)):
+    if isinstance(x, (int, float, complex)):  # [E16] a Python complex is weak too (NEP 50)
         return type(x)
     if isinstance(x, Sym):  # a symbolic size used as a value (issue 11): a Python int
         return int
-    if isinstance(x, complex):
-        raise TypeError("stax.jit: complex numbers are not supported")
     raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
 
 
@@ -68,7 +67,7 @@ def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
         value = x.value
     elif isinstance(x, Sym):  # a symbolic size used as a value, known at launch (issue 11)
         value = b.add("size", (), (), np.dtype(np.int64), size=x)
-    elif isinstance(x, (bool, int, float)) and dtype is not None:
+    elif isinstance(x, (bool, int, float, complex)) and dtype is not None:
         # A weak Python scalar: converted exactly as NumPy would (OverflowError if it can't).
         return b.add("const", (), (), dtype, value=np.asarray(x, dtype=dtype).item())
     else:
@@ -144,8 +143,8 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
         return wrap(b, values[0])
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
     weak = not function and builtins.all(
-        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float)) for a in args)
-    return Tracer(b, out, weak=weak and out.dtype.kind in "bif" and not isinstance(
+        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex)) for a in args)
+    return Tracer(b, out, weak=weak and out.dtype.kind in "bifc" and not isinstance(
         args[0], np.generic), concrete=_concrete_result(ufunc, args))
 
 
@@ -172,7 +171,7 @@ def power_operator(a: Tracer, b: Any) -> Tracer:
     path (2 -> square, 0.5 -> sqrt, -1 -> reciprocal), which `np.power` itself does not."""
     fast = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
     if isinstance(b, (int, float)) and not isinstance(b, bool) and b in fast and \
-            a.dtype.kind == "f" and not a.weak:
+            a.dtype.kind in "fc" and not a.weak:  # [E16] complex too, as NumPy
         return apply_ufunc(fast[b], a)
     return apply_ufunc("power", a, b)
 
@@ -224,6 +223,9 @@ def astype(a: Tracer, dtype: Any, copy: bool = True, **kw: Any) -> Tracer:
         raise unsupported(f"astype with {', '.join(kw)}")
     dtype = check_dtype(np.dtype(dtype), "astype's target")
     b = a.builder
+    if a.dtype.kind == "c" and dtype.kind not in "bc":  # [E16] NumPy's warning (at trace)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      ComplexWarning, stacklevel=2)
     if dtype == a.dtype:
         return copy_(a) if copy else a
     return wrap(b, b.add("cast", (to_value(b, a),), a.shape, dtype, dtype=dtype))
@@ -276,6 +278,8 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         kwargs["dtype"] = check_dtype(np.dtype(dtype), f"np.{fn}'s dtype")
     res_dtype = check_dtype(np.asarray(getattr(np, fn)(sample, **kwargs)).dtype,
                             f"np.{fn}'s result")
+    if v.dtype.kind == "c" and fn in ("max", "min", "argmax", "argmin"):  # [E16]
+        raise unsupported(f"np.{fn} of complex values (NumPy's lexicographic order)")
     count = math.prod(v.shape[i] for i in axes)
     if count == 0 and fn in ("max", "min", "argmax", "argmin"):
         raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
@@ -373,6 +377,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     count, _ = _mean_count_dtype(a, axis, dtype)
     centered = apply_ufunc("subtract", a, mean(a, axis, dtype, keepdims=True))
     squared = apply_ufunc("multiply", centered, centered)
+    if centered.dtype.kind == "c":  # [E16] NumPy: (x * conj(x)).real, a real variance
+        squared = real(apply_ufunc("multiply", centered, apply_ufunc("conjugate", centered)))
     total = _reduce("sum", squared, axis, dtype, None, keepdims)
     return apply_ufunc("true_divide", total, builtins.max(count - ddof, 0))
 
@@ -733,6 +739,8 @@ def _rebind(a: Tracer, new: Value) -> None:
         elif kind == "transpose":
             inverse = tuple(int(k) for k in np.argsort(attrs["perm"]))
             value = b.add("transpose", (value,), parent.value.shape, value.dtype, perm=inverse)
+        elif kind == "elementwise":  # [E16] z.real / z.imag of a complex array
+            raise unsupported("assignment into .real or .imag of a complex array")
         else:  # a broadcast view: NumPy's broadcast_to returns a read-only array
             raise ValueError("assignment destination is read-only")
         parent.value = value
@@ -956,7 +964,50 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.round: _round, np.around: _round, np.full_like: full_like, np.zeros_like: zeros_like,
     np.ones_like: ones_like, np.empty_like: zeros_like,
     np.shape: lambda a: tuple(a.shape), np.ndim: lambda a: a.ndim, np.size: lambda a: a.size,
+    np.real: lambda a: real(a), np.imag: lambda a: imag(a), np.angle: lambda z, deg=False:
+    angle(z, deg),
 }
+
+
+# ---- complex parts [E16] -------------------------------------------------------------------
+
+def real(a: Any) -> Tracer:
+    """`z.real` / `np.real(z)`: for a complex array a view of the real parts (reading only:
+    an assignment into it is refused); a real array is its own real part."""
+    b = find_builder((a,))
+    v = to_value(b, a)
+    if v.dtype.kind != "c":
+        return a if isinstance(a, Tracer) else wrap(b, v)
+    return _complex_part("real", a, v)
+
+
+def imag(a: Any) -> Tracer:
+    """`z.imag` / `np.imag(z)`: the imaginary parts (zeros for a real array, as NumPy)."""
+    b = find_builder((a,))
+    v = to_value(b, a)
+    if v.dtype.kind != "c":
+        zero = b.add("const", (), (), v.dtype, value=v.dtype.type(0).item())
+        return wrap(b, broadcast_value(b, zero, v.shape))
+    return _complex_part("imag", a, v)
+
+
+def _complex_part(fn: str, a: Any, v: Value) -> Tracer:
+    b = find_builder((a,))
+    dtype = np.dtype(f"f{v.dtype.itemsize // 2}")
+    out = b.add("elementwise", (v,), v.shape, dtype, fn=fn)
+    if not isinstance(a, Tracer):
+        return wrap(b, out)
+    return Tracer(b, out, parent=a, view=("elementwise", {"fn": fn}))
+
+
+def angle(z: Any, deg: bool = False) -> Tracer:
+    """`np.angle`: NumPy's arctan2(imag, real) (a real array: arctan2(0, x), 0 weak)."""
+    b = find_builder((z,))
+    complex_ = to_value(b, z).dtype.kind == "c"
+    result = apply_ufunc("arctan2", imag(z) if complex_ else 0, real(z), function=True)
+    if deg:
+        result = inplace(result, apply_ufunc("multiply", result, 180 / np.pi))
+    return result
 
 
 def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any,

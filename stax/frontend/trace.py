@@ -21,7 +21,7 @@ from stax.ir.sym import is_sym
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
     dtype = np.dtype(dtype)
-    if dtype.kind in "cOSUVMm":
+    if dtype.kind in "OSUVMm":  # complex64/128 are supported; clongdouble is not [E16]
         raise TypeError(f"stax.jit: {what} has dtype {dtype}, which is not supported "
                         f"(supported: {', '.join(d.name for d in SUPPORTED_DTYPES)})")
     if dtype not in SUPPORTED_DTYPES:

@@ -12,12 +12,14 @@ from stax.ops.table import (
     ANY_FLAG,
     ELEMENTWISE,
     FLAGS,
+    PARTS,
     REDUCTIONS,
     SCANS,
     Cpp,
     Domain,
     Elementwise,
     Flag,
+    Part,
     Reduction,
     Scan,
     by_name,
@@ -25,12 +27,13 @@ from stax.ops.table import (
     flag_enum_cpp,
     flag_index,
     flag_messages,
+    part,
     ufunc_names,
 )
 
 __all__ = [
-    "ANY_FLAG", "ELEMENTWISE", "FLAGS", "REDUCTIONS", "SCANS", "Cpp", "Domain",
+    "ANY_FLAG", "ELEMENTWISE", "FLAGS", "PARTS", "REDUCTIONS", "SCANS", "Cpp", "Domain",
     "Elementwise",
-    "Flag", "Reduction", "Scan", "by_name", "by_ufunc", "flag_enum_cpp", "flag_index",
-    "flag_messages", "ufunc_names",
+    "Flag", "Part", "Reduction", "Scan", "by_name", "by_ufunc", "flag_enum_cpp", "flag_index",
+    "flag_messages", "part", "ufunc_names",
 ]

@@ -66,16 +66,23 @@ def flag_messages() -> tuple[tuple[type[Exception], str], ...]:
 @dataclass(frozen=True)
 class Cpp:
     """The C++ spelling of an op: a template per operand kind (`float`: float32/float64; `int`:
-    signed and unsigned integers; `bool`), over {a0} {a1} (operands), {t} (C++ type of the first
-    operand), {f} (`f` for float32: the C float functions), {bad} (the kernel's flag variable)
-    and {const} (`, true` when the second operand is a constant: a divisor g++ can strength-
-    reduce). A kind left None uses the previous one (bool -> int -> float)."""
+    signed and unsigned integers; `bool`; `complex`: complex64/complex128, the runtime
+    header's `stax_complex`, given exactly when NumPy has a complex loop [E16]), over {a0}
+    {a1} (operands), {t} (C++ type of the first operand), {f} (`f` for float32: the C float
+    functions), {bad} (the kernel's flag variable) and {const} (`, true` when the second
+    operand is a constant: a divisor g++ can strength-reduce). A real kind left None uses
+    the previous one (bool -> int -> float); complex never falls back."""
 
     float: str
     int: str | None = None
     bool: str | None = None
+    complex: str | None = None
 
     def template(self, kind: str) -> str:
+        if kind == "c":
+            if self.complex is None:
+                raise NotImplementedError("stax.jit: no complex spelling for this op")
+            return self.complex
         if kind == "b" and self.bool is not None:
             return self.bool
         if kind in "biu" and self.int is not None:
@@ -124,15 +131,24 @@ class Elementwise:
         return int(self.ufunc.nin)
 
 
-def _infix(op: str, bool_form: str | None = None) -> Cpp:
-    return Cpp(f"({{a0}} {op} {{a1}})", bool=bool_form)
+def _every(form: str) -> Cpp:
+    """One spelling for every operand kind, complex included (its operators are NumPy's)."""
+    return Cpp(form, complex=form)
+
+
+def _infix(op: str, bool_form: str | None = None, complex_form: bool = False) -> Cpp:
+    form = f"({{a0}} {op} {{a1}})"
+    return Cpp(form, bool=bool_form, complex=form if complex_form else None)
 
 
 def _math(fn: str, domain: Domain = WIDE, cost: Cost = "transcendental",
-          decomposition: str | None = None, name: str | None = None) -> Elementwise:
-    """A C math function (float32: the `f` variant, libmvec's vector version where declared)."""
+          decomposition: str | None = None, name: str | None = None,
+          complex_fn: str | None = None) -> Elementwise:
+    """A C math function (float32: the `f` variant, libmvec's vector version where declared);
+    `complex_fn`: the runtime header's complex version (`stax_c<name>`). [E16]"""
     args = "{a0}, {a1}" if getattr(np, name or fn).nin == 2 else "{a0}"
-    return Elementwise(name or fn, getattr(np, name or fn), Cpp(f"{fn}{{f}}({args})"), cost,
+    cpp = Cpp(f"{fn}{{f}}({args})", complex=f"{complex_fn}({args})" if complex_fn else None)
+    return Elementwise(name or fn, getattr(np, name or fn), cpp, cost,
                        domain=domain, decomposition=decomposition)
 
 
@@ -140,10 +156,11 @@ _T = TRANSCENDENTAL_TOL
 
 ELEMENTWISE: tuple[Elementwise, ...] = (
     # arithmetic
-    Elementwise("add", np.add, _infix("+", "({a0} || {a1})")),
-    Elementwise("subtract", np.subtract, _infix("-")),
-    Elementwise("multiply", np.multiply, _infix("*", "({a0} && {a1})")),
-    Elementwise("true_divide", np.true_divide, _infix("/"), "costly", aliases=("divide",),
+    Elementwise("add", np.add, _infix("+", "({a0} || {a1})", True)),
+    Elementwise("subtract", np.subtract, _infix("-", complex_form=True)),
+    Elementwise("multiply", np.multiply, _infix("*", "({a0} && {a1})", True)),
+    Elementwise("true_divide", np.true_divide, _infix("/", complex_form=True), "costly",
+                aliases=("divide",),
                 domain=Domain(rtol=(1e-6, 1e-15))),
     Elementwise("floor_divide", np.floor_divide,
                 Cpp("stax_floordiv<{t}{const}>({a0}, {a1}, {bad})"), "costly",
@@ -151,38 +168,49 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("remainder", np.remainder, Cpp("stax_remainder<{t}{const}>({a0}, {a1}, {bad})"),
                 "costly", flags=("DIV_ZERO_REMAINDER",), aliases=("mod",),
                 decomposition="subtract(x, multiply(floor_divide(x, y), y))"),
-    Elementwise("power", np.power, Cpp("pow{f}({a0}, {a1})", "stax_power<{t}>({a0}, {a1}, {bad})"),
+    Elementwise("power", np.power, Cpp("pow{f}({a0}, {a1})", "stax_power<{t}>({a0}, {a1}, {bad})",
+                                       complex="stax_cpow({a0}, {a1})"),
                 "transcendental", flags=("NEGATIVE_INT_POWER",),
                 domain=Domain(0.0, 4.0, rtol=_T, int_low=0, int_high=5),
                 decomposition="exp(multiply(y, log(x)))"),
-    Elementwise("negative", np.negative, Cpp("stax_neg<{t}>({a0})"),
+    Elementwise("negative", np.negative, Cpp("stax_neg<{t}>({a0})", complex="(-{a0})"),
                 decomposition="subtract(0, x)"),
-    Elementwise("positive", np.positive, Cpp("{a0}")),
-    Elementwise("absolute", np.absolute, Cpp("stax_abs<{t}>({a0})"), aliases=("abs",),
+    Elementwise("positive", np.positive, _every("{a0}")),
+    Elementwise("absolute", np.absolute, Cpp("stax_abs<{t}>({a0})", complex="stax_cabs({a0})"),
+                aliases=("abs",),
                 decomposition="where(less(x, 0), negative(x), x)"),
-    Elementwise("square", np.square, Cpp("({a0} * {a0})"), decomposition="multiply(x, x)"),
+    Elementwise("square", np.square, _every("({a0} * {a0})"),
+                decomposition="multiply(x, x)"),
     Elementwise("reciprocal", np.reciprocal, Cpp("(({t})1 / {a0})", "stax_reciprocal<{t}>({a0}, "
-                                                 "{bad})"), "costly",
+                                                 "{bad})", complex="stax_creciprocal({a0})"),
+                "costly",
                 flags=("DIV_ZERO_RECIPROCAL", "INVALID_RECIPROCAL"),
                 decomposition="true_divide(1, x)"),
-    Elementwise("sign", np.sign, Cpp("stax_sign<{t}>({a0})")),
+    Elementwise("sign", np.sign, Cpp("stax_sign<{t}>({a0})", complex="stax_csign({a0})")),
+    # [E16] complex conjugate (a copy for real dtypes, as NumPy)
+    Elementwise("conjugate", np.conjugate, Cpp("{a0}", complex="stax_conj({a0})"),
+                aliases=("conj",)),
     # comparisons
     # (a signed and an unsigned operand compare exactly, as NumPy's uint64/int64 loops)
-    Elementwise("equal", np.equal, Cpp("stax_equal({a0}, {a1})")),
-    Elementwise("not_equal", np.not_equal, Cpp("(!stax_equal({a0}, {a1}))")),
-    Elementwise("less", np.less, Cpp("stax_less({a0}, {a1})")),
-    Elementwise("less_equal", np.less_equal, Cpp("stax_less_equal({a0}, {a1})")),
-    Elementwise("greater", np.greater, Cpp("stax_less({a1}, {a0})")),
-    Elementwise("greater_equal", np.greater_equal, Cpp("stax_less_equal({a1}, {a0})")),
-    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})")),
-    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})")),
-    Elementwise("fmax", np.fmax, Cpp("stax_fmax<{t}>({a0}, {a1})")),
-    Elementwise("fmin", np.fmin, Cpp("stax_fmin<{t}>({a0}, {a1})")),
+    Elementwise("equal", np.equal, _every("stax_equal({a0}, {a1})")),
+    Elementwise("not_equal", np.not_equal, _every("(!stax_equal({a0}, {a1}))")),
+    Elementwise("less", np.less, _every("stax_less({a0}, {a1})")),
+    Elementwise("less_equal", np.less_equal, _every("stax_less_equal({a0}, {a1})")),
+    Elementwise("greater", np.greater, _every("stax_less({a1}, {a0})")),
+    Elementwise("greater_equal", np.greater_equal, _every("stax_less_equal({a1}, {a0})")),
+    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})",
+                                          complex="stax_cmaximum({a0}, {a1})")),
+    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})",
+                                          complex="stax_cminimum({a0}, {a1})")),
+    Elementwise("fmax", np.fmax, Cpp("stax_fmax<{t}>({a0}, {a1})",
+                                          complex="stax_cfmax({a0}, {a1})")),
+    Elementwise("fmin", np.fmin, Cpp("stax_fmin<{t}>({a0}, {a1})",
+                                          complex="stax_cfmin({a0}, {a1})")),
     # logic and bits
-    Elementwise("logical_and", np.logical_and, Cpp("((bool){a0} && (bool){a1})")),
-    Elementwise("logical_or", np.logical_or, Cpp("((bool){a0} || (bool){a1})")),
-    Elementwise("logical_xor", np.logical_xor, Cpp("((bool){a0} != (bool){a1})")),
-    Elementwise("logical_not", np.logical_not, Cpp("(!(bool){a0})")),
+    Elementwise("logical_and", np.logical_and, _every("((bool){a0} && (bool){a1})")),
+    Elementwise("logical_or", np.logical_or, _every("((bool){a0} || (bool){a1})")),
+    Elementwise("logical_xor", np.logical_xor, _every("((bool){a0} != (bool){a1})")),
+    Elementwise("logical_not", np.logical_not, _every("(!(bool){a0})")),
     Elementwise("bitwise_and", np.bitwise_and, _infix("&")),
     Elementwise("bitwise_or", np.bitwise_or, _infix("|")),
     Elementwise("bitwise_xor", np.bitwise_xor, _infix("^")),
@@ -193,44 +221,45 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("right_shift", np.right_shift, Cpp("stax_shr<{t}>({a0}, {a1})"),
                 domain=Domain(int_low=-2, int_high=70)),
     # exponentials and logarithms
-    _math("exp", Domain(-20.0, 20.0, rtol=_T)),
-    _math("exp2", Domain(-20.0, 20.0, rtol=_T)),
-    _math("expm1", Domain(-5.0, 5.0, rtol=_T)),
-    _math("log", Domain(0.0, 100.0, rtol=_T)),
-    _math("log2", Domain(0.0, 100.0, rtol=_T)),
-    _math("log10", Domain(0.0, 100.0, rtol=_T)),
-    _math("log1p", Domain(-1.0, 100.0, rtol=_T)),
-    _math("sqrt", POSITIVE, "costly"),
+    _math("exp", complex_fn="stax_cexp", domain=Domain(-20.0, 20.0, rtol=_T)),
+    _math("exp2", complex_fn="stax_cexp2", domain=Domain(-20.0, 20.0, rtol=_T)),
+    _math("expm1", complex_fn="stax_cexpm1", domain=Domain(-5.0, 5.0, rtol=_T)),
+    _math("log", complex_fn="stax_clog", domain=Domain(0.0, 100.0, rtol=_T)),
+    _math("log2", complex_fn="stax_clog2", domain=Domain(0.0, 100.0, rtol=_T)),
+    _math("log10", complex_fn="stax_clog10", domain=Domain(0.0, 100.0, rtol=_T)),
+    _math("log1p", complex_fn="stax_clog1p", domain=Domain(-1.0, 100.0, rtol=_T)),
+    _math("sqrt", POSITIVE, "costly", complex_fn="stax_csqrt"),
     _math("cbrt", Domain(rtol=_T)),
     Elementwise("logaddexp", np.logaddexp, Cpp("stax_logaddexp<{t}>({a0}, {a1})"),
                 "transcendental", domain=Domain(rtol=_T),
                 decomposition="add(maximum(x, y), log1p(exp(negative(absolute(subtract(x, y))))))"),
     # trigonometric and hyperbolic
-    _math("stax_sin", Domain(rtol=_T), name="sin"),
-    _math("stax_cos", Domain(rtol=_T), name="cos"),
-    _math("tan", Domain(-1.5, 1.5, rtol=_T)),
-    _math("asin", Domain(-1.0, 1.0, rtol=_T), name="arcsin"),
-    _math("acos", Domain(-1.0, 1.0, rtol=_T), name="arccos"),
-    _math("atan", Domain(rtol=_T), name="arctan"),
-    _math("sinh", Domain(-5.0, 5.0, rtol=_T)),
-    _math("cosh", Domain(-5.0, 5.0, rtol=_T)),
-    _math("tanh", Domain(-5.0, 5.0, rtol=_T)),
-    _math("asinh", Domain(rtol=_T), name="arcsinh"),
-    _math("acosh", Domain(1.0, 10.0, rtol=_T), name="arccosh"),
-    _math("atanh", Domain(-0.99, 0.99, rtol=_T), name="arctanh"),
+    _math("stax_sin", Domain(rtol=_T), name="sin", complex_fn="stax_csin"),
+    _math("stax_cos", Domain(rtol=_T), name="cos", complex_fn="stax_ccos"),
+    _math("tan", complex_fn="stax_ctan", domain=Domain(-1.5, 1.5, rtol=_T)),
+    _math("asin", Domain(-1.0, 1.0, rtol=_T), name="arcsin", complex_fn="stax_casin"),
+    _math("acos", Domain(-1.0, 1.0, rtol=_T), name="arccos", complex_fn="stax_cacos"),
+    _math("atan", Domain(rtol=_T), name="arctan", complex_fn="stax_catan"),
+    _math("sinh", complex_fn="stax_csinh", domain=Domain(-5.0, 5.0, rtol=_T)),
+    _math("cosh", complex_fn="stax_ccosh", domain=Domain(-5.0, 5.0, rtol=_T)),
+    _math("tanh", complex_fn="stax_ctanh", domain=Domain(-5.0, 5.0, rtol=_T)),
+    _math("asinh", Domain(rtol=_T), name="arcsinh", complex_fn="stax_casinh"),
+    _math("acosh", Domain(1.0, 10.0, rtol=_T), name="arccosh", complex_fn="stax_cacosh"),
+    _math("atanh", Domain(-0.99, 0.99, rtol=_T), name="arctanh", complex_fn="stax_catanh"),
     _math("atan2", Domain(rtol=_T), name="arctan2"),
     _math("hypot", Domain(rtol=_T), decomposition="sqrt(add(multiply(x, x), multiply(y, y)))"),
     # rounding (integers are already integral: a copy)
     Elementwise("floor", np.floor, Cpp("floor{f}({a0})", "{a0}")),
     Elementwise("ceil", np.ceil, Cpp("ceil{f}({a0})", "{a0}")),
     Elementwise("trunc", np.trunc, Cpp("trunc{f}({a0})", "{a0}")),
-    Elementwise("rint", np.rint, Cpp("nearbyint{f}({a0})", "{a0}")),
+    Elementwise("rint", np.rint, Cpp("nearbyint{f}({a0})", "{a0}", complex="stax_crint({a0})")),
     Elementwise("copysign", np.copysign, Cpp("copysign{f}({a0}, {a1})")),
     # classification
-    Elementwise("isnan", np.isnan, Cpp("std::isnan({a0})", "false"),
+    Elementwise("isnan", np.isnan, Cpp("std::isnan({a0})", "false", complex="stax_cisnan({a0})"),
                 decomposition="not_equal(x, x)"),
-    Elementwise("isinf", np.isinf, Cpp("std::isinf({a0})", "false")),
-    Elementwise("isfinite", np.isfinite, Cpp("std::isfinite({a0})", "true"),
+    Elementwise("isinf", np.isinf, Cpp("std::isinf({a0})", "false", complex="stax_cisinf({a0})")),
+    Elementwise("isfinite", np.isfinite, Cpp("std::isfinite({a0})", "true",
+                                             complex="stax_cisfinite({a0})"),
                 decomposition="logical_not(isnan(subtract(x, x)))"),
     Elementwise("signbit", np.signbit, Cpp("std::signbit({a0})", "({a0} < 0)", "false")),
 )
@@ -256,6 +285,23 @@ def by_ufunc(ufunc: object) -> Elementwise | None:
         return _BY_UFUNC.get(ufunc)  # type: ignore[arg-type]
     except TypeError:  # unhashable
         return None
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a complex number [E16]: `np.real` / `np.imag` are NumPy functions, not
+    ufuncs; the result has the real dtype of the same precision. `cpp`: over {a0}."""
+
+    name: str
+    numpy: object
+    cpp: str
+
+
+PARTS: tuple[Part, ...] = (Part("real", np.real, "{a0}.re"), Part("imag", np.imag, "{a0}.im"))
+
+
+def part(name: str) -> Part | None:
+    return next((p for p in PARTS if p.name == name), None)
 
 
 def ufunc_names() -> tuple[str, ...]:
