@@ -5,8 +5,10 @@ its bounds are affine in the indices of the open loops (found by walking the ops
 them: constants, the indices, +, -, * by a constant), its length is the same in every
 iteration, and it stays inside the array for every index value in the loops' ranges (NumPy
 would clamp otherwise), the slice is exactly a gather `x[start + step*arange(k)]` — bounds
-checked, one body for all iterations. Anything else is left to the frontend (which then
-falls back to unrolling the loop).
+checked, one body for all iterations. A slice whose length changes with the indices (or that
+NumPy would clamp) is a masked full-length gather (`stax.loops.masked`). Assignments at the
+index or into such slices are masked `where`s over the whole axis. Anything else is left to
+the frontend (which then falls back to unrolling the loop).
 """
 
 from __future__ import annotations
@@ -19,6 +21,17 @@ import numpy as np
 
 from stax.frontend.trace import Builder, Tracer
 from stax.graph import Op
+from stax.loops.masked import (
+    Mask,
+    MaskedTracer,
+    MaskFallback,
+    SliceForm,
+    extremes,
+    gather_positions,
+    length_info,
+    plain,
+    runtime_length,
+)
 
 Affine = tuple[int, dict[int, int]]  # constant, {index value id: coefficient}
 
@@ -80,23 +93,49 @@ def _combine(fn: str, args: list[Affine | None]) -> Affine | None:
     return scale * c, {k: scale * v for k, v in co.items() if scale * v}
 
 
-def _extremes(form: Affine, indices: Mapping[int, range]) -> tuple[int, int]:
-    c, coefs = form
-    low = high = c
-    for k, a in coefs.items():
-        ends = (a * indices[k][0], a * indices[k][-1])
-        low += min(ends)
-        high += max(ends)
-    return low, high
+def _symbolic(x: Any) -> bool:
+    return isinstance(x, Tracer) and x.concrete is None
+
+
+def _bound(b: Builder, x: Any, default: int, n: int, indices: Mapping[int, range],
+           scalars: Mapping[int, int]) -> tuple[Affine, Any] | None:
+    """A slice bound as an affine form and the value to compute with (a Python int bound is
+    normalized as NumPy does: counted from the end when negative)."""
+    if x is None:
+        return (default, {}), default
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        k = int(x)
+        k = max(k + n, 0) if k < 0 else min(k, n)
+        return (k, {}), k
+    form = affine_form(b, x, indices, scalars)
+    return None if form is None else (form, x)
+
+
+def slice_form(b: Builder, it: slice, n: Any, indices: Mapping[int, range],
+               scalars: Mapping[int, int]) -> SliceForm | None:
+    """`it` (bounds affine in the loop indices, a positive constant step) on an axis of size
+    `n`; None: another kind of slice (the frontend's)."""
+    step = 1 if it.step is None else it.step
+    if not isinstance(n, (int, np.integer)) or not isinstance(step, (int, np.integer)) \
+            or isinstance(step, (bool, np.bool_)) or step <= 0:
+        return None
+    start = _bound(b, it.start, 0, int(n), indices, scalars)
+    stop = _bound(b, it.stop, int(n), int(n), indices, scalars)
+    if start is None or stop is None:
+        return None
+    return SliceForm(start[0], stop[0], int(step), int(n), start[1], stop[1])
 
 
 def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
-                  scalars: Mapping[int, int]) -> list[tuple[int, Any]] | None:
-    """For `a[index]` with affine symbolic slice bounds: the index with those slices made
-    full (`slice(None)`) and, per such slice, (its axis in that result, the gather index)."""
+                  scalars: Mapping[int, int]
+                  ) -> tuple[tuple[Any, ...], list[tuple[int, Any]], dict[int, Mask]] | None:
+    """For `a[index]` with symbolic slice bounds affine in the loop indices: the index with
+    those slices made full (`slice(None)`), per such slice (its axis in that result, the gather
+    positions), and the masks of the slices whose length depends on the indices (or that NumPy
+    would clamp): see `stax.loops.masked`."""
     items = list(index) if isinstance(index, tuple) else [index]
     symbolic = [k for k, it in enumerate(items) if isinstance(it, slice) and any(
-        isinstance(e, Tracer) and e.concrete is None for e in (it.start, it.stop))]
+        _symbolic(e) for e in (it.start, it.stop))]
     if not symbolic or any(it is None or it is Ellipsis or isinstance(it, (list, np.ndarray))
                            or (isinstance(it, Tracer) and it.ndim > 0) for it in items):
         return None
@@ -104,40 +143,42 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
         return None
     b = a.builder
     gathers: list[tuple[int, Any]] = []
+    masks: dict[int, Mask] = {}
     for k in symbolic:
-        it = items[k]
-        step = 1 if it.step is None else it.step
-        if not isinstance(step, (int, np.integer)) or step <= 0:
+        sf = slice_form(b, items[k], a.shape[k], indices, scalars)
+        if sf is None:
             return None
-        start = affine_form(b, 0 if it.start is None else it.start, indices, scalars)
-        stop = affine_form(b, a.shape[k] if it.stop is None else it.stop, indices, scalars)
-        if start is None or stop is None or start[1] != stop[1]:
-            return None  # not affine, or a length that changes with the index
-        length = math.ceil((stop[0] - start[0]) / step)
-        low, high = _extremes(start, indices)
-        if length <= 0 or low < 0 or high + (length - 1) * step >= a.shape[k]:
-            return None  # NumPy would clamp or wrap: the shape would change
         axis = sum(1 for j in range(k) if isinstance(items[j], slice))
-        first = it.start if it.start is not None else 0
-        gathers.append((axis, first + np.arange(length) * int(step)))
+        length = math.ceil((sf.stop[0] - sf.start[0]) / sf.step)
+        low, high = extremes(sf.start, indices)
+        if sf.start[1] == sf.stop[1] and length > 0 and low >= 0 and \
+                high + (length - 1) * sf.step < sf.n:  # one length, inside the axis
+            gathers.append((axis, sf.start_value + np.arange(length) * sf.step))
+        else:
+            key, lmin, lmax = length_info(sf, indices)
+            gathers.append((axis, gather_positions(sf, lmax)))
+            masks[axis] = Mask(key, runtime_length(sf), lmin, lmax)
         items[k] = slice(None)
-    return [(-1, tuple(items)), *gathers]
+    return tuple(items), gathers, masks
 
 
 def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, range],
                       scalars: Mapping[int, int]) -> bool:
-    """`a[..., i, ...] = value` with `i` affine in the loop indices and inside the axis for
-    the whole range: written as `a[static] = where(axis == i, value, a[static])`, so the body
-    stays one program of kernels (it rewrites the whole region each iteration). False: not
+    """`a[..., i, ..., s(i):e(i), ...] = value` with `i`, `s`, `e` affine in the loop indices:
+    written as `a[static] = where(hit, value realigned, a[static])` over the full axes, so the
+    body stays one program of kernels (it rewrites the whole region each iteration). The
+    value may be a masked slice of the same length function (`L[i, :i] = v[:i]`). False: not
     this form, the frontend does the assignment."""
     items = list(index) if isinstance(index, tuple) else [index]
-    positions = [k for k, it in enumerate(items) if isinstance(it, Tracer) and it.ndim == 0
-                 and it.concrete is None and it.dtype.kind in "iu"]
-    if not positions or len(items) > a.ndim or any(
+    positions = [k for k, it in enumerate(items) if _symbolic(it) and it.ndim == 0
+                 and it.dtype.kind in "iu"]
+    sliced = [k for k, it in enumerate(items) if isinstance(it, slice)
+              and any(_symbolic(e) for e in (it.start, it.stop))]
+    if not (positions or sliced) or len(items) > a.ndim or any(
             it is None or it is Ellipsis or isinstance(it, (list, np.ndarray, bool, np.bool_))
             or (isinstance(it, Tracer) and k not in positions)
-            or (isinstance(it, slice) and any(isinstance(e, Tracer)
-                                              for e in (it.start, it.stop, it.step)))
+            or (isinstance(it, slice) and (_symbolic(it.step) or (k not in sliced and any(
+                isinstance(e, Tracer) for e in (it.start, it.stop)))))
             for k, it in enumerate(items)):
         return False
     b = a.builder
@@ -145,28 +186,66 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
         form = affine_form(b, items[k], indices, scalars)
         if form is None:
             return False
-        low, high = _extremes(form, indices)
+        low, high = extremes(form, indices)
         if low < 0 or high >= a.shape[k]:
             return False  # NumPy would wrap or raise: leave it to the frontend
-    static = tuple(slice(None) if k in positions else it for k, it in enumerate(items))
+    forms: dict[int, tuple[SliceForm, tuple[Any, ...], int, int]] = {}
+    for k in sliced:
+        sf = slice_form(b, items[k], a.shape[k], indices, scalars)
+        if sf is None:
+            return False
+        forms[k] = (sf, *length_info(sf, indices))
+    static = tuple(slice(None) if k in positions or k in forms else it
+                   for k, it in enumerate(items))
     region = a[static]
     kept = [k for k, it in enumerate(items) if not isinstance(it, (int, np.integer))]
     kept += list(range(len(items), a.ndim))  # the axes the index leaves out
-    axes = [kept.index(k) for k in positions]
-    selected = tuple(n for ax, n in enumerate(region.shape) if ax not in axes)
-    val = value.astype(a.dtype) if isinstance(value, Tracer) else np.asarray(value, a.dtype)
-    if val.ndim > len(selected) or np.broadcast_shapes(
-            (1,) * (len(selected) - val.ndim) + tuple(val.shape), selected) != selected:
+    selected = [k for k in kept if k not in positions]  # the axes NumPy's selection has
+    vmasks = value.masks if isinstance(value, MaskedTracer) else {}
+    val = plain(value)
+    val = val.astype(a.dtype) if isinstance(val, Tracer) else np.asarray(val, a.dtype)
+    if val.ndim > len(selected):
         return False
-    padded = [1] * (len(selected) - val.ndim) + list(val.shape)
-    for ax in axes:
-        padded.insert(ax, 1)
+    shift = len(selected) - val.ndim
+    vmasks = {ax + shift: m for ax, m in vmasks.items()}
+    val = val.reshape((1,) * shift + tuple(val.shape))
+    hits: list[tuple[int, Any]] = []
+    for d, k in enumerate(selected):
+        ax = kept.index(k)
+        size, m = val.shape[d], vmasks.get(d)
+        if k not in forms:
+            if m is not None:
+                raise MaskFallback("a slice of index-dependent length assigned to a slice of "
+                                   "fixed length")
+            if size not in (1, region.shape[ax]):
+                return False  # NumPy's broadcast error: the frontend raises it
+            continue
+        sf, key, lmin, lmax = forms[k]
+        if m is not None and not (m.key == key or m.lmin == m.lmax == lmin == lmax):
+            raise MaskFallback("a value assigned to a slice of another length")
+        if m is None and size != 1 and not lmin == lmax == size:
+            raise MaskFallback("a value of fixed length assigned to a slice whose length "
+                               "depends on the loop index")
+        p = np.arange(sf.n, dtype=np.int64)
+        offset = p - sf.start_value
+        hit = (offset >= 0) & (p < np.minimum(sf.stop_value, sf.n))
+        if sf.step != 1:
+            hit = hit & (offset % sf.step == 0)
+        if size != 1:  # element p comes from position (p - start) / step of the value
+            val = np.take(val, np.clip(offset // sf.step, 0, size - 1), axis=d)
+        hits.append((ax, hit))
+    for k in positions:
+        ax = kept.index(k)
+        hits.append((ax, np.arange(region.shape[ax]) == items[k]))
+    padded = list(val.shape)
+    for k in positions:
+        padded.insert(kept.index(k), 1)
     val = val.reshape(tuple(padded))
     mask: Any = None
-    for k, ax in zip(positions, axes, strict=True):
+    for ax, hit in hits:
         shape = [1] * region.ndim
         shape[ax] = region.shape[ax]
-        hit = np.arange(region.shape[ax]).reshape(shape) == items[k]
+        hit = hit.reshape(tuple(shape))
         mask = hit if mask is None else mask & hit
     a[static] = np.where(mask, val, region)
     return True

@@ -35,7 +35,8 @@ from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
-from stax.loops.affine import masked_assignment, rewrite_index
+from stax.loops.affine import affine_form, masked_assignment, rewrite_index
+from stax.loops.masked import MaskedTracer, MaskFallback, extremes
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -87,8 +88,9 @@ def site_text(site: Site) -> str:
 @dataclass
 class OpenLoop:
     site: Site
-    trip: range
+    trip: range  # for a loop over a range computed at run time: the hull of its trips
     gen: Iterator[Tracer] | None = None
+    bounds: tuple[Any, ...] = ()  # start, stop, step: ints or tracers (a run-time range)
 
 
 @dataclass
@@ -174,13 +176,16 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         if plan is None:
             result = original(self, index)
         else:
-            result = original(self, plan[0][1])
-            for axis, positions in plan[1:]:
+            static, gathers, masks = plan
+            result = original(self, static)
+            for axis, positions in gathers:
                 result = original(result, (slice(None),) * axis + (positions,))
+            if masks:
+                result = MaskedTracer(result.builder, result.value, masks)
         items = index if isinstance(index, tuple) else (index,)
-        if plan is not None or any(isinstance(it, Tracer) and it.concrete is None
-                                   for it in items):
-            state.copies[id(result)] = result
+        if result.ndim and (plan is not None or any(isinstance(it, Tracer) and
+                                                    it.concrete is None for it in items)):
+            state.copies[id(result)] = result  # a view in NumPy (a 0-d result is a scalar)
         return result
 
     original_set = Tracer.__setitem__
@@ -217,6 +222,10 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
         except LoopFallback as e:
             loop = next(lp for lp in reversed(state.open) if lp.site == e.site)
             state.fallback(loop, e.reason)
+        except MaskFallback as e:  # a masked slice used in a way that cannot stay exact
+            if not state.open:
+                raise AssertionError("a masked slice outside a loop body") from e
+            state.fallback(state.open[-1], str(e))
         except GraphBreak as e:  # a traced value used as a Python value inside a body
             if not state.open or len(state.open[-1].trip) > UNROLL_LIMIT:
                 raise  # graph breaks (A2) run it, unrolled, or strict mode reports it
@@ -271,19 +280,55 @@ def loop_range(state: LoopState, *args: Any) -> Any:
     """`range` inside a traced function."""
     frame = sys._getframe(1)  # the user's frame (functools.partial adds no frame)
     builder = getattr(functions._ACTIVE, "builder", None)
-    site: Site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-    bounds = []
-    for a in args:
-        if isinstance(a, Tracer) and a.concrete is None and state.open:
-            raise LoopFallback(state.open[-1].site,
-                               f"the trip count of the loop at {site_text(site)} depends on "
-                               "the enclosing loop's index")
-        bounds.append(a.python_value() if isinstance(a, Tracer) else a)
+    if state.open and any(isinstance(a, Tracer) and a.concrete is None for a in args):
+        return _dynamic_range(state, args, builder, frame)
+    bounds = [a.python_value() if isinstance(a, Tracer) else a for a in args]
     trip = _BUILTIN_RANGE(*bounds)
     if builder is None or not _called_by_for(frame):
         return trip
     loop = _open_loop(state, trip, builder, frame)
     return trip if loop is None else loop
+
+
+def _dynamic_range(state: LoopState, args: tuple[Any, ...], builder: Builder | None,
+                   frame: types.FrameType) -> Iterator[Tracer]:
+    """`for j in range(i)` with `i` an enclosing loop's index: one loop whose trip count is
+    computed at run time from its bounds (affine in the enclosing indices); its index ranges
+    over the hull of all its trips. Such a loop cannot be unrolled: where its body cannot be
+    compiled once, the enclosing loop falls back."""
+    site: Site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    enclosing = state.open[-1]
+
+    def fail(reason: str) -> LoopFallback:
+        return LoopFallback(enclosing.site, f"the loop at {site_text(site)} runs over a range "
+                                            f"that depends on the enclosing index: {reason}")
+
+    if builder is None or not _called_by_for(frame) or \
+            frame.f_code.co_name in _COMPREHENSIONS:
+        raise fail("it is not the range of a `for` statement")
+    if site in state.unroll:
+        raise fail(state.unroll[site])
+    if len(args) not in (1, 2, 3):
+        raise fail("range() takes 1 to 3 arguments")
+    full = (0, *args, 1) if len(args) == 1 else (*args, 1) if len(args) == 2 else args
+    step = full[2]
+    if isinstance(step, Tracer):
+        if step.concrete is None:
+            raise fail("its step is traced")
+        step = step.python_value()
+    if not isinstance(step, (int, np.integer)) or step == 0:
+        raise fail("its step is not a nonzero int")
+    forms = [affine_form(builder, x, state.ranges, state.scalars) for x in full[:2]]
+    if forms[0] is None or forms[1] is None:
+        raise fail("its bounds are not affine in the enclosing indices")
+    (lo0, hi0), (lo1, hi1) = (extremes(f, state.ranges) for f in forms)
+    hull = _BUILTIN_RANGE(lo0, hi1) if step > 0 else _BUILTIN_RANGE(hi0, lo1, -1)
+    if not hull:
+        return iter(())  # empty in every iteration of the enclosing loops
+    loop = OpenLoop(site, hull, bounds=(*full[:2], int(step)))
+    state.open.append(loop)
+    loop.gen = _loop(state, loop, builder, frame)
+    return loop.gen
 
 
 def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.FrameType
@@ -349,7 +394,8 @@ class _Watch:
         return seen
 
     def __exit__(self, *exc: Any) -> None:
-        _Watch.active.remove(self.seen)
+        # by identity: two watches may hold equal dicts (list.remove compares with ==)
+        del _Watch.active[next(k for k, d in enumerate(_Watch.active) if d is self.seen)]
         if not _Watch.active:
             if _Watch.saved is None:
                 del Tracer.__setattr__
@@ -411,6 +457,9 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
         if id(old) in mutated or id(obj) in mutated:
             raise fail(f"the body assigns into an array and rebinds {name!r} to or from it "
                        "(arrays swapped after being assigned into)")
+        if isinstance(obj, MaskedTracer):
+            raise fail(f"{name!r} is bound to a slice whose length depends on the index "
+                       "and would leave the body")
         if isinstance(obj, Tracer):
             initial = before_values[name] if isinstance(old, Tracer) else old
             if not (old is None or isinstance(old, (Tracer, bool, int, float, np.generic))):
@@ -513,9 +562,15 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
         else:  # a Python scalar, or a name bound only by the body (never read before written)
             zero = b.add("const", (), (), p.dtype, value=p.dtype.type(c.initial or 0).item())
             initials.append(broadcast_value(b, zero, p.shape))
-    label = (f"loop at {site_text(loop.site)} over {loop.trip}")
-    loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried))
-    outs = add_loop_ops(b, loop_body, initials, list(free.values()))
+    dynamic = [x for x in loop.bounds if isinstance(x, Tracer)]
+    template = tuple(None if isinstance(x, Tracer) else int(x) for x in loop.bounds)
+    over = f"range{tuple(x if x is not None else '?' for x in template)} (computed at run " \
+        f"time; hull {loop.trip})" if dynamic else f"{loop.trip}"
+    label = f"loop at {site_text(loop.site)} over {over}"
+    loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template)
+    bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
+                    for x in dynamic]
+    outs = add_loop_ops(b, loop_body, initials, list(free.values()), bound_values)
     state.records.append(LoopRecord(loop.site, loop.trip, True, "", loop_body.carried,
                                     loop_body))
     return outs

@@ -48,7 +48,7 @@ from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import KernelPlan, plan_kernel, thread_count
 
 _COUNTER = itertools.count()
-Runner = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+Runner = Callable[[Sequence[np.ndarray], range], list[np.ndarray]]
 
 
 @dataclass
@@ -56,9 +56,12 @@ class LoopBody:
     """One loop: its body Graph, compiled on first use; `decision` says how it runs."""
 
     label: str
-    trip: range
+    trip: range  # a range computed at run time: the hull of its trips
     graph: Graph
     carried: tuple[str, ...]
+    # range(start, stop, step) with None for a bound given at run time (the last inputs of
+    # `run`, 0-d int64 arrays); () for the fixed range `trip`
+    bounds: tuple[int | None, ...] = ()
     decision: str = "not compiled yet"
     runner: Runner | None = None
     source: str = ""  # the body's C++ with its driver, or its Python wrapper
@@ -66,12 +69,19 @@ class LoopBody:
 
     def compile(self) -> Runner:
         if self.runner is None:
-            self.runner, self.decision, self.source = compile_body(self.graph, self.trip)
+            self.runner, self.decision, self.source = compile_body(self.graph)
         return self.runner
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The carried values after the loop, from their initial values and the invariants."""
-        return self.compile()(arrays)
+        """The carried values after the loop, from their initial values, the invariants and
+        the run-time bounds of its range."""
+        n_dynamic = sum(x is None for x in self.bounds)
+        trip = self.trip
+        if n_dynamic:
+            given = iter(int(a) for a in arrays[len(arrays) - n_dynamic:])
+            trip = range(*(next(given) if x is None else x for x in self.bounds))
+            arrays = arrays[:len(arrays) - n_dynamic]
+        return self.compile()(arrays, trip)
 
     def describe(self) -> str:
         self.compile()
@@ -91,8 +101,9 @@ def describe(graph: Graph) -> str:
 
 
 def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
-                 free: Sequence[Value]) -> list[Value]:
-    """One extern op per carried value; each after the previous one."""
+                 free: Sequence[Value], bounds: Sequence[Value] = ()) -> list[Value]:
+    """One extern op per carried value; each after the previous one. `bounds`: the 0-d
+    values of the range's bounds given at run time."""
     key = f"stax.loop#{next(_COUNTER)} {body.label}"
     BODIES[key] = body
     outs: list[Value] = []
@@ -108,12 +119,12 @@ def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
                 return body.stash.results[k]  # type: ignore[no-any-return]
             routine = later
         name = externs.register(f"{key} result {k}", routine)
-        inputs = (*initials, *free, *outs[-1:])
+        inputs = (*initials, *free, *bounds) if k == 0 else (*initials, *free, *outs[-1:])
         outs.append(b.add("extern", tuple(inputs), param.shape, param.dtype, fn=name))
     return outs
 
 
-def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
+def compile_body(graph: Graph) -> tuple[Runner, str, str]:
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
     sched = schedule(lowered.program, fuse=True)
@@ -121,7 +132,7 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
     reason = _driver_refusal(sched)
     if reason is None:
         threads = _threads(sched)
-        runner, cpp = _c_driver(sched, trip, isa, threads)
+        runner, cpp = _c_driver(sched, isa, threads)
         return runner, (
             f"all iterations in one C call (stax_loop) on {threads} thread(s); carried buffers "
             "double-buffered (pointer swap): the scheduler never writes an output over an "
@@ -129,7 +140,7 @@ def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
     program = build(sched, threads=thread_count(), isa=isa)
     n = len(graph.outputs)
 
-    def python_loop(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def python_loop(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
         cur = [np.array(a) for a in arrays[:n]]
         free = [np.asarray(a, order="C") for a in arrays[n:]]
         for t in trip:
@@ -184,7 +195,7 @@ def _span(buf: Buffer) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
 
 
-def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> tuple[Runner, str]:
+def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
     program = sched.program
     buffers = program.buffer_map
     plan_of: dict[str, KernelPlan] = {}
@@ -236,7 +247,7 @@ def _c_driver(sched: Schedule, trip: range, isa: str, threads: int) -> tuple[Run
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
-    def run(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
         given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
