@@ -131,7 +131,9 @@ class Jitted:
             root = fl.Space(None, None)
             with fl.in_space(root), kernel_log() as log:
                 traced = [_argument(a, root) for a in args]
-                result = _fresh(_output(self.fn(*traced)), _arrays(args))
+                out = self.fn(*traced)
+                fl.flush_checks()
+                result = _fresh(_output(out), _arrays(args))
         finally:
             fl._TRACE.reset(token)
         return result, Run(tuple(trace.rules), tuple(log))
@@ -172,9 +174,10 @@ def _fresh(v: Any, inputs: list[np.ndarray]) -> Any:
     if isinstance(v, tuple):
         return tuple(_fresh(x, inputs) for x in v)
     if isinstance(v, Ragged):
-        if any(np.may_share_memory(x, a) for a in inputs for x in (v.values, v.lengths)):
-            return Ragged(v.values.copy(), v.lengths.copy())
-        return v
+        values, lengths = _fresh(v.values, inputs), _fresh(v.lengths, inputs)
+        if values is v.values and lengths is v.lengths:
+            return v
+        return Ragged(values, lengths)  # copies only what aliases (often just the lengths)
     if isinstance(v, np.ndarray) and any(np.may_share_memory(v, a) for a in inputs):
         return v.copy()
     return v

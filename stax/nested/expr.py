@@ -9,6 +9,7 @@ Python scalars being weak.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,7 +205,34 @@ def ufunc_call(ufunc: np.ufunc, args: tuple[Expr, ...]) -> Expr:
         raise TypeError(f"stax.nested: np.{name} does not accept "
                         f"{', '.join(str(a.dtype) for a in args)}: {exc}") from None
     cast = tuple(cast_to(a, d) for a, d in zip(args, dtypes[:-1], strict=True))
-    return Call(dtypes[-1], name, cast)
+    return _fold(Call(dtypes[-1], name, cast))
+
+
+def _is(e: Expr, value: int) -> bool:
+    return isinstance(e, Const) and e.value == value and not isinstance(e.value, bool)
+
+
+def _fold(e: Call) -> Expr:
+    """Algebraic identities that are exact in the result dtype (x + 0, x * 1, x // 1 on
+    integers; x * 1 on floats too), so replicated and iota expressions stay small."""
+    if len(e.args) != 2 or e.dtype.kind not in "iuf":
+        return e
+    x, y = e.args
+    ints = e.dtype.kind in "iu"
+    if e.fn == "multiply":
+        for p, q in ((x, y), (y, x)):
+            if _is(q, 1) and p.dtype == e.dtype:
+                return p
+            if ints and _is(q, 0):
+                return Const(e.dtype, 0)
+    if ints and e.fn == "add":
+        for p, q in ((x, y), (y, x)):
+            if _is(q, 0) and p.dtype == e.dtype:
+                return p
+    right_identity = {"subtract": 0, "floor_divide": 1}
+    if ints and e.fn in right_identity and _is(y, right_identity[e.fn]) and x.dtype == e.dtype:
+        return x
+    return e
 
 
 def cast_to(e: Expr, dtype: np.dtype) -> Expr:
@@ -229,7 +257,7 @@ def substitute(e: Expr, mapping: dict[type, Expr]) -> Expr:
     if isinstance(e, Load):
         return Load(e.dtype, e.buf, substitute(e.index, mapping))
     if isinstance(e, Call):
-        return Call(e.dtype, e.fn, tuple(substitute(a, mapping) for a in e.args))
+        return _fold(Call(e.dtype, e.fn, tuple(substitute(a, mapping) for a in e.args)))
     return e
 
 
@@ -257,6 +285,8 @@ def guarded_load(e: Expr, guarded: bool = False) -> bool:
     """Whether a load sits in a branch of a `where` (so it must not be executed
     unconditionally: its index may be out of range when the branch is not taken)."""
     if isinstance(e, Load):
+        if isinstance(e.index, (Idx, Seg)):
+            return False  # in range for every lane of the loop (checked: `direct_loads`)
         return guarded or guarded_load(e.index, guarded)
     if isinstance(e, Call):
         if e.fn == "where":
@@ -264,6 +294,18 @@ def guarded_load(e: Expr, guarded: bool = False) -> bool:
                                                            for a in e.args[1:])
         return any(guarded_load(a, guarded) for a in e.args)
     return False
+
+
+def direct_loads(e: Expr) -> Iterator[Load]:
+    """The loads at the element index or the segment index (`x[i]`, `x[s]`)."""
+    if isinstance(e, Load):
+        if isinstance(e.index, (Idx, Seg)):
+            yield e
+        else:
+            yield from direct_loads(e.index)
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from direct_loads(a)
 
 
 def buffers(exprs: tuple[Expr, ...]) -> list[Buf]:

@@ -64,6 +64,7 @@ class Trace:
     counter: Iterator[int] = field(default_factory=itertools.count)
     layouts: dict[int, tuple[np.ndarray, Layout]] = field(default_factory=dict)
     arrays: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)  # deferred bounds checks, in order
 
     def array_name(self, array: np.ndarray) -> str:
         """A stable name for an array in explain output (b0, b1, ... by first mention)."""
@@ -173,6 +174,8 @@ class Space:
 
     def segment(self) -> Expr:
         """The parent iteration of element Idx of this space."""
+        if self.parent is not None and self.parent.parent is None:
+            return _i64(0)  # the top level has one iteration
         if self.width is not None:
             return ufunc_call(np.floor_divide, (Idx(), _i64(max(self.width, 1))))
         return Seg()
@@ -191,6 +194,8 @@ class Space:
 
     def inner(self) -> Expr:
         """The position of element Idx inside its segment."""
+        if self.parent is not None and self.parent.parent is None:
+            return Idx()
         if self.width is not None:
             return ufunc_call(np.remainder, (Idx(), _i64(max(self.width, 1))))
         return _sub(Idx(), Load(INT64, Buf(self.layout.bounds), Seg()))
@@ -495,6 +500,7 @@ def deepest(*values: Any, minimum: Space | None = None) -> Space:
 
 def materialize(v: Scalar) -> np.ndarray:
     """The values of a Scalar over its space, as a contiguous array."""
+    flush_checks()  # a value read back may decide sizes or control: never read garbage
     e, space = v.expr, v.space
     assert space is not None
     if isinstance(e, Load) and isinstance(e.index, Idx) and e.buf.array.size == space.size:
@@ -708,8 +714,19 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     exprs = [e.expr for e in elems]
     summary = f"{prim} {operator.name} over {child.name}"
     if kind == "reduce":
+        checks = _take_checks(child)
+        for c in checks:
+            operator = operator.with_count()
+            exprs.append(cast_to(c.bad, INT64))
+            note("bounds check fused into segreduce", f"the check of an index over "
+                 f"{c.space.name} is a count reduced alongside")
         outs = run_segreduce(child.layout, operator, exprs, summary)
-        return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
+        for c, count in zip(checks, outs[len(elems):], strict=True):
+            if count.any():
+                flush_checks(before=c.seq)  # an earlier failing check reports first
+                _TRACE.get().checks = []
+                c.fail()
+        return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs[:len(elems)])
     outs = run_segscan(child.layout, operator, exprs, False, summary)
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
 
@@ -870,8 +887,55 @@ def _any(space: Space, cond: Expr) -> bool:
     return bool(flags.any())
 
 
+@dataclass(frozen=True, eq=False)
+class Check:
+    """A deferred bounds check: `bad` must hold for no iteration of `space`; `fail` raises the
+    error for the first iteration where it does. Loads it guards are clamped into their
+    array meanwhile, so running ahead of it never reads out of bounds."""
+    seq: int
+    space: Space
+    bad: Expr
+    fail: Callable[[], None]
+
+
+def _defer_check(space: Space, bad: Expr, fail: Callable[[], None]) -> None:
+    """Run the check inside the next segmented reduction over `space` (one pass fewer), or
+    before the next value is read back (`materialize`), whichever comes first."""
+    trace = _TRACE.get()
+    assert trace is not None
+    trace.checks.append(Check(next(trace.counter), space, bad, fail))
+
+
+def flush_checks(before: int | None = None) -> None:
+    """Run the pending checks (those registered before `before`), in program order."""
+    trace = _TRACE.get()
+    if trace is None or not trace.checks:
+        return
+    due = [c for c in trace.checks if before is None or c.seq < before]
+    trace.checks = [c for c in trace.checks if c not in due]
+    for c in due:
+        if _any(c.space, c.bad):
+            trace.checks = []  # raising: the later ones do not matter
+            c.fail()
+
+
+def _take_checks(space: Space) -> list[Check]:
+    """The pending checks over `space`, removed from the queue (a kernel fuses them)."""
+    trace = _TRACE.get()
+    if trace is None:
+        return []
+    mine = [c for c in trace.checks if c.space.layout is space.layout]
+    trace.checks = [c for c in trace.checks if c.space.layout is not space.layout]
+    return mine
+
+
+def _clamp(e: Expr, size: int) -> Expr:
+    return ufunc_call(np.minimum, (ufunc_call(np.maximum, (e, _i64(0))), _i64(size - 1)))
+
+
 def index_row(row: Row, i: Any) -> Any:
-    """row[i] (NumPy's negative indices; out of bounds is an IndexError)."""
+    """row[i] (NumPy's negative indices; out of bounds is an IndexError, raised by a check
+    fused into the next segmented reduction over the iterations when there is one)."""
     i = to_traced(i)
     if isinstance(i, Row):
         raise NotImplementedError("stax.nested: index a row with one integer at a time "
@@ -885,24 +949,33 @@ def index_row(row: Row, i: Any) -> Any:
     pos = cast_to(idx.expr, INT64)
     bad = ufunc_call(np.logical_or, (ufunc_call(np.less, (pos, _neg(size.expr))),
                                      ufunc_call(np.greater_equal, (pos, size.expr))))
-    if _any(space, bad):
+
+    def fail() -> None:
         iv, nv = materialize(idx), materialize(size)
         j = int(np.argmax(materialize(Scalar(space, bad))))
         raise IndexError(f"index {iv[j]} is out of bounds for axis 0 with size {nv[j]}")
+
     start = lift(Scalar(row.parent, base.start()), space)
     pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
     flat = _add(start.expr, pos)
+    inner = row.elem.space if isinstance(row.elem, Row) else None
+    if inner is not None and inner.width is None:
+        raise NotImplementedError("stax.nested: indexing a row of irregular arrays")
+    buf = _elements(row.elem if inner is not None else row, "indexing")
+    rows = buf.array.size // max(1, inner.width) if inner is not None else buf.array.size
+    if rows == 0:
+        if _any(space, bad):
+            fail()
+    else:
+        _defer_check(space, bad, fail)
+        flat = _clamp(flat, rows)
     note("map-of-index -> gather" if space.parent is not None else "index",
-         f"row[i] read at start of row + i over {space.name}")
-    if isinstance(row.elem, Row):
-        inner = row.elem.space
-        if inner.width is None:
-            raise NotImplementedError("stax.nested: indexing a row of irregular arrays")
+         f"row[i] read at start of row + i over {space.name}; the bounds check runs in "
+         f"the next reduction over {space.name} (or on its own before a value is read)")
+    if inner is not None:
         child = Space.child(space, inner.width)
-        buf = _elements(row.elem, "indexing")
         offset = lift(Scalar(space, _mul(flat, _i64(inner.width))), child).expr
         return Row(child, Scalar(child, Load(row.dtype, buf, _add(offset, child.inner()))))
-    buf = _elements(row, "indexing")
     return Scalar(space, Load(row.dtype, buf, flat))
 
 

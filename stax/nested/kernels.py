@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stax.nested.expr import (
+    INT64,
     OMP_INT_REDUCTIONS,
     OMP_REDUCTIONS,
     PRELUDE,
@@ -39,9 +40,11 @@ from stax.nested.expr import (
     Call,
     Const,
     Expr,
+    Idx,
     Seg,
     buffers,
     cpp_type,
+    direct_loads,
     emit,
     guarded_load,
     rename_args,
@@ -93,18 +96,28 @@ class Operator:
     dtypes: tuple[np.dtype, ...]
 
     @property
-    def omp(self) -> str | None:
-        """The OpenMP reduction identifier when the operator is a plain commutative ufunc."""
-        if len(self.combine) != 1:
-            return None
-        c, dtype = self.combine[0], self.dtypes[0]
-        if not (isinstance(c, Call) and [type(a) for a in c.args] == [Arg, Arg]):
-            return None
-        if dtype.kind == "b":
-            return None
-        if dtype.kind in "iu" and c.fn in OMP_INT_REDUCTIONS:
-            return OMP_INT_REDUCTIONS[c.fn]
-        return OMP_REDUCTIONS.get(c.fn)
+    def omp(self) -> tuple[str, ...] | None:
+        """The OpenMP reduction identifiers when every component j is a plain commutative
+        ufunc of (a_j, b_j)."""
+        ids = []
+        for j, (c, dtype) in enumerate(zip(self.combine, self.dtypes, strict=True)):
+            if not (isinstance(c, Call) and c.args == (Arg(dtype, f"a{j}"), Arg(dtype, f"b{j}"))
+                    and dtype.kind != "b"):
+                return None
+            ident = (OMP_INT_REDUCTIONS.get(c.fn) if dtype.kind in "iu" else None) \
+                or OMP_REDUCTIONS.get(c.fn)
+            if ident is None:
+                return None
+            ids.append(ident)
+        return tuple(ids)
+
+    def with_count(self) -> Operator:
+        """The operator with one more component: an int64 sum (a fused count, e.g. of
+        failed bounds checks)."""
+        m = len(self.dtypes)
+        add = Call(INT64, "add", (Arg(INT64, f"a{m}"), Arg(INT64, f"b{m}")))
+        return Operator(self.name, (*self.combine, add), (*self.ne, Const(INT64, 0)),
+                        (*self.dtypes, INT64))
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,17 @@ def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
     ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
     ps = np.array([*params, CHUNKS or 0], dtype=np.int64)
     fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+
+
+def _check_loads(exprs: Sequence[Expr], n: int, k: int) -> None:
+    """Loads at the element (segment) index read every lane of the loop, even under a `where`
+    (vectorized): their arrays must hold n (k) elements."""
+    for e in exprs:
+        for load in direct_loads(e):
+            need = n if isinstance(load.index, Idx) else k
+            if load.buf.array.size < need:
+                raise AssertionError(f"stax.nested: a kernel reads {need} elements of an "
+                                     f"array of {load.buf.array.size}")
 
 
 class _Source:
@@ -213,6 +237,7 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
     if n == 0 or not stores:
         return
     exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    _check_loads(exprs, n, layout.k if layout is not None else 0)
     src = _Source()
     params = [n, 0, 0]
     macro = ""
@@ -308,10 +333,12 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     outs = [np.empty(layout.k, dtype=t) for t in op.dtypes]
     if layout.k == 0:
         return outs
+    _check_loads(elems, layout.n, layout.k)
     src, macro, params, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
-    vector = op.omp and not any(guarded_load(e) for e in elems)
-    simd = f"        #pragma omp simd reduction({op.omp}:acc0)\n" if vector else ""
+    ids = op.omp if not any(guarded_load(e) for e in elems) else None
+    clauses = " ".join(f"reduction({r}:acc{j})" for j, r in enumerate(ids or ()))
+    simd = f"        #pragma omp simd {clauses}\n" if ids else ""
     pv = _names("pv", m)
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
@@ -359,6 +386,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
     outs = list(outs)
     if layout.n == 0:
         return outs
+    _check_loads(elems, layout.n, layout.k)
     src, macro, params, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
     store = " ".join(f"o{j}[i] = acc{j};" for j in range(m))
