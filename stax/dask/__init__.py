@@ -8,13 +8,16 @@ the traced Graph by what each op needs of the chunking (`plan`):
   needed outside its stage becomes one `blockwise` task per block running a compiled Stax
   program of the whole stage (the ops are replayed on the block with NumPy functions under
   `stax.jit`, so Stax fuses them as usual);
-- a sum/prod/max/min/any/all across chunked axes becomes a *tree reduction*: the producer
-  stage and the per-block partial reduction are one compiled program per block, and Dask
-  combines the small partials;
+- reductions across chunked axes (sum/prod/max/min/any/all, the squared deviations behind
+  var/std, argmax/argmin) become *tree reductions*: the producer stage and the partials of
+  every reduction of it that is ready are one compiled program per block (column mean, var and
+  max read each block once), and Dask's tree reduction combines the small partials
+  (`stax.dask.partials`);
 - a cumsum/cumprod along a chunked axis becomes Dask's `cumreduction` with Stax block scans;
-- anything else that crosses blocks (a slice or reshape along a chunked axis, an argmax across
-  chunks, ...) runs Dask's own implementation of that NumPy operation on the materialized
-  stage results (which rechunks where it must); `explain` names each such fallback.
+- anything else that crosses blocks (a slice or reshape along a chunked axis, a matmul
+  contracting a chunked axis, ...) runs Dask's own implementation of that NumPy operation on
+  the materialized stage results (which rechunks where it must); `explain` names each such
+  fallback and says where Dask rechunks.
 
 Dask is imported lazily: the base install does not need it.
 """
@@ -22,6 +25,7 @@ Dask is imported lazily: the base install does not need it.
 from __future__ import annotations
 
 import hashlib
+import math
 import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -29,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from stax.dask.partials import ARG, Combine, Partial, Pick, block_partial, passthrough
 from stax.graph import Graph, Op, Value
 
-REDUCIBLE = ("sum", "prod", "max", "min", "any", "all")
+REDUCIBLE = ("sum", "prod", "max", "min", "any", "all", *ARG)
 SCANS = {"cumsum": (np.add, 0), "cumprod": (np.multiply, 1)}
 
 
@@ -165,12 +170,7 @@ def _local(op: Op, info: dict[int, tuple[Chunks, Axes]], syms: Symbols,
         axes = set(op.attr("axes"))
         if axes & c0:
             return None, f"reduces across the chunks of axis {sorted(axes & c0)}"
-        if op.attr("keepdims"):
-            return (tuple((1,) if i in axes else c for i, c in enumerate(ch)),
-                    tuple(None if i in axes else s for i, s in enumerate(sy))), \
-                "reduces only axes that are not chunked"
-        keep = [i for i in range(len(ch)) if i not in axes]
-        return (tuple(ch[i] for i in keep), tuple(sy[i] for i in keep)), \
+        return reduced((ch, sy), axes, op.attr("keepdims")), \
             "reduces only axes that are not chunked"
     if kind == "scan":
         if op.attr("axis") in c0:
@@ -195,6 +195,17 @@ def _local(op: Op, info: dict[int, tuple[Chunks, Axes]], syms: Symbols,
     if kind == "matmul":
         return None, "a matmul across chunks (Dask's blocked matmul)"
     return None, f"{kind} of chunked data"
+
+
+def reduced(info: tuple[Chunks, Axes], axes: set[int], keepdims: bool
+            ) -> tuple[Chunks, Axes]:
+    """Chunks and symbols of a reduction's result over `axes`."""
+    ch, sy = info
+    if keepdims:
+        return (tuple((1,) if i in axes else c for i, c in enumerate(ch)),
+                tuple(None if i in axes else s for i, s in enumerate(sy)))
+    keep = [i for i in range(len(ch)) if i not in axes]
+    return tuple(ch[i] for i in keep), tuple(sy[i] for i in keep)
 
 
 def _single(shape: Sequence[int]) -> Chunks:
@@ -279,25 +290,28 @@ def replay(op: Op, xs: list[Any], lazy: bool = False) -> Any:
 
 @dataclass(frozen=True)
 class Program:
-    """The ops of one stage that compute `outputs` from `inputs`, as a picklable block task."""
+    """The ops of one stage that compute `outputs` from `inputs`, as a picklable block task:
+    the block of the one output, or (with `finish`) the partials of each output's reduction."""
 
     inputs: tuple[Value, ...]
     ops: tuple[Op, ...]
     outputs: tuple[Value, ...]
-    finish: tuple[str, tuple[int, ...]] | None  # a partial reduction (fn, axes) after the ops
+    finish: tuple[Partial, ...] | None  # partial reductions of the outputs, one per output
     threads: int
     lazy: frozenset[int] = frozenset()  # broadcasts left to their consumers
     # Stencil windows (map_overlap): slice op id -> (axis, start) along the overlapped axis,
     # and the block's (first output row - first input row, output rows) once specialized.
     windows: tuple[tuple[int, int, int], ...] = ()
     at: tuple[int, int] | None = None
+    starts: bool = False  # the last block holds the block's first global index per axis
 
     @property
     def __name__(self) -> str:  # Dask names some tasks after their function
         return "stax-" + "-".join(op.kind for op in self.ops[-2:])
 
     def run(self, *blocks: Any) -> Any:
-        env = {v.id: b for v, b in zip(self.inputs, blocks, strict=True)}
+        starts = np.reshape(blocks[-1], (-1,)) if self.starts else None
+        env = {v.id: b for v, b in zip(self.inputs, blocks[:len(self.inputs)], strict=True)}
         windows = {w[0]: w[1:] for w in self.windows}
         for op in self.ops:
             xs = [env[v.id] for v in op.inputs]
@@ -310,14 +324,11 @@ class Program:
                      if k == "starts" else v) for k, v in op.attrs))
                 xs = [xs[0][tuple(index)]]
             env[op.out.id] = replay(op, xs, op.out.id in self.lazy)
-        (out,) = (env[v.id] for v in self.outputs)
-        if self.finish is not None:
-            fn, axes = self.finish
-            if out.size == 0 and fn in ("max", "min"):  # an empty stencil block: neutral
-                shape = tuple(1 if i in axes else n for i, n in enumerate(out.shape))
-                return np.full(shape, _neutral(fn, out.dtype), out.dtype)
-            out = getattr(np, fn)(out, axis=axes, keepdims=True)
-        return out
+        if self.finish is None:
+            (out,) = (env[v.id] for v in self.outputs)
+            return out
+        return tuple(a for part, v in zip(self.finish, self.outputs, strict=True)
+                     for a in block_partial(part, env[v.id], starts, v.shape))
 
     @property
     def key(self) -> str:
@@ -331,18 +342,8 @@ class Program:
             base, lo, hi = (int(t) for t in np.ravel(blocks[-1]))
             blocks = blocks[:-1]
             program = replace(self, at=(lo - base, hi - lo))
-        fn = _compiled(program)
-        return np.asarray(fn(*(np.require(b, requirements="CA") for b in blocks)))
-
-
-def _neutral(fn: str, dtype: np.dtype) -> Any:
-    """The element that never wins a max (min): the smallest (largest) value of `dtype`."""
-    if dtype.kind == "b":
-        return fn == "min"
-    info = np.iinfo(dtype) if dtype.kind in "iu" else None
-    if fn == "max":
-        return info.min if info else -np.inf
-    return info.max if info else np.inf
+        out = _compiled(program)(*(np.require(b, requirements="CA") for b in blocks))
+        return np.asarray(out) if self.finish is None else tuple(map(np.asarray, out))
 
 
 _PROGRAMS: dict[str, Callable[..., Any]] = {}
@@ -355,15 +356,41 @@ def _compiled(program: Program) -> Callable[..., Any]:
     if fn is None:
         from stax.api import jit
 
-        fn = _PROGRAMS[key] = jit(program.run, threads=program.threads)
+        # Specialized per block shape (dynamic=False): the partials use block sizes as numbers.
+        fn = _PROGRAMS[key] = jit(program.run, threads=program.threads, dynamic=False)
     return fn
 
 
 # ---- building the Dask graph ---------------------------------------------------------------
 
 def default_threads() -> int:
-    """Stax threads per block task: Dask already runs one task per core."""
-    return 1
+    """Stax threads per block task: the cores of the machine shared by the task threads that
+    Dask runs on it (workers x threads never oversubscribe the cores). With a distributed
+    client, the busiest host's worker threads count (hosts are assumed alike); with Dask's
+    local schedulers, which run one task per core, one thread."""
+    import os
+
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+    except (ImportError, ValueError):  # no distributed client: a local scheduler
+        return 1
+    per_host: dict[str, int] = {}
+    for w in workers:
+        host = str(w.get("host", ""))
+        per_host[host] = per_host.get(host, 0) + int(w.get("nthreads", 1))
+    return max(1, (os.cpu_count() or 1) // max(per_host.values(), default=1))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A reduction across chunks not built yet: `op` summarized per block as `part` of
+    `src`, built together with every other ready reduction of the same blocks."""
+
+    op: Op
+    src: Value
+    part: Partial
 
 
 class Builder:
@@ -383,7 +410,10 @@ class Builder:
         # Stencils: window value id -> (chunked axis, extent); window slice op -> (axis, start)
         self.wins: dict[int, tuple[int, int]] = {}
         self.slices: dict[int, tuple[int, int]] = {}
-        self.partials: dict[tuple[int, str, tuple[int, ...]], Any] = {}
+        # Reductions across chunks: pending ones by result id, built partials by (source, part)
+        self.pending: dict[int, Pending] = {}
+        self.partials: dict[tuple[int, Partial], Any] = {}
+        self.flattened = _flattened_for_args(graph)
         for v in graph.inputs:
             self.info[v.id] = self._describe(self.arrays[v.id])
         for op in graph.ops:
@@ -396,11 +426,14 @@ class Builder:
                 self.steps.append(Step(op, "local", reason))
                 self.info[op.out.id] = out
                 self.local.add(op.out.id)
-                continue
-            step = Step(op, _boundary_kind(op), reason)
-            self.steps.append(step)
-            self.arrays[op.out.id] = self.boundary(step)
-            self.info[op.out.id] = self._describe(self.arrays[op.out.id])
+            elif op.out.id in self.flattened:
+                self.steps.append(Step(op, "tree-reduce", "flattened by the arg-reduction that "
+                                       "reads it: no reshape, no rechunk"))
+                self.info[op.out.id] = (_single(op.out.shape), (self.syms.fresh(),))
+            elif _boundary_kind(op) == "tree-reduce":
+                self._defer(Step(op, "tree-reduce", reason))
+            else:
+                self._boundary(Step(op, _boundary_kind(op), reason))
 
     def _window(self, op: Op) -> tuple[tuple[Chunks, Axes] | None, str]:
         """Stencils: a step-1 slice along one chunked axis (its halo taken from the next block,
@@ -450,16 +483,17 @@ class Builder:
         chunks = tuple(tuple(int(s) for s in c) for c in arr.chunks)
         return chunks, tuple(self.syms.fresh() if len(c) > 1 else None for c in chunks)
 
-    def stage(self, v: Value) -> tuple[list[Value], list[Op]]:
-        """The local ops that compute `v` from built arrays, and those arrays' values."""
+    def stage(self, values: Sequence[Value]) -> tuple[list[Value], list[Op]]:
+        """The local ops that compute `values` from built (or pending) arrays, and those
+        arrays' values."""
         inputs: dict[int, Value] = {}
         ops: dict[int, Op] = {}
-        todo = [v]
+        todo = list(values)
         while todo:
             w = todo.pop()
             if w.id in ops or w.id in inputs:
                 continue
-            if w.id in self.arrays:
+            if w.id in self.arrays or w.id in self.pending:
                 inputs[w.id] = w
                 continue
             op = self.producer[w.id]
@@ -469,8 +503,10 @@ class Builder:
         return sorted(inputs.values(), key=lambda x: x.id), order
 
     def array(self, v: Value) -> Any:
+        if v.id in self.pending:
+            self._force(v.id)
         if v.id not in self.arrays:
-            self.arrays[v.id] = self.blockwise(v, None)
+            self.arrays[v.id] = self.blockwise([v], None)
         return self.arrays[v.id]
 
     def index(self, v: Value, fresh: list[int]) -> tuple[str, ...]:
@@ -482,14 +518,16 @@ class Builder:
             return f"u{fresh[0]}"
         return tuple(letter(s) for s in self.info[v.id][1])
 
-    def blockwise(self, v: Value, finish: tuple[str, tuple[int, ...]] | None) -> Any:
-        """One task per block computing `v`'s stage (then a partial reduction, if given)."""
+    def blockwise(self, values: list[Value], finish: tuple[Partial, ...] | None) -> Any:
+        """One task per block computing the stage of `values` (one value, or with `finish`
+        the values whose partials it returns, all of one block structure)."""
         import dask.array as da
 
-        inputs, ops = self.stage(v)
+        v = values[0]
+        inputs, ops = self.stage(values)
         fresh = [0]
         out_ind = self.index(v, fresh)
-        arrays = [self.arrays[w.id] for w in inputs]
+        arrays = [self.array(w) for w in inputs]
         windows = tuple((op.out.id, *self.slices[op.out.id]) for op in ops
                         if op.out.id in self.slices)
         adjust: dict[str, Any] = {}
@@ -501,19 +539,40 @@ class Builder:
             args += [arr, self.index(w, fresh)]
         if windows:
             args += [position, (out_ind[self.wins[v.id][0]], self.index(v, fresh)[0] + "p")]
-        reduced = set(finish[1]) if finish else set()
+        starts = finish is not None and any(p.kind in ARG for p in finish)
+        if starts:
+            args += self._starts(v, out_ind, fresh)
+        reduced = {a for p in finish for a in p.axes} if finish else set()
         new_axes = {c: (1 if i in reduced else n) for i, (c, n) in
                     enumerate(zip(out_ind, v.shape, strict=True)) if c.startswith("u")}
         adjust |= {out_ind[i]: 1 for i in reduced if out_ind[i].startswith("s")}
-        program = Program(tuple(inputs), tuple(ops), (v,), finish, self.threads,
+        program = Program(tuple(inputs), tuple(ops), tuple(values), finish, self.threads,
                           frozenset(op.out.id for op in ops if op.out.id in self.free),
-                          windows)
-        what = f"partial-{finish[0]}" if finish else (ops[-1].kind if ops else "copy")
-        return da.blockwise(program, out_ind, *args, dtype=v.dtype, new_axes=new_axes,
+                          windows, starts=starts)
+        what = "partials-" + "-".join(p.kind for p in finish) if finish else \
+            (ops[-1].kind if ops else "copy")
+        dtype = np.dtype(object) if finish else v.dtype
+        return da.blockwise(program, out_ind, *args, dtype=dtype, new_axes=new_axes,
                             adjust_chunks=adjust or None, concatenate=True,
-                            align_arrays=not windows,
+                            align_arrays=not (windows or starts),
                             token=f"stax-{self.label}-{what}",
-                            meta=np.empty((0,) * v.ndim, v.dtype))
+                            meta=np.empty((0,) * v.ndim, dtype))
+
+    def _starts(self, v: Value, out_ind: tuple[str, ...], fresh: list[int]) -> list[Any]:
+        """A blockwise argument giving each block its first global index along each axis."""
+        import dask.array as da
+
+        ch, sy = self.info[v.id]
+        first = np.zeros(tuple(len(c) for c in ch) + (len(ch),), np.int64)
+        for i, c in enumerate(ch):
+            shape = [1] * len(ch)
+            shape[i] = len(c)
+            first[..., i] = np.reshape(np.cumsum((0,) + c)[:-1], shape)
+        index = list(self.index(v, fresh))  # fresh letters on unchunked axes (one block)
+        index = [out_ind[i] if s is not None else index[i] for i, s in enumerate(sy)]
+        fresh[0] += 1
+        return [da.from_array(first, chunks=(1,) * len(ch) + (len(ch),)),
+                (*index, f"u{fresh[0]}")]
 
     def _overlap(self, v: Value, ops: list[Op], inputs: list[Value], arrays: list[Any]
                  ) -> tuple[list[Any], Any, tuple[int, ...]]:
@@ -538,34 +597,179 @@ class Builder:
                       for w, arr in zip(inputs, arrays, strict=True)]
         return overlapped, position, tuple(int(r) for r in hi - lo)
 
-    def boundary(self, step: Step) -> Any:
+    # ---- reductions across chunks: deferred, then built in groups sharing one pass ----------
+
+    def _defer(self, step: Step) -> None:
+        """Plans a reduction across chunks; its blocks are read when its result is needed,
+        together with every other reduction of the same blocks that is ready by then."""
+        op = step.op
+        src, axes = op.inputs[0], op.attr("axes")
+        flat = src.id in self.flattened
+        if flat:  # x.argmax(): the flat index of the source's blocks, no reshape
+            src = self.producer[src.id].inputs[0]
+            axes = tuple(range(src.ndim))
+        kind = op.attr("fn")
+        moment = _moment_source(op, self.producer) if kind == "sum" else None
+        if moment is not None:
+            src, kind = moment, "moment"
+            step = replace(step, reason=step.reason + "; the sum of squared deviations from "
+                           "the mean, as count/mean/M2 partials (Chan et al.)")
+        windowed = any(o.out.id in self.slices for o in self.stage([src])[1])
+        if kind in ARG and windowed:  # global indices of stencil blocks: Dask's own
+            step = replace(step, kind="dask", reason=step.reason + "; an arg-reduction of "
+                           "stencil windows")
+            if flat:
+                xs = [replay(self.producer[op.inputs[0].id], [self.array(src)])]
+            else:
+                xs = [self.array(src)]
+            self.steps.append(step)
+            self.arrays[op.out.id] = replay(op, xs)
+            self.info[op.out.id] = self._describe(self.arrays[op.out.id])
+            return
+        self.steps.append(step)
+        self.pending[op.out.id] = Pending(op, src, Partial(kind, axes, op.out.dtype, flat))
+        self.info[op.out.id] = (_single(op.out.shape), (None,) * op.out.ndim) if flat else \
+            reduced(self.info[src.id], set(axes), op.attr("keepdims"))
+
+    def _group(self, p: Pending) -> tuple[Any, ...]:
+        """Reductions with equal keys share one block program: the same block structure and
+        chunked axes reduced (a stencil's blocks only with reductions of the same value)."""
+        _, sy = self.info[p.src.id]
+        windowed = any(o.out.id in self.slices for o in self.stage([p.src])[1])
+        return (tuple(None if s is None else self.syms.find(s) for s in sy),
+                tuple(i for i in p.part.axes if sy[i] is not None),
+                p.src.id if windowed else None)
+
+    def _ready(self, p: Pending) -> bool:
+        return not any(w.id in self.pending for w in self.stage([p.src])[0])
+
+    def _force(self, vid: int) -> None:
+        """Builds the pending reduction `vid` and every ready one sharing its blocks."""
+        p = self.pending[vid]
+        for w in self.stage([p.src])[0]:
+            if w.id in self.pending:
+                self._force(w.id)
+        if vid not in self.pending:
+            return
+        key = self._group(p)
+        group = [q for q in self.pending.values() if self._group(q) == key and self._ready(q)]
+        self._build(group)
+
+    def _build(self, group: list[Pending]) -> None:
+        import dask.array as da
+
+        todo: dict[tuple[int, Partial], Pending] = {}
+        for q in group:
+            if (q.src.id, q.part) not in self.partials:
+                todo.setdefault((q.src.id, q.part), q)
+        members = list(todo.values())
+        if members:
+            parts = tuple(q.part for q in members)
+            carrier = self.blockwise([q.src for q in members], parts)
+            _, sy = self.info[members[0].src.id]
+            grid = tuple(i for i in parts[0].axes if sy[i] is not None)
+            combined = da.reduction(
+                carrier, passthrough, Combine(parts, final=True), axis=grid, keepdims=True,
+                dtype=object, combine=Combine(parts, final=False), concatenate=False,
+                meta=np.empty((0,) * carrier.ndim, object), name=f"stax-{self.label}-combine")
+            for i, q in enumerate(members):
+                ch, _ = self.info[q.src.id]
+                chunks = tuple((1,) if a in q.part.axes else c for a, c in enumerate(ch))
+                self.partials[(q.src.id, q.part)] = combined.map_blocks(
+                    Pick(i), chunks=chunks, dtype=q.part.dtype,
+                    meta=np.empty((0,) * len(ch), q.part.dtype),
+                    token=f"stax-{self.label}-{q.part.kind}")
+        shared = ", ".join(f"{q.part.kind}(v{q.src.id})" for q in members)
+        for q in group:
+            result = self.partials[(q.src.id, q.part)]
+            if q.part.flat:
+                result = result.reshape(q.op.out.shape)
+            elif not q.op.attr("keepdims"):
+                result = da.squeeze(result, axis=q.part.axes)
+            self.arrays[q.op.out.id] = result
+            del self.pending[q.op.out.id]
+            if members:
+                i = next(i for i, s in enumerate(self.steps) if s.op is q.op)
+                self.steps[i] = replace(self.steps[i], reason=self.steps[i].reason +
+                                        f"; one pass over the blocks with {shared}")
+
+    def _boundary(self, step: Step) -> None:
         import dask.array as da
 
         op = step.op
-        if step.kind == "tree-reduce":
-            fn, axes = op.attr("fn"), op.attr("axes")
-            (src,) = op.inputs
-            key = (src.id, fn, axes)  # `x.sum(0)` and `x.sum(0, keepdims=True)` share a pass
-            if key in self.partials:
-                partial = self.partials[key]
-            elif src.id in self.arrays:
-                partial = self.arrays[src.id].map_blocks(
-                    Program((src,), (), (src,), (fn, axes), self.threads),
-                    chunks=tuple((1,) * len(c) if i in axes else c
-                                 for i, c in enumerate(self.arrays[src.id].chunks)),
-                    dtype=src.dtype, token=f"stax-{self.label}-partial-{fn}")
-            else:
-                partial = self.blockwise(src, (fn, axes))
-            self.partials[key] = partial
-            result = getattr(da, fn)(partial, axis=axes, keepdims=op.attr("keepdims"))
-            return result.astype(op.out.dtype)
         xs = [self.array(w) for w in op.inputs]
         if step.kind == "cumreduction":
             binop, ident = SCANS[op.attr("fn")]
             scan = Program((op.inputs[0],), (op,), (op.out,), None, self.threads)
-            return da.reductions.cumreduction(scan, binop, ident, xs[0], axis=op.attr("axis"),
-                                              dtype=op.out.dtype)
-        return replay(op, xs)
+            result = da.reductions.cumreduction(scan, binop, ident, xs[0],
+                                                axis=op.attr("axis"), dtype=op.out.dtype)
+        else:
+            result = replay(op, xs)
+            before = {name for x in xs for name in x.dask.layers}
+            if any(name.startswith("rechunk") and name not in before
+                   for name in result.dask.layers):
+                step = replace(step, reason=step.reason + "; Dask rechunks here")
+        self.steps.append(step)
+        self.arrays[op.out.id] = result
+        self.info[op.out.id] = self._describe(result)
+
+
+def _flattened_for_args(graph: Graph) -> set[int]:
+    """Flattening reshapes (`x.argmax()`) read only by argmax/argmin: the arg-reduction takes
+    flat indices of the source's blocks itself when the reshape would cross chunks."""
+    users = graph.users()
+    outputs = {v.id for v in graph.outputs}
+    return {op.out.id for op in graph.ops
+            if op.kind == "reshape" and op.out.ndim == 1 and op.inputs[0].ndim > 1 and
+            op.out.id not in outputs and users.get(op.out.id) and
+            all(u.kind == "reduce" and u.attr("fn") in ARG for u in users[op.out.id])}
+
+
+def _through(v: Value, producer: dict[int, Op], kinds: tuple[str, ...]) -> Op:
+    """The producer of `v`, looking through ops of `kinds` (broadcasts, casts)."""
+    op = producer[v.id]
+    while op.kind in kinds:
+        op = producer[op.inputs[0].id]
+    return op
+
+
+def _same(a: Value, b: Value, producer: dict[int, Op]) -> bool:
+    """One value, or the same cast of one value (a trace casts `x` once per use)."""
+    if a.id == b.id:
+        return True
+    pa, pb = producer[a.id], producer[b.id]
+    return pa.kind == pb.kind == "cast" and a.dtype == b.dtype and \
+        _same(pa.inputs[0], pb.inputs[0], producer)
+
+
+def _moment_source(op: Op, producer: dict[int, Op]) -> Value | None:
+    """`y` when `op` sums (y - mean(y))**2 over the axes of that mean (var/std): then its
+    partials are count/mean/M2 of `y` per block, and no pass needs the global mean first."""
+    axes = op.attr("axes")
+    sq = producer[op.inputs[0].id]
+    if sq.kind != "elementwise" or not (
+            sq.attr("fn") == "square" or
+            sq.attr("fn") == "multiply" and sq.inputs[0].id == sq.inputs[1].id):
+        return None
+    sub = producer[sq.inputs[0].id]
+    if sub.kind != "elementwise" or sub.attr("fn") != "subtract":
+        return None
+    y, centre = sub.inputs
+    if y.shape != sub.out.shape or y.dtype.kind != "f":
+        return None
+    mean = _through(centre, producer, ("broadcast",))
+    if mean.kind != "elementwise" or mean.attr("fn") != "true_divide":
+        return None
+    total, count = (producer[v.id] for v in mean.inputs)
+    count = _through(count.out, producer, ("broadcast",))
+    if total.kind != "reduce" or total.attr("fn") != "sum" or \
+            set(total.attr("axes")) != set(axes) or \
+            not _same(total.inputs[0], y, producer) or count.kind != "const" or \
+            count.attr("value") != math.prod(y.shape[i] for i in axes):
+        return None
+    if not total.attr("keepdims") and tuple(sorted(axes)) != tuple(range(len(axes))):
+        return None  # the mean broadcasts back along leading axes only
+    return y
 
 
 @dataclass(frozen=True)
