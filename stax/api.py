@@ -280,7 +280,7 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
                    ) -> Compilation:
     start = time.perf_counter()
     strides: list[tuple[Any, ...]] = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
-    if traced.env is not None:  # generic: C-contiguous inputs of symbolic shape (issue 11)
+    if traced.env is not None and traced.env.hints:  # generic: C-contiguous inputs (issue 11)
         strides = [contiguous_strides(v.shape) for v in traced.graph.inputs]
     n_ops = len(traced.graph.ops)  # G: a progress bar on a terminal for large programs
     with progress(f"stax: compiling {n_ops} ops", 3, when=n_ops >= PROGRESS_MIN_OPS) as bar:

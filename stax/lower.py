@@ -11,6 +11,7 @@ materialized). Each decision is recorded with its reason.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -177,7 +178,7 @@ class _Lowering:
 
     def _is_output_ready(self, lazy: Lazy) -> bool:
         buf = self.buffers[lazy.buffer]  # type: ignore[index]
-        return buf.kind == "intermediate" and buf.size == int(np.prod(lazy.shape))
+        return buf.kind == "intermediate" and buf.size == math.prod(lazy.shape)
 
     def materialize_fresh(self, v: Value) -> Lazy:
         self.values[v.id] = Lazy(v.shape, v.dtype, self.values[v.id].load)

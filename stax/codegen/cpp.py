@@ -29,6 +29,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
+from stax.ir.sym import is_sym
 from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
@@ -176,8 +177,8 @@ class ExprPrinter:
         parts = []
         for atom, c in idx.terms:
             s = self.atom(atom)
-            parts.append(s if c == 1 else f"{c}*{s}")
-        if idx.const or not parts:
+            parts.append(s if isinstance(c, int) and c == 1 else f"{c}*{s}")
+        if is_sym(idx.const) or idx.const or not parts:
             parts.append(str(idx.const))
         return " + ".join(parts).replace("+ -", "- ")
 
@@ -555,7 +556,10 @@ class KernelPrinter:
         accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
         for n in nodes:
             self.lines.append(f"{ind}// {n.name}: {n.origin} over {n.reduction_ranges}")
-        chunked = len(rnames) == 1 and node.reduction_ranges[0] > REDUCTION_CHUNK
+        # chunks (cascade summation) whenever the length may exceed one chunk: a symbolic
+        # length may, at launch (issue 11)
+        chunked = len(rnames) == 1 and (is_sym(node.reduction_ranges[0])
+                                        or node.reduction_ranges[0] > REDUCTION_CHUNK)
         store = [f"{n.out}[{ExprPrinter(node.var_ranges).index(n.out_index)}] = "
                  f"({ctype(self.buffers[n.out].dtype)}){a.result()};"
                  for n, a in zip(nodes, accs, strict=True)]
@@ -627,7 +631,9 @@ class KernelPrinter:
                 printer = lane_printer(nodes, inner + "        ")
                 (value,) = printer.emit([n.body], p, inner + "        ")  # type: ignore[list-item]
                 acc = f"acc_{n.name}[lane]"
-                p.append(f"{inner}        {acc} = {acc} {op} ({t}){value};")
+                # [E16] complex: from the first row (the identity is not exact for complex)
+                first = f"r0 == 0 ? ({t}){value} : " if t.startswith("stax_complex") else ""
+                p.append(f"{inner}        {acc} = {first}{acc} {op} ({t}){value};")
                 p.append(f"{inner}        {target(n, printer)} = {acc};")
                 p.append(f"{inner}    }}")
                 p.append(f"{inner}}}")
@@ -828,7 +834,9 @@ class KernelPrinter:
         inner = ind + "    "
         printer = ExprPrinter(node.var_ranges)
         (v,) = printer.emit([node.body], self.lines, inner)
-        self.lines.append(f"{inner}acc = acc {op} ({t}){v};")
+        # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is nan+inf j)
+        first = f"r0 == 0 ? ({t}){v} : " if t.startswith("stax_complex") else ""
+        self.lines.append(f"{inner}acc = {first}acc {op} ({t}){v};")
         self.lines.append(f"{inner}{node.out}[{printer.index(node.out_index)}] = acc;")
         self.lines.append(f"{ind}}}")
         self.close_loops(len(xnames), ind)
@@ -851,23 +859,28 @@ class KernelPrinter:
                  "me = omp_get_thread_num();")
         p.append(f"{indent}const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;")
         p.append(f"{indent}{t} total = {identity};")
-        if self.vectorize:
+        # [E16] complex: each slice and the whole scan start from their first element (the
+        # identity is not exact for complex: (1+0j) * (0+inf j) is nan+inf j)
+        cx = t.startswith("stax_complex")
+        if self.vectorize and not cx:
             p.append(f"{indent}#pragma omp simd reduction({op}:total){SIMD_BAD}")
         p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
         printer = ExprPrinter(node.var_ranges)
         (v,) = printer.emit([node.body], p, indent + "    ")
-        p.append(f"{indent}    total = total {op} ({t}){v};")
+        p.append(f"{indent}    total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
+                 f"total {op} ({t}){v};")
         p.append(f"{indent}}}")
         p.append(f"{indent}{parts}[me + 1] = total;")
         p.append(f"{indent}#pragma omp barrier")
         p.append(f"{indent}#pragma omp single")
-        p.append(f"{indent}{{ {parts}[0] = {identity}; for (int64_t k = 1; k <= nt; k += 1) "
-                 f"{parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}")
+        p.append(f"{indent}{{ {parts}[0] = {identity}; for (int64_t k = {2 if cx else 1}; "
+                 f"k <= nt; k += 1) {parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}")
         p.append(f"{indent}{t} acc = {parts}[me];")
         p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
         printer = ExprPrinter(node.var_ranges)
         (v,) = printer.emit([node.body], p, indent + "    ")
-        p.append(f"{indent}    acc = acc {op} ({t}){v};")
+        first = f"me == 0 && r0 == lo ? ({t}){v} : " if cx else ""
+        p.append(f"{indent}    acc = {first}acc {op} ({t}){v};")
         p.append(f"{indent}    {node.out}[{printer.index(node.out_index)}] = acc;")
         p.append(f"{indent}}}")
         self.work_shared = True

@@ -167,8 +167,9 @@ class Index(_Cached):
         parts = []
         for atom, c in self.terms:
             s = str(atom)
-            parts.append(s if c == 1 else f"-{s}" if c == -1 else f"{c}*{s}")
-        if self.const or not parts:
+            unit = c if isinstance(c, int) and c in (1, -1) else 0
+            parts.append(s if unit == 1 else f"-{s}" if unit == -1 else f"{c}*{s}")
+        if isinstance(self.const, Sym) or self.const or not parts:
             parts.append(str(self.const))
         return " + ".join(parts).replace("+ -", "- ")
 

@@ -81,8 +81,8 @@ class ShapeEnv:
 
     @property
     def fully_specialized(self) -> bool:
-        """Every symbol was pinned to its hint: the generic program serves one shape only."""
-        return bool(self.hints) and set(self.specialized) >= set(self.hints)
+        """No symbol, or every symbol pinned to its hint: the program serves one shape only."""
+        return set(self.specialized) >= set(self.hints)
 
 
 _OPS: dict[str, Callable[[int, int], bool]] = {
@@ -184,6 +184,12 @@ class Sym:
         quotient = exact_quotient(self, other)
         if quotient is not None:
             return quotient if how == "//" else 0
+        if not self >= 0:  # derived atoms are printed with C's `/` and `%`: operands >= 0
+            if isinstance(other, Sym) or _decide(self, "<=") is not True:
+                return _specialize(self, "a division of a size that may be negative") \
+                    // other if how == "//" else _specialize(self, "a size modulo") % other
+            floor = -((-self + (other - 1)) // other)  # -(ceil(-x / d)), with -x >= 0
+            return floor if how == "//" else self - other * floor
         if isinstance(other, int) and other > 0 and how == "%":
             # drop the terms divisible by the divisor: (4*s0 + s1) % 4 == s1 % 4
             rest = {m: c for m, c in self.terms if c % other}
@@ -527,3 +533,10 @@ def _py_atom(env: ShapeEnv, name: str) -> str:
 def py_shape(shape: Iterable[Sym | int]) -> str:
     items = [py_expr(d) for d in shape]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def same_size(a: Sym | int, b: Sym | int) -> bool:
+    """Equal for every shape (no guard): for decisions where "equal" only enables an
+    optimization, such as fusing loops over the same range."""
+    diff = a - b
+    return isinstance(diff, int) and diff == 0

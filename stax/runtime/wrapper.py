@@ -57,8 +57,9 @@ def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
 
 
 def assert_input(arr: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...],
-                 dtype: np.dtype, name: str) -> None:
-    if arr.shape != shape or arr.dtype != dtype or arr.strides != strides:
+                 dtype: np.dtype, name: str, contiguous: bool = False) -> None:
+    layout_ok = arr.flags.c_contiguous if contiguous else arr.strides == strides
+    if arr.shape != shape or arr.dtype != dtype or not layout_ok:
         raise ValueError(
             f"stax: input {name} has shape {arr.shape}, strides {arr.strides}, dtype "
             f"{arr.dtype}; the compiled kernels assume shape {shape}, strides {strides}, "
@@ -357,9 +358,12 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region], library: Compi
     for name in ins:
         b = buffers[name]
         shape, strides = py_shape(b.shape), py_shape(_byte_strides(b))
-        lines.append(f"    if {name}.shape != {shape} or {name}.strides != {strides} or "
+        # a generic program takes C-contiguous inputs (strides of 0/1-sized axes vary)
+        layout = f"not {name}.flags.c_contiguous" if symbols else f"{name}.strides != {strides}"
+        lines.append(f"    if {name}.shape != {shape} or {layout} or "
                      f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
-        lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r})")
+        lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r}, "
+                     f"{bool(symbols)})")
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from stax.ir.expr import Index, Var, bounds
 from stax.ir.program import Node, xvars
+from stax.ir.sym import hint, same_size
 from stax.sched.deps import Dep, MemoryDep, SchedulerNode
 
 MAX_ROUNDS = 10
@@ -134,19 +135,19 @@ def compatible(a: Node, b: Node) -> bool:
 
 
 def compatible_groups(g1: tuple[bool, int, int], g2: tuple[bool, int, int]) -> bool:
-    (red1, n1, r1), (red2, n2, r2) = g1, g2
+    (red1, n1, r1), (red2, n2, r2) = g1, g2  # symbolic sizes: equal for every shape
     if red1 and red2:
-        return n1 == n2 and r1 == r2
+        return same_size(n1, n2) and same_size(r1, r2)
     if not red1 and not red2:
-        return n1 == n2
+        return same_size(n1, n2)
     (pn, _), (rn, rr) = ((n1, r1), (n2, r2)) if red2 else ((n2, r2), (n1, r1))
-    return pn == rn or pn == rn * rr
+    return same_size(pn, rn) or same_size(pn, rn * rr)
 
 
 def _common_prefix(xs: Sequence[tuple[int, ...]]) -> int:
     depth = 0
     for column in zip(*xs, strict=False):
-        if any(c != column[0] for c in column):
+        if not all(same_size(c, column[0]) for c in column):
             break
         depth += 1
     return depth
@@ -285,7 +286,8 @@ class Score(NamedTuple):
 
 
 def score(a: Group, b: Group, position: dict[str, int]) -> Score:
-    sigma = sum(d.nbytes for d in a.deps & b.deps if isinstance(d, MemoryDep))
+    # a heuristic: symbolic sizes count at their traced value (no guard, issue 11)
+    sigma = hint(sum(d.nbytes for d in a.deps & b.deps if isinstance(d, MemoryDep)))
     tau = 1 if len(a.kinds | b.kinds) == 1 and sigma > 0 else 0
     delta = abs(position[a.members[0].name] - position[b.members[0].name])
     # ω counts shared buffers; the buffer of every shared dependence is one of them

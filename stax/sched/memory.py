@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Literal
 
+from stax.ir.sym import hint, is_sym
 from stax.sched.pool import PoolBlock, PoolLayout, plan_pool
 
 BufferKind = Literal["input", "intermediate", "output"]
@@ -177,6 +178,8 @@ def plan_memory(
     nodes: Sequence[MemNode], buffers: Mapping[str, MemBuffer], *, pool: bool = False
 ) -> MemoryPlan:
     """Order `nodes` for least peak memory and plan frees, reuses, in-place writes and the pool."""
+    if any(is_sym(b.nbytes) for b in buffers.values()):
+        return _plan_symbolic(nodes, buffers, pool)
     graph = _Graph.build(nodes, buffers)
     orders = {
         "original": tuple(range(len(nodes))),
@@ -341,6 +344,26 @@ def _live_bytes(graph: _Graph, lifetimes: Mapping[str, tuple[int, int]]) -> list
     return live
 
 
+def _plan_symbolic(nodes: Sequence[MemNode], buffers: Mapping[str, MemBuffer], pool: bool
+                   ) -> MemoryPlan:
+    """[issue 11] Buffers of symbolic size: order and reuse are planned on the traced sizes
+    (a heuristic, no guard), then only reuses whose sizes are equal for every shape are kept
+    (the wrapper reshapes the old storage to the new buffer's shape)."""
+    plan = plan_memory(nodes, {n: replace(b, nbytes=hint(b.nbytes)) for n, b in buffers.items()},
+                       pool=pool)
+
+    def same(r: Reuse) -> bool:
+        a, b = buffers[r.new].nbytes, buffers[r.old].nbytes
+        return a is b or (is_sym(a) and is_sym(b) and a.terms == b.terms) or (
+            not is_sym(a) and not is_sym(b) and a == b)
+
+    dropped = tuple(Declined(r.new, r.old, "", "size_mismatch",
+                             "sizes differ for some shapes of a generic program")
+                    for r in plan.reuses + plan.inplace if not same(r))
+    return replace(plan, reuses=tuple(filter(same, plan.reuses)),
+                   inplace=tuple(filter(same, plan.inplace)), declined=plan.declined + dropped)
+
+
 def _order_lpmf(graph: _Graph) -> tuple[int, ...]:
     """Least peak first: among the ready nodes run the one whose step adds the fewest bytes.
 
@@ -411,7 +434,7 @@ def _order_dfs(graph: _Graph) -> tuple[int, ...]:
     """DFS: visit nodes by ascending bytes of the node and its buffers (then original position),
     emitting each after its predecessors, visited in the same ascending order (iterative, so a
     5,000-node chain does not hit the recursion limit)."""
-    weight = [sum(graph.nbytes(b) for b in touched) for touched in graph.touched]
+    weight = [hint(sum(graph.nbytes(b) for b in touched)) for touched in graph.touched]
 
     def rank(i: int) -> tuple[int, int]:
         return (weight[i], i)

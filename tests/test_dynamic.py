@@ -1,0 +1,198 @@
+"""Shape-generic programs (issue 11): symbolic sizes, guards, dynamic=, cache_info()."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stax
+from stax.ir.sym import ShapeEnv, c_expr, slice_indices
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def column_stats(x):
+    return x.sum(0), x.var(0), x.max(0)
+
+
+def transpose_add(x):
+    return x.T + 2 * x
+
+
+def _check(got, expected, rtol=2e-5, atol=1e-5):
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+
+
+def _shapes(rng: np.random.Generator, n: int, square: bool = False) -> list[tuple[int, int]]:
+    out = []
+    for _ in range(n):
+        rows = int(rng.choice([2, 3, 7, 64, 129, 1000])) if rng.random() < 0.3 else \
+            int(rng.integers(2, 400))
+        cols = rows if square else int(rng.integers(2, 600))
+        out.append((rows, cols))
+    return out
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "column_stats", "transpose_add"])
+def test_one_generic_program_serves_fifty_shapes(name):
+    fn = {"softmax": softmax, "layernorm": layernorm, "column_stats": column_stats,
+          "transpose_add": transpose_add}[name]
+    f = stax.jit(fn)
+    rng = np.random.default_rng(11)
+    for rows, cols in _shapes(rng, 50, square=name == "transpose_add"):
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        args = (x, rng.standard_normal(cols).astype(np.float32),
+                rng.standard_normal(cols).astype(np.float32)) if name == "layernorm" else (x,)
+        _check(f(*args), fn(*args), rtol=1e-4, atol=1e-4)
+    info = f.cache_info()
+    assert info.calls == 50
+    assert info.compiles <= 2, (info, f.not_generic)
+    assert info.generic == 1
+
+
+def test_dynamic_true_is_generic_from_the_first_call_and_false_never():
+    x = np.random.default_rng(0).standard_normal((5, 9))
+    generic, special = stax.jit(softmax, dynamic=True), stax.jit(softmax, dynamic=False)
+    for rows in (5, 6, 30):
+        a = np.ascontiguousarray(np.resize(x, (rows, 9)))
+        _check(generic(a), softmax(a))
+        _check(special(a), softmax(a))
+    assert generic.cache_info() == (3, 1, 1)
+    assert special.cache_info() == (3, 3, 0)
+    with pytest.raises(ValueError, match="dynamic must be"):
+        stax.jit(softmax, dynamic="yes")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8])
+def test_dtypes_and_integer_division_by_a_symbolic_count(dtype):
+    def f(x):
+        return x.mean(0), x.sum(1) // 3, x * x.shape[1] - x.shape[0] // 2
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(1)
+    for shape in [(4, 5), (17, 3), (2, 2), (100, 31)]:
+        x = (rng.standard_normal(shape) * 20).astype(dtype)
+        _check(g(x), f(x))
+    assert g.cache_info().compiles == 1
+
+
+def test_sizes_zero_and_one_are_their_own_classes():
+    def f(x, y):
+        return (x + y).sum(0), np.tanh(x) * 2
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(2)
+    shapes = [(5, 7), (1, 7), (5, 1), (0, 7), (6, 8), (1, 1), (9, 3), (1, 4), (0, 0)]
+    for shape in shapes:
+        x = rng.standard_normal(shape)
+        y = rng.standard_normal(shape[1:])
+        _check(g(x, y), f(x, y))
+    info = g.cache_info()
+    assert info.compiles == len({tuple(d if d < 2 else -1 for d in s) for s in shapes})
+
+
+def test_a_guard_that_fails_compiles_again():
+    def f(x):
+        return x[2:-3] * 2 + x[:5].sum()  # the slices' lengths depend on the size
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(3)
+    for n in (40, 50, 4, 3, 2, 6, 41):
+        x = rng.standard_normal(n)
+        _check(g(x), f(x))
+    assert g.cache_info().compiles >= 2  # short arrays break the guards of the first
+    assert g.cache_info().generic == g.cache_info().compiles
+
+
+def test_broadcasting_between_symbols_is_guarded():
+    def f(x, y):
+        return x * y + 1
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(4)
+    for a, b in [((6, 4), (4,)), ((3, 9), (9,)), ((5, 5), (5,)), ((8, 2), (2,))]:
+        x, y = rng.standard_normal(a), rng.standard_normal(b)
+        _check(g(x, y), f(x, y))
+    with pytest.raises(ValueError, match="broadcast"):
+        g(rng.standard_normal((6, 4)), rng.standard_normal(5))
+
+
+def test_strided_inputs_are_specialized_and_correct():
+    g = stax.jit(softmax, dynamic=True)
+    rng = np.random.default_rng(5)
+    for shape in [(6, 10), (12, 8), (7, 7)]:
+        base = rng.standard_normal(shape)
+        _check(g(base.T), softmax(base.T))
+        _check(g(base[:, ::2]), softmax(base[:, ::2]))
+    assert g.cache_info().generic == 0
+
+
+def test_sizes_needed_as_python_ints_stay_correct():
+    def f(x):
+        out = np.zeros(x.shape[0] + 1)  # a shape built from a size: specialized
+        out[1:] = np.cumsum(x)
+        return out
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(6)
+    for n in (5, 9, 5, 13):
+        x = rng.standard_normal(n)
+        _check(g(x), f(x))
+
+
+def test_scalar_arguments_and_reshapes():
+    def f(x, s):
+        rows = x.reshape(x.shape[0], -1)
+        return rows.sum(1) * s, x.reshape(-1)[::2]
+
+    g = stax.jit(f, dynamic=True)
+    rng = np.random.default_rng(7)
+    for shape in [(4, 3, 2), (5, 2, 6), (3, 3, 3)]:
+        x = rng.standard_normal(shape)
+        _check(g(x, 1.5), f(x, 1.5))
+
+
+def test_symbolic_arithmetic_and_c_text():
+    env = ShapeEnv()
+    n, m = env.symbol(300), env.symbol(70)
+    assert n * m - n > 0 and not env.guards  # decided for every size >= 2
+    assert c_expr(-(-n // 64)) == "((63 + s0) / 64)"
+    assert (4 * n + m) % 4 == m % 4
+    assert slice_indices(slice(1, -1), n)[3] == n - 2
+    assert env.guard_text() == ["s0 > 2"]  # x[1:-1] is not empty
+    assert n > 100 and env.guard_text()[-1] == "s0 > 100"
+    assert env.check({"s0": 101, "s1": 2}) and not env.check({"s0": 100, "s1": 2})
+    assert int(m) == 70 and env.specialized == {"s1": 70}
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(0, 40), cols=st.integers(0, 40), axis=st.sampled_from([0, 1, -1]))
+def test_random_shapes_against_numpy(rows, cols, axis):
+    x = np.random.default_rng(rows * 41 + cols).standard_normal((rows, cols))
+    x[x > 2.5] = np.nan if rows % 3 == 0 else np.inf
+    expected = _RANDOM_FN(x, axis)
+    _check(_RANDOM(x, axis), expected, rtol=1e-9, atol=1e-12)
+
+
+def _random_fn(x, axis):
+    return np.cumsum(x, axis=axis) - x.sum(axis=axis, keepdims=True), np.abs(x[::-1]).sum()
+
+
+_RANDOM_FN = _random_fn
+_RANDOM = stax.jit(_random_fn, dynamic=True)
