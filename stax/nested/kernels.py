@@ -98,13 +98,13 @@ class Operator:
     @property
     def omp(self) -> tuple[str, ...] | None:
         """The OpenMP reduction identifiers when every component j is a plain commutative
-        ufunc of (a_j, b_j)."""
+        ufunc of (a_j, b_j) (float max/min too: `_vector_loop` tracks NaN on the side)."""
         ids = []
         for j, (c, dtype) in enumerate(zip(self.combine, self.dtypes, strict=True)):
             if not (isinstance(c, Call) and c.args == (Arg(dtype, f"a{j}"), Arg(dtype, f"b{j}"))
                     and dtype.kind != "b"):
                 return None
-            ident = (OMP_INT_REDUCTIONS.get(c.fn) if dtype.kind in "iu" else None) \
+            ident = (OMP_INT_REDUCTIONS.get(c.fn) if dtype.kind in "iuf" else None) \
                 or OMP_REDUCTIONS.get(c.fn)
             if ident is None:
                 return None
@@ -326,6 +326,52 @@ def _segmented_source(layout: Layout, op: Operator, outs: Sequence[np.ndarray],
     return src, macro, params, [emit(c, src.names) for c in op.ne]
 
 
+def _select(op: Operator, names: dict[int, str]) -> str | None:
+    """For a selecting operator (every component `where(c, b_j, a_j)`, one condition c, e.g.
+    an argmax): `if (c) acc = x;` as a rarely taken branch. A select compiled branch-free
+    would chain every element's comparison to the previous one's through acc."""
+    m = len(op.dtypes)
+    conds = set()
+    for j, (e, t) in enumerate(zip(op.combine, op.dtypes, strict=True)):
+        if not (isinstance(e, Call) and e.fn == "where"
+                and e.args[1:] == (Arg(t, f"b{j}"), Arg(t, f"a{j}"))):
+            return None
+        conds.add(e.args[0])
+    if len(conds) != 1:
+        return None
+    args: dict[str, Expr] = {}
+    for j, t in enumerate(op.dtypes):
+        args[f"a{j}"], args[f"b{j}"] = Arg(t, f"acc{j}"), Arg(t, f"x{j}")
+    c = emit(rename_args(conds.pop(), args), names)
+    return f"if (__builtin_expect({c}, 0)) {{ {_assign(_names('acc', m), _names('x', m))} }}"
+
+
+def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _Source,
+                 ne: Sequence[str]) -> str:
+    """A segment's reduction loop as `omp simd` with one OpenMP reduction per component. A
+    float max/min is `x > acc ? x : acc` (which vectorizes) plus a flag for NaN, which
+    np.maximum/np.minimum propagate (the zero kept among -0.0 and 0.0 may differ from a
+    sequential loop, as in NumPy's own vectorized reductions)."""
+    decls, steps, clauses, after = [], [], [], []
+    for j, (t, r) in enumerate(zip(op.dtypes, ids, strict=True)):
+        ctype = cpp_type(t)
+        decls.append(f"{ctype} acc{j} = {ne[j]};")
+        clauses.append(f"reduction({r}:acc{j})")
+        if t.kind == "f" and r in ("max", "min"):
+            decls.append(f"int nan{j} = {ne[j]} != {ne[j]};")
+            clauses.append(f"reduction(|:nan{j})")
+            cmp = ">" if r == "max" else "<"
+            steps.append(f"acc{j} = x{j} {cmp} acc{j} ? x{j} : acc{j}; nan{j} |= x{j} != x{j};")
+            after.append(f"if (nan{j}) acc{j} = std::numeric_limits<{ctype}>::quiet_NaN();")
+        else:
+            args = {f"a{j}": Arg(t, f"acc{j}"), f"b{j}": Arg(t, f"x{j}")}
+            steps.append(f"acc{j} = {emit(rename_args(op.combine[j], args), src.names)};")
+    return (f"{' '.join(decls)}\n        #pragma omp simd {' '.join(clauses)}\n"
+            f"        for (int64_t i = lo; i < hi; ++i) {{\n"
+            f"          {_elements(op, elems, src)}\n          {' '.join(steps)}\n        }}\n"
+            f"        {' '.join(after)}")
+
+
 def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
                   summary: str) -> list[np.ndarray]:
     """Reduce each segment of `layout`: one result per segment and component (ne if empty)."""
@@ -337,8 +383,12 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     src, macro, params, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
     ids = op.omp if not any(guarded_load(e) for e in elems) else None
-    clauses = " ".join(f"reduction({r}:acc{j})" for j, r in enumerate(ids or ()))
-    simd = f"        #pragma omp simd {clauses}\n" if ids else ""
+    loop = (_vector_loop(op, ids, elems, src, ne) if ids else
+            f"""{_decl(op, acc, ne)}
+        for (int64_t i = lo; i < hi; ++i) {{
+          {_elements(op, elems, src)}
+          {_select(op, src.names) or _combine(op, acc, x, acc, src.names)}
+        }}""")
     pv = _names("pv", m)
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
@@ -351,11 +401,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
       int np_ = 0;
       for (; s < k && OFF(s) < b; ++s) {{
         const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
-        {_decl(op, acc, ne)}
-{simd}        for (int64_t i = lo; i < hi; ++i) {{
-          {_elements(op, elems, src)}
-          {_combine(op, acc, x, acc, src.names)}
-        }}
+        {loop}
         if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", m, "[s]"), acc)} }}
         else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
       }}

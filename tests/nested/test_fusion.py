@@ -1,0 +1,138 @@
+"""Kernel-level fusions: bounds checks fused into reductions, vectorized float max/min with NaN,
+selecting operators (argmax), expression folding; each against NumPy or the interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_matches
+
+import stax.nested as sn
+from nested.helpers import check
+from stax.nested import kernels
+from stax.nested.expr import INT64, Const, Idx, ufunc_call
+
+X = np.array([1.5, -2.0, 4.0, 8.0, 0.25])
+COLS = sn.Ragged(np.array([0, 4, -1, 2, 3, 1, 0, -5], dtype=np.int32), np.array([3, 0, 5, 0]))
+
+
+def _gather_sum(cols: sn.Ragged, x: np.ndarray) -> np.ndarray:
+    return sn.map(lambda c: sn.reduce(np.add, 0.0, sn.map(lambda j: x[j] * 2.0, c)), cols)
+
+
+def test_index_check_fused_into_the_reduction() -> None:
+    check(_gather_sum, COLS, X)
+    run = sn.jit(_gather_sum).run(COLS, X)[1]
+    assert [k.kind for k in run.kernels] == ["segreduce"]  # no separate check pass
+    assert "bounds check fused into segreduce" in [r for r, _ in run.rules]
+    bad = sn.Ragged(np.array([0, 1, 5, 2]), np.array([1, 3]))
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 5"):
+        sn.jit(_gather_sum)(bad, X)
+    with pytest.raises(IndexError, match="index -6 is out of bounds"):
+        sn.jit(_gather_sum)(sn.Ragged(np.array([-6]), np.array([1])), X)
+
+
+def test_index_check_without_a_reduction_runs_before_the_result() -> None:
+    def gather(cols: sn.Ragged, x: np.ndarray) -> sn.Ragged:
+        return sn.map(lambda c: sn.map(lambda j: x[j], c), cols)
+
+    check(gather, COLS, X)
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        sn.jit(gather)(sn.Ragged(np.array([0, 7]), np.array([2])), X)
+
+
+def test_a_failing_index_check_reports_before_values_decide_sizes() -> None:
+    sizes = np.array([2, 3, 10**12])
+
+    def iota_sums(idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        return sn.map(lambda j: sn.reduce(np.add, 0, sn.iota(sizes[j])), idx)
+
+    check(iota_sums, np.array([1, 0, -2]), sizes)
+    # Index 3 is out of range: its clamped load would give 10**12 as a size.
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        sn.jit(iota_sums)(np.array([0, 3]), sizes)
+
+
+def test_the_first_failing_index_reports_first() -> None:
+    y = np.arange(7.0)
+
+    def two(cols: sn.Ragged, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return sn.map(lambda c: sn.reduce(np.add, 0.0, sn.map(lambda j: x[j] + y[j], c)), cols)
+
+    check(two, sn.Ragged(np.array([0, 4, 1]), np.array([1, 2])), X, y)
+    with pytest.raises(IndexError, match="with size 5"):  # X's check comes first
+        sn.jit(two)(sn.Ragged(np.array([0, 9]), np.array([1, 1])), X, y)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 5"):
+        sn.jit(two)(sn.Ragged(np.array([6]), np.array([1])), X, y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_max_min_vectorized_with_nan_and_infinities(dtype: str) -> None:
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 40, size=400)
+    lengths[5] = 20000  # a segment split across chunks
+    values = rng.normal(size=int(lengths.sum())).astype(dtype)
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    values[bounds[7] + 1] = np.nan  # NaN inside a segment
+    values[bounds[5] + 15000] = np.nan  # NaN in the later part of a split segment
+    values[bounds[9]] = np.inf
+    values[bounds[11]:bounds[12]] = -np.inf
+    for ufunc, ne in ((np.maximum, -np.inf), (np.minimum, np.inf), (np.maximum, 0.0)):
+        got = sn.segreduce(ufunc, ne, None, values, lengths=lengths)
+        want = np.array([ufunc.reduce(values[a:b], initial=ne)
+                         for a, b in zip(bounds[:-1], bounds[1:], strict=True)], dtype=dtype)
+        assert_matches(got, want)
+    # A NaN neutral element makes every result NaN.
+    got = sn.segreduce(np.maximum, np.nan, None, values, lengths=lengths)
+    assert np.isnan(got).all()
+
+
+def _argmax_op(a: tuple, b: tuple) -> tuple:
+    take_b = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+    return np.where(take_b, b[0], a[0]), np.where(take_b, b[1], a[1])
+
+
+def _last_nonzero(a: tuple, b: tuple) -> tuple:
+    """Associative, not commutative: the last element whose first component is non-zero."""
+    keep = b[0] != 0
+    return np.where(keep, b[0], a[0]), np.where(keep, b[1], a[1])
+
+
+@pytest.mark.parametrize("chunks", [None, 7])
+def test_selecting_operators(monkeypatch: pytest.MonkeyPatch, chunks: int | None) -> None:
+    monkeypatch.setattr(kernels, "CHUNKS", chunks)
+    rng = np.random.default_rng(4)
+    lengths = rng.integers(0, 9, size=60)
+    values = rng.integers(-3, 3, size=int(lengths.sum())).astype(np.float64)  # many ties
+    values[4] = np.nan
+    x = sn.Ragged(values, lengths)
+
+    def argmax(x: sn.Ragged) -> tuple:
+        return sn.map(lambda r: sn.reduce(_argmax_op, (-np.inf, -1),
+                                          (r, sn.iota(sn.length(r)))), x)
+
+    def last(x: sn.Ragged) -> tuple:
+        return sn.map(lambda r: sn.reduce(_last_nonzero, (0.0, -1),
+                                          (r, sn.iota(sn.length(r)))), x)
+
+    check(argmax, x)
+    check(last, x)
+    _, run = sn.jit(argmax).run(x)
+    assert "__builtin_expect" in run.kernels[0].source
+
+
+def test_folding_keeps_dtypes_and_float_semantics() -> None:
+    i = Idx()
+    assert ufunc_call(np.add, (i, Const(INT64, 0))) == i
+    assert ufunc_call(np.multiply, (Const(INT64, 1), i)) == i
+    assert ufunc_call(np.multiply, (i, Const(INT64, 0))) == Const(INT64, 0)
+    assert ufunc_call(np.floor_divide, (i, Const(INT64, 1))) == i
+    x = ufunc_call(np.sqrt, (i,))  # float64
+    assert ufunc_call(np.multiply, (x, Const(np.dtype("float64"), 1.0))) == x
+    # -0.0 + 0.0 is 0.0 and nan * 0 is nan: no folding on floats.
+    assert ufunc_call(np.add, (x, Const(np.dtype("float64"), 0.0))) != x
+    assert ufunc_call(np.multiply, (x, Const(np.dtype("float64"), 0.0))) != Const(
+        np.dtype("float64"), 0.0)
+    # An int32 value plus an int64 zero is the value cast to int64, not the int32 value.
+    k = Const(np.dtype("int32"), 5)
+    assert ufunc_call(np.add, (k, Const(INT64, 0))).dtype == INT64
