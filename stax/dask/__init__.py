@@ -829,4 +829,4 @@ def explain(jitted: Any, *args: Any) -> str:
     return call(jitted, args).explain()
 
 
-__all__ = ["call", "explain", "is_dask_array"]
+__all__ = ["call", "default_threads", "explain", "is_dask_array"]

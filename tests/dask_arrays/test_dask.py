@@ -207,3 +207,73 @@ def test_a_worker_dying_mid_computation_changes_nothing(client: Any, tmp_path: A
     assert (tmp_path / "died").exists()
     assert_matches(np.asarray(got), layernorm(x, np.ones(16, np.float32),
                                               np.zeros(16, np.float32)), rtol=2e-5, atol=1e-5)
+
+
+# ---- reductions across chunks in one pass: partials, var by count/mean/M2, arg-reductions ----
+
+def stats(x: Any) -> Any:
+    return (x.mean(0), x.var(0), x.std(0, ddof=1), x.min(0), x.argmax(0), np.argmin(x, axis=0),
+            x.argmax(), x.argmin(keepdims=True), np.argmax(x, axis=1))
+
+
+def _stats_data(dtype: str) -> np.ndarray:
+    """Ties across blocks, NaN in two blocks of one column, infinities, a constant column."""
+    x = np.random.default_rng(5).integers(-20, 20, (250, 12)).astype(dtype)
+    x[:, 1] = 3
+    x[10, 2] = x[150, 2] = 99  # the largest value of column 2 twice, in different blocks
+    x[40, 4] = x[5, 4] = -99
+    if x.dtype.kind == "f":
+        x[200, 0] = x[3, 0] = np.nan
+        x[:, 5] = -np.inf
+        x[130, 6] = np.nan  # a later block's NaN beats every value of the earlier blocks
+    return x
+
+
+@pytest.mark.parametrize("dtype,chunks", [
+    ("float32", (64, 12)),  # ragged row chunks
+    ("float64", (64, 5)),  # chunked along both axes (ragged columns)
+    ("int32", (100, 12)),
+    ("float64", ((0, 100, 0, 150), (12,))),  # empty blocks
+])
+def test_statistics_and_arg_reductions_across_chunks(client: Any, dtype: str,
+                                                     chunks: Any) -> None:
+    x = _stats_data(dtype)
+    with np.errstate(invalid="ignore"):
+        want = stats(x)
+    got = client.compute(stax.jit(stats)(da.from_array(x, chunks=chunks)), sync=True)
+    assert_matches(tuple(np.asarray(g) for g in got), want,
+                   rtol=2e-5 if dtype == "float32" else 1e-12, atol=1e-12)
+
+
+def colstats3(x: Any) -> Any:
+    return x.mean(0), x.var(0), x.max(0)
+
+
+def test_column_statistics_read_each_block_once() -> None:
+    from dask.highlevelgraph import HighLevelGraph
+
+    x = da.from_array(_data((1000, 40)), chunks=(256, 40))
+    lazy = stax.jit(colstats3)(x)
+    graph = HighLevelGraph.merge(*(a.dask for a in lazy))
+    readers = [name for name, deps in graph.dependencies.items() if x.name in deps]
+    assert len(readers) == 1 and readers[0].startswith("stax-colstats3-partials-sum-moment-max")
+    assert len(graph.layers[readers[0]]) == x.numblocks[0]  # one program per block
+    text = explain(stax.jit(colstats3), x)
+    assert "count/mean/M2 partials" in text
+    # four reductions (the mean's sum twice: inside var with keepdims) share the pass
+    assert text.count("one pass over the blocks with sum(v0), moment(v0), max(v0)") == 4
+
+
+def test_explain_says_where_dask_rechunks() -> None:
+    def flatten(x: Any) -> Any:
+        return x.reshape(-1) * 2.0
+    x = _data((100, 8), "float64")
+    dx = da.from_array(x, chunks=(30, 4))
+    assert "reshapes chunked axes; Dask rechunks here" in explain(stax.jit(flatten), dx)
+    assert_matches(stax.jit(flatten)(dx).compute(scheduler="sync"), flatten(x))
+
+
+def test_threads_per_task_share_the_cores(client: Any) -> None:
+    from stax.dask import default_threads
+
+    assert default_threads() == max(1, (os.cpu_count() or 1) // 2)  # 2 workers x 1 thread
