@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches
+from test_complex import COMPLEX_EDGES, assert_complex_matches
 
 import stax
 from stax.graph import SUPPORTED_DTYPES
@@ -26,7 +27,10 @@ N = 67  # not a multiple of a vector width: vector loop and tail; holds the 8x8 
 DTYPES = tuple(d.name for d in SUPPORTED_DTYPES)
 MIXED = (("float16", "float32"), ("int8", "float16"), ("int8", "uint8"), ("uint64", "int64"),
          ("uint8", "float32"), ("int16", "uint32"),
-         ("bool", "int8"), ("uint32", "int32"), ("int64", "float64"), ("uint16", "float32"))
+         ("bool", "int8"), ("uint32", "int32"), ("int64", "float64"), ("uint16", "float32"),
+         # [E16] complex promotion: precision from both sides, integers widen complex64
+         ("complex64", "float64"), ("int16", "complex64"), ("complex64", "complex128"),
+         ("float16", "complex64"), ("uint64", "complex64"))
 SIGNATURES: tuple[tuple[str, ...], ...] = tuple((d,) for d in DTYPES) + tuple(
     (d, d) for d in DTYPES) + MIXED
 
@@ -46,6 +50,8 @@ def accepted(op: Elementwise, sig: tuple[str, ...]) -> bool:
 
 def edge_values(dtype: str) -> list[Any]:
     dt = np.dtype(dtype)
+    if dt.kind == "c":
+        return list(COMPLEX_EDGES)
     if dt.kind == "f":
         return [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5]
     if dt.kind in "iu":
@@ -73,6 +79,9 @@ def operand(domain: Domain, dtype: str, position: int, seed: int, grid: bool = F
         values = rng.integers(lo, hi, size=N, endpoint=True).astype(dt)
         if narrow:
             return values
+    elif dt.kind == "c":  # [E16] real and imaginary parts from the domain
+        values = (rng.uniform(domain.low, domain.high, size=N)
+                  + 1j * rng.uniform(domain.low, domain.high, size=N)).astype(dt)
     else:
         values = rng.uniform(domain.low, domain.high, size=N).astype(dt)
     if domain.specials:
@@ -104,15 +113,29 @@ HALF_RTOL = 1e-3  # float16: computed in float32 (libmvec: 4 ulp) and rounded: o
 
 
 def rtol_for(op_domain: Domain, result: np.ndarray) -> float | None:
-    if result.dtype.kind != "f":
+    if result.dtype.kind not in "fc":
         return None
     if result.dtype == np.float16:
         return HALF_RTOL
-    return op_domain.rtol[0] if result.dtype == np.float32 else op_domain.rtol[1]
+    single = result.dtype in (np.float32, np.complex64)
+    return op_domain.rtol[0] if single else op_domain.rtol[1]
 
 
 def rtol_of(sig: tuple[str, ...]) -> float:
-    return HALF_RTOL if "float16" in sig else 1e-5 if "float32" in sig else 1e-12
+    return HALF_RTOL if "float16" in sig else 1e-5 if (
+        "float32" in sig or "complex64" in sig) else 1e-12
+
+
+def match(got: Any, want: Any, rtol: float | None) -> None:
+    """assert_matches; complex results part by part (NaN and inf placement exact) [E16]."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            match(g, w, rtol)
+    elif np.asarray(want).dtype.kind == "c":
+        assert_complex_matches(got, want, rtol)
+    else:
+        assert_matches(got, want, rtol=rtol)
 
 
 @pytest.mark.parametrize("sig", SIGNATURES, ids=["-".join(s) for s in SIGNATURES])
@@ -128,7 +151,7 @@ def test_sweep(sig: tuple[str, ...]) -> None:
     assert len(got) == len(ops)
     for op, g, w in zip(ops, got, want, strict=True):
         try:
-            assert_matches(g, w, rtol=rtol_for(op.domain, np.asarray(w)))
+            match(g, w, rtol_for(op.domain, np.asarray(w)))
         except AssertionError as e:
             raise AssertionError(f"np.{op.name} on {sig}: {e}") from None
 
@@ -151,6 +174,10 @@ def operators(x: Any, y: Any) -> tuple[Any, ...]:
     out = (x == y, x != y, x < y, x <= y, x > y, x >= y, abs(x))
     if x.dtype.kind == "b" and y.dtype.kind == "b":
         return (*out, x & y, x | y, x ^ y, ~x)
+    if "c" in (x.dtype.kind, y.dtype.kind):  # [E16] no //, % for complex (NumPy: TypeError)
+        z = x if x.dtype.kind == "c" else y
+        return (*out, +y, -y, x + y, x - y, x * y, x / y, x ** y, z ** 2, z ** 3, z ** -1,
+                z ** 0.5)
     out = (*out, +y, -y, x + y, x - y, x * y, x / y, x // y, x % y, x ** (y % 3))
     if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.result_type(x, y).kind != "f":
         out = (*out, x & y, x | y, x ^ y, ~x, x << (y % 8), x >> (y % 8))
@@ -166,12 +193,18 @@ def test_operators(sig: tuple[str, ...]) -> None:
     y = operand(WIDE, sig[1], 1, seed=2, grid=True)
     want = quiet(operators, x, y)
     got = quiet(stax.jit(operators), x, y)
-    assert_matches(got, want, rtol=rtol_of(sig))
+    match(got, want, rtol_of(sig))
+
+
+# [E16] complex max/min/argmax/argmin (NumPy's lexicographic order) are refused: graph breaks
+COMPLEX_REFUSED = ("max", "min", "argmax", "argmin")
 
 
 def reduction_program(x: Any) -> tuple[Any, ...]:
     out: list[Any] = []
     for r in REDUCTIONS:
+        if x.dtype.kind == "c" and r.name in COMPLEX_REFUSED:
+            continue
         out += [r.numpy(x), r.numpy(x, axis=0), r.numpy(x, axis=1)]  # type: ignore[operator]
     for s in SCANS:
         out += [s.numpy(x, axis=0), s.numpy(x, axis=1)]  # type: ignore[operator]
@@ -190,7 +223,17 @@ def test_reductions_and_scans(dtype: str) -> None:
     got = quiet(stax.jit(reduction_program), x)
     # float16 sums: Stax accumulates in float32 and rounds once; NumPy does so along the
     # contiguous axis but rounds to float16 after each step along an outer axis (a few ulp)
-    assert_matches(got, want, rtol=1e-2 if dtype == "float16" else rtol_of((dtype,)))
+    match(got, want, 1e-2 if dtype == "float16" else rtol_of((dtype,)))
+
+
+@pytest.mark.parametrize("name", COMPLEX_REFUSED)
+def test_complex_reductions_refused(name: str) -> None:
+    """Complex max/min/argmax/argmin: refused (NotImplementedError) in strict mode, a graph
+    break with NumPy's result otherwise. Tracing only: nothing compiles."""
+    fn = getattr(np, name)
+    z = np.array([1 + 2j, 1 + 3j, np.nan + 0j], np.complex64)
+    with pytest.raises(NotImplementedError, match="complex"):
+        stax.jit(fn, strict=True)(z)
 
 
 def test_every_op_is_swept() -> None:
