@@ -40,53 +40,9 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_TMP, "inductor")
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from stax.torch import models  # noqa: E402
+
 BACKENDS = ("eager", "inductor", "stax")
-
-
-class SmallCNN(nn.Module):
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.conv = nn.Conv2d(3, width, 3, padding=1)
-        self.bn = nn.BatchNorm2d(width)
-        self.pool = nn.MaxPool2d(2)
-        self.fc = nn.Linear(width * 8 * 8, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.pool(torch.relu(self.bn(self.conv(x)))).flatten(1))
-
-
-class RMSNormSwiGLU(nn.Module):
-    def __init__(self, dim: int, hidden: int) -> None:
-        super().__init__()
-        self.norm = nn.RMSNorm(dim, eps=1e-6)
-        self.w1 = nn.Linear(dim, hidden, bias=False)
-        self.w3 = nn.Linear(dim, hidden, bias=False)
-        self.w2 = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.norm(x)
-        return x + self.w2(nn.functional.silu(self.w1(h)) * self.w3(h))
-
-
-class Bag(nn.Module):
-    def __init__(self, rows: int, dim: int) -> None:
-        super().__init__()
-        self.bag = nn.EmbeddingBag(rows, dim, mode="mean")
-        self.fc = nn.Linear(dim, 4)
-
-    def forward(self, idx: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-        return self.fc(self.bag(idx, offsets))
-
-
-class LSTMSteps(nn.Module):
-    def __init__(self, dim: int, hidden: int) -> None:
-        super().__init__()
-        self.cell = nn.LSTMCell(dim, hidden)
-
-    def forward(self, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        for t in range(x.shape[0]):
-            h, c = self.cell(x[t], (h, c))
-        return h
 
 
 @dataclass(frozen=True)
@@ -105,19 +61,17 @@ def cases(quick: bool) -> list[Case]:
         return [torch.randint(0, 1000, (b * 8,)), torch.arange(0, b * 8, 8)]
 
     return [
-        Case("mlp", lambda: nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(),
-                                          nn.Linear(4 * d, 4 * d), nn.ReLU(),
-                                          nn.Linear(4 * d, d)),
-             lambda b: [torch.randn(b, d)], (8, 64 if quick else 1024)),
-        Case("transformer block", lambda: nn.TransformerEncoderLayer(
-            d, 4, 4 * d, dropout=0.1, activation="gelu", batch_first=True),
+        Case("mlp", lambda: models.mlp(d, 4 * d, d), lambda b: [torch.randn(b, d)],
+             (8, 64 if quick else 1024)),
+        Case("transformer block", lambda: models.encoder(d, 4, 4 * d),
              lambda b: [torch.randn(b, seq, d)], (2, 4 if quick else 32)),
-        Case("cnn", lambda: SmallCNN(8 if quick else 32),
+        Case("cnn", lambda: models.SmallCNN(8 if quick else 32, 16, 10),
              lambda b: [torch.randn(b, 3, 16, 16)], (4, 16 if quick else 256)),
-        Case("rmsnorm+swiglu", lambda: RMSNormSwiGLU(d, 3 * d),
+        Case("rmsnorm+swiglu", lambda: models.RMSNormSwiGLU(d, 3 * d),
              lambda b: [torch.randn(b, seq, d)], (2, 4 if quick else 32)),
-        Case("embedding bag", lambda: Bag(1000, d), bag_inputs, (8, 64 if quick else 2048)),
-        Case("lstm cell x4", lambda: LSTMSteps(d, d),
+        Case("embedding bag", lambda: models.Bag(1000, d, 4), bag_inputs,
+             (8, 64 if quick else 2048)),
+        Case("lstm cell x4", lambda: models.LSTMSteps(d, d),
              lambda b: [torch.randn(4, b, d), torch.randn(b, d), torch.randn(b, d)],
              (8, 64 if quick else 1024)),
     ]
@@ -136,8 +90,9 @@ def step_fn(fn: Callable[..., Any], train: bool) -> Callable[[list[torch.Tensor]
 
     def train_step(xs: list[torch.Tensor]) -> Any:
         out = fn(*xs)
-        out.square().mean().backward()
-        return out.detach()
+        outs = out if isinstance(out, tuple) else (out,)
+        sum(o.square().mean() for o in outs).backward()
+        return tuple(o.detach() for o in outs)
     return train_step
 
 

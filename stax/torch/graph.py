@@ -122,6 +122,7 @@ class Segment:
     jitted: dict[tuple[Any, ...], Jitted] = field(default_factory=dict)
     calls: dict[tuple[Any, ...], Callable[[list[np.ndarray]], Any]] = field(
         default_factory=dict)
+    tensors: tuple[bool, ...] = ()  # which inputs are tensors (the others are Python scalars)
 
 
 class GraphRunner:
@@ -144,6 +145,11 @@ class GraphRunner:
         self.segments: dict[tuple[fx.Node, ...], Segment] = {}
         self.warned = False
         self.steps = self._plan(set())
+        # The straight-line runner of `steps` (made after a call that ran them unchanged),
+        # its source and the local variable of each node.
+        self.fast: Callable[[list[Any]], list[Any]] | None = None
+        self.fast_source = ""
+        self.fast_names: dict[fx.Node, str] = {}
 
     # ------------------------------------------------------------------ planning
     def _is_view(self, node: fx.Node) -> bool:
@@ -275,10 +281,20 @@ class GraphRunner:
 
     # ------------------------------------------------------------------ running
     def __call__(self, args: list[Any]) -> list[Any]:
+        if self.fast is not None:
+            return self.fast(args)
         env: dict[fx.Node, Any] = dict(zip(self.placeholders, args, strict=True))
         args.clear()  # boxed calling convention: inputs may be freed as soon as they are used
-        steps, i, replanned = self.steps, 0, False
-        done: set[fx.Node] = set()  # nodes of the steps run so far
+        return self._execute(env, self.steps, set(), replanned=False)
+
+    def _execute(self, env: dict[fx.Node, Any], steps: list[Step], done: set[fx.Node], *,
+                 replanned: bool) -> list[Any]:
+        """Run `steps`; `done` holds the nodes already computed. A node that fails to trace
+        or a segment that fails to compile plans the rest again (`replanned`: `steps` is not
+        the graph's plan); the graph is then planned again as a whole for later calls. A call
+        that ran the plan to the end unchanged makes the straight-line runner
+        (`_straight_line`) that later calls use."""
+        i = 0
         while i < len(steps):
             step = steps[i]
             try:
@@ -297,6 +313,8 @@ class GraphRunner:
             i += 1
         if replanned:
             self.steps = self._plan(set())
+        else:
+            self.fast = self._straight_line()
         self.warn_fallbacks()
         result = fx.node.map_arg(self.output.args[0], env.__getitem__)
         return list(result)
@@ -304,6 +322,7 @@ class GraphRunner:
     def _fail(self, failures: dict[fx.Node, str]) -> None:
         self.fallbacks.update(failures)
         self.warned = False  # the warning lists the new fallbacks too
+        self.fast = None  # the plan changes
 
     def warn_fallbacks(self) -> None:
         """The one-time warning listing the ops PyTorch runs in this graph."""
@@ -312,7 +331,7 @@ class GraphRunner:
         self.warned = True
         ops = sorted({str(n.target) for n in self.fallbacks})
         warnings.warn(f"stax.torch: {self.name}: {len(self.fallbacks)} op(s) run in eager "
-                      f"PyTorch (see stax.torch.explain): {', '.join(ops)}", stacklevel=4)
+                      f"PyTorch (see stax.torch.explain): {', '.join(ops)}", stacklevel=5)
 
     def _run(self, step: Step, env: dict[fx.Node, Any]) -> None:
         if step.kind != "stax":
@@ -323,37 +342,139 @@ class GraphRunner:
             args, kwargs = fx.node.map_arg((node.args, node.kwargs), env.__getitem__)
             env[node] = node.target(*args, **kwargs)
             return
+        seg = self._segment(step)
+        inputs = [env[n] for n in step.inputs]
+        arrays = [x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)]
+        flat = self._program(seg, inputs)(arrays)
+        for node, value, stride in zip(step.outputs, flat, seg.layouts, strict=False):
+            env[node] = _tensor(value, stride)
+
+    def _segment(self, step: Step) -> Segment:
         seg = self.segments.get(step.nodes)
         if seg is None:
             seg = self.segments[step.nodes] = Segment(step, self._layouts(step))
-        inputs = [env[n] for n in step.inputs]
+        return seg
+
+    def _program(self, seg: Segment, inputs: list[Any]) -> Callable[[list[np.ndarray]], Any]:
+        """The compiled program for these inputs (traced and compiled on a first signature;
+        called directly afterwards)."""
         key: list[Any] = []
-        arrays: list[np.ndarray] = []
-        for x in inputs:  # one pass: this runs on every call
+        for x in inputs:
             if isinstance(x, torch.Tensor):
                 key += (x.shape, x.stride(), x.dtype)
-                arrays.append(x.detach().numpy() if x.requires_grad else x.numpy())
             else:
                 key.append(x)
         call = seg.calls.get(tuple(key))
-        if call is None:  # trace and compile (stax.jit), then call the program directly
-            scalars = tuple((n, x) for n, x in zip(step.inputs, inputs, strict=True)
-                            if not isinstance(x, torch.Tensor))
-            jitted = seg.jitted.get(scalars)
-            if jitted is None:
-                jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
-            try:
-                call = seg.calls[tuple(key)] = jitted.compile(*arrays).program.call
-            except NodeFailed:
-                raise
-            except Exception as e:  # noqa: BLE001 - whatever broke, PyTorch runs these ops
-                raise SegmentFailed(f"{type(e).__name__}: {e}") from e
-        flat = call(arrays)
-        for node, value, stride in zip(step.outputs, flat, seg.layouts, strict=False):
-            t = torch.from_numpy(value if value.flags.writeable else value.copy())
-            if stride is not None and t.stride() != stride and t.numel() > 1:
-                t = torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
-            env[node] = t
+        if call is not None:
+            return call
+        step = seg.step
+        seg.tensors = tuple(isinstance(x, torch.Tensor) for x in inputs)
+        scalars = tuple((n, x) for n, x in zip(step.inputs, inputs, strict=True)
+                        if not isinstance(x, torch.Tensor))
+        jitted = seg.jitted.get(scalars)
+        if jitted is None:
+            jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
+        arrays = [x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)]
+        try:
+            call = seg.calls[tuple(key)] = jitted.compile(*arrays).program.call
+        except NodeFailed:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever broke, PyTorch runs these ops
+            raise SegmentFailed(f"{type(e).__name__}: {e}") from e
+        return call
+
+    def _straight_line(self) -> Callable[[list[Any]], list[Any]]:
+        """The plan as one generated Python function: each step a line or two on local
+        variables (no per-step dispatch, argument mapping or bookkeeping), each segment's
+        program looked up by its inputs' signature, values dropped after their last use.
+        A new signature compiles (`_program`); a node failing to trace or a segment failing to
+        compile hands the values computed so far to `_execute`, which plans the rest again."""
+        names = {n: f"v{i}" for i, n in enumerate(self.gm.graph.nodes)}
+        env: dict[str, Any] = {"from_numpy": _tensor, "Tensor": torch.Tensor, "gm": self.gm,
+                               "Resume": _Resume, "resume": self._resume}
+        last_use: dict[fx.Node, int] = {}
+        for k, step in enumerate(self.steps):
+            for n in (step.inputs if step.kind == "stax" else step.nodes[0].all_input_nodes):
+                last_use[n] = k
+        keep = set(self.output.all_input_nodes)
+
+        def render(value: Any) -> str:
+            if isinstance(value, fx.Node):
+                return names[value]
+            if isinstance(value, (list, tuple)):
+                inner = "".join(f"{render(v)}, " for v in value)
+                return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+            if value is None or type(value) in (bool, int, str):
+                return repr(value)
+            name = f"c{len(env)}"
+            env[name] = value
+            return name
+
+        body: list[str] = []
+        for k, step in enumerate(self.steps):
+            node = step.nodes[0]
+            if step.kind != "stax":
+                if node.op == "get_attr":
+                    body.append(f"{names[node]} = getattr(gm, {node.target!r})")
+                else:
+                    env[f"f{k}"] = node.target
+                    args = [render(a) for a in node.args]
+                    args += [f"{key}={render(v)}" for key, v in node.kwargs.items()]
+                    body.append(f"{names[node]} = f{k}({', '.join(args)})  # {node.name}")
+            else:
+                seg = self.segments[step.nodes]
+                env[f"calls{k}"], env[f"seg{k}"] = seg.calls, seg
+                ins = [names[n] for n in step.inputs]
+                key = "".join(f"{v}.shape, {v}.stride(), {v}.dtype, " if t else f"{v}, "
+                              for v, t in zip(ins, seg.tensors, strict=True))
+                arrays = "".join(f"{v}.numpy(force=True), "
+                                 for v, t in zip(ins, seg.tensors, strict=True) if t)
+                body.append(f"# segment: {', '.join(n.name for n in step.nodes)}")
+                body.append(f"call = calls{k}.get(({key}))")
+                body.append("if call is None:")
+                body.append(f"    call = program(seg{k}, [{''.join(f'{v}, ' for v in ins)}])")
+                outs = [names[n] for n in step.outputs]
+                body.append(f"[{''.join(f'{o}, ' for o in outs)}*_] = call([{arrays}])")
+                for j, (o, stride) in enumerate(zip(outs, seg.layouts, strict=True)):
+                    env[f"layout{k}_{j}"] = stride
+                    body.append(f"{o} = from_numpy({o}, layout{k}_{j})")
+            dead = [names[n] for n, last in last_use.items() if last == k and n not in keep]
+            if dead:
+                body.append(f"del {', '.join(dead)}")
+            body.append(f"step = {k + 1}")
+        env["program"] = self._program_or_resume
+        ins = "".join(f"{names[n]}, " for n in self.placeholders)
+        lines = ["def run(args):", f"    {ins} = args" if ins else "    pass",
+                 "    args.clear()", "    step = 0", "    try:",
+                 *(f"        {line}" for line in body),
+                 "    except Resume as e:",
+                 "        return resume(step, e, locals())",
+                 f"    return list({render(self.output.args[0])})"]
+        source = "\n".join(lines)
+        exec(compile(source, f"<stax.torch {self.name}>", "exec"), env)  # noqa: S102
+        self.fast_source = source
+        self.fast_names = names
+        return env["run"]
+
+    def _program_or_resume(self, seg: Segment, inputs: list[Any]) -> Callable[..., Any]:
+        try:
+            return self._program(seg, inputs)
+        except (NodeFailed, SegmentFailed) as e:
+            raise _Resume(e) from e
+
+    def _resume(self, k: int, resume: _Resume, local: dict[str, Any]) -> list[Any]:
+        """The straight-line runner's `k`-th step (a segment) failed: record the failure and
+        run the rest through `_execute` on the values computed so far."""
+        step, e = self.steps[k], resume.error
+        if isinstance(e, NodeFailed):
+            self._fail({e.node: f"Stax could not trace it: {type(e.error).__name__}: "
+                                f"{e.error}"})
+        else:
+            self._fail({n: f"the Stax segment failed to compile: {e}"
+                        for n in step.nodes if n.target is not operator.getitem})
+        env = {n: local[v] for n, v in self.fast_names.items() if v in local}
+        done = {n for s in self.steps[:k] for n in s.nodes if n not in s.copies}
+        return self._execute(env, self._plan(done), done, replanned=True)
 
     @staticmethod
     def _layouts(step: Step) -> tuple[tuple[int, ...] | None, ...]:
@@ -421,6 +542,20 @@ def _create(node: fx.Node, args: Any, kwargs: Any, meta: Any) -> np.ndarray:
     args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: torch.zeros(
         _concrete(_metas(n)[0].shape), dtype=_metas(n)[0].dtype))
     return np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
+
+
+class _Resume(Exception):  # noqa: N818 - the straight-line runner hands over to `_execute`
+    def __init__(self, error: NodeFailed | SegmentFailed) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _tensor(value: np.ndarray, stride: tuple[int, ...] | None) -> torch.Tensor:
+    """A segment's output as a tensor sharing its memory, with PyTorch's strides."""
+    t = torch.from_numpy(value if value.flags.writeable else value.copy())
+    if stride is not None and t.stride() != stride and t.numel() > 1:
+        t = torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
+    return t
 
 
 def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,0 +1,76 @@
+"""The straight-line runner a GraphRunner generates after its first call: same results as
+the first (interpreted) call, new input signatures compile, and a segment failing in it
+hands the values computed so far back to the interpreter (random draws are not repeated)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from torch_helpers import assert_close
+
+torch = pytest.importorskip("torch")
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+from stax.torch.graph import GraphRunner  # noqa: E402
+
+
+def _runner(fn, *args) -> GraphRunner:  # noqa: ANN001
+    return GraphRunner(make_fx(fn, tracing_mode="fake")(*args), "test", {})
+
+
+def test_straight_line_runner_matches_and_keeps_views_and_dead_values_out() -> None:
+    def f(x, w):  # noqa: ANN001, ANN202
+        y = torch.tanh(x @ w.t())
+        return y.t(), torch.special.erfinv(y * 0.5) + 1, x[1:]
+
+    x, w = torch.randn(3, 4), torch.randn(5, 4)
+    runner = _runner(f, x, w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # erfinv's fallback warning
+        first = runner([x, w])
+    assert runner.fast is not None and "def run(args):" in runner.fast_source
+    for _ in range(2):
+        got = runner([x, w])
+        assert_close(got, list(f(x, w)), rtol=1e-6, atol=1e-6)
+        assert_close(got, first, rtol=0, atol=0)
+        assert got[2]._base is x or got[2].data_ptr() == x[1:].data_ptr()  # a view, as eager
+    # A new input signature (other strides) compiles inside the straight-line runner.
+    xt = torch.randn(4, 3).t()
+    assert_close(runner([xt, w]), list(f(xt, w)), rtol=1e-6, atol=1e-6)
+    segment = next(s for s in runner.steps if s.kind == "stax")
+    assert len(runner.segments[segment.nodes].calls) == 2
+
+
+def test_failure_in_straight_line_runner_resumes_without_redrawing() -> None:
+    def f(x, y):  # noqa: ANN001, ANN202
+        a = torch.bernoulli(torch.full_like(x, 0.5))  # drawn once, by PyTorch
+        return (torch.tanh(a * y) * 2,)
+
+    x = torch.randn(4)
+    runner = _runner(f, x, torch.randn(2, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bernoulli's fallback warning
+        runner([x, torch.randn(2, 4)])
+    assert runner.fast is not None and [n.name for n in runner.fallbacks] == ["bernoulli"]
+    # The graph was traced for y of shape (2, 4): with (3, 4) the segment after the random
+    # draw fails to trace (PyTorch's shape differs), after bernoulli ran.
+    y = torch.randn(3, 4)
+    torch.manual_seed(7)
+    want = f(x, y)[0]
+    torch.manual_seed(7)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = runner([x, y])
+    assert_close(got[0], want, rtol=1e-6, atol=1e-6)
+    assert len(runner.fallbacks) > 1 and runner.fast is None
+    assert any("eager PyTorch" in str(w.message) for w in caught)
+    torch.manual_seed(8)
+    want = f(x, y)[0]
+    torch.manual_seed(8)
+    assert_close(runner([x, y])[0], want, rtol=1e-6, atol=1e-6)  # the new plan
+    assert runner.fast is not None
+    torch.manual_seed(9)
+    want = f(x, y)[0]
+    torch.manual_seed(9)
+    assert_close(runner([x, y])[0], want, rtol=1e-6, atol=1e-6)  # its straight-line runner
