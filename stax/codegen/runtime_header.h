@@ -2,7 +2,6 @@
 // Compiled with -fwrapv, so signed integer overflow wraps as in NumPy.
 #include <cmath>
 #include <cstdint>
-#include <complex>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -42,7 +41,17 @@ __attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("c
 static inline void stax_raise(int32_t* flags, int bad) {
     for (int which = 0; which < STAX_ANY_FLAG; which += 1)
         if (bad & (1 << which)) __atomic_store_n(&flags[which], 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);  // keeps STAX_INTERRUPTED
+}
+
+// Ctrl-C (issue 8 item 10) [A8]: while a kernel runs armed (stax/runtime/fastcall.c), a SIGINT
+// ORs STAX_INTERRUPTED into flags[STAX_ANY_FLAG]. Kernels poll it between chunks of their outer
+// loop and skip the chunks left (`continue`, never a `break` out of an `omp for`: every thread
+// of the team reaches the loop's end and its barrier); the caller raises KeyboardInterrupt.
+#define STAX_INTERRUPTED (1 << 30)
+static inline bool stax_interrupted(const int32_t* flags) {
+    return __builtin_expect(
+        (__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_RELAXED) & STAX_INTERRUPTED) != 0, 0);
 }
 static inline int stax_bit(bool failed, int which) { return (int)failed << which; }
 
@@ -146,7 +155,7 @@ static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
 // NumPy's complex numbers: (re, im) laid out as NumPy stores them. Arithmetic is NumPy's own
 // (its umath loops and npy_math): the plain product (no C99 Annex G recovery of inf from nan),
 // Smith's division, lexicographic order (maximum, <); exp/log/sqrt/trigonometric functions
-// go through std::complex to glibc's cexp/clog/csqrt/..., which NumPy calls on Linux; exp2,
+// call glibc's cexp/clog/csqrt/... (C99 complex), which NumPy calls on Linux; exp2,
 // expm1, log2, log10, log1p and small integer powers are NumPy's formulas. A struct, not
 // std::complex: std::complex's * and / call __muldc3/__divdc3 (C99 Annex G: other results
 // than NumPy's for inf/nan, and a library call per element that keeps loops scalar).
@@ -271,16 +280,41 @@ template <typename T> static inline stax_complex<T> stax_cfmin(stax_complex<T> a
                                                                stax_complex<T> b) {
     return (std::isnan(b.re) | std::isnan(b.im) | (a <= b)) ? a : b;
 }
-// glibc's complex functions through std::complex (libstdc++ calls __builtin_cexp etc.)
+// glibc's complex functions (cexp, clog, ...: what NumPy calls on Linux), declared here with
+// g++'s __complex__ types: <complex> would double every kernel's compile time (0.4 -> 1.1 s)
+static inline __complex__ float stax_to_c(stax_complex<float> z) {
+    __complex__ float w;
+    __real__ w = z.re;
+    __imag__ w = z.im;
+    return w;
+}
+static inline __complex__ double stax_to_c(stax_complex<double> z) {
+    __complex__ double w;
+    __real__ w = z.re;
+    __imag__ w = z.im;
+    return w;
+}
+static inline stax_complex<float> stax_from_c(__complex__ float w) {
+    return {__real__ w, __imag__ w};
+}
+static inline stax_complex<double> stax_from_c(__complex__ double w) {
+    return {__real__ w, __imag__ w};
+}
 #define STAX_CMATH(name) \
-    template <typename T> static inline stax_complex<T> stax_c##name(stax_complex<T> z) { \
-        const std::complex<T> w = std::name(std::complex<T>(z.re, z.im)); \
-        return {w.real(), w.imag()}; \
+    extern "C" __complex__ float c##name##f(__complex__ float) noexcept; \
+    extern "C" __complex__ double c##name(__complex__ double) noexcept; \
+    static inline stax_complex<float> stax_c##name(stax_complex<float> z) { \
+        return stax_from_c(c##name##f(stax_to_c(z))); \
+    } \
+    static inline stax_complex<double> stax_c##name(stax_complex<double> z) { \
+        return stax_from_c(c##name(stax_to_c(z))); \
     }
 STAX_CMATH(exp) STAX_CMATH(log) STAX_CMATH(sqrt) STAX_CMATH(sin) STAX_CMATH(cos) STAX_CMATH(tan)
 STAX_CMATH(asin) STAX_CMATH(acos) STAX_CMATH(atan) STAX_CMATH(sinh) STAX_CMATH(cosh)
 STAX_CMATH(tanh) STAX_CMATH(asinh) STAX_CMATH(acosh) STAX_CMATH(atanh)
 #undef STAX_CMATH
+extern "C" __complex__ float cpowf(__complex__ float, __complex__ float) noexcept;
+extern "C" __complex__ double cpow(__complex__ double, __complex__ double) noexcept;
 template <typename T> static inline stax_complex<T> stax_cexp2(stax_complex<T> z) {
     return stax_cexp(stax_complex<T>{z.re * (T)M_LN2, z.im * (T)M_LN2});  // nc_exp2
 }
@@ -321,9 +355,8 @@ template <typename T> static inline stax_complex<T> stax_cpow(stax_complex<T> a,
         }
         return b.re < 0 ? stax_complex<T>{(T)1, (T)0} / aa : aa;
     }
-    const std::complex<T> w = std::pow(std::complex<T>(a.re, a.im),
-                                       std::complex<T>(b.re, b.im));
-    return {w.real(), w.imag()};
+    if constexpr (std::is_same_v<T, float>) return stax_from_c(cpowf(stax_to_c(a), stax_to_c(b)));
+    else return stax_from_c(cpow(stax_to_c(a), stax_to_c(b)));
 }
 
 template <typename To, typename From> static inline To stax_cast(From x, int& bad) {
