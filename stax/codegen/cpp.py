@@ -29,7 +29,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
-from stax.ir.sym import is_sym
+from stax.ir.sym import hint, is_sym
 from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
@@ -53,6 +53,19 @@ def ctype(dtype: np.dtype) -> str:
 # loop); the region raises the flags after its loops (runtime header: stax_raise). [B]
 BAD = "stax_bad"
 SIMD_BAD = f" reduction(|:{BAD})"
+# [A8] Ctrl-C (issue 8 item 10): kernels poll the interrupt bit (stax_interrupted) once per
+# iteration of their outermost work-shared loop; a flat pointwise nest whose polled loop is the
+# vector loop is strip-mined into chunks of POLL_MIN..POLL_MAX elements (8 per thread or more).
+POLL = "if (stax_interrupted(flags)) continue;  // Ctrl-C: skip what is left [A8]"
+POLL_MIN, POLL_MAX = 1024, 65536
+
+
+def poll_step(extent: object, threads: int) -> int:
+    """[A8] Elements per chunk of a strip-mined loop: at least 8 chunks per thread (balance),
+    a multiple of 64 (vector-aligned chunks), at most POLL_MAX (polls well within 0.1 s)."""
+    n = hint(extent)  # type: ignore[arg-type]
+    step = min(POLL_MAX, max(POLL_MIN, -(-n // (8 * threads))))
+    return -(-step // 64) * 64
 
 
 def const_str(value: object, dtype: np.dtype) -> str:
@@ -374,9 +387,15 @@ class KernelPrinter:
         simd_outer = bool(names) and self.vectorize and all(
             n.kind == "pointwise" and n.ranges == outer for n in plan.nodes) and self.simd_ok(
             plan.nodes, names[-1])
+        # [A8] the loop that polls for Ctrl-C: the last work-shared one (the first if serial);
+        # when that is the innermost loop of a flat pointwise nest, it is strip-mined
+        poll = max(plan.parallel_depth, 1) - 1
+        strip = bool(names) and poll == len(names) - 1 and all(
+            n.kind == "pointwise" and n.ranges == outer for n in plan.nodes)
         if plan.parallel_depth > 0:
             collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
-            simd = " simd" if simd_outer and plan.parallel_depth == len(names) else ""
+            simd = " simd" if simd_outer and plan.parallel_depth == len(names) and not strip \
+                else ""
             p.append(f"{indent}#pragma omp for{simd}{collapse} schedule(static)")
             self.work_shared = True
         elif not parallel_inside:
@@ -385,10 +404,23 @@ class KernelPrinter:
             p.append(f"{indent}{{")
             indent += "    "
         for k, (name, r) in enumerate(zip(names, outer, strict=True)):
+            if strip and k == poll:  # [A8] chunks, each polling first
+                step = poll_step(r, plan.threads)
+                p.append(f"{indent}for (int64_t {name}c = 0; {name}c < {r}; {name}c += {step}) {{")
+                p.append(f"{indent}    {POLL}")
+                indent += "    "
+                if simd_outer:
+                    p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
+                p.append(f"{indent}for (int64_t {name} = {name}c; {name} < std::min<int64_t>("
+                         f"{name}c + {step}, {r}); {name} += 1) {{")
+                indent += "    "
+                continue
             if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
                 p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
             indent += "    "
+            if k == poll:  # [A8]
+                p.append(f"{indent}{POLL}")
         if plan.form == "outer-reduction":
             self.print_outer_block(indent, parallel_inside)
         else:
@@ -397,7 +429,7 @@ class KernelPrinter:
                 p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
             for group in self.groups():
                 self.print_group(group, indent, parallel_inside)
-        for _ in outer:
+        for _ in range(len(outer) + strip):
             indent = indent[:-4]
             p.append(f"{indent}}}")
         if block:
@@ -500,6 +532,7 @@ class KernelPrinter:
         p.append(f"{ind}for (int64_t {va}t = 0; {va}t < {ra}; {va}t += {ta}) {{")
         p.append(f"{ind}    for (int64_t {vb}t = 0; {vb}t < {rb}; {vb}t += {tb}) {{")
         t = ind + "        "
+        p.append(f"{t}{POLL}")
         loop_a = (f"for (int64_t {va} = {va}t; {va} < std::min<int64_t>({va}t + {ta}, {ra}); "
                   f"{va} += 1) {{")
         loop_b = (f"for (int64_t {vb} = {vb}t; {vb} < std::min<int64_t>({vb}t + {tb}, {rb}); "
@@ -593,6 +626,7 @@ class KernelPrinter:
             self.work_shared = True
         p.append(f"{ind}for (int64_t block = 0; block < {extent}; block += {block}) {{")
         inner = ind + "    "
+        p.append(f"{inner}{POLL}")
         p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
         local = {name for name, _ in plan.local}
         for name in sorted(local):
@@ -772,6 +806,7 @@ class KernelPrinter:
             for a in accs:
                 p.extend(a.declare(indent))
             p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+            p.append(f"{inner}{POLL}")
             for a in accs:
                 p.extend(a.declare(inner, "_c"))
             self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)
@@ -790,6 +825,7 @@ class KernelPrinter:
         p.append(f"{indent}#pragma omp for schedule(static)")
         self.work_shared = True
         p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
+        p.append(f"{inner}{POLL}")
         for a in accs:
             p.extend(a.declare(inner, "_c"))
         self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)

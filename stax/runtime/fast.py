@@ -1,20 +1,30 @@
 """The compiled per-call entry point (fastcall.c, issue 9 item 4), built on first use into the
 verified kernel cache and imported as an extension module. None when it cannot be built (no
-Python headers, no compiler) or with STAX_FASTCALL=0: the wrapper then calls through ctypes."""
+Python headers, no compiler) or with STAX_FASTCALL=0: the wrapper then calls through ctypes.
+
+It also makes kernels interruptible by Ctrl-C (issue 8 item 10, see fastcall.c): calls on
+Python's main thread are armed, and a SIGINT stops the kernel between chunks of its outer loop
+and raises KeyboardInterrupt. Calls through ctypes are armed by `interruptible`. Without the
+module (STAX_FASTCALL=0, no Python headers) kernels run to their end, as before."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import importlib.util
 import os
+import signal
 import sys
 import sysconfig
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
+from stax.ops import ANY_FLAG
 from stax.runtime.compiler import CacheError, CompileError, CompilerNotFound, compile_object
 
 SOURCE = Path(__file__).with_name("fastcall.c")
@@ -37,9 +47,29 @@ def fastcall() -> ModuleType | None:
         return None
     flags = ["-O2", "-shared", "-fPIC", "-w", f"-I{include}", f"-I{np.get_include()}",
              f"-DSTAX_PYTHON={sys.hexversion}", f"-DSTAX_NUMPY={np.__version__!r}",
-             "-x", "c"]  # the source that follows is C
+             f"-DSTAX_ANY_FLAG={ANY_FLAG}", "-x", "c"]  # the source that follows is C
     try:
         module, _, _ = compile_object(SOURCE.read_text(), flags, [], _load, suffix=".c")
     except (CompileError, CacheError, CompilerNotFound, ImportError):
         return None
+    _setup(module)
+    os.register_at_fork(after_in_child=lambda: _setup(module))  # the forking thread is main
     return module
+
+
+def _setup(module: ModuleType) -> None:
+    module.setup(threading.main_thread().ident, signal.getsignal, signal.default_int_handler,
+                 signal.SIGINT)
+
+
+@contextlib.contextmanager
+def interruptible(flags: int) -> Iterator[None]:
+    """Arm a kernel call made through ctypes with the flag buffer at address `flags`: Ctrl-C
+    stops the kernel and raises KeyboardInterrupt when the block ends."""
+    module = fastcall()
+    token = None if module is None else module.arm(flags)
+    try:
+        yield
+    finally:
+        if token is not None:
+            module.disarm(flags, token)  # type: ignore[union-attr]

@@ -2,12 +2,104 @@
  * NumPy arrays. `run(fn, arrays, flags)` reads each array's data pointer (PyArray_DATA: no
  * ctypes objects), releases the GIL, calls `fn(data..., flags)` and takes the GIL back.
  * Built on first use by stax.runtime.fast into the verified kernel cache; without it the
- * wrapper calls through ctypes. */
+ * wrapper calls through ctypes.
+ *
+ * Ctrl-C (issue 8 item 10) [A8]. Python's own SIGINT handler only marks the signal; Python acts
+ * on it between bytecodes, which a kernel running in C never reaches. So a call on Python's main
+ * thread, while SIGINT raises KeyboardInterrupt (Python's default_int_handler), is *armed*: its
+ * flag buffer is published in `armed`, and our C handler (installed once, in front of Python's,
+ * which it calls after) ORs STAX_INTERRUPTED into flags[STAX_ANY_FLAG]. Kernels poll that bit
+ * between chunks of their outer loop and skip the rest (stax.codegen.cpp); the call then clears
+ * the flags and raises KeyboardInterrupt (Python's handler runs through PyErr_CheckSignals), so
+ * no half-written output is returned. Not armed, the kernel finishes first, as before: calls on
+ * other threads (SIGINT raises KeyboardInterrupt in the main thread only, never in theirs), and
+ * calls while SIGINT has a handler of the user's, is ignored or is the default action.
+ * Setting the handler again (signal.signal) removes ours; it is put back by the next armed call
+ * that sees it missing (checked whenever the Python handler changed, and at most every 50 ms). */
 #define PY_SSIZE_T_CLEAN
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <Python.h>
 #include <numpy/arrayobject.h>
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef STAX_ANY_FLAG
+#error "compile with -DSTAX_ANY_FLAG=<stax.ops.ANY_FLAG>"
+#endif
+#define STAX_INTERRUPTED (1 << 30) /* the runtime header's bit in flags[STAX_ANY_FLAG] */
+#define VERIFY_SECONDS 0.05        /* how often an armed call checks that our handler is in place */
+
+static int32_t* armed;          /* the flags of the armed call (atomic access), or NULL */
+static int in_handler;          /* handlers between reading `armed` and their store */
+static struct sigaction chained; /* the handler ours runs after (Python's) */
+static int installed;           /* ours was SIGINT's handler when last checked */
+static double checked_at;
+static unsigned long main_thread; /* threading.main_thread().ident */
+static PyObject* getsignal;     /* signal.getsignal, signal.default_int_handler, SIGINT */
+static PyObject* default_handler;
+static PyObject* sigint_number;
+
+static void on_sigint(int sig, siginfo_t* info, void* context) {
+    __atomic_fetch_add(&in_handler, 1, __ATOMIC_SEQ_CST);
+    int32_t* flags = __atomic_load_n(&armed, __ATOMIC_SEQ_CST);
+    if (flags != NULL) __atomic_fetch_or(&flags[STAX_ANY_FLAG], STAX_INTERRUPTED, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&in_handler, 1, __ATOMIC_SEQ_CST);
+    if (chained.sa_flags & SA_SIGINFO) chained.sa_sigaction(sig, info, context);
+    else chained.sa_handler(sig); /* never SIG_IGN/SIG_DFL: ours is not installed over those */
+}
+
+static double monotonic(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Put our handler in front of SIGINT's current one, unless it is already there or SIGINT is
+ * ignored or has its default action. Main thread, GIL held. */
+static void install(void) {
+    struct sigaction current, ours;
+    if (sigaction(SIGINT, NULL, &current) != 0) { installed = 0; return; }
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigint) { installed = 1; return; }
+    if (!(current.sa_flags & SA_SIGINFO) &&
+        (current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL)) { installed = 0; return; }
+    chained = current; /* before ours can run */
+    ours = current;
+    ours.sa_sigaction = on_sigint;
+    ours.sa_flags = current.sa_flags | SA_SIGINFO;
+    installed = sigaction(SIGINT, &ours, NULL) == 0;
+}
+
+/* Arm a call with `flags`: 1 if armed (*prev: the flags armed before, restored by disarm),
+ * 0 if the call is not interruptible, -1 with an exception set. GIL held. */
+static int arm(int32_t* flags, int32_t** prev) {
+    if (flags == NULL || getsignal == NULL || PyThread_get_thread_ident() != main_thread) return 0;
+    PyObject* handler = PyObject_CallOneArg(getsignal, sigint_number);
+    if (handler == NULL) return -1;
+    int raises = handler == default_handler;
+    Py_DECREF(handler);
+    if (!raises) { installed = 0; return 0; } /* checked again once the default is back */
+    double now = monotonic();
+    if (!installed || now - checked_at > VERIFY_SECONDS) {
+        install();
+        checked_at = now;
+    }
+    if (!installed) return 0;
+    *prev = __atomic_exchange_n(&armed, flags, __ATOMIC_SEQ_CST);
+    return 1;
+}
+
+/* Disarm; after an interrupt clear the flags (no stale error of the stopped kernel reaches the
+ * next call) and set KeyboardInterrupt. Returns -1 with the exception set, else 0. */
+static int disarm(int32_t* flags, int32_t* prev) {
+    __atomic_store_n(&armed, prev, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&in_handler, __ATOMIC_SEQ_CST) != 0) {} /* a store still to land */
+    if (!(__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_SEQ_CST) & STAX_INTERRUPTED)) return 0;
+    memset(flags, 0, sizeof(int32_t) * (STAX_ANY_FLAG + 1));
+    if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return -1;
+}
 
 /* regions take up to MAX_ARGS pointers and the flag buffer, each case calling through the
  * matching function type; the wrapper calls regions with more arguments through ctypes */
@@ -58,14 +150,65 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
         }
         p[k] = PyArray_DATA((PyArrayObject*)a);
     }
+    int32_t* prev = NULL;
+    int armed_call = arm(flags, &prev);
+    if (armed_call < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
     call_region(fn, (int)n, p, flags);
     Py_END_ALLOW_THREADS
+    if (armed_call && disarm(flags, prev) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* For calls made through ctypes (stax.runtime.fast.interruptible): arm(flags) -> token, then
+ * disarm(flags, token) after the call, raising KeyboardInterrupt if it was interrupted. */
+static PyObject* py_arm(PyObject* self, PyObject* address) {
+    int32_t* flags = (int32_t*)PyLong_AsVoidPtr(address);
+    if (PyErr_Occurred()) return NULL;
+    int32_t* prev = NULL;
+    int armed_call = arm(flags, &prev);
+    if (armed_call < 0) return NULL;
+    if (!armed_call) Py_RETURN_NONE;
+    return PyLong_FromVoidPtr(prev);
+}
+
+static PyObject* py_disarm(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "disarm(flags: int, token: int | None)");
+        return NULL;
+    }
+    if (args[1] == Py_None) Py_RETURN_NONE;
+    int32_t* flags = (int32_t*)PyLong_AsVoidPtr(args[0]);
+    int32_t* prev = (int32_t*)PyLong_AsVoidPtr(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    if (disarm(flags, prev) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* setup(main_thread_ident, signal.getsignal, signal.default_int_handler, SIGINT): at import
+ * and in a forked child (whose main thread is the one that forked). */
+static PyObject* py_setup(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "setup(main_thread, getsignal, default_int_handler, SIGINT)");
+        return NULL;
+    }
+    unsigned long ident = PyLong_AsUnsignedLong(args[0]);
+    if (PyErr_Occurred()) return NULL;
+    main_thread = ident;
+    __atomic_store_n(&armed, NULL, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&in_handler, 0, __ATOMIC_SEQ_CST);
+    Py_XSETREF(getsignal, Py_NewRef(args[1]));
+    Py_XSETREF(default_handler, Py_NewRef(args[2]));
+    Py_XSETREF(sigint_number, Py_NewRef(args[3]));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(fn, arrays, flags)"},
+    {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},
+    {"disarm", (PyCFunction)(void (*)(void))py_disarm, METH_FASTCALL, "disarm(flags, token)"},
+    {"setup", (PyCFunction)(void (*)(void))py_setup, METH_FASTCALL,
+     "setup(main_thread, getsignal, default_int_handler, SIGINT)"},
     {NULL, NULL, 0, NULL},
 };
 
