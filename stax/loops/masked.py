@@ -333,14 +333,37 @@ _OWN = {"builder", "value", "weak", "parent", "view", "base", "base_version", "v
         "concrete", "masks", "dtype", "ndim", "check_fresh", "__class__", "__dict__"}
 
 
-class MaskedTracer(Tracer):
-    """A traced slice of index-dependent length, in its masked full-length form."""
+def _reads_value(frame: types.FrameType) -> bool:
+    """Code that may read a masked tracer's full-length value: this package, and the
+    Tracer's own dtype/ndim properties. Any other reader (the frontend computing on it as if
+    every position held an element) makes the loop fall back."""
+    module = frame.f_globals.get("__name__", "")
+    return module.startswith("stax.loops") or (
+        module == "stax.frontend.trace" and frame.f_code.co_name in ("dtype", "ndim",
+                                                                      "check_fresh"))
+
+
+class IndexCopy(Tracer):
+    """A copy standing for a NumPy view taken at the loop index (`x[:, j]`, `x[i:i+k]`): an
+    in-place operator whose result is stored back by subscript (`x[:, j] -= v`) is the plain
+    operator (the view's update reaches the array through the store); any other in-place
+    operator mutates the copy, which `stax.loops.recognize` refuses (a view in NumPy)."""
+
+
+class MaskedTracer(IndexCopy):
+    """A traced slice of index-dependent length, in its masked full-length form. A subclass
+    of every other tracer class a body meets, so its operators and NEP 13/18 methods are
+    tried first; the frontend reading its `value` (an operation not listed here) falls
+    back."""
 
     def __init__(self, builder: Any, value: Any, masks: dict[int, Mask]) -> None:
         super().__init__(builder, value)
         self.masks = masks
 
     def __getattribute__(self, name: str) -> Any:
+        if name == "value" and not _reads_value(sys._getframe(1)):
+            raise MaskFallback("a slice whose length depends on the loop index used by an "
+                               "operation that ignores its mask")
         if name in _OWN or (name.startswith("__") and name.endswith("__")):
             return object.__getattribute__(self, name)
         if name in METHODS:
@@ -425,6 +448,21 @@ def _inplace(ufunc: np.ufunc) -> Callable[..., Any]:
     return run
 
 
+def _copy_inplace(py: str) -> Callable[..., Any]:
+    def run(a: IndexCopy, b: Any) -> Any:
+        frame = sys._getframe(1)
+        if frame.f_lasti not in _stores_after(frame.f_code):
+            return getattr(Tracer, f"__i{py}__")(a, b)
+        result = getattr(Tracer, f"__{py}__")(a, b)
+        if result.dtype != a.dtype:
+            if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
+                return getattr(Tracer, f"__i{py}__")(a, b)  # NumPy's casting error
+            result = result.astype(a.dtype)
+        return result
+
+    return run
+
+
 for _py, _fn in {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                  "truediv": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
                  "pow": np.power, "and": np.bitwise_and, "or": np.bitwise_or,
@@ -432,6 +470,7 @@ for _py, _fn in {"add": np.add, "sub": np.subtract, "mul": np.multiply,
     setattr(MaskedTracer, f"__{_py}__", _binary(_fn, False))
     setattr(MaskedTracer, f"__r{_py}__", _binary(_fn, True))
     setattr(MaskedTracer, f"__i{_py}__", _inplace(_fn))
+    setattr(IndexCopy, f"__i{_py}__", _copy_inplace(_py))
 for _py, _fn in {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
                  "eq": np.equal, "ne": np.not_equal}.items():
     setattr(MaskedTracer, f"__{_py}__", _binary(_fn, False))

@@ -36,7 +36,7 @@ from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
 from stax.loops.affine import affine_form, masked_assignment, rewrite_index
-from stax.loops.masked import MaskedTracer, MaskFallback, extremes
+from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, extremes
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -75,7 +75,8 @@ class LoopRecord:
 
     def __str__(self) -> str:
         file, line, fn = self.site
-        head = f"loop at {file}:{line} in {fn}() over {self.trip}"
+        over = self.trip if self.body is None else self.body.label.split(" over ", 1)[1]
+        head = f"loop at {file}:{line} in {fn}() over {over}"
         if not self.compiled:
             return f"{head}: unrolled ({self.reason})"
         return f"{head}: compiled once; carried {', '.join(self.carried)}; {self.decision}"
@@ -185,6 +186,8 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         items = index if isinstance(index, tuple) else (index,)
         if result.ndim and (plan is not None or any(isinstance(it, Tracer) and
                                                     it.concrete is None for it in items)):
+            if not isinstance(result, MaskedTracer):
+                result = IndexCopy(result.builder, result.value)
             state.copies[id(result)] = result  # a view in NumPy (a 0-d result is a scalar)
         return result
 
