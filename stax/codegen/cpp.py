@@ -29,8 +29,8 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, Node, rvars, xvars
-from stax.ir.sym import hint, is_sym
-from stax.ops import Cpp, by_name, flag_enum_cpp  # [A1] the op table
+from stax.ir.sym import is_sym
+from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
 from stax.tiling.threads import parallel_pays
@@ -55,17 +55,8 @@ BAD = "stax_bad"
 SIMD_BAD = f" reduction(|:{BAD})"
 # [A8] Ctrl-C (issue 8 item 10): kernels poll the interrupt bit (stax_interrupted) once per
 # iteration of their outermost work-shared loop; a flat pointwise nest whose polled loop is the
-# vector loop is strip-mined into chunks of POLL_MIN..POLL_MAX elements (8 per thread or more).
+# vector loop is strip-mined into chunks of stax_poll_step elements (the runtime header).
 POLL = "if (stax_interrupted(flags)) continue;  // Ctrl-C: skip what is left [A8]"
-POLL_MIN, POLL_MAX = 1024, 65536
-
-
-def poll_step(extent: object, threads: int) -> int:
-    """[A8] Elements per chunk of a strip-mined loop: at least 8 chunks per thread (balance),
-    a multiple of 64 (vector-aligned chunks), at most POLL_MAX (polls well within 0.1 s)."""
-    n = hint(extent)  # type: ignore[arg-type]
-    step = min(POLL_MAX, max(POLL_MIN, -(-n // (8 * threads))))
-    return -(-step // 64) * 64
 
 
 def const_str(value: object, dtype: np.dtype) -> str:
@@ -142,6 +133,8 @@ class ExprPrinter:
         assert isinstance(e, Call)
         a = [self.ref(x) for x in e.args]
         fn = e.fn
+        if fn == "where" and e.dtype.kind == "c":  # [E16] part by part: the loop vectorizes
+            return f"stax_cwhere({a[0]}, {a[1]}, {a[2]})"
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if fn == "cast" and e.dtype == HALF and e.args[0].dtype.kind == "c":  # [E16] real part
@@ -209,10 +202,16 @@ class ExprPrinter:
         return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, {BAD})"
 
 
+COMPLEX_SCALAR = frozenset(op.name for op in ELEMENTWISE if op.cpp.complex_scalar)  # [E16]
+
+
 def vector_blocker(bodies: Iterable[Expr]) -> str | None:
     """Why a loop computing `bodies` cannot be vectorized on x86, or None. Such loops get no
     `omp simd`: the vectorization test holds every marked loop to being vectorized."""
     for e in walk_all(list(bodies)):
+        if isinstance(e, Call) and any(x.dtype.kind == "c" for x in e.args) and \
+                e.fn in COMPLEX_SCALAR:  # [E16]
+            return f"complex {e.fn} calls glibc's scalar complex functions or branches"
         if not isinstance(e, Call) or e.fn not in ("floor_divide", "remainder", "power"):
             continue
         runtime = not isinstance(e.args[1], Const)
@@ -313,6 +312,8 @@ class Accumulator:
                 f"{{ {n} = {value}; {idx} = {position}; }}")
 
     def simd_clause(self) -> str:
+        if self.acc_type.startswith("stax_complex"):  # [E16] g++ leaves a user-defined
+            return ""  # OpenMP reduction on a struct scalar: no `omp simd` for it
         op = {"sum": "+", "prod": "*", "any": "|", "all": "&", "max": "max", "min": "min"}.get(
             self.fn)
         if op is None:
@@ -405,7 +406,7 @@ class KernelPrinter:
             indent += "    "
         for k, (name, r) in enumerate(zip(names, outer, strict=True)):
             if strip and k == poll:  # [A8] chunks, each polling first
-                step = poll_step(r, plan.threads)
+                step = f"stax_poll_step({r}, {plan.threads})"
                 p.append(f"{indent}for (int64_t {name}c = 0; {name}c < {r}; {name}c += {step}) {{")
                 p.append(f"{indent}    {POLL}")
                 indent += "    "

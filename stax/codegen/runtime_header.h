@@ -53,6 +53,12 @@ static inline bool stax_interrupted(const int32_t* flags) {
     return __builtin_expect(
         (__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_RELAXED) & STAX_INTERRUPTED) != 0, 0);
 }
+// Elements per chunk of a loop strip-mined for the poll: 8 chunks per thread or more (balance),
+// a multiple of 64 (vector-aligned chunks), 1024..65536 (a poll well within 0.1 s).
+static inline constexpr int64_t stax_poll_step(int64_t n, int64_t threads) {
+    const int64_t share = (n + 8 * threads - 1) / (8 * threads);
+    return share < 1024 ? 1024 : share > 65536 ? 65536 : (share + 63) / 64 * 64;
+}
 static inline int stax_bit(bool failed, int which) { return (int)failed << which; }
 
 // Floor quotient and remainder of integers, d != 0, without branches. Operands of 32 bits or
@@ -162,6 +168,13 @@ static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
 template <typename T> struct stax_complex {
     T re, im;
     stax_complex() = default;
+    // copies part by part: an aggregate copy into an `omp simd` private keeps the loop scalar
+    constexpr stax_complex(const stax_complex& z) : re(z.re), im(z.im) {}
+    stax_complex& operator=(const stax_complex& z) {
+        re = z.re;
+        im = z.im;
+        return *this;
+    }
     constexpr stax_complex(T r, T i) : re(r), im(i) {}
     template <typename U, typename = std::enable_if_t<std::is_arithmetic_v<U>>>
     constexpr stax_complex(U r) : re((T)r), im((T)0) {}  // a real value: imaginary part 0
@@ -214,15 +227,11 @@ typedef stax_complex<float> stax_complex64;
 typedef stax_complex<double> stax_complex128;
 template <typename T> constexpr bool stax_is_complex_v = false;
 template <typename T> constexpr bool stax_is_complex_v<stax_complex<T>> = true;
-#pragma omp declare reduction(+ : stax_complex64 : omp_out = omp_out + omp_in) \
-    initializer(omp_priv = stax_complex64(0.0f, 0.0f))
-#pragma omp declare reduction(+ : stax_complex128 : omp_out = omp_out + omp_in) \
-    initializer(omp_priv = stax_complex128(0.0, 0.0))
-#pragma omp declare reduction(* : stax_complex64 : omp_out = omp_out * omp_in) \
-    initializer(omp_priv = stax_complex64(1.0f, 0.0f))
-#pragma omp declare reduction(* : stax_complex128 : omp_out = omp_out * omp_in) \
-    initializer(omp_priv = stax_complex128(1.0, 0.0))
 
+template <typename T> static inline stax_complex<T> stax_cwhere(bool c, stax_complex<T> a,
+                                                                stax_complex<T> b) {
+    return {c ? a.re : b.re, c ? a.im : b.im};  // selects of parts (a struct ?: branches)
+}
 template <typename T> static inline T stax_cabs(stax_complex<T> z) {  // npy_cabs: hypot
     return std::hypot(z.re, z.im);
 }

@@ -36,6 +36,7 @@ from stax.ir.program import Buffer, contiguous_strides
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import compile_source, isa_level
+from stax.runtime.fast import interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
     _regions,
@@ -224,6 +225,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
              f"    void* b[{max(len(slots), 1)}];",
              f"    for (int k = 0; k < {len(slots)}; ++k) b[k] = bufs[k];",
              "    for (int64_t it = 0; it < n; ++it) {",
+             "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]",
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
     for region in regions:
         args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
@@ -260,7 +262,8 @@ def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
         pointers = (ctypes.c_void_p * max(len(order), 1))(
             *[storage[n].ctypes.data for _, n in order])
         flags = new_flags()
-        fn(pointers, trip.start, trip.step, len(trip), flags)
+        with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
+            fn(pointers, trip.start, trip.step, len(trip), flags)
         if flags[ANY_FLAG]:
             check_flags(flags)
         return [storage[name] for name in carried_in]

@@ -25,13 +25,13 @@ import numpy as np
 
 from stax.codegen.cpp import print_module, region_params
 from stax.ir.program import Buffer
-from stax.ir.sym import env_of, is_sym, py_expr, py_shape
+from stax.ir.sym import ShapeEnv, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled, compile_source
 from stax.runtime.externs import EXTERNS
 from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
-from stax.runtime.fast import fastcall
+from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
@@ -74,6 +74,8 @@ class CompiledProgram:
     wrapper: str
     library: Compiled | None
     storage: Storage
+    variants: tuple[Variant, ...] = ()  # a generic program's tiling variants (issue 11)
+    tiling_key: Callable[..., int] | None = None  # the run-time choice among them
 
 
 def _byte_strides(buf: Buffer) -> tuple[int, ...]:
@@ -261,9 +263,8 @@ def _unload(library: ctypes.CDLL) -> None:
     _ctypes.dlclose(library._handle)
 
 
-def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
-          ) -> CompiledProgram:
-    vectorize = isa != "scalar"
+def _plan_all(schedule: Schedule, threads: int, vectorize: bool, form: str | None
+              ) -> dict[str, KernelPlan]:
     plan_of: dict[str, KernelPlan] = {}
     for k, group in enumerate(schedule.kernels):
         if group.members[0].node.kind == "extern":
@@ -272,21 +273,89 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
         plan_of[group.name] = plan_kernel(
             f"kernel{k}", [m.node for m in group.members], group.depth, threads=threads,
             vectorize=vectorize, local=local, form=form)
-    regions = _regions(schedule, plan_of)
+    return plan_of
+
+
+def _signature(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
+    """What a tiling variant decides: per kernel its loop structure, form and block."""
+    return tuple((p.shared_depth, p.parallel_depth, p.threads, p.form, p.outer_block)
+                 for p in plans.values())
+
+
+# [issue 11] Sizes a generic program is also planned for (besides the traced ones): few, long
+# rows; many short rows; everything large. Distinct plans become tiling variants in one module.
+def representative_sizes(symbols: Sequence[str]) -> list[dict[str, int]]:
+    out = [dict.fromkeys(symbols, 4096)]
+    for big in symbols:
+        out.append({s: 1 << 20 if s == big else 4 for s in symbols})
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    """[issue 11] One tiling variant of a generic program: the sizes it was planned for and
+    its kernel plans; `tiling_key` is its index."""
+
+    sizes: Mapping[str, int]
+    plans: Mapping[str, KernelPlan]
+
+
+def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
+          ) -> CompiledProgram:
+    vectorize = isa != "scalar"
+    plan_of = _plan_all(schedule, threads, vectorize, form)
     buffers = schedule.program.buffer_map
     env = env_of(b.shape for b in buffers.values())
     symbols = tuple(env.hints) if env is not None else ()
-    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers, symbols)
-    library = compile_source(cpp, isa) if regions else None
+    variants = [Variant(dict(env.hints) if env is not None else {}, plan_of)]
+    if env is not None and symbols:
+        seen = {_signature(plan_of)}
+        for sizes in representative_sizes(symbols):
+            with env.assume(sizes):
+                plans = _plan_all(schedule, threads, vectorize, form)
+            if _signature(plans) not in seen:
+                seen.add(_signature(plans))
+                variants.append(Variant(sizes, plans))
+    regions = [_regions(schedule, v.plans, f"_v{k}" if len(variants) > 1 else "")
+               for k, v in enumerate(variants)]
+    cpp = print_module([(r.name, r.plans, r.aliased) for rs in regions for r in rs], buffers,
+                       symbols)
+    library = compile_source(cpp, isa) if regions[0] else None
     storage = Storage(schedule.memory.pool.size if schedule.memory.pool is not None else 0)
-    lines, names = _wrapper_lines(schedule, regions, library, symbols)
+    solver = _tiling_solver(schedule, threads, vectorize, form, env, variants)
+    lines, names = _wrapper_lines(schedule, regions, library, symbols, solver)
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = dict(names, storage=storage)
     exec(compile(source, "<stax wrapper>", "exec"), namespace)  # noqa: S102 - generated code
     call = namespace["call"]
     if library is not None:  # unloaded when the wrapper (holding its functions) is gone
         weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
-    return CompiledProgram(call, tuple(plan_of.values()), cpp, source, library, storage)
+    return CompiledProgram(call, tuple(plan_of.values()), cpp, source, library, storage,
+                           tuple(variants), solver)
+
+
+def _tiling_solver(schedule: Schedule, threads: int, vectorize: bool, form: str | None,
+                   env: ShapeEnv | None, variants: Sequence[Variant]
+                   ) -> Callable[..., int] | None:
+    """[issue 11] The run-time choice of a generic program's tiling variant (`tiling_key`):
+    the planner's decisions for the actual sizes, matched to a compiled variant (the traced
+    one when none matches), memoized per power-of-two size class."""
+    if env is None or len(variants) < 2:
+        return None
+    keys = {_signature(v.plans): k for k, v in enumerate(variants)}
+    names = tuple(env.hints)
+    memo: dict[tuple[int, ...], int] = {}
+
+    def tiling_key(*sizes: int) -> int:
+        bucket = tuple(n.bit_length() for n in sizes)
+        key = memo.get(bucket)
+        if key is None:
+            with env.assume(dict(zip(names, sizes, strict=True))):
+                plans = _plan_all(schedule, threads, vectorize, form)
+            key = memo[bucket] = keys.get(_signature(plans), 0)
+        return key
+
+    return tiling_key
 
 
 def handed_over_storage(schedule: Schedule) -> list[Reuse]:
@@ -307,7 +376,8 @@ class Region:
     aliased: set[str]  # buffers sharing storage inside the region (no __restrict__)
 
 
-def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Region]:
+def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan], suffix: str = ""
+             ) -> list[Region]:
     runs: list[list[Group]] = []
     for group in schedule.kernels:
         if group.members[0].node.kind == "extern":
@@ -326,12 +396,17 @@ def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan]) -> list[Regi
         aliased = {n for r in pairs if {r.new, r.old} <= params for n in (r.new, r.old)}
         if schedule.memory.pool is not None:  # pooled intermediates may share addresses
             aliased |= set(schedule.memory.pool.offsets) & params
-        regions.append(Region(f"region{len(regions)}", tuple(run), plans, aliased))
+        regions.append(Region(f"region{len(regions)}{suffix}", tuple(run), plans, aliased))
     return regions
 
 
-def _wrapper_lines(schedule: Schedule, regions: Sequence[Region], library: Compiled | None,
-                   symbols: Sequence[str] = ()) -> tuple[list[str], dict[str, Any]]:
+def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
+                   library: Compiled | None, symbols: Sequence[str] = (),
+                   solver: Callable[..., int] | None = None
+                   ) -> tuple[list[str], dict[str, Any]]:
+    """The wrapper's source; `variants` holds the regions of each tiling variant (the same
+    kernels, planned for other sizes), chosen per call by `solver` (issue 11)."""
+    regions = variants[0]
     program = schedule.program
     memory = schedule.memory
     buffers = program.buffer_map
@@ -354,6 +429,9 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region], library: Compi
     if symbols:
         env["sizes_array"] = np.array
         lines.append(f"    stax_sizes = sizes_array(({', '.join(symbols)},), dtype='int64')")
+        if solver is not None:
+            env["tiling_key"] = solver
+            lines.append(f"    key = tiling_key({', '.join(symbols)})  # the tiling variant")
         assert bound == set(symbols), "every symbol is an input dimension"
     for name in ins:
         b = buffers[name]
@@ -414,21 +492,27 @@ def _wrapper_lines(schedule: Schedule, regions: Sequence[Region], library: Compi
                          f"{node.origin} (extern, BLAS)")
         else:
             assert region is not None and library is not None
-            fn = getattr(library.library, region.name)
+            # the region in every tiling variant (one only, unless generic: issue 11)
+            fns = [getattr(library.library, rs[regions.index(region)].name) for rs in variants]
             params = region_params(region.plans) + (["stax_sizes"] if symbols else [])
-            fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
-            fn.restype = None
-            env[region.name] = fn
+            for fn in fns:
+                fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
+                fn.restype = None
+            pick = "[key]" if solver is not None else ""
             groups = ", ".join(g.name for g in region.groups)
             fast = fastcall()
             if fast is not None and len(params) <= FAST_MAX_ARGS:  # one C call (fastcall.c)
                 env["run"] = fast.run
-                env[f"{region.name}_ptr"] = ctypes.cast(fn, ctypes.c_void_p).value
+                ptrs = tuple(ctypes.cast(fn, ctypes.c_void_p).value for fn in fns)
+                env[f"{region.name}_ptr"] = ptrs if solver is not None else ptrs[0]
                 arrays = "".join(f"{p}, " for p in params)
-                lines.append(f"    run({region.name}_ptr, ({arrays}), flags)  # {groups}")
-            else:
+                lines.append(f"    run({region.name}_ptr{pick}, ({arrays}), flags)  # {groups}")
+            else:  # [A8] armed for Ctrl-C (stax.runtime.fast.interruptible)
+                env["interruptible"] = interruptible
+                env[region.name] = fns if solver is not None else fns[0]
                 args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
-                lines.append(f"    {region.name}({args})  # {groups}")
+                lines.append(f"    with interruptible(flags): {region.name}{pick}({args})"
+                             f"  # {groups}")
         freed = [name for g in (region.groups if region is not None else (group,))
                  for name in memory.frees_after.get(g.name, ())
                  if name not in handed_over and buffers[name].kind != "const"]

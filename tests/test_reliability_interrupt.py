@@ -1,0 +1,173 @@
+"""Issue 8 item 10: Ctrl-C (SIGINT) during a long kernel raises KeyboardInterrupt at the call
+within about 0.1 s and leaves the process usable: the same compiled programs compute correct
+results afterwards. A kernel on another thread is not interrupted (SIGINT raises
+KeyboardInterrupt in the main thread only), nor is one while SIGINT has a handler of the user's
+(the handler runs once the kernel ends, as before). The SIGINTs come from the parent process, as
+a terminal's Ctrl-C would; each kernel is sized to take seconds on this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+CHILD = textwrap.dedent("""
+    import json, signal, sys, threading, time
+    import numpy as np, stax
+
+    signal.alarm(240)  # a hang fails the test instead of blocking it
+    threads, stages = int(sys.argv[1]), sys.argv[2].split(",")
+
+    def chain(a):  # flat elementwise: a strip-mined loop polling between chunks
+        b = np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(a * 1.5) + 0.25)))))))
+        return np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(np.sin(b) - 0.5)))))))
+
+    def rows(a, b):  # rows of sin(a_i * b_j) summed: polls once per row
+        return np.sin(a[:, None] * b).sum(1)
+
+    f = stax.jit(chain, threads=threads, dynamic=True)
+    g = stax.jit(rows, threads=threads, dynamic=True)
+    small = np.linspace(-2, 2, 4099, dtype=np.float32)
+
+    def pair(n):  # rows(a, b) always of equal lengths: one generic program
+        return np.linspace(-1, 1, n), np.linspace(0, 3, n)
+
+    s1, s2 = pair(37)
+
+    def correct():
+        return (bool(np.allclose(f(small), chain(small), rtol=1e-5, atol=1e-6))
+                and bool(np.allclose(g(s1, s2), rows(s1, s2), rtol=1e-12, atol=1e-9)))
+
+    def seconds(fn, *args):
+        t = time.monotonic()
+        fn(*args)
+        return time.monotonic() - t
+
+    assert correct()  # both compiled (generic: one program for every size)
+    # sizes for calls of about `target` seconds on this machine
+    probe = np.linspace(-2, 2, 1_000_000, dtype=np.float32)
+    per_element = seconds(f, probe) / probe.size
+    per_pair = seconds(g, *pair(1001)) / 1001 ** 2
+
+    def side(target):
+        return int(min(60_000, max(2_000, (target / per_pair) ** 0.5)))
+
+    big = np.linspace(-2, 2, int(min(4e7, max(4e6, 2.0 / per_element))), dtype=np.float32)
+    out = {"estimate": {"chain": big.size * per_element}}
+
+    def ready(stage):  # the parent sends SIGINT once it reads this line
+        print(stage, flush=True)
+        return time.monotonic()
+
+    def interrupted(stage, fn, *args):
+        out["estimate"][stage] = out["estimate"].get(stage, args[0].size ** 2 * per_pair)
+        start = ready(stage)
+        try:
+            fn(*args)
+        except KeyboardInterrupt:
+            out[stage] = {"caught": time.monotonic(), "call": time.monotonic() - start}
+
+    if "chain" in stages:
+        interrupted("chain", f, big)
+        del big
+    if "rows" in stages:
+        interrupted("rows", g, *pair(side(4.0)))
+    out["correct_after"] = correct()
+    out["compiles"] = [f.cache_info().compiles, g.cache_info().compiles]
+
+    if "thread" in stages:  # a kernel on another thread runs to its end
+        a, b = pair(side(1.0))
+        result, done = [], threading.Event()
+        def work():
+            result.append(g(a, b))
+            done.set()
+        worker = threading.Thread(target=work)
+        worker.start()
+        ready("thread")
+        try:
+            done.wait(60)
+            out["thread"] = {"main_interrupted": False}
+        except KeyboardInterrupt:
+            out["thread"] = {"main_interrupted": True}
+        worker.join()
+        want = rows(a[::97], b)
+        out["thread"]["correct"] = bool(np.allclose(result[0][::97], want, rtol=1e-12, atol=1e-9))
+
+    if "handler" in stages:  # a handler of the user's: the kernel ends, then the handler runs
+        a, b = pair(side(1.0))
+        calls = []
+        signal.signal(signal.SIGINT, lambda signum, frame: calls.append(time.monotonic()))
+        ready("handler")
+        r = g(a, b)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        want = rows(a[::97], b)
+        out["handler"] = {"correct": bool(np.allclose(r[::97], want, rtol=1e-12, atol=1e-9)),
+                          "calls": len(calls)}
+        interrupted("again", g, *pair(side(4.0)))  # the default handler is back: interruptible
+        out["correct_after"] &= correct()
+    print(json.dumps(out), flush=True)
+""")
+DELAY = 0.3  # seconds from the child's "ready" to SIGINT: the kernel is running by then
+
+
+def _run_child(tmp_path: Path, threads: int, stages: tuple[str, ...]) -> tuple[dict, dict]:
+    script = tmp_path / "interrupted.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen([sys.executable, str(script), str(threads), ",".join(stages)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_WAIT_POLICY="passive"))
+    sent: dict[str, float] = {}
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            stage = line.strip()
+            if stage.startswith("{"):
+                result = json.loads(stage)
+                break
+            time.sleep(DELAY)
+            sent[stage] = time.monotonic()  # CLOCK_MONOTONIC: the same clock in both processes
+            proc.send_signal(signal.SIGINT)
+        else:
+            raise AssertionError(f"the child ended without a result: {proc.stderr.read()[-3000:]}")
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()[-3000:]
+    finally:
+        proc.kill()
+        proc.wait()
+    return result, sent
+
+
+def _assert_interrupted(result: dict, sent: dict, stage: str) -> float:
+    estimate = result["estimate"][stage]
+    assert stage in result, f"{stage}: no KeyboardInterrupt (the call takes ~{estimate:.1f} s)"
+    latency = result[stage]["caught"] - sent[stage]
+    print(f"{stage}: KeyboardInterrupt {latency * 1e3:.1f} ms after SIGINT "
+          f"(the whole call would take ~{estimate:.1f} s)")
+    assert latency < 0.5, f"{stage}: KeyboardInterrupt {latency:.3f} s after SIGINT"
+    assert result[stage]["call"] < 0.8 * estimate + 0.5, "the kernel was not cut short"
+    return latency
+
+
+@pytest.mark.parametrize(("threads", "stages"), [
+    (1, ("chain", "rows")),
+    (2, ("chain", "rows", "thread", "handler")),
+])
+def test_sigint_interrupts_a_long_kernel(tmp_path: Path, threads: int,
+                                         stages: tuple[str, ...]) -> None:
+    result, sent = _run_child(tmp_path, threads, stages)
+    for stage in ("chain", "rows") + (("again",) if "handler" in stages else ()):
+        _assert_interrupted(result, sent, stage)
+    assert result["correct_after"], "wrong results after an interrupted call"
+    assert result["compiles"] == [1, 1], "the interrupted programs were not the ones reused"
+    if "thread" in stages:
+        assert result["thread"]["main_interrupted"], "the main thread got no KeyboardInterrupt"
+        assert result["thread"]["correct"], "a kernel on another thread was cut short"
+    if "handler" in stages:
+        assert result["handler"]["correct"]
+        assert result["handler"]["calls"] == 1, "the user's SIGINT handler did not run once"
