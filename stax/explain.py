@@ -11,7 +11,9 @@ from stax.api import Compilation, Jitted, jit
 from stax.codegen.cpp import HEADER
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
+from stax.graph import Graph
 from stax.ir.printer import format_program
+from stax.ir.sym import ShapeEnv, Sym
 from stax.ir.validate import Problem, validate
 from stax.report.progress import progress
 from stax.sched.deps import SchedulerNode
@@ -106,6 +108,7 @@ class Report:
         sections.append(("Loops compiled once per body (stax.loops)",
                           describe_loops(c.traced.graph)))
         sections += [
+            ("Sizes", describe_sizes(c.traced.graph, c.traced.env)),
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
             ("Loop IR", self.loop_ir),
@@ -114,6 +117,7 @@ class Report:
             ("Removed nodes", "\n".join(self.schedule.removed) or "none"),
             ("Fusion log", "\n".join(self.fusion_log)),
             ("Kernels", "\n".join(self._kernel_lines())),
+            ("Tiling variants (chosen at launch by tiling_key)", self._variant_lines()),
             ("Axis groups and tiling cases (seed 003; the kernels above still use their "
              "forms)", "\n".join(map(str, self.tilings)) or "none"),
             ("Memory", self.schedule.memory.describe()),
@@ -136,6 +140,27 @@ class Report:
                                    program.buffer(p.nodes[-1].out).dtype.itemsize)
                      for p in self.compilation.program.plans)
 
+    def _variant_lines(self) -> str:
+        """[issue 11] A generic program's variants: the sizes each was planned for, what its
+        kernels do differently, and the key the solver picks for the explained call."""
+        program = self.compilation.program
+        if len(program.variants) < 2:
+            return "one variant (the kernels above)"
+        lines = []
+        for key, variant in enumerate(program.variants):
+            sizes = ", ".join(f"{s}={n}" for s, n in variant.sizes.items())
+            plans = "; ".join(f"{p.name}: {p.form}, parallel depth {p.parallel_depth}"
+                              + (f", blocks of {p.outer_block}" if p.outer_block else "")
+                              for p in variant.plans.values())
+            lines.append(f"tiling_key={key} (planned for {sizes}): {plans}")
+        env = self.compilation.traced.env
+        if program.tiling_key is not None and env is not None:
+            lines.append(f"for the explained call: tiling_key="
+                         f"{program.tiling_key(*env.hints.values())}; the solver plans the "
+                         "actual sizes and takes the variant with the same plan (memoized per "
+                         "power-of-two size class), else variant 0")
+        return "\n".join(lines)
+
     def _kernel_lines(self) -> list[str]:
         plans = {tuple(n.name for n in p.nodes): p for p in self.compilation.program.plans}
         lines = []
@@ -148,6 +173,24 @@ class Report:
             lines.append(f"  {plan.name}: shared loops {plan.outer_ranges}")
             lines.extend(f"  {note}" for note in plan.notes)
         return lines
+
+
+def describe_sizes(graph: Graph, env: ShapeEnv | None) -> str:
+    """[issue 11] Which sizes are symbols, where each comes from, and the guards a later call's
+    sizes must satisfy to reuse the program."""
+    if env is None or env.fully_specialized:
+        return ("specialized: compiled for these shapes only (dynamic=False, the first shape "
+                "of its class under dynamic=None, or every size was needed as a Python int)")
+    lines = ["shape-generic: one program for every shape whose guards hold"]
+    for k, value in enumerate(graph.inputs):
+        for axis, d in enumerate(value.shape):
+            if isinstance(d, Sym) and str(d) in env.hints:
+                pinned = " (pinned: needed as a Python int)" if str(d) in env.specialized else ""
+                lines.append(f"  {d} = argument {k}, axis {axis} (traced as "
+                             f"{env.hints[str(d)]}){pinned}")
+    lines.append("  sizes 0 and 1, ranks, dtypes and C-contiguity are part of the cache key")
+    lines.append("guards: " + ("; ".join(env.guard_text()) or "none"))
+    return "\n".join(lines)
 
 
 def fusion_problem(schedule: Schedule) -> FusionProblem:

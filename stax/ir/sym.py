@@ -22,10 +22,13 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 SYM_MIN = 2  # every symbol stands for a size >= 2 (sizes 0 and 1 are part of the cache key)
 
@@ -42,6 +45,9 @@ class ShapeEnv:
     derived: dict[str, tuple[str, Sym | int, Sym | int]] = field(default_factory=dict)
     guards: list[tuple[str, Sym, int]] = field(default_factory=list)  # (op, lhs, rhs const)
     specialized: dict[str, int] = field(default_factory=dict)  # symbol -> value, by int()
+    # Sizes that heuristics read through `hint` while planning a tiling variant for other
+    # shapes (`assume`); guards are always decided on the traced sizes.
+    assumed: dict[str, int] | None = None
     reasons: list[str] = field(default_factory=list)  # where each guard came from (debugging)
     _seen: set[tuple[str, Any, int]] = field(default_factory=set)
 
@@ -70,6 +76,15 @@ class ShapeEnv:
 
                 stack = "".join(traceback.format_stack(limit=9))
                 self.reasons.append(f"{lhs} {op} {rhs}\n{stack}")
+
+    @contextmanager
+    def assume(self, values: Mapping[str, int]) -> Iterator[None]:
+        """Heuristics (`hint`) see `values` instead of the traced sizes meanwhile."""
+        old, self.assumed = self.assumed, dict(values)
+        try:
+            yield
+        finally:
+            self.assumed = old
 
     def check(self, values: Mapping[str, int]) -> bool:
         """Do all guards hold for these symbol values?"""
@@ -110,7 +125,15 @@ def evaluate(x: Sym | int, values: Mapping[str, int], env: ShapeEnv | None = Non
 
 
 def hint(x: Sym | int) -> int:
-    """The size on the call that was traced (for cost models only: records no guard)."""
+    """The size on the call that was traced, or the one assumed while planning a variant
+    (for heuristics only: records no guard)."""
+    if not isinstance(x, Sym):
+        return int(x)
+    return evaluate(x, x.env.assumed if x.env.assumed is not None else x.env.hints)
+
+
+def traced(x: Sym | int) -> int:
+    """The size on the call that was traced (what guards are decided on)."""
     return evaluate(x, x.env.hints) if isinstance(x, Sym) else int(x)
 
 
@@ -145,11 +168,25 @@ class Sym:
     def _terms_of(x: Sym | int) -> Iterable[tuple[Monomial, int]]:
         return x.terms if isinstance(x, Sym) else (((), int(x)),)
 
+    def _other(self, other: Any) -> Sym | int | float | None:
+        """An operand: sizes and integers as they are; a float makes the size a plain
+        (specialized) value; anything else is not ours."""
+        if isinstance(other, (Sym, int)):
+            return other
+        if isinstance(other, np.integer):
+            return int(other)
+        if isinstance(other, (float, np.floating)):
+            return float(other)
+        return None
+
     def __add__(self, other: Any) -> Sym | int:
-        if not isinstance(other, (Sym, int)):
+        o = self._other(other)
+        if o is None:
             return NotImplemented
+        if isinstance(o, float):
+            return _specialize(self, "a size in float arithmetic") + o
         acc = self._acc()
-        for m, c in Sym._terms_of(other):
+        for m, c in Sym._terms_of(o):
             acc[m] = acc.get(m, 0) + c
         return Sym.make(acc, self.env)
 
@@ -159,21 +196,22 @@ class Sym:
         return Sym.make({m: -c for m, c in self.terms}, self.env)
 
     def __sub__(self, other: Any) -> Sym | int:
-        if not isinstance(other, (Sym, int)):
-            return NotImplemented
-        return self + (-other)
+        o = self._other(other)
+        return NotImplemented if o is None else self + (-o)
 
     def __rsub__(self, other: Any) -> Sym | int:
-        if not isinstance(other, (Sym, int)):
-            return NotImplemented
-        return (-self) + other
+        o = self._other(other)
+        return NotImplemented if o is None else (-self) + o
 
     def __mul__(self, other: Any) -> Sym | int:
-        if not isinstance(other, (Sym, int)):
+        o = self._other(other)
+        if o is None:
             return NotImplemented
+        if isinstance(o, float):
+            return _specialize(self, "a size in float arithmetic") * o
         acc: dict[Monomial, int] = {}
         for m1, c1 in self.terms:
-            for m2, c2 in Sym._terms_of(other):
+            for m2, c2 in Sym._terms_of(o):
                 m = tuple(sorted(m1 + m2))
                 acc[m] = acc.get(m, 0) + c1 * c2
         return Sym.make(acc, self.env)
@@ -229,11 +267,12 @@ class Sym:
             return 0
         return other % _specialize(self, "an int modulo a size")
 
-    def __truediv__(self, other: Any) -> float:
-        return hint(self) / (hint(other) if isinstance(other, Sym) else other)
+    def __truediv__(self, other: Any) -> float:  # a Python float of a size: specialized
+        return _specialize(self, "a size divided with /") / (
+            _specialize(other, "a size divided with /") if isinstance(other, Sym) else other)
 
     def __rtruediv__(self, other: Any) -> float:
-        return other / hint(self)
+        return other / _specialize(self, "a size divided with /")
 
     def __pos__(self) -> Sym:
         return self
@@ -265,7 +304,7 @@ class Sym:
         const = dict(diff.terms).get((), 0)
         lhs = diff - const
         assert isinstance(lhs, Sym)
-        result = _OPS[op](hint(diff), 0)
+        result = _OPS[op](traced(diff), 0)
         diff.env.guard(op, lhs, -const, result)
         return result
 
@@ -304,7 +343,7 @@ class Sym:
     __int__ = __index__
 
     def __float__(self) -> float:
-        return float(hint(self))
+        return float(_specialize(self, "a size needed as a Python float"))
 
     # ---- printing ------------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -412,8 +451,8 @@ _local = threading.local()
 
 
 def _specialize(x: Sym, why: str) -> int:
-    """Pin `x` to its hint (a guard `x == hint`)."""
-    value = hint(x)
+    """Pin `x` to its traced size (a guard `x == value`)."""
+    value = traced(x)
     x.env.guard("==", x - 0, value, True)  # type: ignore[arg-type]
     for mono, _ in x.terms:
         for name in mono:

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from stax.ir.program import Node
+from stax.ir.sym import hint
 
 GROUPS = ("x", "y", "r")
 
@@ -314,7 +315,8 @@ def kernel_tiling(name: str, nodes: Sequence[Node], threads: int, itemsize: int 
     extents: dict[str, int] = {}
     clash = ""
     for node, _, ext in per_node:
-        for z, e in ext.items():
+        for z, size in ext.items():
+            e = hint(size)  # a generic kernel: the sizes it was traced with (issue 11)
             if extents.setdefault(z, e) != e and not clash:
                 clash = f"axis {z} has extent {extents[z]} elsewhere but {e} in {node}"
     groups = tuple((n, g) for n, g, _ in per_node)
