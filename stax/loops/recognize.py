@@ -240,6 +240,9 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
 def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
     glob = dict(fn.__globals__)
     glob["range"] = functools.partial(loop_range, state)
+    glob["enumerate"] = functools.partial(loop_iterable, state, enumerate)
+    glob["zip"] = functools.partial(loop_iterable, state, zip)
+    glob["reversed"] = functools.partial(loop_iterable, state, reversed)
     glob["max"] = functools.partial(extremum, max, ">")
     glob["min"] = functools.partial(extremum, min, "<")
     new = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -332,6 +335,45 @@ def _dynamic_range(state: LoopState, args: tuple[Any, ...], builder: Builder | N
     state.open.append(loop)
     loop.gen = _loop(state, loop, builder, frame)
     return loop.gen
+
+
+def loop_iterable(state: LoopState, builtin: Callable[..., Any], *args: Any,
+                  **kwargs: Any) -> Any:
+    """`enumerate`, `zip` and `reversed` inside a traced function: as the iterable of a `for`
+    statement over ranges and arrays (`enumerate(range(n))`, `zip(range(a, b), x)`,
+    `reversed(range(n))`, `enumerate(x)`), one symbolic loop whose items are computed from
+    its index; anything else is the builtin's."""
+    frame = sys._getframe(1)
+    builder = getattr(functions._ACTIVE, "builder", None)
+    if builder is None or not _called_by_for(frame) or \
+            not all(isinstance(a, _BUILTIN_RANGE) or (isinstance(a, Tracer) and a.ndim > 0)
+                    for a in args) or not args:
+        return builtin(*args, **kwargs)
+    if builtin is reversed:
+        if len(args) != 1 or not isinstance(args[0], _BUILTIN_RANGE):
+            return builtin(*args, **kwargs)
+        trip = args[0][::-1]
+        loop = _open_loop(state, trip, builder, frame)
+        return builtin(*args) if loop is None else loop
+    if builtin is enumerate and (len(args) != 1 or set(kwargs) - {"start"}):
+        return builtin(*args, **kwargs)
+    if builtin is zip and (set(kwargs) - {"strict"} or (
+            kwargs.get("strict") and len({len(a) for a in args}) > 1)):
+        return builtin(*args, **kwargs)  # zip(strict=True) of unequal lengths raises
+    count = min(len(a) for a in args)
+    loop = _open_loop(state, _BUILTIN_RANGE(count), builder, frame)
+    if loop is None:
+        return builtin(*args, **kwargs)
+
+    def item(a: Any, i: Tracer) -> Any:
+        if not isinstance(a, _BUILTIN_RANGE):
+            return a[i]
+        return i if (a.start, a.step) == (0, 1) else a.start + a.step * i
+
+    if builtin is enumerate:
+        first = kwargs.get("start", 0)
+        return ((i if first == 0 else first + i, item(args[0], i)) for i in loop)
+    return (tuple(item(a, i) for a in args) for i in loop)
 
 
 def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.FrameType
