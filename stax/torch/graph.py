@@ -193,26 +193,38 @@ class GraphRunner:
 
     def _plan(self, done: set[fx.Node]) -> list[Step]:
         """List scheduling: every ready Stax node joins the current segment; the other
-        ready nodes run when no Stax node is ready."""
+        ready nodes run when no Stax node is ready. While eager ops remain, Stax nodes whose
+        results reach no eager op make no segment of their own (an extra call, and results
+        handed out through memory): they join the next segment made anyway. Views only Stax
+        reads are computed by each segment reading them (a view is free inside a segment, a
+        copy as a segment's output)."""
         kinds = self._kinds()
-        pending = [n for n in self.nodes if n not in done]
+        order = {n: i for i, n in enumerate(self.nodes)}
 
         def torch_view(a: fx.Node) -> bool:
             return kinds.get(a) == "view" and self._is_view(a) and a not in done
 
+        def stax_view(a: fx.Node) -> bool:
+            return kinds.get(a) == "stax" and self._is_view(a) and a not in done and all(
+                kinds.get(u) == "stax" for u in a.users)
+
+        def shadowed(a: fx.Node) -> bool:
+            return torch_view(a) or stax_view(a)
+
         def shadows(n: fx.Node) -> list[fx.Node]:
-            """The PyTorch-made views a Stax node reads: a segment computes them again from
-            their sources rather than waiting for PyTorch's, which need the segment's end."""
+            """The views a Stax node reads that its segment computes from their sources:
+            PyTorch-made ones (rather than waiting for PyTorch's, which need the segment's
+            end) and those only Stax reads."""
             found: list[fx.Node] = []
-            stack = [a for a in n.all_input_nodes if torch_view(a)]
+            stack = [a for a in n.all_input_nodes if shadowed(a)]
             while stack:
                 a = stack.pop()
                 if a not in found:
                     found.append(a)
-                    stack.extend(b for b in a.all_input_nodes if torch_view(b))
+                    stack.extend(b for b in a.all_input_nodes if shadowed(b))
             return sorted(found, key=order.__getitem__)
 
-        order = {n: i for i, n in enumerate(pending)}
+        pending = [n for n in self.nodes if n not in done and not stax_view(n)]
         waiting = {n: {a for a in n.all_input_nodes if a in kinds and a not in done}
                    for n in pending}
         for n in pending:
@@ -220,7 +232,14 @@ class GraphRunner:
                 for v in shadows(n):
                     waiting[n].discard(v)
                     waiting[n].update(a for a in v.all_input_nodes
-                                      if a in kinds and a not in done and not torch_view(a))
+                                      if a in kinds and a not in done and not shadowed(a))
+        feeds_eager: set[fx.Node] = set()  # nodes an eager op reads, directly or not
+        for n in reversed(self.nodes):
+            if any(kinds.get(u) == "eager" or u in feeds_eager for u in n.users):
+                feeds_eager.add(n)
+        # A tuple result leaves its segment through its getitem nodes: they stay with it.
+        feeds_eager.update(n for n in self.nodes if n.target is operator.getitem
+                           and n.args[0] in feeds_eager)
         users: dict[fx.Node, list[fx.Node]] = {}
         # Eager ops keep their order among themselves: random ops draw from one generator.
         eager = [n for n in pending if kinds[n] == "eager"]
@@ -231,6 +250,7 @@ class GraphRunner:
                 users.setdefault(d, []).append(n)
         ready = [n for n in pending if not waiting[n]]
         steps: list[Step] = []
+        eager_left = len(eager)
 
         def finish(n: fx.Node) -> None:
             for u in users.get(n, ()):
@@ -248,9 +268,14 @@ class GraphRunner:
                     finish(n)
             segment: list[fx.Node] = []
             copies: set[fx.Node] = set()
-            while any(kinds[n] == "stax" for n in ready):
-                ready.sort(key=order.__getitem__)
-                n = next(n for n in ready if kinds[n] == "stax")
+            # The Stax nodes that could wait join a segment made anyway, or one made when no
+            # eager op is left or nothing else can run.
+            take_all = not eager_left or all(
+                kinds[n] == "stax" and n not in feeds_eager for n in ready)
+            while joining := [n for n in ready
+                              if kinds[n] == "stax" and (take_all or n in feeds_eager)]:
+                take_all = True
+                n = min(joining, key=order.__getitem__)
                 ready.remove(n)
                 new = [v for v in shadows(n) if v not in copies]
                 copies.update(new)
@@ -261,6 +286,7 @@ class GraphRunner:
             others = sorted((n for n in ready if kinds[n] != "stax"), key=order.__getitem__)
             for n in others[:1]:  # one at a time: it may make Stax nodes ready
                 ready.remove(n)
+                eager_left -= kinds[n] == "eager"
                 steps.append(Step(kinds[n], (n,)))
                 finish(n)
         return steps

@@ -60,3 +60,32 @@ def test_unsupported_dtypes_fall_back_per_op() -> None:
     runner, _ = plan(f, torch.randn(4))
     reasons = {n.name: why for n, why in runner.fallbacks.items()}
     assert "dtype torch.float16" in reasons["mul"]
+
+
+def test_no_segment_of_its_own_for_work_no_fallback_needs() -> None:
+    def f(x, w, y):  # noqa: ANN001, ANN202
+        b = torch.special.erfinv(x)  # the fallback reads only x
+        return b @ w.t(), y + 1  # w.t() and y + 1 wait for the segment after it
+
+    runner, steps = plan(f, torch.randn(3, 4), torch.randn(5, 4), torch.randn(2))
+    assert steps == [("eager", ["erfinv"]), ("stax", ["t", "mm", "add"])]
+    assert runner.steps[1].copies == tuple(n for n in runner.steps[1].nodes if n.name == "t")
+
+
+def test_work_no_fallback_needs_joins_a_segment_made_anyway() -> None:
+    def f(x, y):  # noqa: ANN001, ANN202
+        b = torch.special.erfinv(torch.tanh(x))
+        return b * 2, y + 1
+
+    _, steps = plan(f, torch.randn(3), torch.randn(2))
+    assert steps == [("stax", ["tanh", "add"]), ("eager", ["erfinv"]), ("stax", ["mul"])]
+
+
+def test_view_read_by_stax_and_by_a_fallback_is_computed_once() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        v = torch.exp(x).t()  # read by the fallback: the segment hands it on
+        return torch.special.erfinv(v) + v
+
+    _, steps = plan(f, torch.randn(3, 4))
+    assert [k for k, _ in steps] == ["stax", "eager", "stax"]
+    assert "t" in steps[0][1] and "t" not in steps[2][1]
