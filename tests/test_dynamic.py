@@ -196,3 +196,24 @@ def _random_fn(x, axis):
 
 _RANDOM_FN = _random_fn
 _RANDOM = stax.jit(_random_fn, dynamic=True)
+
+
+@pytest.mark.parametrize("name", ["transpose_add", "softmax", "column_stats"])
+def test_every_tiling_variant_gives_numpys_result(name):
+    fn = {"softmax": softmax, "column_stats": column_stats, "transpose_add": transpose_add}[name]
+    f = stax.jit(fn, dynamic=True)
+    rng = np.random.default_rng(8)
+    f(rng.standard_normal((9, 9)).astype(np.float32))
+    program = next(iter(f.cache.values())).program
+    used = set()
+    shapes = [(2, 2), (3, 17), (17, 3), (16, 16), (33, 65), (200, 3), (3, 5000), (700, 700),
+              (1500, 1500), (5000, 4), (4, 20000)]
+    for rows, cols in shapes:
+        if name == "transpose_add":
+            cols = rows
+        x = rng.standard_normal((rows, cols)).astype(np.float32)
+        _check(f(x), fn(x), rtol=1e-4, atol=1e-4)
+        if program.tiling_key is not None:
+            used.add(program.tiling_key(rows, cols))
+    if program.tiling_key is not None:  # every variant of the module was run
+        assert used == set(range(len(program.variants)))

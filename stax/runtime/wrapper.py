@@ -311,6 +311,8 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
     if env is not None and symbols:
         seen = {_signature(plan_of)}
         for sizes in representative_sizes(symbols):
+            if not env.check(sizes):  # shapes this program never serves
+                continue
             with env.assume(sizes):
                 plans = _plan_all(schedule, threads, vectorize, form)
             if _signature(plans) not in seen:
