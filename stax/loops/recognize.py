@@ -35,7 +35,7 @@ from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
-from stax.loops.affine import affine_form, masked_assignment, rewrite_index
+from stax.loops.affine import Affine, affine_form, masked_assignment, rewrite_index, slice_form
 from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, extremes
 from stax.loops.runner import LoopBody, add_loop_ops
 
@@ -92,6 +92,20 @@ class OpenLoop:
     trip: range  # for a loop over a range computed at run time: the hull of its trips
     gen: Iterator[Tracer] | None = None
     bounds: tuple[Any, ...] = ()  # start, stop, step: ints or tracers (a run-time range)
+    log: list[Logged] = field(default_factory=list)  # the body's reads and writes of arrays
+
+
+@dataclass(frozen=True)
+class Logged:
+    """A read (`a[index]`) or write (`a[index] = v`) of an array in a loop body: the array's
+    value before and after, the region (None: all of it; see `stax.poly.loop_legality`), and
+    the ids of the values the access created (its ops)."""
+
+    write: bool
+    before: int
+    after: int
+    region: tuple[Any, ...] | None
+    ids: range
 
 
 @dataclass
@@ -107,6 +121,7 @@ class LoopState:
     # Copies standing for NumPy views (`x[i]`, `x[i:i+k]`, `for row in x` at a symbolic
     # index): assigning into one would not reach the array, so a body doing so is unrolled.
     copies: dict[int, Tracer] = field(default_factory=dict)
+    writing: int = 0  # inside an assignment: its reads copy the region through
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT:
@@ -173,6 +188,14 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     def getitem(self: Tracer, index: Any) -> Any:
         if not state.open:
             return original(self, index)
+        version, first = self.value.id, self.builder.next_id
+        result = _getitem(self, index)
+        if not state.writing and self.base is None:  # a read of an array (not a view)
+            state.open[-1].log.append(Logged(False, version, version, _region(
+                state, self, index), range(first, self.builder.next_id)))
+        return result
+
+    def _getitem(self: Tracer, index: Any) -> Any:
         plan = rewrite_index(self, index, state.ranges, state.scalars)
         if plan is None:
             result = original(self, index)
@@ -194,9 +217,19 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     original_set = Tracer.__setitem__
 
     def setitem(self: Tracer, index: Any, value: Any) -> None:
-        if not (state.open and masked_assignment(self, index, value, state.ranges,
-                                                 state.scalars)):
+        if not state.open:
             original_set(self, index, value)
+            return
+        root = self if self.base is None else self.base
+        before, first = root.value.id, self.builder.next_id
+        state.writing += 1
+        try:
+            if not masked_assignment(self, index, value, state.ranges, state.scalars):
+                original_set(self, index, value)
+        finally:
+            state.writing -= 1
+        state.open[-1].log.append(Logged(True, before, root.value.id, _region(
+            state, self, index) if root is self else None, range(first, self.builder.next_id)))
 
     original_iter = Tracer.__iter__
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
@@ -536,6 +569,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     _set_locals(frame, updates)
     start2 = len(b.ops)
     before2 = _locals(frame)
+    loop.log.clear()  # pass 1's accesses
     with _Watch() as seen2:
         yield index  # pass 2
     after2 = _locals(frame)
@@ -612,10 +646,98 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
     over = f"range{tuple(x if x is not None else '?' for x in template)} (computed at run " \
         f"time; hull {loop.trip})" if dynamic else f"{loop.trip}"
     label = f"loop at {site_text(loop.site)} over {over}"
-    loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template)
+    loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template,
+                         legality=_legality(state, loop, index, carried, body_ops))
     bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
                     for x in dynamic]
     outs = add_loop_ops(b, loop_body, initials, list(free.values()), bound_values)
     state.records.append(LoopRecord(loop.site, loop.trip, True, "", loop_body.carried,
                                     loop_body))
     return outs
+
+
+def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:
+    """The elements `a[index]` selects, per axis (`stax.poly.loop_legality`): an index or a
+    slice with bounds affine in the loop indices, else the whole axis; None: all of `a`."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if len(items) > a.ndim or any(
+            it is None or it is Ellipsis or isinstance(it, (bool, np.bool_, list, np.ndarray))
+            or (isinstance(it, Tracer) and (it.ndim > 0 or it.dtype.kind not in "iu"))
+            for it in items):
+        return None
+    b = a.builder
+    scalars = {k: v for k, v in state.scalars.items() if k in b.static}  # no new specializing
+    region: list[Any] = []
+    for it, n in zip(items, a.shape, strict=False):
+        if isinstance(it, slice):
+            sf = slice_form(b, it, n, state.ranges, scalars)
+            if sf is None or min(extremes(sf.start, state.ranges)[0],
+                                 extremes(sf.stop, state.ranges)[0]) < 0:
+                region.append(("all",))
+            else:
+                region.append(("slice", sf.start, sf.stop, sf.step))
+            continue
+        form = (int(it) % max(int(n), 1), {}) if isinstance(it, (int, np.integer)) else \
+            affine_form(b, it, state.ranges, scalars)
+        if form is None or extremes(form, state.ranges)[0] < 0:
+            region.append(("all",))
+        else:
+            region.append(("int", form))
+    return tuple(region)
+
+
+def _legality(state: LoopState, loop: OpenLoop, index: Value, carried: list[Carried],
+              body_ops: list[Op]) -> str:
+    """The body's accesses of its carried arrays and the loop's dependences, checked with isl
+    (`stax.poly.loop_legality`). A carried value changed other than by a logged assignment is
+    written in full; one used other than by a logged read is read in full."""
+    from stax.poly.loop_legality import Access, check_loop
+
+    def named(form: Affine) -> tuple[int, tuple[tuple[str, int], ...]]:
+        return form[0], tuple(("i" if k == index.id else f"p{k}", a)
+                              for k, a in sorted(form[1].items()))
+
+    def axis(spec: tuple[Any, ...]) -> tuple[Any, ...]:
+        if spec[0] == "int":
+            return "int", named(spec[1])
+        if spec[0] == "slice":
+            return "slice", named(spec[1]), named(spec[2]), spec[3]
+        return spec
+
+    accesses: list[Access] = []
+    for c in carried:
+        assert c.param is not None and c.final is not None
+        shape = tuple(int(n) for n in c.param.shape)
+        versions, current = [c.param.id], c.param.id
+        writes = {w.before: w for w in loop.log if w.write}
+        while current in writes and writes[current].after != current:
+            w = writes[current]
+            accesses.append(Access(c.name, True, shape, None if w.region is None else
+                                   tuple(axis(s) for s in w.region)))
+            current = w.after
+            versions.append(current)
+        if current != c.final.id:  # rebound, or changed by an operation not logged
+            accesses.append(Access(c.name, True, shape, None))
+        covered: dict[int, list[Logged]] = {}
+        for entry in loop.log:
+            if entry.before in versions:
+                covered.setdefault(entry.before, []).append(entry)
+        for op in body_ops:
+            for v in op.inputs:
+                if v.id not in versions:
+                    continue
+                entry = next((e for e in covered.get(v.id, ()) if op.out.id in e.ids), None)
+                if entry is None:
+                    accesses.append(Access(c.name, False, shape, None))
+                elif not entry.write:
+                    accesses.append(Access(c.name, False, shape, None if entry.region is None
+                                           else tuple(axis(s) for s in entry.region)))
+    if not accesses:
+        return "no carried array: nothing to check"
+    outer = {f"p{k}": state.ranges[k] for acc in accesses for spec in acc.region or ()
+             for form in spec[1:3] if isinstance(form, tuple)
+             for k in (int(name[1:]) for name, _ in form[1] if name != "i")}
+    try:
+        return str(check_loop("i", loop.trip, outer, list(dict.fromkeys(accesses))))
+    except Exception as e:  # isl's budget, or an access it cannot parse: say so
+        return f"not checked ({type(e).__name__}: {e})"

@@ -63,6 +63,7 @@ class LoopBody:
     # range(start, stop, step) with None for a bound given at run time (the last inputs of
     # `run`, 0-d int64 arrays); () for the fixed range `trip`
     bounds: tuple[int | None, ...] = ()
+    legality: str = ""  # the loop's dependences, checked with isl (stax.poly.loop_legality)
     decision: str = "not compiled yet"
     runner: Runner | None = None
     source: str = ""  # the body's C++ with its driver, or its Python wrapper
@@ -87,6 +88,7 @@ class LoopBody:
     def describe(self) -> str:
         self.compile()
         return (f"{self.label}: carried {', '.join(self.carried)}\n  {self.decision}\n"
+                f"  legality: {self.legality}\n"
                 f"  body:\n{textwrap.indent(str(self.graph), '    ')}\n"
                 f"  code:\n{textwrap.indent(self.source.strip(), '    ')}")
 
