@@ -15,7 +15,7 @@ import numpy as np
 
 from stax.nested import flatten as fl
 from stax.nested import interp
-from stax.nested.kernels import KernelRecord, kernel_log
+from stax.nested.kernels import KernelRecord, deferring, kernel_log
 from stax.nested.operator import check_binary
 from stax.nested.ragged import Ragged
 
@@ -129,7 +129,7 @@ class Jitted:
         token = fl._TRACE.set(trace)
         try:
             root = fl.Space(None, None)
-            with fl.in_space(root), kernel_log() as log:
+            with fl.in_space(root), kernel_log() as log, deferring():
                 traced = [_argument(a, root) for a in args]
                 out = self.fn(*traced)
                 fl.flush_checks()

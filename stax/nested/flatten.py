@@ -53,7 +53,16 @@ from stax.nested.expr import (
     uses,
     where,
 )
-from stax.nested.kernels import Layout, Store, native, run_map, run_segreduce, run_segscan
+from stax.nested.kernels import (
+    Layout,
+    Store,
+    defer_segreduce,
+    flush,
+    native,
+    run_map,
+    run_segreduce,
+    run_segscan,
+)
 from stax.nested.ragged import Ragged
 
 
@@ -504,6 +513,7 @@ def materialize(v: Scalar) -> np.ndarray:
     e, space = v.expr, v.space
     assert space is not None
     if isinstance(e, Load) and isinstance(e.index, Idx) and e.buf.array.size == space.size:
+        flush()  # the array may hold results of deferred reductions
         return e.buf.array
     out = np.empty(space.size, dtype=e.dtype)
     if isinstance(e, Const):
@@ -715,6 +725,12 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     summary = f"{prim} {operator.name} over {child.name}"
     if kind == "reduce":
         checks = _take_checks(child)
+        if not checks:
+            note("segment-local fusion", f"the segreduce over {child.name} is deferred: "
+                 f"later kernels over the same segments that read its result per segment "
+                 f"run in the same pass over each segment (see the flat program)")
+            outs = defer_segreduce(child.layout, operator, exprs, summary)
+            return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
         for c in checks:
             operator = operator.with_count()
             exprs.append(cast_to(c.bad, INT64))

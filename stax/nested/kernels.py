@@ -41,6 +41,7 @@ from stax.nested.expr import (
     Const,
     Expr,
     Idx,
+    Load,
     Seg,
     buffers,
     cpp_type,
@@ -162,6 +163,9 @@ def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
             params: Sequence[int]) -> None:
     for a in arrays:
         assert a.flags.c_contiguous and a.ndim == 1, "kernels take contiguous 1-D arrays"
+    holder = _CHAIN.get()
+    if holder and holder[0].owns(arrays):
+        flush()  # reads results of deferred reductions: compute them first
     fn = _load(source)
     log = _LOG.get()
     if log is not None:
@@ -234,7 +238,7 @@ def _chunks() -> str:
 
 def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:
     """Evaluate `stores` for every element i < n of a space (segmented by `layout`)."""
-    if n == 0 or not stores:
+    if n == 0 or not stores or _pending_map(n, layout, stores, summary):
         return
     exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
     _check_loads(exprs, n, layout.k if layout is not None else 0)
@@ -372,23 +376,32 @@ def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _
             f"        {' '.join(after)}")
 
 
-def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
-                  summary: str) -> list[np.ndarray]:
-    """Reduce each segment of `layout`: one result per segment and component (ne if empty)."""
+def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str]) -> str:
+    """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them."""
     m = len(op.dtypes)
-    outs = [np.empty(layout.k, dtype=t) for t in op.dtypes]
+    acc, x = _names("acc", m), _names("x", m)
+    ids = op.omp if not any(guarded_load(e) for e in elems) else None
+    if ids:
+        return _vector_loop(op, ids, elems, src, ne)
+    return f"""{_decl(op, acc, ne)}
+        for (int64_t i = lo; i < hi; ++i) {{
+          {_elements(op, elems, src)}
+          {_select(op, src.names) or _combine(op, acc, x, acc, src.names)}
+        }}"""
+
+
+def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
+                  summary: str, outs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Reduce each segment of `layout` into `outs` (or new arrays): one result per segment
+    and component (ne if empty)."""
+    m = len(op.dtypes)
+    outs = list(outs) if outs is not None else [np.empty(layout.k, dtype=t) for t in op.dtypes]
     if layout.k == 0:
         return outs
     _check_loads(elems, layout.n, layout.k)
     src, macro, params, ne = _segmented_source(layout, op, outs, elems)
-    acc, x = _names("acc", m), _names("x", m)
-    ids = op.omp if not any(guarded_load(e) for e in elems) else None
-    loop = (_vector_loop(op, ids, elems, src, ne) if ids else
-            f"""{_decl(op, acc, ne)}
-        for (int64_t i = lo; i < hi; ++i) {{
-          {_elements(op, elems, src)}
-          {_select(op, src.names) or _combine(op, acc, x, acc, src.names)}
-        }}""")
+    acc = _names("acc", m)
+    loop = _reduce_loop(op, elems, src, ne)
     pv = _names("pv", m)
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
@@ -488,3 +501,183 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
   }}"""
     _launch("segscan", summary, src.function(code), src.arrays, params)
     return outs
+
+
+# ---------------------------------------------------------------- segment-local fusion
+#
+# Inside `sn.jit`, a segmented reduction is deferred: its results are read only later, often
+# per segment by the next kernel over the same segments (a softmax: the maximum, then the sum
+# of exp(x - max[s]), then the map dividing by sum[s]). Such a chain runs as one kernel that
+# walks whole segments (chunks cut at segment bounds): each segment's elements are read from
+# memory once and reused from cache by the later phases. A chain runs (`flush`) as soon as
+# anything else needs its results; it is not formed where one segment would hold so many
+# elements that whole-segment chunks could not balance the threads.
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A deferred segmented reduction: outs[j][s] = component j of segment s's reduction."""
+    op: Operator
+    elems: tuple[Expr, ...]
+    outs: tuple[np.ndarray, ...]
+    summary: str
+
+
+@dataclass
+class Chain:
+    layout: Layout
+    phases: list[Phase]
+
+    def owns(self, arrays: Sequence[np.ndarray]) -> bool:
+        """Whether some of `arrays` are results of this chain."""
+        ours = {id(o) for p in self.phases for o in p.outs}
+        return any(id(a) in ours for a in arrays)
+
+    def reads(self, exprs: Sequence[Expr]) -> bool:
+        return self.owns([b.array for b in buffers(tuple(exprs))])
+
+    def reads_elsewhere(self, exprs: Sequence[Expr]) -> bool:
+        """Whether `exprs` read a result of this chain other than as x[s] (the segment's)."""
+        ours = {id(o) for p in self.phases for o in p.outs}
+
+        def walk(e: Expr) -> bool:
+            if isinstance(e, Load):
+                return (id(e.buf.array) in ours and not isinstance(e.index, Seg)) \
+                    or walk(e.index)
+            return isinstance(e, Call) and any(walk(a) for a in e.args)
+
+        return any(walk(e) for e in exprs)
+
+
+_CHAIN: ContextVar[list[Chain] | None] = ContextVar("stax_nested_chain", default=None)
+
+
+@contextmanager
+def deferring() -> Iterator[None]:
+    """Defer segmented reductions inside the block (`defer_segreduce`); all run by its end."""
+    holder: list[Chain] = []
+    token = _CHAIN.set(holder)
+    try:
+        yield
+        flush()
+    finally:
+        _CHAIN.reset(token)
+
+
+def _balanced(layout: Layout) -> bool:
+    """Whether chunks of whole segments can balance the threads: no segment holds more than
+    an eighth of the elements (or the kernel runs on one thread anyway)."""
+    if layout.bounds is None:
+        return False
+    return layout.n < PARALLEL_MIN or int(np.diff(layout.bounds).max()) * 8 <= layout.n
+
+
+def defer_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
+                    summary: str) -> list[np.ndarray]:
+    """`run_segreduce`, deferred into the chain of reductions over `layout` when possible;
+    the arrays returned are filled before anything reads them."""
+    holder = _CHAIN.get()
+    if holder is None or layout.k == 0 or layout.n == 0:
+        return run_segreduce(layout, op, elems, summary)
+    chain = holder[0] if holder else None
+    if chain is not None and (chain.layout is not layout or chain.reads_elsewhere(elems)):
+        flush()
+        chain = None
+    if chain is None:
+        if not _balanced(layout):
+            return run_segreduce(layout, op, elems, summary)
+        chain = Chain(layout, [])
+        holder.append(chain)
+    _check_loads(elems, layout.n, layout.k)
+    outs = tuple(np.empty(layout.k, dtype=t) for t in op.dtypes)
+    chain.phases.append(Phase(op, tuple(elems), outs, summary))
+    return list(outs)
+
+
+def flush() -> None:
+    """Run the pending chain, if any."""
+    holder = _CHAIN.get()
+    if not holder:
+        return
+    chain = holder.pop()
+    if len(chain.phases) == 1:
+        p = chain.phases[0]
+        run_segreduce(chain.layout, p.op, p.elems, p.summary, p.outs)
+    else:
+        _run_chain(chain, [], "")
+
+
+def _pending_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> bool:
+    """Run a map as the last phase of the pending chain when it reads the chain's results
+    per segment (else flush the chain first if it reads them at all). True when done."""
+    holder = _CHAIN.get()
+    if not holder:
+        return False
+    chain = holder[0]
+    exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    if not chain.reads(exprs):
+        return False
+    holder.pop()
+    if (chain.layout is layout and not chain.reads_elsewhere(exprs)
+            and all(st.index is None and st.cond is None for st in stores)):
+        _check_loads(exprs, n, layout.k)
+        _run_chain(chain, stores, summary)
+        return True
+    holder.append(chain)
+    flush()
+    return False
+
+
+def _bind(e: Expr, local: dict[int, Arg]) -> Expr:
+    """`e` with loads x[s] of the arrays in `local` replaced by the locals."""
+    if isinstance(e, Load):
+        if id(e.buf.array) in local and isinstance(e.index, Seg):
+            return local[id(e.buf.array)]
+        return Load(e.dtype, e.buf, _bind(e.index, local))
+    if isinstance(e, Call):
+        return Call(e.dtype, e.fn, tuple(_bind(a, local) for a in e.args))
+    return e
+
+
+def _run_chain(chain: Chain, stores: Sequence[Store], summary: str) -> None:
+    """One kernel: for each segment, every phase's reduction in order, then the stores."""
+    layout = chain.layout
+    src = _Source()
+    macro, params = _layout_source(src, layout)
+    aliases: dict[int, str] = {}
+    for p, phase in enumerate(chain.phases):
+        for j, o in enumerate(phase.outs):
+            aliases[id(o)] = src.add(o, f"o{p}_{j}", const=False)
+    outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
+    exprs = [e for phase in chain.phases for e in phase.elems] + [st.value for st in stores]
+    for j, buf in enumerate(buffers(tuple(exprs))):
+        src.names[id(buf)] = aliases.get(id(buf.array)) or src.add(buf.array, f"in{j}")
+    # Later phases read a result as the local r<p>_<j> (x[s] -> a scalar the loops keep in a
+    # register; through the array, gcc would not vectorize them).
+    local = {id(o): Arg(o.dtype, f"r{p}_{j}") for p, phase in enumerate(chain.phases)
+             for j, o in enumerate(phase.outs)}
+    blocks = []
+    for p, phase in enumerate(chain.phases):
+        ne = [emit(c, src.names) for c in phase.op.ne]
+        elems = [_bind(e, local) for e in phase.elems]
+        results = " ".join(f"r{p}_{j} = o{p}_{j}[s] = acc{j};" for j in range(len(phase.outs)))
+        decls = " ".join(f"{cpp_type(o.dtype)} r{p}_{j};" for j, o in enumerate(phase.outs))
+        blocks.append(f"      {decls}\n      {{ {_reduce_loop(phase.op, elems, src, ne)}\n"
+                      f"        {results} }}")
+    if stores:
+        body = " ".join(f"{name}[i] = {emit(_bind(st.value, local), src.names)};"
+                        for name, st in zip(outs, stores, strict=True))
+        simd = "" if any(guarded_load(st.value) for st in stores) else "      #pragma omp simd\n"
+        blocks.append(f"{simd}      for (int64_t i = lo; i < hi; ++i) {{ {body} }}")
+    code = (f"{macro}\n{_chunks()}"
+            "  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)\n"
+            "  for (int c = 0; c < C; ++c) {\n"
+            "    // whole segments: those starting in [n*c/C, n*(c+1)/C) (the last chunk: to k)\n"
+            "    const int64_t s0 = std::lower_bound(off, off + k + 1, n * c / C) - off;\n"
+            "    const int64_t s1 = c == C - 1 ? k : std::lower_bound(off, off + k + 1, "
+            "n * (c + 1) / C) - off;\n"
+            "    for (int64_t s = s0; s < s1; ++s) {\n"
+            "      const int64_t lo = OFF(s), hi = OFF(s + 1);\n"
+            + "\n".join(blocks) + "\n    }\n  }")
+    names = "; ".join([p.summary for p in chain.phases] + ([summary] if summary else []))
+    _launch("fused segments", names, src.function(code), src.arrays, params)
