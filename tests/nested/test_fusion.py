@@ -136,3 +136,59 @@ def test_folding_keeps_dtypes_and_float_semantics() -> None:
     # An int32 value plus an int64 zero is the value cast to int64, not the int32 value.
     k = Const(np.dtype("int32"), 5)
     assert ufunc_call(np.add, (k, Const(INT64, 0))).dtype == INT64
+
+
+def _softmax(x: sn.Ragged) -> sn.Ragged:
+    def row(r: object) -> object:
+        e = np.exp(r - r.max())
+        return e / e.sum()
+    return sn.map(row, x)
+
+
+@pytest.mark.parametrize(("dtype", "chunks"), [("float64", None), ("float32", 5)])
+def test_softmax_is_one_kernel(monkeypatch: pytest.MonkeyPatch, dtype: str,
+                               chunks: int | None) -> None:
+    monkeypatch.setattr(kernels, "CHUNKS", chunks)
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1, 30, size=50)
+    values = rng.normal(size=int(lengths.sum())).astype(dtype) * 30
+    values[3] = np.nan
+    values[40] = np.inf
+    x = sn.Ragged(values, lengths)
+    with np.errstate(invalid="ignore"):  # inf - inf in the row holding inf
+        got = check(_softmax, x)
+        want = [np.exp(r - r.max()) / np.exp(r - r.max()).sum() for r in x]
+    assert_matches(got.values, np.concatenate(want), rtol=1e-5 if dtype == "float32" else 1e-12)
+    run = sn.jit(_softmax).run(x)[1]
+    assert [k.kind for k in run.kernels] == ["fused segments"]
+    assert "segment-local fusion" in [r for r, _ in run.rules]
+
+
+def test_deferred_reductions_are_computed_before_any_read() -> None:
+    rng = np.random.default_rng(6)
+    x = sn.Ragged(rng.normal(size=40), np.array([3, 0, 7, 10, 20]))
+    y = sn.Ragged(rng.normal(size=9), np.array([1, 2, 0, 6, 0]))
+
+    def two_phases(x: sn.Ragged) -> tuple:  # results read back: a fused kernel, no map
+        return sn.map(lambda r: (r.sum(), sn.reduce(np.maximum, -1.0, r - r.sum())), x)
+
+    def two_layouts(x: sn.Ragged, y: sn.Ragged) -> np.ndarray:  # the second flushes the first
+        return sn.map(lambda r, c: (r * 2.0).sum() + c.sum(), x, y)
+
+    def gathered(x: sn.Ragged, idx: np.ndarray) -> np.ndarray:  # read at another index
+        s = sn.map(lambda r: r.sum(), x)
+        return sn.map(lambda i: s[i] * 2.0, idx)
+
+    check(two_phases, x)
+    check(two_layouts, x, y)
+    check(gathered, x, np.array([4, 0, 0, 2, -1]))
+
+
+def test_no_fusion_when_one_segment_dominates() -> None:
+    lengths = np.array([1, 40000, 3, 1, 2])
+    values = np.random.default_rng(7).normal(size=int(lengths.sum()))
+    x = sn.Ragged(values, lengths)
+    got, run = sn.jit(_softmax).run(x)
+    assert "fused segments" not in [k.kind for k in run.kernels]
+    want = [np.exp(r - r.max()) / np.exp(r - r.max()).sum() for r in x]
+    assert_matches(got.values, np.concatenate(want), rtol=1e-12)
