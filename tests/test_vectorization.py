@@ -41,6 +41,10 @@ def i64(*shape: int, lo: int = -50, hi: int = 50) -> np.ndarray:
     return _rng().integers(lo, hi, shape or (R, C)).astype(np.int64)
 
 
+def c128(*shape: int) -> np.ndarray:
+    return f64(*shape) + 1j * f64(*shape)[::-1]
+
+
 def mask(*shape: int) -> np.ndarray:
     return _rng().random(shape or (R, C)) < 0.4
 
@@ -130,6 +134,12 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
         x.var(-1, keepdims=True) + 1e-5), lambda: (f32(),)),
     "col_normalize": (lambda x: x / x.sum(0), lambda: (f32(),)),
     "row_center_i32": (lambda a: a - a.mean(-1, keepdims=True), lambda: (i32(),)),
+    # [E16] complex: the struct's arithmetic, hypot, selects and parts vectorize
+    "complex_arith": (lambda z, w: z * w + z / w - 1j, lambda: (c128(), c128()[::-1])),
+    "complex_mandel_step": (lambda z, c: np.where(np.abs(z) < 2, z * z + c, z),
+                            lambda: (c128(), c128()[::-1])),
+    "complex_parts": (lambda z: z.real * z.imag + np.abs(z) + np.conj(z), lambda: (c128(),)),
+    "complex_sum_first": (lambda z: z.sum(0), lambda: (c128(),)),
 }
 
 

@@ -77,6 +77,9 @@ class Cpp:
     int: str | None = None
     bool: str | None = None
     complex: str | None = None
+    # the complex spelling calls glibc's scalar complex functions or branches: a loop with it
+    # gets no `omp simd` (g++ leaves it scalar) [E16]
+    complex_scalar: bool = False
 
     def template(self, kind: str) -> str:
         if kind == "c":
@@ -147,7 +150,8 @@ def _math(fn: str, domain: Domain = WIDE, cost: Cost = "transcendental",
     """A C math function (float32: the `f` variant, libmvec's vector version where declared);
     `complex_fn`: the runtime header's complex version (`stax_c<name>`). [E16]"""
     args = "{a0}, {a1}" if getattr(np, name or fn).nin == 2 else "{a0}"
-    cpp = Cpp(f"{fn}{{f}}({args})", complex=f"{complex_fn}({args})" if complex_fn else None)
+    cpp = Cpp(f"{fn}{{f}}({args})", complex=f"{complex_fn}({args})" if complex_fn else None,
+              complex_scalar=complex_fn is not None and complex_fn != "stax_clog1p")
     return Elementwise(name or fn, getattr(np, name or fn), cpp, cost,
                        domain=domain, decomposition=decomposition)
 
@@ -169,7 +173,7 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
                 "costly", flags=("DIV_ZERO_REMAINDER",), aliases=("mod",),
                 decomposition="subtract(x, multiply(floor_divide(x, y), y))"),
     Elementwise("power", np.power, Cpp("pow{f}({a0}, {a1})", "stax_power<{t}>({a0}, {a1}, {bad})",
-                                       complex="stax_cpow({a0}, {a1})"),
+                                       complex="stax_cpow({a0}, {a1})", complex_scalar=True),
                 "transcendental", flags=("NEGATIVE_INT_POWER",),
                 domain=Domain(0.0, 4.0, rtol=_T, int_low=0, int_high=5),
                 decomposition="exp(multiply(y, log(x)))"),
@@ -186,7 +190,8 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
                 "costly",
                 flags=("DIV_ZERO_RECIPROCAL", "INVALID_RECIPROCAL"),
                 decomposition="true_divide(1, x)"),
-    Elementwise("sign", np.sign, Cpp("stax_sign<{t}>({a0})", complex="stax_csign({a0})")),
+    Elementwise("sign", np.sign, Cpp("stax_sign<{t}>({a0})", complex="stax_csign({a0})",
+                                     complex_scalar=True)),
     # [E16] complex conjugate (a copy for real dtypes, as NumPy)
     Elementwise("conjugate", np.conjugate, Cpp("{a0}", complex="stax_conj({a0})"),
                 aliases=("conj",)),
@@ -207,8 +212,10 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("fmin", np.fmin, Cpp("stax_fmin<{t}>({a0}, {a1})",
                                           complex="stax_cfmin({a0}, {a1})")),
     # logic and bits
-    Elementwise("logical_and", np.logical_and, _every("((bool){a0} && (bool){a1})")),
-    Elementwise("logical_or", np.logical_or, _every("((bool){a0} || (bool){a1})")),
+    Elementwise("logical_and", np.logical_and, Cpp("((bool){a0} && (bool){a1})",
+                                                   complex="((bool){a0} & (bool){a1})")),
+    Elementwise("logical_or", np.logical_or, Cpp("((bool){a0} || (bool){a1})",
+                                                 complex="((bool){a0} | (bool){a1})")),
     Elementwise("logical_xor", np.logical_xor, _every("((bool){a0} != (bool){a1})")),
     Elementwise("logical_not", np.logical_not, _every("(!(bool){a0})")),
     Elementwise("bitwise_and", np.bitwise_and, _infix("&")),
