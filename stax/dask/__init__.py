@@ -531,17 +531,18 @@ class Builder:
         windows = tuple((op.out.id, *self.slices[op.out.id]) for op in ops
                         if op.out.id in self.slices)
         adjust: dict[str, Any] = {}
+        first = None
         if windows:
-            arrays, position, rows = self._overlap(v, ops, inputs, arrays)
-            adjust[out_ind[self.wins[v.id][0]]] = rows
+            arrays, position, first = self._overlap(v, ops, inputs, arrays)
+            adjust[out_ind[self.wins[v.id][0]]] = tuple(int(r) for r in np.diff(first))
         args: list[Any] = []
         for w, arr in zip(inputs, arrays, strict=True):
             args += [arr, self.index(w, fresh)]
-        if windows:
-            args += [position, (out_ind[self.wins[v.id][0]], self.index(v, fresh)[0] + "p")]
         starts = finish is not None and any(p.kind in ARG for p in finish)
         if starts:
-            args += self._starts(v, out_ind, fresh)
+            args += self._starts(v, out_ind, fresh, first)
+        if windows:
+            args += [position, (out_ind[self.wins[v.id][0]], self.index(v, fresh)[0] + "p")]
         reduced = {a for p in finish for a in p.axes} if finish else set()
         new_axes = {c: (1 if i in reduced else n) for i, (c, n) in
                     enumerate(zip(out_ind, v.shape, strict=True)) if c.startswith("u")}
@@ -558,8 +559,10 @@ class Builder:
                             token=f"stax-{self.label}-{what}",
                             meta=np.empty((0,) * v.ndim, dtype))
 
-    def _starts(self, v: Value, out_ind: tuple[str, ...], fresh: list[int]) -> list[Any]:
-        """A blockwise argument giving each block its first global index along each axis."""
+    def _starts(self, v: Value, out_ind: tuple[str, ...], fresh: list[int],
+                window: np.ndarray | None) -> list[Any]:
+        """A blockwise argument giving each block its first global index along each axis
+        (along a stencil's axis, the first of its `window` rows: their bounds per block)."""
         import dask.array as da
 
         ch, sy = self.info[v.id]
@@ -567,7 +570,9 @@ class Builder:
         for i, c in enumerate(ch):
             shape = [1] * len(ch)
             shape[i] = len(c)
-            first[..., i] = np.reshape(np.cumsum((0,) + c)[:-1], shape)
+            bounds = window if window is not None and i == self.wins[v.id][0] else \
+                np.cumsum((0,) + c)
+            first[..., i] = np.reshape(bounds[:-1], shape)
         index = list(self.index(v, fresh))  # fresh letters on unchunked axes (one block)
         index = [out_ind[i] if s is not None else index[i] for i, s in enumerate(sy)]
         fresh[0] += 1
@@ -575,8 +580,9 @@ class Builder:
                 (*index, f"u{fresh[0]}")]
 
     def _overlap(self, v: Value, ops: list[Op], inputs: list[Value], arrays: list[Any]
-                 ) -> tuple[list[Any], Any, tuple[int, ...]]:
-        """A stencil stage's inputs with their halos, each block's position, its rows."""
+                 ) -> tuple[list[Any], Any, np.ndarray]:
+        """A stencil stage's inputs with their halos, each block's position, and the bounds of
+        the blocks' output rows."""
         import dask.array as da
 
         a, n = self.wins[v.id]
@@ -595,7 +601,7 @@ class Builder:
         overlapped = [da.overlap.overlap(arr, depth={sliced[w.id]: (0, depth)},
                                          boundary="none") if w.id in sliced and depth else arr
                       for w, arr in zip(inputs, arrays, strict=True)]
-        return overlapped, position, tuple(int(r) for r in hi - lo)
+        return overlapped, position, np.append(lo, n)
 
     # ---- reductions across chunks: deferred, then built in groups sharing one pass ----------
 
@@ -614,18 +620,6 @@ class Builder:
             src, kind = moment, "moment"
             step = replace(step, reason=step.reason + "; the sum of squared deviations from "
                            "the mean, as count/mean/M2 partials (Chan et al.)")
-        windowed = any(o.out.id in self.slices for o in self.stage([src])[1])
-        if kind in ARG and windowed:  # global indices of stencil blocks: Dask's own
-            step = replace(step, kind="dask", reason=step.reason + "; an arg-reduction of "
-                           "stencil windows")
-            if flat:
-                xs = [replay(self.producer[op.inputs[0].id], [self.array(src)])]
-            else:
-                xs = [self.array(src)]
-            self.steps.append(step)
-            self.arrays[op.out.id] = replay(op, xs)
-            self.info[op.out.id] = self._describe(self.arrays[op.out.id])
-            return
         self.steps.append(step)
         self.pending[op.out.id] = Pending(op, src, Partial(kind, axes, op.out.dtype, flat))
         self.info[op.out.id] = (_single(op.out.shape), (None,) * op.out.ndim) if flat else \
@@ -673,21 +667,19 @@ class Builder:
                 dtype=object, combine=Combine(parts, final=False), concatenate=False,
                 meta=np.empty((0,) * carrier.ndim, object), name=f"stax-{self.label}-combine")
             for i, q in enumerate(members):
-                ch, _ = self.info[q.src.id]
-                chunks = tuple((1,) if a in q.part.axes else c for a, c in enumerate(ch))
                 self.partials[(q.src.id, q.part)] = combined.map_blocks(
-                    Pick(i), chunks=chunks, dtype=q.part.dtype,
-                    meta=np.empty((0,) * len(ch), q.part.dtype),
+                    Pick(i), chunks=reduced(self.info[q.src.id], set(q.part.axes), True)[0],
+                    dtype=q.part.dtype, meta=np.empty((0,) * q.src.ndim, q.part.dtype),
                     token=f"stax-{self.label}-{q.part.kind}")
         shared = ", ".join(f"{q.part.kind}(v{q.src.id})" for q in members)
         for q in group:
-            result = self.partials[(q.src.id, q.part)]
+            result, out = self.partials[(q.src.id, q.part)], q.op.out
             if q.part.flat:
-                result = result.reshape(q.op.out.shape)
+                result = result.reshape(out.shape)
             elif not q.op.attr("keepdims"):
                 result = da.squeeze(result, axis=q.part.axes)
-            self.arrays[q.op.out.id] = result
-            del self.pending[q.op.out.id]
+            self.arrays[out.id] = result
+            del self.pending[out.id]
             if members:
                 i = next(i for i, s in enumerate(self.steps) if s.op is q.op)
                 self.steps[i] = replace(self.steps[i], reason=self.steps[i].reason +
@@ -776,13 +768,14 @@ def _moment_source(op: Op, producer: dict[int, Op]) -> Value | None:
 class DaskCall:
     steps: tuple[Step, ...]
     result: Any
+    threads: str  # Stax threads per block task, and why
 
     def explain(self) -> str:
         lines = [f"  {s}" for s in self.steps
                  if s.kind != "local" or s.reason.startswith("a stencil window")]
         local = sum(s.kind == "local" for s in self.steps)
-        return "\n".join([f"{local} ops run inside blocks (fused into Stax programs per block)"]
-                         + lines)
+        return "\n".join([f"{local} ops run inside blocks (fused into Stax programs per block)",
+                          f"Stax threads per block task: {self.threads}", *lines])
 
 
 def call(jitted: Any, args: tuple[Any, ...]) -> DaskCall:
@@ -818,10 +811,13 @@ def call(jitted: Any, args: tuple[Any, ...]) -> DaskCall:
         if op.kind == "input":
             a = args[op.attr("index")]
             arrays[op.out.id] = a if is_dask_array(a) else da.from_array(np.asarray(a))
-    threads = jitted.options.get("threads") or default_threads()
+    given = jitted.options.get("threads")
+    threads = given or default_threads()
+    why = "as given to stax.jit" if given else "the cores per Dask task thread on a host"
     builder = Builder(graph, arrays, getattr(jitted.fn, "__name__", "fn"), threads)
     flat = tuple(builder.array(v) for v in graph.outputs)
-    return DaskCall(tuple(builder.steps), _unflatten(traced.structure, flat[: traced.n_results]))
+    return DaskCall(tuple(builder.steps), _unflatten(traced.structure, flat[: traced.n_results]),
+                    f"{threads} ({why})")
 
 
 def explain(jitted: Any, *args: Any) -> str:

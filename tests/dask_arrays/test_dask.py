@@ -113,7 +113,8 @@ def test_explain_names_each_cross_block_step() -> None:
 def stencils(x: Any) -> Any:
     d = x[1:] - x[:-1]
     return (d.sum(0), np.abs(x[3:] * x[:-3]).max(), np.cumsum(x[1:] + x[:-1], axis=1),
-            np.transpose(x[1:] * 2), (x[2:] > x[:-2]).all(0), d[:, 1:] * d[:, :-1])
+            np.transpose(x[1:] * 2), (x[2:] > x[:-2]).all(0), d[:, 1:] * d[:, :-1],
+            d.argmax(0), (x[2:] * x[:-2]).argmin())  # arg-reductions of windows: Dask's
 
 
 @pytest.mark.parametrize("chunks", [(1, 24), (2, 24), (3, 24), (50, 24), (119, 24), (64, 8)])
@@ -276,4 +277,17 @@ def test_explain_says_where_dask_rechunks() -> None:
 def test_threads_per_task_share_the_cores(client: Any) -> None:
     from stax.dask import default_threads
 
-    assert default_threads() == max(1, (os.cpu_count() or 1) // 2)  # 2 workers x 1 thread
+    want = max(1, (os.cpu_count() or 1) // 2)  # 2 workers x 1 thread on this host
+    assert default_threads() == want
+    x = da.from_array(_data((40, 4)), chunks=(10, 4))
+    assert f"Stax threads per block task: {want} (the cores per Dask task thread" in \
+        explain(stax.jit(softmax), x)
+    assert "threads per block task: 3 (as given" in explain(stax.jit(softmax, threads=3), x)
+
+
+def test_unsupported_dtypes_are_clear_errors() -> None:
+    with pytest.raises(TypeError, match="dtype datetime64"):
+        stax.jit(colstats3)(da.from_array(np.ones((6, 2), "datetime64[s]"), chunks=(3, 2)))
+    z = da.from_array(np.ones((6, 2), np.complex64), chunks=(3, 2))
+    with pytest.raises(NotImplementedError, match="argmax of complex values"):
+        stax.jit(lambda z: z.argmax(0))(z)
