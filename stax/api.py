@@ -352,6 +352,11 @@ class Jitted:
             if self.options["strict"]:
                 raise e.error from None
             raise
+        if env is not None and env.hints and any(
+                op.kind == "extern" and op.attr("fn").startswith("stax.loop#")
+                for op in traced.graph.ops):
+            raise NotImplementedError("Python loops compiled once per body (stax.loops) are "
+                                      "specialized to their shapes")
         comp = compile_traced(traced, [_as_array(a) for a in args], self.options)
         self.static |= comp.traced.static
         self.counts[1] += 1
