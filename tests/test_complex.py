@@ -133,6 +133,14 @@ def test_python_complex_argument() -> None:
         check(quiet(f, z, c), quiet(lambda z, c: z * c - c, z, c))
 
 
+def test_parts_of_python_scalars_are_weak() -> None:
+    """(1+2j).real is a Python float: with a float32 array the result stays float32."""
+    def fn(c: Any, f: Any, x: Any) -> tuple[Any, ...]:
+        return c.real * x, c.imag + x, f.imag + x, f.real - x, c.conjugate() * x
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    check(stax.jit(fn)(1 + 2j, 2.5, x), fn(1 + 2j, 2.5, x))
+
+
 def test_zero_d_and_empty() -> None:
     f = stax.jit(lambda z: (z * z + 1j, np.abs(z), z.sum(), z.real))
     for z in (np.array(1 - 2j), np.zeros((0, 3), np.complex64), np.array(np.nan + 1j)):

@@ -987,7 +987,8 @@ def imag(a: Any) -> Tracer:
     v = to_value(b, a)
     if v.dtype.kind != "c":
         zero = b.add("const", (), (), v.dtype, value=v.dtype.type(0).item())
-        return wrap(b, broadcast_value(b, zero, v.shape))
+        weak = isinstance(a, Tracer) and a.weak  # (3.0).imag is a Python float
+        return Tracer(b, broadcast_value(b, zero, v.shape), weak=weak)
     return _complex_part("imag", a, v)
 
 
@@ -997,7 +998,8 @@ def _complex_part(fn: str, a: Any, v: Value) -> Tracer:
     out = b.add("elementwise", (v,), v.shape, dtype, fn=fn)
     if not isinstance(a, Tracer):
         return wrap(b, out)
-    return Tracer(b, out, parent=a, view=("elementwise", {"fn": fn}))
+    # a Python complex argument's parts are Python floats: weak (NEP 50)
+    return Tracer(b, out, weak=a.weak, parent=a, view=("elementwise", {"fn": fn}))
 
 
 def angle(z: Any, deg: bool = False) -> Tracer:
