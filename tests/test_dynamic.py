@@ -217,3 +217,18 @@ def test_every_tiling_variant_gives_numpys_result(name):
             used.add(program.tiling_key(rows, cols))
     if program.tiling_key is not None:  # every variant of the module was run
         assert used == set(range(len(program.variants)))
+
+
+@pytest.mark.parametrize(("name", "form"), [("transpose_add", "tiled"),
+                                            ("column_stats", "outer-reduction"),
+                                            ("transpose_add", "vectorized")])
+def test_each_form_is_correct_at_every_size(name, form):
+    """A variant planned for large sizes may run on small ones (the solver memoizes per size
+    class): every form must be right at any size, below its tile or block too."""
+    fn = {"column_stats": column_stats, "transpose_add": transpose_add}[name]
+    f = stax.jit(fn, dynamic=True, form=form)
+    rng = np.random.default_rng(9)
+    for n in (40, 2, 3, 15, 16, 17, 33, 300):
+        x = rng.standard_normal((n, n if name == "transpose_add" else n + 7)).astype(np.float32)
+        _check(f(x), fn(x), rtol=1e-4, atol=1e-4)
+    assert f.cache_info().compiles == 1
