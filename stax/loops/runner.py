@@ -31,7 +31,7 @@ import numpy as np
 from stax.codegen.cpp import ctype, print_module, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
-from stax.graph import Graph, Value
+from stax.graph import Graph, Op, Value
 from stax.ir.program import Buffer, contiguous_strides
 from stax.lower import lower
 from stax.runtime import externs
@@ -71,7 +71,7 @@ class LoopBody:
 
     def compile(self) -> Runner:
         if self.runner is None:
-            self.runner, self.decision, self.source = compile_body(self.graph)
+            self.runner, self.decision, self.source = compile_body(self.graph, self.trip)
         return self.runner
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -127,7 +127,80 @@ def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
     return outs
 
 
-def compile_body(graph: Graph) -> tuple[Runner, str, str]:
+@dataclass(frozen=True)
+class Row:
+    """A row `x[c + a*i]` of a loop-invariant array read at an index affine in the loop
+    index: a body input whose pointer the driver sets each iteration (no gather)."""
+
+    source: int  # position of `x` among the body's inputs
+    const: int
+    coef: int
+    nbytes: int  # bytes per row
+
+
+def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[Row, ...]]:
+    """`take(x, idx, axes=(0,))` with `x` loop-invariant and `idx` affine in the loop index
+    and inside `x` for the whole range becomes a new body input (its rows' values): the
+    driver points it at the row (a gather with its index checked per element read the row
+    with vector gather instructions, three times slower than a plain load when the rows
+    stream from memory)."""
+    producer = graph.producer()
+    position = {v.id: k for k, v in enumerate(graph.inputs)}
+    index = graph.inputs[0].id
+
+    def affine(vid: int) -> tuple[int, int] | None:
+        if vid == index:
+            return 0, 1
+        op = producer.get(vid)
+        if op is None or op.out.shape != () or op.out.dtype.kind not in "iu":
+            return None
+        if op.kind == "const" and isinstance(op.attr("value"), (int, np.integer)):
+            return int(op.attr("value")), 0
+        if op.kind == "cast":
+            return affine(op.inputs[0].id)
+        if op.kind == "elementwise" and op.attr("fn") in ("add", "subtract", "multiply"):
+            forms = [affine(v.id) for v in op.inputs]
+            if forms[0] is None or forms[1] is None:
+                return None
+            (c1, a1), (c2, a2) = forms
+            if op.attr("fn") == "add":
+                return c1 + c2, a1 + a2
+            if op.attr("fn") == "subtract":
+                return c1 - c2, a1 - a2
+            if a1 and a2:
+                return None
+            return c1 * c2, a1 * c2 + a2 * c1
+        return None
+
+    rows: list[Row] = []
+    replaced: set[int] = set()
+    for op in graph.ops:
+        if op.kind != "take" or op.attr("axes") != (0,) or op.inputs[1].shape != ():
+            continue
+        x = op.inputs[0]
+        form = affine(op.inputs[1].id)
+        if form is None or position.get(x.id, 0) <= n_carried or not trip:
+            continue
+        ends = (form[0] + form[1] * trip[0], form[0] + form[1] * trip[-1])
+        if min(ends) < 0 or max(ends) >= x.shape[0]:
+            continue  # NumPy wraps or raises: the gather does
+        rows.append(Row(position[x.id], form[0], form[1],
+                        int(np.prod(x.shape[1:], dtype=np.int64)) * x.dtype.itemsize))
+        replaced.add(op.out.id)
+    if not rows:
+        return graph, ()
+    outs = [op.out for op in graph.ops if op.out.id in replaced]
+    inputs = (*graph.inputs, *outs)
+    new_inputs = tuple(Op("input", (), v, (("index", len(graph.inputs) + k),))
+                       for k, v in enumerate(outs))
+    ops = [op for op in graph.ops if op.kind == "input"] + list(new_inputs) + [
+        op for op in graph.ops if op.kind != "input" and op.out.id not in replaced]
+    return Graph(inputs, tuple(ops), graph.outputs), tuple(rows)
+
+
+def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
+    n_carried = len(graph.outputs)
+    graph, rows = row_inputs(graph, trip, n_carried)
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
     sched = schedule(lowered.program, fuse=True)
@@ -135,7 +208,7 @@ def compile_body(graph: Graph) -> tuple[Runner, str, str]:
     reason = _driver_refusal(sched)
     if reason is None:
         threads = _threads(sched)
-        runner, cpp = _c_driver(sched, isa, threads)
+        runner, cpp = _c_driver(sched, isa, threads, rows)
         return runner, (
             f"all iterations in one C call (stax_loop) on {threads} thread(s); carried buffers "
             "double-buffered (pointer swap): the scheduler never writes an output over an "
@@ -147,7 +220,8 @@ def compile_body(graph: Graph) -> tuple[Runner, str, str]:
         cur = [np.array(a) for a in arrays[:n]]
         free = [np.asarray(a, order="C") for a in arrays[n:]]
         for t in trip:
-            cur = list(program.call([np.array(t, np.int64), *cur, *free]))
+            views = [free[r.source - 1 - n][r.const + r.coef * t, ...] for r in rows]
+            cur = list(program.call([np.array(t, np.int64), *cur, *free, *views]))
         return cur
 
     return python_loop, (f"body compiled once, run once per iteration from Python "
@@ -198,7 +272,8 @@ def _span(buf: Buffer) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
 
 
-def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
+def _c_driver(sched: Schedule, isa: str, threads: int, rows: Sequence[Row] = ()
+              ) -> tuple[Runner, str]:
     program = sched.program
     buffers = program.buffer_map
     plan_of: dict[str, KernelPlan] = {}
@@ -229,6 +304,11 @@ def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
              "    for (int64_t it = 0; it < n; ++it) {",
              "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]",
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
+    first_row = len(program.inputs) - len(rows)
+    for k, r in enumerate(rows):  # rows of invariant arrays at the index: pointers, no gather
+        lines.append(f"        b[{slots[program.inputs[first_row + k]]}] = (char*)"
+                     f"b[{slots[program.inputs[r.source]]}] + ({r.const} + {r.coef} * "
+                     f"(start + it * step)) * {r.nbytes};")
     for region in regions:
         args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
         lines.append(f"        {region.name}({', '.join([*args, 'flags'])});")
@@ -254,6 +334,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int) -> tuple[Runner, str]:
     def run(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
         given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
+        given += [given[r.source][0, ...] for r in rows]  # the driver sets them per iteration
         storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
         kept = getattr(scratch, "arrays", None)
         if kept is None:  # intermediates and body outputs: scratch kept across calls
