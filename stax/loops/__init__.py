@@ -11,11 +11,22 @@ carried buffers`) with no Python per iteration. In the outer Graph the loop is a
 
 Slices with bounds affine in the loop indices and a fixed length that stay inside the array for
 the whole range (`x[i:i+k]`, `A[1:-1, 2*t+1:2*t+9:2]`) become bounds-checked gathers
-(`stax.loops.affine`). A body that differs per iteration (a Python `if` on the index, a slice
-whose length or clamping changes with the index, `break`/`return`, a list grown by the body,
-carried values changing type) is unrolled when its trip count is at most `UNROLL_LIMIT`, else
-a `LoopError` names the source line and the reason. Each loop's decisions are kept in
-`LoopRecord`s (`stax.loops.records(jitted)`).
+(`stax.loops.affine`). A slice whose length changes with the index (`L[i, :i]`, `A[i+1:, i]`,
+`x[:k]`, or one NumPy clamps) is a masked full-length gather (`stax.loops.masked`): elementwise
+operations carry the mask, sums/products/max/min and dot/matmul over the masked axis read masked
+positions as the neutral element, `np.flip` reverses the valid part, and assignments into such
+slices are masked `where`s. `for j in range(i)` with `i` an enclosing index is one loop whose trip
+count is computed at run time. `enumerate`, `zip` and `reversed` of ranges and arrays, and
+`for row in a`, are loops too. Rows of invariant arrays read at the index (`x[t]`) are pointed at
+by the C driver, not gathered. While a body is traced its reads and writes of carried arrays are
+logged; `stax.poly.loop_legality` computes the loop-carried dependences with isl (parallel or
+sequential, and why double buffering is legal), shown by `stax.explain`.
+
+A body that differs per iteration (a Python `if` on the index, a masked slice used in a way
+that cannot stay exact, `break`/`return`, a list grown by the body, carried values changing
+type) is unrolled when its trip count is at most `UNROLL_LIMIT`, else a `LoopError` names the
+source line and the reason. Each loop's decisions are kept in `LoopRecord`s
+(`stax.loops.records(jitted)`).
 """
 
 from stax.loops.recognize import UNROLL_LIMIT, LoopError, LoopRecord, records, trace_with_loops

@@ -13,7 +13,9 @@ Carried values are (a) tracers that existed before the loop and whose value the 
 (b) local names the body bound to another tracer (`u = u + 1`, `a, b = b, a`). Anything else
 the body changes (a Python number, a list's length, a list element) makes the body differ per
 iteration: the loop falls back to unrolling (builtin `range`) — as does a Python `if` on the
-index, an index used as a slice bound or shape, `break` and `return`.
+index, an index used as a shape, `break` and `return`. A `range` whose bounds are affine in an
+enclosing index is a loop with a run-time trip count (`_dynamic_range`); `enumerate`, `zip`
+and `reversed` of ranges and arrays are loops (`loop_iterable`).
 """
 
 from __future__ import annotations
