@@ -352,9 +352,11 @@ class Row(Traced):
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
-            if key.step not in (None, 1):
-                raise NotImplementedError("stax.nested: slices with a step are not supported")
-            return slice_row(self, key.start, key.stop)
+            step = 1 if key.step is None else key.step
+            if not isinstance(step, (int, np.integer)) or isinstance(step, bool):
+                raise NotImplementedError("stax.nested: a slice step must be a Python int "
+                                          "(traced steps are not supported)")
+            return slice_row(self, key.start, key.stop, step=int(step))
         if isinstance(key, tuple):
             raise NotImplementedError("stax.nested: index one dimension at a time")
         return index_row(self, key)
@@ -820,8 +822,6 @@ def iota(n: Any) -> Row:
 
 def replicate(n: Any, v: Any) -> Row:
     v = to_traced(v)
-    if isinstance(v, Row):
-        raise NotImplementedError("stax.nested: sn.replicate of arrays is not supported")
     space = deepest(n, v)
     count = _ints(n, space)
     if np.any(np.asarray(count) < 0):
@@ -831,47 +831,70 @@ def replicate(n: Any, v: Any) -> Row:
     note("map-of-replicate -> segmented replicate" if space.parent else "replicate",
          f"{child.describe()}: the value is replicated symbolically (gathered by segment "
          f"index)")
-    return Row(child, lift(v, child))
+    try:
+        return Row(child, lift(v, child))
+    except NotImplementedError:
+        raise NotImplementedError("stax.nested: sn.replicate of arrays of arrays is not "
+                                  "supported (1-D arrays and top-level 2-D arrays are)") from None
 
 
-def _bound(v: Any, default: Expr, space: Space) -> Scalar:
-    if v is None:
-        return Scalar(space, default)
-    return lift(to_traced(v), space)
-
-
-def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None) -> Row:
-    """row[lo:hi] with Python's slice rules (negative bounds from the end, clamped), at
-    `target` or the innermost space of the operands."""
+def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None, step: int = 1) -> Row:
+    """row[lo:hi:step] with Python's slice rules (negative bounds from the end, clamped; a
+    negative step walks backwards), at `target` or the innermost space of the operands."""
     space = target or deepest(row, lo if isinstance(lo, Scalar) else None,
                               hi if isinstance(hi, Scalar) else None)
     base = row.space
     start = lift(Scalar(row.parent, base.start()), space)
     size = lift(Scalar(row.parent, base.length()), space)
-    lo_v = _bound(lo, _i64(0), space)
-    hi_v = _bound(hi, size.expr, space)
-    for v in (lo_v, hi_v):
-        if v.dtype.kind not in "iu":
-            raise TypeError(f"stax.nested: slice bounds must be integers, got {v.dtype}")
-    a, b, n = (materialize(v).astype(np.int64, copy=False) for v in (lo_v, hi_v, size))
-    # Python's slice rules: negative bounds count from the end, then clamp to [0, len].
-    a = np.clip(np.where(a < 0, a + n, a), 0, n)
-    b = np.maximum(np.clip(np.where(b < 0, b + n, b), 0, n), a)
+    bounds = []
+    for v in (lo, hi):
+        if v is None:
+            bounds.append(None)
+            continue
+        b = lift(to_traced(v), space)
+        if b.dtype.kind not in "iu":
+            raise TypeError(f"stax.nested: slice bounds must be integers, got {b.dtype}")
+        bounds.append(materialize(b).astype(np.int64, copy=False))
+    a, count = _slice_indices(materialize(size).astype(np.int64, copy=False), *bounds, step)
+    # Rows of one width sliced by constant bounds keep one width (regular).
+    regular = base.width is not None and not any(isinstance(v, Scalar) for v in (lo, hi))
     if isinstance(row.elem, Row):
-        if lo is None and hi is None and base.width is not None:
+        if lo is None and hi is None and regular and step == 1:
             child = Space.child(space, base.width)
             note("replicate free array", f"{child.describe()}")
             return Row(child, _replicate_regular(row.elem, base, child))
         raise NotImplementedError("stax.nested: slicing arrays of arrays is not supported")
     buf = _elements(row, "slicing")
-    regular = lo is None and hi is None and base.width is not None
-    child = Space.child(space, base.width if regular else b - a)
-    first = Load(INT64, Buf(a), Idx())
-    offset = lift(Scalar(space, _add(start.expr, first)), child).expr
+    child = Space.child(space, int(count[0]) if regular and len(count) else
+                        0 if regular else count)
+    offset = lift(Scalar(space, _add(start.expr, Load(INT64, Buf(a), Idx()))), child).expr
     note("map-of-slice -> segmented gather" if target is None else
          "free array replicated -> segmented gather",
-         f"{child.describe()}: element = row[start + lo + index in segment]")
-    return Row(child, Scalar(child, Load(row.dtype, buf, _add(offset, child.inner()))))
+         f"{child.describe()}: element = row[start + lo + {step} * index in segment]")
+    return Row(child, Scalar(child, Load(row.dtype, buf,
+                                         _add(offset, _mul(_i64(step), child.inner())))))
+
+
+def _slice_indices(n: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None,
+                   step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of length n, Python's `slice(lo, hi, step).indices(n)`: the first index and
+    the number of elements."""
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+
+    def norm(v: np.ndarray | None, default: np.ndarray, low: np.ndarray | int,
+             high: np.ndarray) -> np.ndarray:
+        if v is None:
+            return default
+        return np.clip(np.where(v < 0, v + n, v), low, high)
+
+    if step > 0:
+        a, b = norm(lo, np.zeros_like(n), 0, n), norm(hi, n, 0, n)
+        span, stride = b - a, step
+    else:
+        a, b = norm(lo, n - 1, -1, n - 1), norm(hi, np.full_like(n, -1), -1, n - 1)
+        span, stride = a - b, -step
+    return np.ascontiguousarray(a, dtype=np.int64), (np.maximum(span, 0) + stride - 1) // stride
 
 
 def _replicate_regular(elem: Row, base: Space, child: Space) -> Row:

@@ -148,9 +148,7 @@ def replicate(n: Any, v: Any) -> np.ndarray:
     if int(n) < 0:
         raise ValueError(f"stax.nested: sn.replicate: negative count {int(n)}")
     v = np.asarray(v)
-    if v.ndim:
-        raise NotImplementedError("stax.nested: sn.replicate of arrays is not supported")
-    return np.full(int(n), v[()], dtype=v.dtype)
+    return np.repeat(v[np.newaxis], int(n), axis=0)
 
 
 def concat(a: Any, b: Any) -> np.ndarray:
