@@ -7,6 +7,9 @@ side in one run. One command prints the table:
 
     python benchmarks/loops.py            # full sizes
     python benchmarks/loops.py --smoke    # small sizes, trip counts 10 and 100
+
+A second table times three kernels whose slices change length with the index (trisolv,
+durbin, cholesky as npbench writes them) against NumPy and Numba at several matrix orders.
 """
 
 from __future__ import annotations
@@ -67,6 +70,52 @@ def ema_numba(x, alpha, steps):
     return s
 
 
+# ---- slices whose length depends on the index (npbench's PolyBench forms, masked in Stax) ----
+
+def trisolv(L, x, b):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def durbin(r):
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+def cholesky(A):
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+    return A
+
+
+def masked_kernels(n: int) -> list[tuple[str, Callable[..., Any], Callable[[], tuple[Any, ...]]]]:
+    rng = np.random.default_rng(0)
+    low = np.tril(rng.random((n, n))) + n * np.eye(n)
+    b = rng.random(n)
+    r = rng.random(n) / n
+    m = rng.random((n, n))
+    spd = m @ m.T + n * np.eye(n)
+    return [
+        ("trisolv", trisolv, lambda: (low, np.zeros(n), b)),
+        ("durbin", durbin, lambda: (r,)),
+        ("cholesky", cholesky, lambda: (spd.copy(),)),
+    ]
+
+
 def kernels(n: int, trips: int) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
                                              Callable[[], tuple[Any, ...]]]]:
     rng = np.random.default_rng(0)
@@ -121,6 +170,29 @@ def main() -> None:
                             "compiled, Python loop" if r.compiled else "unrolled"
                             for r in records(jitted))
             print(f"{name:<12} {trips:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
+                  f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
+                  f"{t_stax / t_numba:>10.2f}  {how}")
+    sizes = (16, 64) if args.smoke else (64, 256, 1000)
+    print("\nslices of index-dependent length (masked full-length form); n = matrix order")
+    print(f"{'kernel':<12} {'n':>6} {'first call':>10} {'stax':>9} {'numpy':>9} {'numba':>9} "
+          f"{'numpy/stax':>10} {'stax/numba':>10}  loops")
+    for size in sizes:
+        for name, fn, make in masked_kernels(size):
+            os.environ["STAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="stax-loops-bench-")
+            jitted = stax.jit(fn)
+            start = time.perf_counter()
+            got = jitted(*make())
+            first = time.perf_counter() - start
+            np.testing.assert_allclose(got, fn(*make()), rtol=1e-9)
+            numba_fn = numba.njit(cache=False)(fn)
+            numba_fn(*make())  # compile
+            t_stax = best(jitted, make, repeat)
+            t_numpy = best(fn, make, repeat)
+            t_numba = best(numba_fn, make, repeat)
+            how = "; ".join("C" if r.compiled and "one C call" in r.decision else
+                            "compiled, Python loop" if r.compiled else "unrolled"
+                            for r in records(jitted))
+            print(f"{name:<12} {size:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
                   f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
                   f"{t_stax / t_numba:>10.2f}  {how}")
 
