@@ -33,6 +33,7 @@ import torch.fx as fx
 import stax
 from stax.api import Jitted
 from stax.frontend.trace import SUPPORTED_DTYPES
+from stax.torch.externs import EXTERN, extern_call, refused
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out
 
 aten = torch.ops.aten
@@ -77,7 +78,11 @@ def _concrete(shape: Iterable[Any]) -> tuple[int, ...] | None:
 
 def _unsupported(node: fx.Node) -> str | None:
     """Why Stax cannot compile this node (None: it can try)."""
-    if node.target not in TABLE and node.target not in CREATION | EMPTY:
+    if node.target in EXTERN:
+        why = refused(node, len(_metas(node)))
+        if why is not None:
+            return f"PyTorch runs it (not as an extern call in a segment): {why}"
+    elif node.target not in TABLE and node.target not in CREATION | EMPTY:
         return f"no Stax translation for {node.target}"
     for arg in [*node.all_input_nodes, node]:
         for meta in _metas(arg):
@@ -540,6 +545,9 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any]) -> Any:
     if node.target is operator.getitem:
         return args[0][args[1]]
     metas = _metas(node)
+    if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
+        return extern_call(node, args, kwargs, [
+            None if m is None else (_concrete(m.shape), DTYPES[m.dtype]) for m in metas])
     out = Out(tuple(_concrete(m.shape) or () for m in metas),
               tuple(DTYPES[m.dtype] for m in metas))
     if node.target in CREATION or node.target in EMPTY:

@@ -1,0 +1,135 @@
+"""ATen ops that PyTorch computes inside a Stax segment, as extern calls.
+
+Convolutions, pooling and embedding bags have no Stax translation; run as eager ops between
+segments they split a graph into several segments (a call each, and every value crossing a
+boundary handed over through memory). As extern calls (`stax.frontend.functions._extern`,
+the mechanism that runs NumPy's sort or LAPACK on a program's buffers) they run inside the
+segment: the compiled program's wrapper calls the PyTorch op on zero-copy tensors of its
+buffers and copies the result into the node's buffer.
+
+Each tensor result is one extern node that computes the op: an op whose results the graph
+uses several of is either recomputed per result (pooling: cheap), asked for one result per
+call (`convolution_backward`'s output mask), or left to eager PyTorch (other ops).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch.fx as fx
+import torch.utils._pytree as pytree
+
+from stax.frontend import functions
+from stax.frontend.trace import Tracer
+
+aten = torch.ops.aten
+
+# op -> how the call for its result `j` is made (None: only a single used result is run).
+_OneResult = Callable[[int, tuple[Any, ...]], tuple[Any, ...]]
+
+
+def _recompute(j: int, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return args
+
+
+def _conv_backward_mask(j: int, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """convolution_backward's last argument says which gradients it computes: one each."""
+    return (*args[:-1], [k == j for k in range(3)])
+
+
+EXTERN: dict[Any, _OneResult | None] = {
+    aten.convolution.default: None,
+    aten.convolution_backward.default: _conv_backward_mask,
+    aten.max_pool2d_with_indices.default: _recompute,
+    aten.max_pool2d_with_indices_backward.default: None,
+    aten.avg_pool2d.default: None,
+    aten.avg_pool2d_backward.default: None,
+    aten._adaptive_avg_pool2d.default: None,
+    aten._adaptive_avg_pool2d_backward.default: None,
+    aten._embedding_bag.default: None,
+    aten._embedding_bag_backward.default: None,
+}
+
+
+def used_results(node: fx.Node, n: int) -> list[int]:
+    """The results of `node` (of `n`) that the graph reads."""
+    if n == 1:
+        return [0]
+    return sorted({u.args[1] for u in node.users if u.target is operator.getitem})
+
+
+def refused(node: fx.Node, n: int) -> str | None:
+    """Why `node`, an op of `EXTERN`, stays an eager op (None: it runs as extern calls)."""
+    used = used_results(node, n)
+    if len(used) > 1 and EXTERN[node.target] is None:
+        return f"{len(used)} of its results are used (an extern call computes one)"
+    if any(u.target is not operator.getitem for u in node.users) and n > 1:
+        return "its result tuple is used whole"
+    return None
+
+
+class _Slot:
+    """Where the `index`-th array goes in the op's arguments."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<array {self.index}>"
+
+
+def _tensor(a: np.ndarray) -> torch.Tensor:
+    """A tensor on `a`'s memory (a copy only for read-only or negatively strided arrays)."""
+    if not a.flags.writeable or any(s < 0 for s in a.strides):
+        a = a.copy()
+    return torch.from_numpy(a)
+
+
+def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
+                results_meta: list[tuple[tuple[int, ...] | None, np.dtype] | None]) -> Any:
+    """`node` as extern calls on Stax tracers: its result, or a tuple with None for the
+    results the graph does not use. `results_meta`: each result's shape (None when
+    symbolic) and dtype, or None for a result PyTorch does not compute."""
+    n = len(results_meta)
+    used = [j for j in used_results(node, n) if results_meta[j] is not None]
+    one_result = EXTERN[node.target]
+    arrays: list[Any] = []
+
+    def slot(x: Any) -> Any:
+        if isinstance(x, (Tracer, np.ndarray)):
+            arrays.append(x)
+            return _Slot(len(arrays) - 1)
+        return x
+
+    template_args, template_kwargs = pytree.tree_map(slot, (tuple(args), dict(kwargs)))
+    results: list[Any] = [None] * n
+    for j in used:
+        shape, dtype = results_meta[j]  # type: ignore[misc]
+        if shape is None:
+            raise NotImplementedError(f"{node.target}: symbolic result shape")
+        call_args = template_args if one_result is None else one_result(j, template_args)
+        routine = _routine(node.target, call_args, template_kwargs, None if n == 1 else j)
+        spelled = ", ".join([*map(repr, call_args),
+                             *(f"{k}={v!r}" for k, v in sorted(template_kwargs.items()))])
+        name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]")
+        results[j] = functions._extern(name, routine, arrays, shape, dtype)
+    return results[0] if n == 1 else tuple(results)
+
+
+def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None
+             ) -> Callable[..., np.ndarray]:
+    def run(*arrays: np.ndarray) -> np.ndarray:
+        tensors = [_tensor(a) for a in arrays]
+
+        def fill(x: Any) -> Any:
+            return tensors[x.index] if isinstance(x, _Slot) else x
+
+        call_args, call_kwargs = pytree.tree_map(fill, (args, kwargs),
+                                                 is_leaf=lambda x: isinstance(x, _Slot))
+        result = op(*call_args, **call_kwargs)
+        return (result if j is None else result[j]).numpy()
+    return run

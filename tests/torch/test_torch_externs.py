@@ -1,0 +1,65 @@
+"""Convolutions, pooling and embedding bags run by PyTorch as extern calls inside Stax
+segments: values and gradients equal eager's, and the graph is not split by fallbacks."""
+
+from __future__ import annotations
+
+import pytest
+from torch_helpers import assert_close, check_model
+
+torch = pytest.importorskip("torch")
+import stax.torch  # noqa: E402
+
+nn = torch.nn
+F = nn.functional
+
+
+class ConvPool(nn.Module):
+    """Strided, dilated and grouped convolutions; max, average and adaptive pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=2, bias=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = torch.relu(self.conv1(x))
+        a = F.avg_pool2d(h, 2, ceil_mode=True) * 2
+        b = F.adaptive_avg_pool2d(self.conv2(h), 1).flatten(1)
+        m = F.max_pool2d(h, 2, stride=1)
+        return a.sum((2, 3)) + b, torch.tanh(m)
+
+
+def test_conv_and_pooling_training_with_input_gradient() -> None:
+    x = torch.randn(2, 3, 9, 9, requires_grad=True)
+    check_model(ConvPool, [x], steps=2, rtol=1e-4, atol=1e-5)
+    torch.manual_seed(0)
+    report = stax.torch.explain(ConvPool(), x, backward=True)
+    assert report.fallbacks == ()
+    for graph in report.graphs:
+        assert [s.kind for s in graph.steps].count("stax") == 1, graph
+
+
+def test_conv_pool_eval_float64_channels_last_and_empty_batch() -> None:
+    torch.manual_seed(0)
+    model = ConvPool().double().eval()
+    compiled = torch.compile(model, backend="stax")
+    with torch.no_grad():
+        for x in (torch.randn(2, 3, 9, 9, dtype=torch.float64),
+                  torch.randn(2, 3, 9, 9, dtype=torch.float64).to(
+                      memory_format=torch.channels_last),
+                  torch.randn(3, 9, 9, 2, dtype=torch.float64).permute(3, 0, 1, 2)):
+            assert_close(compiled(x), model(x), rtol=1e-10, atol=1e-12)
+    assert stax.torch.explain(model, x).fallbacks == ()
+
+
+def test_embedding_bag_extern_in_inference_eager_in_training() -> None:
+    torch.manual_seed(0)
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    idx, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 9]), torch.tensor([0, 2, 2, 5])
+    with torch.no_grad():
+        assert_close(torch.compile(bag, backend="stax")(idx, offsets), bag(idx, offsets),
+                     rtol=1e-6, atol=1e-6)
+        assert stax.torch.explain(bag, idx, offsets).fallbacks == ()
+    # Training reads four results of _embedding_bag: PyTorch runs it between segments.
+    report = stax.torch.explain(bag, idx, offsets, backward=True)
+    assert [op for _, op, _ in report.fallbacks] == ["aten._embedding_bag.default"]
