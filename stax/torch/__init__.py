@@ -8,8 +8,11 @@ Pipeline: Dynamo's FX graph -> AOTAutograd (PyTorch's core ATen decompositions, 
 partitioner choosing what the forward saves) -> forward and backward ATen graphs, each run
 by a `GraphRunner` (`stax.torch.graph`): ATen ops of `stax.torch.ops.TABLE` become NumPy
 expressions traced and compiled by `stax.jit` in as few segments as possible, on zero-copy
-NumPy views of the tensors; other ops (convolutions, pooling, random ops, scatters, ...) run
-in eager PyTorch between segments, with a one-time warning per graph. Graphs whose inputs
+NumPy views of the tensors; convolutions, pooling and embedding bags run inside segments as
+extern calls to PyTorch (`stax.torch.externs`); other ops (random ops, scatters, ...) run in
+eager PyTorch between segments, with a one-time warning per graph. After its first call a
+graph runs through a generated straight-line function (`GraphRunner.fast_source`). The
+models of the tests and benchmark are in `stax.torch.models`. Graphs whose inputs
 are tensors Stax does not handle (CUDA, sparse, quantized, subclasses, dtypes other than
 bool/int32/int64/float32/float64) run in eager PyTorch with a warning saying why.
 
