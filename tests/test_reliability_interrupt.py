@@ -79,6 +79,19 @@ CHILD = textwrap.dedent("""
         del big
     if "rows" in stages:
         interrupted("rows", g, *pair(side(4.0)))
+    if "loop" in stages:  # stax.loops runs all iterations in one C call, polling between them
+        def steps(x, n):
+            for _ in range(n):
+                x = np.sin(x) * 0.5 + 0.25
+            return x
+
+        h = stax.jit(steps, threads=threads)
+        v = np.linspace(0, 1, 4096)
+        h(v, 2000)  # warm: the first call compiles
+        per_step = seconds(h, v, 2000) / 2000
+        out["estimate"]["loop"] = int(4.0 / per_step) * per_step
+        interrupted("loop", h, v, int(4.0 / per_step))
+        out["loop_correct_after"] = bool(np.allclose(h(v, 7), steps(v, 7), rtol=1e-12))
     out["correct_after"] = correct()
     out["compiles"] = [f.cache_info().compiles, g.cache_info().compiles]
 
@@ -155,14 +168,17 @@ def _assert_interrupted(result: dict, sent: dict, stage: str) -> float:
 
 
 @pytest.mark.parametrize(("threads", "stages"), [
-    (1, ("chain", "rows")),
+    (1, ("chain", "rows", "loop")),
     (2, ("chain", "rows", "thread", "handler")),
 ])
 def test_sigint_interrupts_a_long_kernel(tmp_path: Path, threads: int,
                                          stages: tuple[str, ...]) -> None:
     result, sent = _run_child(tmp_path, threads, stages)
-    for stage in ("chain", "rows") + (("again",) if "handler" in stages else ()):
-        _assert_interrupted(result, sent, stage)
+    for stage in ("chain", "rows", "loop", "again"):
+        if stage in stages or stage == "again" and "handler" in stages:
+            _assert_interrupted(result, sent, stage)
+    if "loop" in stages:
+        assert result["loop_correct_after"], "wrong loop results after an interrupted loop"
     assert result["correct_after"], "wrong results after an interrupted call"
     assert result["compiles"] == [1, 1], "the interrupted programs were not the ones reused"
     if "thread" in stages:
