@@ -1,18 +1,19 @@
 """Run an ATen FX graph as Stax-compiled segments and eager PyTorch ops.
 
 Planning classifies each node: `stax` (an op of `stax.torch.ops.TABLE` on dtypes Stax has,
-or an op `stax.torch.externs` runs through PyTorch inside a segment), `eager` (anything else: a per-op fallback with its reason; eager ops keep their relative
-order, since random ops share one generator), `view` (a view PyTorch makes, so that it
-aliases as in eager: views the graph returns — AOTAutograd regenerates returned aliases from
-strides and offsets — and views of inputs read by something other than Stax) and `python`
-(SymInt arithmetic, picking from a PyTorch op's tuple, graph constants). A list scheduler
-groups ready `stax` nodes into as few segments as the fallbacks allow (a segment computes
-for itself any PyTorch-made view it reads, and any view only Stax reads). Each segment is one `stax.jit` function that
-interprets its nodes on Stax tracers, compiled per input signature and called directly on
-zero-copy NumPy views of the tensors; its outputs become tensors sharing Stax's buffers
-(`torch.from_numpy`), laid out with PyTorch's strides where those are not contiguous.
-After a call that ran the plan unchanged, the plan becomes one generated Python function
-(`_straight_line`) that later calls run.
+or an op `stax.torch.externs` runs through PyTorch inside a segment), `eager` (anything
+else: a per-op fallback with its reason; eager ops keep their relative order, since random
+ops share one generator), `view` (a view PyTorch makes, so that it aliases as in eager:
+views the graph returns — AOTAutograd regenerates returned aliases from strides and offsets
+— and views of inputs read by something other than Stax) and `python` (SymInt arithmetic,
+picking from a PyTorch op's tuple, graph constants). A list scheduler groups ready `stax`
+nodes into as few segments as the fallbacks allow (a segment computes for itself any
+PyTorch-made view it reads, and any view only Stax reads). Each segment is one `stax.jit`
+function that interprets its nodes on Stax tracers, compiled per input signature and called
+directly on zero-copy NumPy views of the tensors; its outputs become tensors sharing Stax's
+buffers (`torch.from_numpy`), laid out with PyTorch's strides where those are not
+contiguous. After a call that ran the plan unchanged, the plan becomes one generated Python
+function (`_straight_line`) that later calls run.
 
 A node that fails while Stax traces it (an op outside what the NumPy frontend supports, a
 result whose shape differs from PyTorch's) becomes an eager fallback and the plan is made
