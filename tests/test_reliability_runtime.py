@@ -171,3 +171,37 @@ def test_idle_programs_give_their_memory_back(monkeypatch: pytest.MonkeyPatch) -
     np.testing.assert_array_equal(g(x), x * 2 - 1)
     assert storage.bytes == 0
     np.testing.assert_allclose(f(x), np.sqrt(x) + x, rtol=1e-15)  # storage made again
+
+
+UNLOAD_PROGRAM = textwrap.dedent("""
+    import gc, os, time
+    import numpy as np, stax
+
+    def mapped(part):
+        return any(part in line for line in open("/proc/self/maps"))
+
+    f = stax.jit(lambda a: np.exp(a) + 1, threads=2)
+    x = np.linspace(0, 1, 100_000)
+    assert np.allclose(f(x), np.exp(x) + 1)
+    path = str(f.cache[f.key((x,))].program.library.path)
+    assert mapped(path) and mapped("libgomp")
+    del f
+    gc.collect()
+    assert not mapped(path), "the kernel library was not unloaded"
+    assert mapped("libgomp"), "the OpenMP runtime was unloaded with the last kernel library"
+    time.sleep(0.2)  # its worker threads (spinning: OMP_WAIT_POLICY=active) still run its code
+    g = stax.jit(lambda a: np.exp(a) * 2, threads=2)
+    assert np.allclose(g(x), np.exp(x) * 2)
+    print("unload ok")
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
+def test_the_openmp_runtime_outlives_the_last_kernel_library(tmp_path: Path) -> None:
+    """Unloading the last kernel library must not unload libgomp (a dependency of every kernel
+    library) while its worker threads are alive: they would run unmapped code."""
+    env = dict(os.environ, STAX_PARALLEL_MIN_NS="0", OMP_WAIT_POLICY="active")
+    result = subprocess.run([sys.executable, "-c", UNLOAD_PROGRAM], capture_output=True,
+                            text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "unload ok" in result.stdout

@@ -330,7 +330,27 @@ def compile_source(source: str, isa: str) -> Compiled:
     """Compile `source` to a shared library (or take a verified one from the cache), load it."""
     flags = BASE_FLAGS + ISA_FLAGS[isa] + (SANITIZE_FLAGS if sanitize_enabled() else [])
     library, path, hit = compile_object(source, flags, LINK_FLAGS, ctypes.CDLL)
+    _pin_openmp_runtime()
     return Compiled(library, path, hit)
+
+
+OPENMP_RUNTIMES = ("libgomp.so.1", "libomp.so", "libomp.so.5", "libiomp5.so")
+_pinned: list[ctypes.CDLL] = []  # the OpenMP runtime, once a kernel library has loaded it
+
+
+def _pin_openmp_runtime() -> None:
+    """Keep the OpenMP runtime loaded until the process exits (issue 8) [A8]. Kernel libraries
+    are unloaded when no jitted function needs them; the OpenMP runtime came in as their
+    dependency, so unloading the last one would unload it too, while its worker threads are
+    alive (parked in its barrier, or spinning there: OMP_WAIT_POLICY, GOMP_SPINCOUNT): they
+    would run unmapped code (SIGSEGV). RTLD_NODELETE makes dlclose leave it mapped. Kernel
+    libraries themselves are safe to unload: a parallel region returns only after every worker
+    has left the outlined function."""
+    for name in OPENMP_RUNTIMES if not _pinned else ():
+        try:
+            _pinned.append(ctypes.CDLL(name, mode=os.RTLD_NOW | os.RTLD_NOLOAD | os.RTLD_NODELETE))
+        except OSError:
+            continue  # not this runtime, or not loaded yet (a kernel without OpenMP calls)
 
 
 def compile_object(source: str, flags: list[str], link: list[str], load: Callable[[str], T],
