@@ -1,14 +1,16 @@
 """Dask+NumPy blocks vs Dask+Stax blocks on the same `LocalCluster`, end to end.
 
-    python benchmarks/dask_bench.py [--gib 8] [--workers 2] [--rounds 3]
+    python benchmarks/dask_bench.py [--gib 8] [--workers 2] [--rounds 3] [--source npy]
 
-The input is generated lazily per block (`dask.array.random`, float32, chunked by rows), so an
-array larger than one process's comfortable memory never exists in one place. Each workload
+The input (float32, chunked by rows) is either generated lazily per block (`--source random`,
+`dask.array.random`) or read from disk (`--source npy`: one `.npy` file per block through
+`dask.array.from_npy_stack`, memory-mapped; written once under `--dir`); either way an array
+larger than one process's comfortable memory never exists in one place. Each workload
 is the same NumPy function: run by Dask's own NumPy dispatch (`fn(dask_array)`) and by
 `stax.jit(fn)(dask_array)`; both computed on one cluster, interleaved, best of `--rounds`.
 Prints a Markdown table: seconds end to end, their ratio, the ratio of the time each spends
-beyond generating the input (both minus the time of generating and summing it alone: how much
-faster the blocks' own work is), the largest difference relative to the result's largest
+beyond the input (both minus the time of generating or reading and summing it alone: how
+much faster the blocks' own work is), the largest difference relative to the result's largest
 magnitude, and the peak resident memory per worker.
 """
 
@@ -18,6 +20,7 @@ import argparse
 import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dask.array as da
@@ -65,21 +68,32 @@ def main() -> None:
     parser.add_argument("--chunk-rows", type=int, default=32768)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--source", choices=("random", "npy"), default="random")
+    parser.add_argument("--dir", default="/tmp/stax_dask_bench")
     args = parser.parse_args()
     rows = int(args.gib * 2**30 / 4 / args.cols)
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit="6GiB") as cluster, \
             Client(cluster) as client:
-        rng = da.random.default_rng(0)
-        x = rng.random((rows, args.cols), chunks=(args.chunk_rows, args.cols),
-                       dtype=np.float32)
+        x = da.random.default_rng(0).random((rows, args.cols),
+                                            chunks=(args.chunk_rows, args.cols),
+                                            dtype=np.float32)
+        if args.source == "npy":
+            path = Path(args.dir) / f"{rows}x{args.cols}-{args.chunk_rows}"
+            if not (path / "complete").exists():  # written once, on the cluster
+                path.parent.mkdir(parents=True, exist_ok=True)
+                da.to_npy_stack(str(path), x, axis=0)
+                (path / "complete").touch()
+            x = da.from_npy_stack(path, mmap_mode="r")
         print(f"input: float32 [{rows} x {args.cols}] = {x.nbytes / 2**30:.1f} GiB in "
-              f"{x.npartitions} blocks; {args.workers} worker processes x 1 thread\n")
+              f"{x.npartitions} blocks ({args.source}); {args.workers} worker processes x "
+              "1 thread\n")
         start = time.perf_counter()
         client.compute(x.sum(), sync=True)
         gen = time.perf_counter() - start
-        print(f"generating and summing the input alone: {gen:.2f} s\n")
-        print("| workload | Dask+NumPy s | Dask+Stax s | NumPy/Stax | beyond generation "
+        print(f"{'generating' if args.source == 'random' else 'reading'} and summing the input "
+              f"alone: {gen:.2f} s\n")
+        print("| workload | Dask+NumPy s | Dask+Stax s | NumPy/Stax | beyond the input "
               "| max diff / max |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, fn in WORKLOADS.items():
