@@ -39,6 +39,7 @@ import numpy as np
 from stax.nested.expr import (
     BOOL,
     INT64,
+    Arg,
     Buf,
     Call,
     Const,
@@ -719,14 +720,23 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     except UntraceableOperator:
         return _python_fallback(kind, op, ne, child, elems, space)
     prim = "segreduce" if kind == "reduce" else "segscan"
-    rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
-            else f"{kind} -> {prim} (one segment)")
-    note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
-         f"{', '.join(show(e.expr) for e in elems)}")
     exprs = [e.expr for e in elems]
+    checks = _take_checks(child) if kind == "reduce" else []
+    closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
+        else None
+    if closed is None:
+        rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
+                else f"{kind} -> {prim} (one segment)")
+        note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
+             f"{', '.join(show(e.expr) for e in elems)}")
     summary = f"{prim} {operator.name} over {child.name}"
     if kind == "reduce":
-        checks = _take_checks(child)
+        if closed is not None:
+            note("map-of-reduce of an affine element -> closed form (strength reduction)",
+                 f"sum over each segment of {child.name} of c0 + c1 * i = len * c0 + c1 * "
+                 f"(len * lo + len * (len - 1) / 2), exact in wrapping {closed.dtype} "
+                 f"arithmetic; an expression per segment, computed where used")
+            return (Scalar(space, closed),)
         if not checks:
             note("segment-local fusion", f"the segreduce over {child.name} is deferred: "
                  f"later kernels over the same segments that read its result per segment "
@@ -747,6 +757,59 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
         return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs[:len(elems)])
     outs = run_segscan(child.layout, operator, exprs, False, summary)
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
+
+
+def _affine(e: Expr) -> tuple[Expr, Expr] | None:
+    """(c0, c1) with e == c0 + c1 * Idx, c0 and c1 free of Idx, when e is built from Idx by
+    +, - and * in int64; else None."""
+    if not uses(e, Idx):
+        return e, Const(e.dtype, 0)
+    if isinstance(e, Idx):
+        return Const(INT64, 0), Const(INT64, 1)
+    if not (isinstance(e, Call) and e.fn in ("add", "subtract", "multiply", "negative")
+            and e.dtype == INT64 and all(a.dtype == INT64 for a in e.args)):
+        return None
+    parts = [_affine(a) for a in e.args]
+    if any(p is None for p in parts):
+        return None
+    if e.fn == "negative":
+        return _neg(parts[0][0]), _neg(parts[0][1])
+    (x0, x1), (y0, y1) = parts
+    if e.fn == "multiply":
+        if uses(e.args[0], Idx) and uses(e.args[1], Idx):
+            return None
+        k, (p0, p1) = (e.args[1], (x0, x1)) if uses(e.args[0], Idx) else (e.args[0], (y0, y1))
+        return _mul(p0, k), _mul(p1, k)
+    combine = _add if e.fn == "add" else _sub
+    return combine(x0, y0), combine(x1, y1)
+
+
+def _closed_form_sum(operator: Any, exprs: Sequence[Expr], child: Space) -> Expr | None:
+    """Sum per segment of an element affine in the element index, as an expression of the
+    parent iteration (Idx = the segment): exact, since wrapping 64-bit integer arithmetic is
+    a ring (the kernels compile with -fwrapv), so no pass over the elements is needed."""
+    dtype = INT64
+    if (len(exprs) != 1 or operator.dtypes[0] != dtype
+            or operator.combine[0] != Call(dtype, "add", (Arg(dtype, "a0"), Arg(dtype, "b0")))):
+        return None
+    parts = _affine(exprs[0])
+    if parts is None:
+        return None
+    seg = {Seg: Idx()}
+    c0, c1 = (substitute(c, seg) for c in parts)
+    layout = child.layout
+    if layout.width is not None:
+        lo, n = _mul(Idx(), _i64(layout.width)), _i64(layout.width)
+    else:
+        lo = Load(INT64, Buf(layout.bounds), Idx())
+        n = _sub(Load(INT64, Buf(layout.bounds), _add(Idx(), _i64(1))), lo)
+    one, two = _i64(1), _i64(2)
+    # n * (n - 1) / 2 without losing the bit the product may carry out: halve the even factor.
+    even = ufunc_call(np.equal, (ufunc_call(np.remainder, (n, two)), _i64(0)))
+    pairs = where(even, _mul(ufunc_call(np.floor_divide, (n, two)), _sub(n, one)),
+                  _mul(n, ufunc_call(np.floor_divide, (_sub(n, one), two))))
+    total = _add(_mul(n, c0), _mul(c1, _add(_mul(n, lo), pairs)))
+    return _add(operator.ne[0], total)
 
 
 def _scalar_elem(row: Row, what: str) -> Scalar:

@@ -211,10 +211,13 @@ def test_explain() -> None:
         return sn.map(lambda n: sn.reduce(np.add, 0, sn.map(lambda i: i + 2, sn.iota(n))), ns)
     text = str(sn.explain(f, np.array([5, 7])))
     for part in ("== Nested program ==", "sn.iota(n)", "map-of-iota -> segiota",
-                 "map-of-reduce -> segreduce", "== Flat program", "segreduce np.add",
+                 "map-of-reduce of an affine element -> closed form", "== Flat program",
                  "#pragma omp"):
         assert part in text, part
     assert str(stax.explain(sn.jit(f), np.array([5, 7]))) == text  # the hook in stax.explain
+    float_text = str(sn.explain(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0.0, sn.map(
+        lambda i: i + 2.0, sn.iota(n))), ns), np.array([5, 7])))
+    assert "map-of-reduce -> segreduce" in float_text and "segreduce np.add" in float_text
     loop_text = str(sn.explain(lambda ns: sn.map(
         lambda n: sn.loop(n, lambda i, acc: acc + i, 0), ns), np.array([1, 3])))
     assert "map-of-loop -> active-set loop" in loop_text and "cond -> branch packing" in \

@@ -192,3 +192,30 @@ def test_no_fusion_when_one_segment_dominates() -> None:
     assert "fused segments" not in [k.kind for k in run.kernels]
     want = [np.exp(r - r.max()) / np.exp(r - r.max()).sum() for r in x]
     assert_matches(got.values, np.concatenate(want), rtol=1e-12)
+
+
+def test_closed_form_sums_of_affine_elements() -> None:
+    ns = np.array([0, 1, 2, 5, 1000, 7, 0, 3])
+    cs = np.array([3, -2, 2**62 + 1, -(2**61), 5, 2**40, 9, -1])  # products wrap around
+
+    def sums(ns: np.ndarray, cs: np.ndarray) -> np.ndarray:
+        return sn.map(lambda n, c: sn.reduce(np.add, 0, sn.map(
+            lambda i: c * (i - 3) + n * c - i, sn.iota(n))), ns, cs)
+
+    with np.errstate(over="ignore"):  # the interpreter's int64 arithmetic wraps too
+        got = check(sums, ns, cs)
+        want = [np.sum(c * (np.arange(n) - 3) + n * c - np.arange(n)) for n, c in
+                zip(ns, cs, strict=True)]
+    assert_matches(got, np.array(want, dtype=np.int64))
+    run = sn.jit(sums).run(ns, cs)[1]
+    assert "segreduce" not in [k.kind for k in run.kernels]
+    # Sums of iota rows, from a range with a start and a step, and with a nonzero neutral.
+    check(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n)), ns), ns)
+    check(lambda ns: sn.map(lambda n: sn.reduce(np.add, 7, sn.range(n, 3 * n + 5, 3)), ns), ns)
+    check(lambda n: sn.reduce(np.add, 0, sn.iota(n)), 2**20)
+    # Not affine (i * i), or not int64: a segmented reduction as before.
+    square = sn.jit(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n) ** 2), ns))
+    assert_matches(square(ns), np.array([np.sum(np.arange(n) ** 2) for n in ns]))
+    assert "segreduce" in str(sn.explain(square, ns))
+    check(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n).astype(np.int32)), ns),
+          ns)
