@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_matches
+from conftest import assert_matches, make_array
 
 import stax
 from stax.codegen.cpp import HEADER
@@ -222,3 +222,53 @@ def test_loop_parser_finds_innermost_loops() -> None:
     loops = innermost_loops(cpp)
     assert [(loop.function, loop.line, loop.end, loop.marked) for loop in loops] == [
         ("f", 4, 6, True), ("f", 7, 7, False)]
+
+
+# ---- [G9] forms: values hoisted out of the vector loop, transposed tiles by 8x8 blocks,
+# ---- argmax lane positions as wide as the values; each checked against NumPy
+
+def test_row_gather_wraps_each_index_once() -> None:
+    take = stax.jit(lambda x, i: x[i] * 2.0)
+    x = f32()
+    idx = np.array([0, -1, R - 1, -R, 5, 5, -2])
+    assert_matches(take(x, idx), x[idx] * 2.0)
+    assert "stax_wrap_index" not in _inner_loop_lines(take.compile(x, idx).program.cpp)
+    for bad in ([0, R], [-R - 1, 1]):
+        with pytest.raises(IndexError):
+            take(x, np.array(bad))
+    take_t = stax.jit(lambda x, i: x.T[i] + 1.0)  # rows of a transposed view: strided loads
+    assert_matches(take_t(x, idx % C), x.T[idx % C] + 1.0)
+
+
+def _inner_loop_lines(cpp: str) -> str:
+    """The text of every innermost loop of `cpp`."""
+    lines = cpp.splitlines()
+    return "\n".join("\n".join(lines[loop.line - 1:loop.end])
+                     for loop in innermost_loops(cpp))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32", "float64", "int16"])
+def test_transposed_tiles(dtype: str) -> None:
+    add = stax.jit(lambda x, y: x.T + y)
+    # whole tiles (the 8x8 block copy for 4-byte types) and partial tiles at both edges
+    for rows, cols in ((32, 512), (40, 300)):
+        x = make_array((cols, rows), dtype, seed=1)
+        y = make_array((rows, cols), dtype, seed=2)
+        assert_matches(add(x, y), x.T + y)
+    if np.dtype(dtype).itemsize == 4:
+        assert "stax_transpose8x8_4" in add.compile(x, y).program.cpp
+    big = make_array((2 * cols, rows + 3), dtype, seed=3)
+    xs = big[::2, 1:rows + 1]  # a strided view: row stride of the transposed operand != rows
+    assert_matches(add(xs, y), xs.T + y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int32", "uint16", "int64"])
+def test_argmax_lane_positions(dtype: str) -> None:
+    arg = stax.jit(lambda x: (x.argmax(-1), x.argmin(-1), x[:, :7].argmax(-1)))
+    x = make_array((6, 203), dtype, seed=4, low=0, high=3)  # many ties: the first one wins
+    if x.dtype.kind == "f":
+        x[1, 50] = np.nan
+        x[2, [7, 150]] = np.nan
+        x[3] = np.inf
+        x[4, 202] = -np.inf
+    assert_matches(arg(x), (x.argmax(-1), x.argmin(-1), x[:, :7].argmax(-1)))

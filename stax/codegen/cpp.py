@@ -90,17 +90,48 @@ class ExprPrinter:
     def __init__(self, ranges: Mapping[str, int]) -> None:
         self.ranges = dict(ranges)
         self.names: dict[Expr, str] = {}
+        self.atom_names: dict[Indirect, str] = {}  # [G9] gather indices wrapped before a loop
         self.counter = 0
+
+    def hoist(self, roots: Sequence[Expr], var: str, written: set[str], lines: list[str],
+              indent: str) -> None:
+        """[G9] Loop-invariant code motion: before the loop over `var`, names the eagerly
+        evaluated subexpressions that do not depend on `var` and read no buffer in `written`
+        (values stored by the loop itself), and wraps the gather indices that do not depend on
+        `var` once. A row gather `x[idx]` then checks and wraps each index once per row and its
+        loop is a contiguous copy (not a vector gather). Safe: an eager load invariant in `var`
+        reads inside its array whenever the outer loop variables are in range."""
+        eager = self._eager(roots)
+        fixed: dict[Expr, bool] = {}
+        for e in walk_all(roots):
+            fixed[e] = var not in _own_variables(e) and not (
+                isinstance(e, Load) and e.buf in written) and all(fixed[c] for c in children(e))
+        for e in walk_all(roots):
+            if fixed[e] and e in eager and e not in self.names and not isinstance(e, Const):
+                self._name(e, self.expr(e), lines, indent)
+        for e in walk_all(roots):
+            if e not in eager or not isinstance(e, (Load, IndexValue)):
+                continue
+            for atom, _ in e.index.terms:
+                if isinstance(atom, Indirect) and atom not in self.atom_names and fixed[
+                        atom.expr]:
+                    name = f"tmp{self.counter}"
+                    self.counter += 1
+                    lines.append(f"{indent}const int64_t {name} = {self.atom(atom)};")
+                    self.atom_names[atom] = name
+
+    def _name(self, e: Expr, value: str, lines: list[str], indent: str) -> None:
+        name = f"tmp{self.counter}"
+        self.counter += 1
+        lines.append(f"{indent}const {ctype(e.dtype)} {name} = {value};")
+        self.names[e] = name
 
     def emit(self, roots: Sequence[Expr], lines: list[str], indent: str) -> list[str]:
         eager = self._eager(roots)
         for e in walk_all(roots):
             if e in self.names or e not in eager or isinstance(e, Const):
                 continue
-            name = f"tmp{self.counter}"
-            self.counter += 1
-            lines.append(f"{indent}const {ctype(e.dtype)} {name} = {self.expr(e)};")
-            self.names[e] = name
+            self._name(e, self.expr(e), lines, indent)
         return [self.ref(r) for r in roots]
 
     def _eager(self, roots: Sequence[Expr]) -> set[Expr]:
@@ -199,6 +230,8 @@ class ExprPrinter:
             helper = "stax_idx_floordiv" if isinstance(atom, FloorDiv) else "stax_idx_mod"
             return f"{helper}({inner}, {atom.div})"
         assert isinstance(atom, Indirect)
+        if atom in self.atom_names:  # [G9] wrapped before the loop
+            return self.atom_names[atom]
         return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, {BAD})"
 
 
@@ -222,6 +255,20 @@ def vector_blocker(bodies: Iterable[Expr]) -> str | None:
         if e.fn == "power" and e.dtype.kind in "iu" and runtime:
             return "integer power by a runtime exponent (a loop per element)"
     return None
+
+
+def _own_variables(e: Expr) -> set[str]:
+    """[G9] Loop variables `e` itself reads (its index's plain, floor/mod terms), not its
+    children's: an indirect term's expression is a child."""
+    if not isinstance(e, (Load, IndexValue)):
+        return set()
+    out: set[str] = set()
+    for atom, _ in e.index.terms:
+        if isinstance(atom, Var):
+            out.add(atom.name)
+        elif isinstance(atom, (FloorDiv, Mod)):
+            out |= Index(((atom, 1),)).variables()
+    return out
 
 
 def walk_all(roots: Sequence[Expr]) -> list[Expr]:
@@ -372,6 +419,7 @@ class KernelPrinter:
         self.lines: list[str] = []
         self.prologue: list[str] = []
         self.work_shared = False  # does the body contain `omp for`?
+        self.outer_printer: ExprPrinter | None = None  # [G9] holds values hoisted out of the loop
 
     def print(self, indent: str) -> list[str]:
         plan = self.plan
@@ -410,12 +458,18 @@ class KernelPrinter:
                 p.append(f"{indent}for (int64_t {name}c = 0; {name}c < {r}; {name}c += {step}) {{")
                 p.append(f"{indent}    {POLL}")
                 indent += "    "
+                self.hoist_into_vector_loop(simd_outer, k, indent)
+                # counted from 0 inside the chunk: `x0 = x0c; x0 < min(...)` kept more values
+                # live across libmvec calls (spills: 10% slower sin on AVX-512)
+                p.append(f"{indent}const int64_t {name}n = std::min<int64_t>({step}, "
+                         f"{r} - {name}c);")
                 if simd_outer:
                     p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
-                p.append(f"{indent}for (int64_t {name} = {name}c; {name} < std::min<int64_t>("
-                         f"{name}c + {step}, {r}); {name} += 1) {{")
+                p.append(f"{indent}for (int64_t {name}i = 0; {name}i < {name}n; {name}i += 1) {{")
                 indent += "    "
+                p.append(f"{indent}const int64_t {name} = {name}c + {name}i;")
                 continue
+            self.hoist_into_vector_loop(simd_outer, k, indent)
             if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
                 p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
             p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
@@ -436,6 +490,17 @@ class KernelPrinter:
         if block:
             p.append(f"{indent[:-4]}}}")
         return p
+
+    def hoist_into_vector_loop(self, simd_outer: bool, k: int, indent: str) -> None:
+        """[G9] Before the kernel's own innermost loop (when it is the vector loop of pointwise
+        work and statements may stand before it), what that loop does not change; the
+        pointwise groups inside print with this printer."""
+        names = xvars(len(self.plan.outer_ranges))
+        if not simd_outer or k != len(names) - 1 or k < self.plan.parallel_depth:
+            return
+        self.outer_printer = ExprPrinter(self.plan.nodes[0].var_ranges)
+        self.outer_printer.hoist([n.body for n in self.plan.nodes if n.body is not None],
+                                 names[-1], {n.out for n in self.plan.nodes}, self.lines, indent)
 
     def groups(self) -> list[list[Node]]:
         """Consecutive nodes with the same loops below the shared ones share one loop nest,
@@ -544,13 +609,31 @@ class KernelPrinter:
                       and abs(e.index.coef(va)) == 1 and abs(e.index.coef(vb)) > 1]
         for k, ld in enumerate(transposed):
             tile = f"tile{k}"
+            at = f"{tile}[{va} - {va}t][{vb} - {vb}t]"
             p.append(f"{t}{ctype(ld.dtype)} {tile}[{ta}][{tb}];  // {ld.buf}, read along {va}")
+            # [G9] a whole tile of 4-byte elements is copied in 8x8 blocks transposed in
+            # registers (the element-wise copy below is scalar: 8-element rows, strided stores)
+            blocks = ld.dtype.itemsize == 4 and ld.dtype.kind in "fiu" and \
+                ld.index.coef(va) == 1 and ld.index.is_linear_in(va) and \
+                ld.index.is_linear_in(vb) and ta % 8 == 0 and tb % 8 == 0
+            if blocks:
+                p.append(f"{t}if ({va}t + {ta} <= {ra} && {vb}t + {tb} <= {rb}) {{")
+                for depth, (v, extent) in enumerate(((va, ta), (vb, tb)), start=1):
+                    p.append(f"{t}{'    ' * depth}for (int64_t {v} = {v}t; {v} < {v}t + {extent}; "
+                             f"{v} += 8) {{")
+                p.append(f"{t}            stax_transpose8x8_4(&{printer.expr(ld)}, "
+                         f"{ld.index.coef(vb)}, &{at}, {tb});")
+                p.append(f"{t}        }}")
+                p.append(f"{t}    }}")
+                p.append(f"{t}}} else {{")
             p.append(f"{t}{loop_b}")
             p.append(f"{t}    {loop_a}")
-            p.append(f"{t}        {tile}[{va} - {va}t][{vb} - {vb}t] = {printer.expr(ld)};")
+            p.append(f"{t}        {at} = {printer.expr(ld)};")
             p.append(f"{t}    }}")
             p.append(f"{t}}}")
-            printer.names[ld] = f"{tile}[{va} - {va}t][{vb} - {vb}t]"
+            if blocks:
+                p.append(f"{t}}}")
+            printer.names[ld] = at
         p.append(f"{t}{loop_a}")
         untiled = [e for e in walk(node.body) if isinstance(e, Load) and e not in transposed]
         if self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled):
@@ -569,9 +652,13 @@ class KernelPrinter:
         node = nodes[0]
         names = xvars(len(node.ranges))[d:]
         inner = node.ranges[d:]
-        ind = self.open_loops(names, inner, indent,
+        printer = self.outer_printer or ExprPrinter(node.var_ranges)
+        ind = self.open_loops(names[:-1], inner[:-1], indent, None)
+        if names:  # [G9] what the innermost loop does not change, computed before it
+            printer.hoist([n.body for n in nodes if n.body is not None], names[-1],
+                          {n.out for n in nodes}, self.lines, ind)
+        ind = self.open_loops(names[-1:], inner[-1:], ind,
                               "" if names and self.simd_ok(nodes, names[-1]) else None)
-        printer = ExprPrinter(node.var_ranges)
         for n in nodes:
             assert n.body is not None
             self.lines.append(f"{ind}// {n.name}: {n.origin}")
@@ -742,22 +829,27 @@ class KernelPrinter:
         ties to the first position and a NaN first of all (NumPy's rule)."""
         p = self.lines
         n_lanes = ARG_LANES
+        # [G9] lane positions as wide as the values where they fit: float32 values with int64
+        # positions make every vector step convert between widths
+        length = nodes[0].reduction_ranges[0]
+        pos_t = "int32_t" if not is_sym(length) and length < 2**31 and all(
+            n.body is not None and n.body.dtype.itemsize <= 4 for n in nodes) else "int64_t"
         p.append(f"{indent}{{")
         ind = indent + "    "
         for a in accs:
             p.append(f"{ind}{a.acc_type} {a.name}_lv[{n_lanes}];")
-            p.append(f"{ind}int64_t {a.name}_li[{n_lanes}];")
+            p.append(f"{ind}{pos_t} {a.name}_li[{n_lanes}];")
             p.append(f"{ind}for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
                      f"{a.name}_lv[lane] = {a.init()}; {a.name}_li[lane] = -1; }}")
         p.append(f"{ind}int64_t rb = {start};")
         p.append(f"{ind}for (; rb + {n_lanes} <= {stop}; rb += {n_lanes}) {{")
         p.append(f"{ind}    #pragma omp simd{SIMD_BAD}")
         p.append(f"{ind}    for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{")
-        self._arg_lane_body(nodes, accs, ind + "        ", "rb + lane", "lane")
+        self._arg_lane_body(nodes, accs, ind + "        ", "rb + lane", "lane", pos_t)
         p.append(f"{ind}    }}")
         p.append(f"{ind}}}")
         p.append(f"{ind}for (int64_t r = rb; r < {stop}; r += 1) {{")
-        self._arg_lane_body(nodes, accs, ind + "    ", "r", "0")
+        self._arg_lane_body(nodes, accs, ind + "    ", "r", "0", pos_t)
         p.append(f"{ind}}}")
         for a in accs:
             n, idx = a.var("", suffix), a.var("_idx", suffix)
@@ -776,9 +868,10 @@ class KernelPrinter:
         p.append(f"{indent}}}")
 
     def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], ind: str,
-                       position: str, lane: str) -> None:
+                       position: str, lane: str, pos_t: str) -> None:
         p = self.lines
         p.append(f"{ind}const int64_t r0 = {position};")
+        p.append(f"{ind}const {pos_t} r0p = ({pos_t})r0;")
         printer = ExprPrinter(nodes[0].var_ranges)
         values = printer.emit([n.body for n in nodes], p, ind)  # type: ignore[misc]
         for a, v in zip(accs, values, strict=True):
@@ -787,7 +880,7 @@ class KernelPrinter:
             nan = f" | (({v} != {v}) & ({lv} == {lv}))" if a.float_value else ""
             p.append(f"{ind}const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv}){nan};")
             p.append(f"{ind}{lv} = {a.name}_b ? {v} : {lv};")
-            p.append(f"{ind}{li} = {a.name}_b ? r0 : {li};")
+            p.append(f"{ind}{li} = {a.name}_b ? r0p : {li};")
 
     def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator], indent: str,
                                 store: list[str], parallel: bool) -> None:

@@ -157,6 +157,36 @@ static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
     return ok ? j : 0;  // an address inside the array, so the load stays safe
 }
 
+// [G9] 8x8 transpose of 4-byte elements in registers (the tile copy of a transposed operand):
+// row k of `src` (at src + k*ss) becomes column k of `dst` (dst + j*ds + k). GCC vector
+// extensions: shuffles on AVX/AVX-512, generic code at the scalar ISA level.
+static inline void stax_transpose8x8_4(const void* src, int64_t ss, void* dst, int64_t ds) {
+    typedef uint32_t v8 __attribute__((vector_size(32)));
+    typedef int32_t m8 __attribute__((vector_size(32)));
+    const uint32_t* s = static_cast<const uint32_t*>(src);
+    uint32_t* d = static_cast<uint32_t*>(dst);
+    v8 r[8], t[8], u[8];
+    for (int k = 0; k < 8; k++) std::memcpy(&r[k], s + k * ss, sizeof(v8));
+    const m8 lo{0, 8, 1, 9, 4, 12, 5, 13}, hi{2, 10, 3, 11, 6, 14, 7, 15};
+    const m8 lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
+    const m8 lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shuffle(r[k], r[k + 1], lo);
+        t[k + 1] = __builtin_shuffle(r[k], r[k + 1], hi);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        u[k] = __builtin_shuffle(t[k], t[k + 2], lo2);
+        u[k + 1] = __builtin_shuffle(t[k], t[k + 2], hi2);
+        u[k + 2] = __builtin_shuffle(t[k + 1], t[k + 3], lo2);
+        u[k + 3] = __builtin_shuffle(t[k + 1], t[k + 3], hi2);
+    }
+    for (int k = 0; k < 4; k++) {
+        const v8 a = __builtin_shuffle(u[k], u[k + 4], lo4), b = __builtin_shuffle(u[k], u[k + 4], hi4);
+        std::memcpy(d + k * ds, &a, sizeof(v8));
+        std::memcpy(d + (k + 4) * ds, &b, sizeof(v8));
+    }
+}
+
 // ---- complex64 / complex128 [E16, issue 16] ----------------------------------------------
 // NumPy's complex numbers: (re, im) laid out as NumPy stores them. Arithmetic is NumPy's own
 // (its umath loops and npy_math): the plain product (no C99 Annex G recovery of inf from nan),
