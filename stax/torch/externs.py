@@ -120,16 +120,28 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
     return results[0] if n == 1 else tuple(results)
 
 
+def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
+    """A function putting the call's tensors into `template`'s slots (made once, at trace
+    time: the call runs every time the program runs)."""
+    if isinstance(template, _Slot):
+        return operator.itemgetter(template.index)
+    if isinstance(template, (list, tuple)) and any(
+            isinstance(leaf, _Slot) for leaf in pytree.tree_leaves(
+                template, is_leaf=lambda x: isinstance(x, _Slot))):
+        parts = [_filler(t) for t in template]
+        kind = type(template)
+        return lambda tensors: kind(part(tensors) for part in parts)
+    return lambda tensors: template
+
+
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None
              ) -> Callable[..., np.ndarray]:
+    fill_args = [_filler(a) for a in args]
+    fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
+
     def run(*arrays: np.ndarray) -> np.ndarray:
         tensors = [_tensor(a) for a in arrays]
-
-        def fill(x: Any) -> Any:
-            return tensors[x.index] if isinstance(x, _Slot) else x
-
-        call_args, call_kwargs = pytree.tree_map(fill, (args, kwargs),
-                                                 is_leaf=lambda x: isinstance(x, _Slot))
-        result = op(*call_args, **call_kwargs)
+        result = op(*[f(tensors) for f in fill_args],
+                    **{k: f(tensors) for k, f in fill_kwargs.items()})
         return (result if j is None else result[j]).numpy()
     return run
