@@ -26,7 +26,7 @@ from stax.loops.masked import (
     MaskedTracer,
     MaskFallback,
     SliceForm,
-    extremes,
+    form_bounds,
     gather_positions,
     length_info,
     plain,
@@ -150,7 +150,7 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
             return None
         axis = sum(1 for j in range(k) if isinstance(items[j], slice))
         length = math.ceil((sf.stop[0] - sf.start[0]) / sf.step)
-        low, high = extremes(sf.start, indices)
+        low, high = form_bounds(sf.start, indices)
         if sf.start[1] == sf.stop[1] and length > 0 and low >= 0 and \
                 high + (length - 1) * sf.step < sf.n:  # one length, inside the axis
             gathers.append((axis, sf.start_value + np.arange(length) * sf.step))
@@ -186,7 +186,7 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
         form = affine_form(b, items[k], indices, scalars)
         if form is None:
             return False
-        low, high = extremes(form, indices)
+        low, high = form_bounds(form, indices)
         if low < 0 or high >= a.shape[k]:
             return False  # NumPy would wrap or raise: leave it to the frontend
     forms: dict[int, tuple[SliceForm, tuple[Any, ...], int, int]] = {}

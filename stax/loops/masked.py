@@ -65,6 +65,52 @@ class SliceForm:
     stop_value: Any
 
 
+class Ranges(dict[int, range]):
+    """Loop index value id -> its range (for a loop over a run-time range: the hull of its
+    trips). `links`: for such a loop, its bounds (start, stop forms in the enclosing indices,
+    step), so the index points actually visited can be enumerated (`index_points`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: dict[int, tuple[Affine, Affine, int]] = {}
+
+
+POINTS_LIMIT = 1 << 16  # joint index points enumerated in Python
+
+
+def index_points(ids: list[int], ranges: Mapping[int, range]
+                 ) -> tuple[tuple[int, ...], dict[int, np.ndarray]] | None:
+    """The index tuples the loops visit, for `ids` and the enclosing indices their run-time
+    ranges depend on: (all ids, in creation order), {id: values, one per point}. None: no
+    run-time range among them, or too many points."""
+    links = getattr(ranges, "links", {})
+    closure, todo = set(), list(ids)
+    while todo:
+        k = todo.pop()
+        if k not in closure:
+            closure.add(k)
+            if k in links:
+                todo += [*links[k][0][1], *links[k][1][1]]
+    if not closure & set(links):
+        return None
+    order = tuple(sorted(closure))  # value ids grow as loops open: enclosing indices first
+    rows: list[dict[int, int]] = [{}]
+
+    def value(form: Affine, row: dict[int, int]) -> int:
+        return form[0] + sum(a * row[k] for k, a in form[1].items())
+
+    for k in order:
+        if k in links:
+            start, stop, step = links[k]
+            rows = [{**row, k: v} for row in rows
+                    for v in range(value(start, row), value(stop, row), step)]
+        else:
+            rows = [{**row, k: v} for row in rows for v in ranges[k]]
+        if len(rows) > POINTS_LIMIT:
+            return None
+    return order, {k: np.array([row[k] for row in rows], np.int64) for k in order}
+
+
 def _key(form: Affine) -> tuple[Any, ...]:
     return form[0], tuple(sorted(form[1].items()))
 
@@ -74,6 +120,22 @@ def length_info(sf: SliceForm, ranges: Mapping[int, range]) -> tuple[tuple[Any, 
     clamping included). Raises MaskFallback where a bound may be negative (NumPy would count
     it from the end: another length function)."""
     ids = sorted(set(sf.start[1]) | set(sf.stop[1]))
+    joint = index_points(ids, ranges)
+    if joint is not None:  # run-time ranges: the points visited, not the hulls' product
+        order, points = joint
+
+        def at(form: Affine) -> np.ndarray:
+            return form[0] + sum((a * points[k] for k, a in form[1].items()),
+                                 np.zeros(len(points[order[0]]), np.int64))
+
+        start, stop = at(sf.start), at(sf.stop)
+        if (start.size and start.min() < 0) or (stop.size and stop.min() < 0):
+            raise MaskFallback("a slice bound is negative for some index value")
+        lengths = _length(np.minimum(start, sf.n), np.minimum(stop, sf.n), sf.step)
+        if lengths.size == 0:
+            return ("empty",), 0, 0
+        return (("points", order, lengths.tobytes()), int(lengths.min()),
+                int(lengths.max()))
     if math.prod(len(ranges[k]) for k in ids) <= ENUMERATE_LIMIT:
         grids = np.meshgrid(*(np.asarray(ranges[k], np.int64) for k in ids), indexing="ij",
                             sparse=True) if ids else []
@@ -113,6 +175,16 @@ def extremes(form: Affine, ranges: Mapping[int, range]) -> tuple[int, int]:
         low += min(ends)
         high += max(ends)
     return low, high
+
+
+def form_bounds(form: Affine, ranges: Mapping[int, range]) -> tuple[int, int]:
+    """The least and greatest value of `form` over the index points the loops visit (over
+    the hulls' product where those are too many, or all ranges are fixed)."""
+    joint = index_points(sorted(form[1]), ranges)
+    if joint is None or not len(joint[1][joint[0][0]]):
+        return extremes(form, ranges)
+    values = form[0] + sum(a * joint[1][k] for k, a in form[1].items())
+    return int(np.min(values)), int(np.max(values))
 
 
 def runtime_length(sf: SliceForm) -> Any:

@@ -38,7 +38,7 @@ from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
 from stax.loops.affine import Affine, affine_form, masked_assignment, rewrite_index, slice_form
-from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, extremes
+from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, Ranges, form_bounds
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -94,6 +94,7 @@ class OpenLoop:
     trip: range  # for a loop over a range computed at run time: the hull of its trips
     gen: Iterator[Tracer] | None = None
     bounds: tuple[Any, ...] = ()  # start, stop, step: ints or tracers (a run-time range)
+    link: tuple[Affine, Affine, int] | None = None  # their forms in the enclosing indices
     log: list[Logged] = field(default_factory=list)  # the body's reads and writes of arrays
 
 
@@ -118,7 +119,7 @@ class LoopState:
     open: list[OpenLoop] = field(default_factory=list)
     records: list[LoopRecord] = field(default_factory=list)
     indices: set[int] = field(default_factory=set)  # ids of the loop index tracers
-    ranges: dict[int, range] = field(default_factory=dict)  # index value id -> its range
+    ranges: Ranges = field(default_factory=Ranges)  # index value id -> its range
     scalars: dict[int, int] = field(default_factory=dict)  # Python int arguments by position
     # Copies standing for NumPy views (`x[i]`, `x[i:i+k]`, `for row in x` at a symbolic
     # index): assigning into one would not reach the array, so a body doing so is unrolled.
@@ -362,11 +363,12 @@ def _dynamic_range(state: LoopState, args: tuple[Any, ...], builder: Builder | N
     forms = [affine_form(builder, x, state.ranges, state.scalars) for x in full[:2]]
     if forms[0] is None or forms[1] is None:
         raise fail("its bounds are not affine in the enclosing indices")
-    (lo0, hi0), (lo1, hi1) = (extremes(f, state.ranges) for f in forms)
+    (lo0, hi0), (lo1, hi1) = (form_bounds(f, state.ranges) for f in forms)
     hull = _BUILTIN_RANGE(lo0, hi1) if step > 0 else _BUILTIN_RANGE(hi0, lo1, -1)
     if not hull:
         return iter(())  # empty in every iteration of the enclosing loops
-    loop = OpenLoop(site, hull, bounds=(*full[:2], int(step)))
+    loop = OpenLoop(site, hull, bounds=(*full[:2], int(step)),
+                    link=(forms[0], forms[1], int(step)))
     state.open.append(loop)
     loop.gen = _loop(state, loop, builder, frame)
     return loop.gen
@@ -520,6 +522,8 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     index = Tracer(b, b.new_value((), np.dtype(np.int64)), weak=True)
     state.indices.add(id(index))
     state.ranges[index.value.id] = loop.trip
+    if loop.link is not None:
+        state.ranges.links[index.value.id] = loop.link
     n_records = len(state.records)
     with _Watch() as seen:
         yield index  # pass 1
@@ -673,15 +677,15 @@ def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:
     for it, n in zip(items, a.shape, strict=False):
         if isinstance(it, slice):
             sf = slice_form(b, it, n, state.ranges, scalars)
-            if sf is None or min(extremes(sf.start, state.ranges)[0],
-                                 extremes(sf.stop, state.ranges)[0]) < 0:
+            if sf is None or min(form_bounds(sf.start, state.ranges)[0],
+                                 form_bounds(sf.stop, state.ranges)[0]) < 0:
                 region.append(("all",))
             else:
                 region.append(("slice", sf.start, sf.stop, sf.step))
             continue
         form = (int(it) % max(int(n), 1), {}) if isinstance(it, (int, np.integer)) else \
             affine_form(b, it, state.ranges, scalars)
-        if form is None or extremes(form, state.ranges)[0] < 0:
+        if form is None or form_bounds(form, state.ranges)[0] < 0:
             region.append(("all",))
         else:
             region.append(("int", form))

@@ -408,3 +408,38 @@ def test_random_affine_slices(a, b, c, d, step, n):
         return s, y
 
     run(f, make_array((7,), "float64"), make_array((7,), "float64", 1), rtol=1e-10)
+
+
+def backwards_inner(a):
+    for i in range(a.shape[0]):
+        for j in range(i, -1, -1):
+            a[i, j] = a[i, j] + a[j, :i].sum() + j
+    return a
+
+
+def offsets(x):
+    for i in range(x.shape[0]):
+        for j in range(2 * i, x.shape[0] + i):  # j - i >= i >= 0 on the points visited
+            x[j - i] += x[: j - i].sum() * 0.5
+    return x
+
+
+def if_in_inner(a):
+    for i in range(1, a.shape[0]):
+        for j in range(i):
+            if j % 2 == 0:  # a Python `if` on the index: the inner body differs
+                a[i, j] += 1
+            a[i, j] += a[j, :j].sum()
+    return a
+
+
+def test_run_time_ranges_backwards_and_over_visited_points():
+    recs = run(backwards_inner, make_array((5, 5), "float64"), rtol=1e-10)
+    assert any("computed at run time" in str(r) for r in recs)
+    recs = run(offsets, make_array((6,), "float64"), rtol=1e-10)
+    assert any("one C call" in r.decision for r in recs)
+
+
+def test_inner_body_that_differs_unrolls_the_enclosing_loop():
+    recs = run(if_in_inner, make_array((5, 5), "float64"), rtol=1e-10, unrolled=True)
+    assert "runs over a range that depends on the enclosing index" in str(recs[0])
