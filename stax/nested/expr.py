@@ -125,9 +125,19 @@ template <class To, class From> static inline To stax_cast(From x) {
 
 def cpp_type(dtype: np.dtype) -> str:
     try:
-        return CPP_TYPES[np.dtype(dtype).name]
+        return _CPP_BY_DTYPE[dtype]
+    except (KeyError, TypeError):
+        pass
+    try:
+        name = CPP_TYPES[np.dtype(dtype).name]
     except KeyError:
         raise TypeError(f"stax.nested: dtype {np.dtype(dtype)} is not supported") from None
+    if isinstance(dtype, np.dtype) and dtype.isnative:
+        _CPP_BY_DTYPE[dtype] = name  # dtype.name is slow; kernels ask for it thousands of times
+    return name
+
+
+_CPP_BY_DTYPE: dict[np.dtype, str] = {}
 
 
 @dataclass(frozen=True, eq=False)
