@@ -26,9 +26,16 @@ round a flat parallel step), an irregular one runs max(n) rounds over the active
 Sequential by design: the scalar code of one element (fused into one expression per value,
 vectorization avoidance), the rounds of a loop, and the combination of the per-thread partial
 results of a segmented kernel. Operators written with Python control flow run sequentially in
-Python (correct, slow). Not supported: results that are ragged arrays of ragged arrays, loops
-whose state holds arrays when trip counts differ between iterations, and reductions, slices or
-gathers over arrays whose elements are irregular arrays.
+Python (correct, slow).
+Across kernels (each recorded in explain): a segmented reduction is deferred and runs in one
+kernel with the later kernels over the same segments that read its result per segment
+(segment-local fusion: a softmax is one pass over each row); an index's bounds check is a
+count reduced inside the next reduction over its iterations (the load is clamped meanwhile);
+an int64 sum of an element affine in the element index (sum of iota) is a closed form per
+segment, exact in wrapping arithmetic.
+Not supported: results that are ragged arrays of ragged arrays, loops whose state holds arrays
+when trip counts differ between iterations, reductions, slices, gathers or replicates of
+arrays whose elements are irregular arrays, and slice steps that are traced values.
 """
 
 from stax.nested.api import (
