@@ -47,7 +47,8 @@ def test_conv_pool_eval_float64_channels_last_and_empty_batch() -> None:
         for x in (torch.randn(2, 3, 9, 9, dtype=torch.float64),
                   torch.randn(2, 3, 9, 9, dtype=torch.float64).to(
                       memory_format=torch.channels_last),
-                  torch.randn(3, 9, 9, 2, dtype=torch.float64).permute(3, 0, 1, 2)):
+                  torch.randn(3, 9, 9, 2, dtype=torch.float64).permute(3, 0, 1, 2),
+                  torch.randn(0, 3, 9, 9, dtype=torch.float64)):
             assert_close(compiled(x), model(x), rtol=1e-10, atol=1e-12)
     assert stax.torch.explain(model, x).fallbacks == ()
 
