@@ -38,6 +38,8 @@ def _recompute(j: int, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _conv_backward_mask(j: int, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """convolution_backward's last argument says which gradients it computes: one each."""
+    if len(args) != 11:  # the output mask is not the last positional argument
+        raise NotImplementedError(f"convolution_backward with {len(args)} arguments")
     return (*args[:-1], [k == j for k in range(3)])
 
 
