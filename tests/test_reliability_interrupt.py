@@ -2,8 +2,8 @@
 within about 0.1 s and leaves the process usable: the same compiled programs compute correct
 results afterwards. A kernel on another thread is not interrupted (SIGINT raises
 KeyboardInterrupt in the main thread only), nor is one while SIGINT has a handler of the user's
-(the handler runs once the kernel ends, as before). The SIGINTs come from the parent process, as
-a terminal's Ctrl-C would; each kernel is sized to take seconds on this machine."""
+(the handler runs once the kernel ends, as before) or is ignored. The SIGINTs come from the
+parent process, as a terminal's Ctrl-C would; each kernel is sized to take seconds here."""
 
 from __future__ import annotations
 
@@ -123,6 +123,12 @@ CHILD = textwrap.dedent("""
         want = rows(a[::97], b)
         out["handler"] = {"correct": bool(np.allclose(r[::97], want, rtol=1e-12, atol=1e-9)),
                           "calls": len(calls)}
+        a, b = pair(side(1.0))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # ignored: ignored during kernels too
+        ready("ignored")
+        r = g(a, b)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        out["ignored"] = bool(np.allclose(r[::97], rows(a[::97], b), rtol=1e-12, atol=1e-9))
         interrupted("again", g, *pair(side(4.0)))  # the default handler is back: interruptible
         out["correct_after"] &= correct()
     print(json.dumps(out), flush=True)
@@ -187,3 +193,4 @@ def test_sigint_interrupts_a_long_kernel(tmp_path: Path, threads: int,
     if "handler" in stages:
         assert result["handler"]["correct"]
         assert result["handler"]["calls"] == 1, "the user's SIGINT handler did not run once"
+        assert result["ignored"], "a kernel was cut short by an ignored SIGINT"
