@@ -103,3 +103,14 @@ def test_serial_kernels_poll_too(monkeypatch: pytest.MonkeyPatch) -> None:
                    np.ones((64, 50)), threads=1)
     polls = _loops_around_polls(cpp)
     assert polls and polls[0][-1].startswith("for (int64_t x0 = 0; x0 < 64;"), cpp
+
+
+def test_collapsed_loops_strip_mine_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Few long rows: both loops are shared among threads (collapse(2)) with the row strip-mined,
+    so the chunk loop is the collapsed one and polls."""
+    cpp = _emitted(monkeypatch, lambda a, b: a * 2 + b[:, None], np.ones((3, 100_001)),
+                   np.ones(3))
+    assert re.search(r"#pragma omp for collapse\(2\) schedule\(static\)\s*"
+                     r"for \(int64_t x0 = 0; x0 < 3; x0 \+= 1\) \{\s*"
+                     rf"for \(int64_t x1c = 0;[^\n]*\n\s*{re.escape(POLL)}", cpp), cpp
+    _simd_loops_poll_free(cpp)
