@@ -37,7 +37,7 @@ static struct sigaction chained; /* the handler ours runs after (Python's) */
 static int installed;           /* ours was SIGINT's handler when last checked */
 static double checked_at;
 static unsigned long main_thread; /* threading.main_thread().ident */
-static PyObject* getsignal;     /* signal.getsignal, signal.default_int_handler, SIGINT */
+static PyObject* getsignal;     /* _signal.getsignal, signal.default_int_handler, SIGINT */
 static PyObject* default_handler;
 static PyObject* sigint_number;
 
@@ -62,8 +62,8 @@ static void install(void) {
     struct sigaction current, ours;
     if (sigaction(SIGINT, NULL, &current) != 0) { installed = 0; return; }
     if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigint) { installed = 1; return; }
-    if (!(current.sa_flags & SA_SIGINFO) &&
-        (current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL)) { installed = 0; return; }
+    /* (sa_handler and sa_sigaction share storage: these values whatever SA_SIGINFO says) */
+    if (current.sa_handler == SIG_IGN || current.sa_handler == SIG_DFL) { installed = 0; return; }
     chained = current; /* before ours can run */
     ours = current;
     ours.sa_sigaction = on_sigint;
