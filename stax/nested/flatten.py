@@ -724,17 +724,17 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     checks = _take_checks(child) if kind == "reduce" else []
     closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
         else None
-    if closed is None:
-        rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
-                else f"{kind} -> {prim} (one segment)")
-        note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
-             f"{', '.join(show(e.expr) for e in elems)}")
+    rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
+            else f"{kind} -> {prim} (one segment)")
+    note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
+         f"{', '.join(show(e.expr) for e in elems)}")
     summary = f"{prim} {operator.name} over {child.name}"
     if kind == "reduce":
         if closed is not None:
-            note("map-of-reduce of an affine element -> closed form (strength reduction)",
-                 f"sum over each segment of {child.name} of c0 + c1 * i = len * c0 + c1 * "
-                 f"(len * lo + len * (len - 1) / 2), exact in wrapping {closed.dtype} "
+            note("segreduce of an affine element -> closed form (strength reduction)",
+                 f"instead of the segreduce: the sum over each segment of {child.name} of "
+                 f"c0 + c1 * i = len * c0 + c1 * (len * lo + len * (len - 1) / 2), exact in "
+                 f"wrapping {closed.dtype} "
                  f"arithmetic; an expression per segment, computed where used")
             return (Scalar(space, closed),)
         if not checks:
