@@ -232,3 +232,22 @@ def test_each_form_is_correct_at_every_size(name, form):
         x = rng.standard_normal((n, n if name == "transpose_add" else n + 7)).astype(np.float32)
         _check(f(x), fn(x), rtol=1e-4, atol=1e-4)
     assert f.cache_info().compiles == 1
+
+
+def _views(x, step, start):
+    flat = x.reshape(-1)[start::step]
+    rows = x.reshape(x.shape[0], -1)[:, ::step].sum(1)
+    turned = x.transpose(2, 0, 1).reshape(-1, x.shape[1]) * 2
+    return flat, rows, turned[::-1]
+
+
+_VIEWS = {(step, start): stax.jit(_views, dynamic=True) for step in (1, 2, 3) for start in (0, 1)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.tuples(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9)),
+       step=st.sampled_from([1, 2, 3]), start=st.sampled_from([0, 1]))
+def test_reshapes_strides_and_divisions_by_sizes(shape, step, start):
+    """Floor divisions and remainders by products of sizes (reshapes of symbolic shapes)."""
+    x = np.random.default_rng(sum(shape)).standard_normal(shape)
+    _check(_VIEWS[step, start](x, step, start), _views(x, step, start), rtol=1e-12, atol=1e-12)

@@ -115,6 +115,16 @@ class Tracer:
         self.check_fresh()
         return self.value.shape
 
+    @shape.setter
+    def shape(self, new: Any) -> None:
+        """`a.shape = (m, n)`: NumPy reshapes `a` in place (its views keep their shape)."""
+        if self.base is not None:
+            raise NotImplementedError("stax.jit: setting .shape of a view is not supported "
+                                      "(use .reshape)")
+        from stax.frontend.numpy_api import reshape
+
+        self.value = reshape(self, new).value
+
     @property
     def dtype(self) -> np.dtype:
         return self.value.dtype

@@ -48,6 +48,10 @@ class Var(_Cached):
         return self.name
 
 
+def _divisor(d: int | Sym) -> str:
+    return f"({d})" if isinstance(d, Sym) else str(d)  # a product of sizes, parenthesized
+
+
 @dataclass(frozen=True, eq=True)
 class FloorDiv(_Cached):
     arg: Index
@@ -57,7 +61,7 @@ class FloorDiv(_Cached):
     __hash__ = _Cached.__hash__
 
     def __str__(self) -> str:
-        return f"({self.arg}) // {self.div}"
+        return f"({self.arg}) // {_divisor(self.div)}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -69,7 +73,7 @@ class Mod(_Cached):
     __hash__ = _Cached.__hash__
 
     def __str__(self) -> str:
-        return f"({self.arg}) % {self.div}"
+        return f"({self.arg}) % {_divisor(self.div)}"
 
 
 @dataclass(frozen=True, eq=True)

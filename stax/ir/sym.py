@@ -60,7 +60,7 @@ class ShapeEnv:
         if name in values:
             return values[name]
         how, num, div = self.derived[name]
-        n, d = evaluate(num, values, self), evaluate(div, values, self)
+        n, d = evaluate(num, values), evaluate(div, values)
         return n // d if how == "//" else n % d
 
     def guard(self, op: str, lhs: Sym, rhs: int, result: bool) -> None:
@@ -88,8 +88,7 @@ class ShapeEnv:
 
     def check(self, values: Mapping[str, int]) -> bool:
         """Do all guards hold for these symbol values?"""
-        memo: dict[str, int] = dict(values)
-        return all(_OPS[op](evaluate(lhs, memo, self), rhs) for op, lhs, rhs in self.guards)
+        return all(_OPS[op](evaluate(lhs, values), rhs) for op, lhs, rhs in self.guards)
 
     def guard_text(self) -> list[str]:
         return [f"{lhs} {op} {rhs}" for op, lhs, rhs in self.guards]
@@ -107,18 +106,20 @@ _NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _SWAP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def evaluate(x: Sym | int, values: Mapping[str, int], env: ShapeEnv | None = None) -> int:
+def evaluate(x: Sym | int, values: Mapping[str, int]) -> int:
+    """The value of `x` for symbol values `values` (derived atoms computed, `values` unchanged)."""
     if not isinstance(x, Sym):
         return x
-    env = x.env
-    memo = values if isinstance(values, dict) else dict(values)
+    derived: dict[str, int] = {}
     total = 0
     for mono, coef in x.terms:
         prod = coef
         for name in mono:
-            v = memo.get(name)
+            v = values.get(name)
             if v is None:
-                v = memo[name] = env.value_of(name, memo)
+                v = derived.get(name)
+                if v is None:
+                    v = derived[name] = x.env.value_of(name, values)
             prod *= v
         total += prod
     return total
@@ -234,7 +235,8 @@ class Sym:
             if len(rest) < len(self.terms):
                 reduced = Sym.make(rest, self.env)
                 return reduced % other if isinstance(reduced, Sym) else reduced % other
-        key = f"({self} {'/' if how == '//' else '%'} {other})"  # C syntax: sizes are >= 0
+        divisor = f"({other})" if isinstance(other, Sym) else str(other)
+        key = f"({self} {'/' if how == '//' else '%'} {divisor})"  # C syntax: sizes are >= 0
         if key not in self.env.derived:
             self.env.derived[key] = (how, self, other)
         return Sym((((key,), 1),), self.env)
@@ -482,7 +484,8 @@ def _c_atom(env: ShapeEnv, name: str) -> str:
     if name in env.hints:
         return name
     how, num, div = env.derived[name]
-    return f"({c_expr(num)} {'/' if how == '//' else '%'} {c_expr(div)})"
+    divisor = f"({c_expr(div)})" if isinstance(div, Sym) else str(div)
+    return f"({c_expr(num)} {'/' if how == '//' else '%'} {divisor})"
 
 
 def as_size(x: Any) -> Sym | int:
@@ -566,7 +569,8 @@ def _py_atom(env: ShapeEnv, name: str) -> str:
     if name in env.hints:
         return name
     how, num, div = env.derived[name]
-    return f"({py_expr(num)} {how} {py_expr(div)})"
+    divisor = f"({py_expr(div)})" if isinstance(div, Sym) else str(div)
+    return f"({py_expr(num)} {how} {divisor})"
 
 
 def py_shape(shape: Iterable[Sym | int]) -> str:
