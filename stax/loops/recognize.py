@@ -118,7 +118,8 @@ class LoopState:
     unroll: dict[Site, str] = field(default_factory=dict)
     open: list[OpenLoop] = field(default_factory=list)
     records: list[LoopRecord] = field(default_factory=list)
-    indices: set[int] = field(default_factory=set)  # ids of the loop index tracers
+    # the loop index tracers by id (kept alive: a dead one's id may be reused by a new tracer)
+    indices: dict[int, Tracer] = field(default_factory=dict)
     ranges: Ranges = field(default_factory=Ranges)  # index value id -> its range
     scalars: dict[int, int] = field(default_factory=dict)  # Python int arguments by position
     # Copies standing for NumPy views (`x[i]`, `x[i:i+k]`, `for row in x` at a symbolic
@@ -520,7 +521,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     before_values = {k: v.value for k, v in before.items() if isinstance(v, Tracer)}
     containers = {k: _container_shape(v) for k, v in before.items()}
     index = Tracer(b, b.new_value((), np.dtype(np.int64)), weak=True)
-    state.indices.add(id(index))
+    state.indices[id(index)] = index
     state.ranges[index.value.id] = loop.trip
     if loop.link is not None:
         state.ranges.links[index.value.id] = loop.link
