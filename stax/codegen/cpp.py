@@ -32,13 +32,7 @@ from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ir.sym import is_sym
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
-from stax.tiling.plan import (
-    REDUCTION_CHUNK,
-    TILE_COLS,
-    TILE_ROWS,
-    TRANSCENDENTAL,
-    KernelPlan,
-)
+from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
 from stax.tiling.threads import parallel_pays
 
 HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
@@ -808,11 +802,6 @@ class KernelPrinter:
                              start: str = "0", stop: str | None = None) -> None:
         node = nodes[0]
         if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
-                self.simd_ok(nodes, rnames[0]) and _two_pass_arg(nodes):
-            self.print_arg_two_pass(nodes, accs, indent, suffix, start,
-                                    stop or str(node.reduction_ranges[0]))
-            return
-        if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
                 self.simd_ok(nodes, rnames[0]):
             self.print_arg_lanes(nodes, accs, indent, suffix, start,
                                  stop or str(node.reduction_ranges[0]))
@@ -834,62 +823,6 @@ class KernelPrinter:
         for a, v in zip(accs, values, strict=True):
             self.lines.extend(a.update(v, position, ind, suffix))
         self.close_loops(len(rnames), ind)
-
-    def print_arg_two_pass(self, nodes: list[Node], accs: list[Accumulator], indent: str,
-                           suffix: str, start: str, stop: str) -> None:
-        """[G9] argmax/argmin of cheap bodies in two vector passes over [start, stop) (a chunk:
-        the second pass reads it from cache): the best value (a NaN if any), then the first
-        position holding it (min-reduced), merged once into the result. Both passes are plain
-        `omp simd` reductions kept in registers (lane arrays go through memory each step)."""
-        p = self.lines
-        length = nodes[0].reduction_ranges[0]
-        pos_t = "int32_t" if not is_sym(length) and length < 2**31 and all(
-            n.body is not None and n.body.dtype.itemsize <= 4 for n in nodes) else "int64_t"
-        none = f"std::numeric_limits<{pos_t}>::max()"
-        p.append(f"{indent}{{")
-        ind = indent + "    "
-        best_clauses, first_clauses = [], []
-        for a in accs:
-            far = Accumulator("max" if a.fn == "argmax" else "min", "", a.acc_type,
-                              a.float_value).init()
-            p.append(f"{ind}{a.acc_type} {a.name}_bv = {far};")
-            p.append(f"{ind}int {a.name}_bn = 0;")
-            p.append(f"{ind}{pos_t} {a.name}_bi = {none};")
-            best_clauses.append(f" reduction({'max' if a.fn == 'argmax' else 'min'}:{a.name}_bv)"
-                                + (f" reduction(|:{a.name}_bn)" if a.float_value else ""))
-            first_clauses.append(f" reduction(min:{a.name}_bi)")
-        for clauses, step in ((best_clauses, self._arg_best), (first_clauses, self._arg_first)):
-            p.append(f"{ind}#pragma omp simd{''.join(clauses)}{SIMD_BAD}")
-            p.append(f"{ind}for (int64_t r0 = {start}; r0 < {stop}; r0 += 1) {{")
-            printer = ExprPrinter(nodes[0].var_ranges)
-            values = printer.emit([n.body for n in nodes], p, ind + "    ")  # type: ignore[misc]
-            for a, v in zip(accs, values, strict=True):
-                step(a, v, ind + "    ", pos_t, none)
-            p.append(f"{ind}}}")
-        for a in accs:
-            n, idx = a.var("", suffix), a.var("_idx", suffix)
-            bv, bi = f"{a.name}_bv", f"{a.name}_bi"
-            best = (f"({a.name}_bn ? std::numeric_limits<{a.acc_type}>::quiet_NaN() : {bv})"
-                    if a.float_value else bv)
-            p.append(f"{ind}if ({bi} != {none}) {{")
-            p.append(f"{ind}    const {a.acc_type} {bv}n = {best};")
-            p.append(f"{ind}    if ({idx} < 0 || {_arg_wins(a, bv + 'n', bi, n, idx)}) "
-                     f"{{ {n} = {bv}n; {idx} = {bi}; }}")
-            p.append(f"{ind}}}")
-        p.append(f"{indent}}}")
-
-    def _arg_best(self, a: Accumulator, v: str, ind: str, pos_t: str, none: str) -> None:
-        op = ">" if a.fn == "argmax" else "<"
-        self.lines.append(f"{ind}{a.name}_bv = ({v} {op} {a.name}_bv) ? {v} : {a.name}_bv;")
-        if a.float_value:
-            self.lines.append(f"{ind}{a.name}_bn = {a.name}_bn | (int)({v} != {v});")
-
-    def _arg_first(self, a: Accumulator, v: str, ind: str, pos_t: str, none: str) -> None:
-        same = (f"({a.name}_bn ? {v} != {v} : {v} == {a.name}_bv)" if a.float_value
-                else f"{v} == {a.name}_bv")
-        self.lines.append(f"{ind}const {pos_t} {a.name}_c = {same} ? ({pos_t})r0 : {none};")
-        self.lines.append(f"{ind}{a.name}_bi = {a.name}_c < {a.name}_bi ? {a.name}_c : "
-                          f"{a.name}_bi;")
 
     def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], indent: str,
                         suffix: str, start: str, stop: str) -> None:
@@ -1085,17 +1018,9 @@ def _arg_wins(a: Accumulator, v: str, i: str, n: str, idx: str) -> str:
     op = ">" if a.fn == "argmax" else "<"
     later = f"{i} < {idx}"
     if a.float_value:
-        return (f"({v} != {v}) ? ({n} == {n} || {later}) : "
-                f"({n} == {n} && ({v} {op} {n} || ({v} == {n} && {later})))")
-    return f"{v} {op} {n} || ({v} == {n} && {later})"
-
-
-def _two_pass_arg(nodes: Sequence[Node]) -> bool:
-    """[G9] argmax/argmin in two passes: vectorizable value types and bodies cheap enough to
-    evaluate twice (no transcendental function)."""
-    return all(n.body is not None and n.body.dtype.kind in "iuf" and n.body.dtype != HALF
-               and not any(isinstance(e, Call) and e.fn in TRANSCENDENTAL for e in walk(n.body))
-               for n in nodes)
+        return (f"(({v} != {v}) ? ({n} == {n} || {later}) : "
+                f"({n} == {n} && ({v} {op} {n} || ({v} == {n} && {later}))))")
+    return f"({v} {op} {n} || ({v} == {n} && {later}))"
 
 
 def _is_arg(node: Node) -> bool:
