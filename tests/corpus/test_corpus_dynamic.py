@@ -24,6 +24,12 @@ def grown(args: tuple) -> tuple:
     return tuple(out)
 
 
+def _diverges(value: object) -> bool:
+    parts = value if isinstance(value, (tuple, list)) else (value,)
+    return any(isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.size and
+               np.nanmax(np.abs(p), initial=0.0) > 1e12 for p in parts)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_generic_trace_matches_numpy_on_two_shapes(name: str) -> None:
     fn, make_args = CASES[name]
@@ -37,6 +43,8 @@ def test_generic_trace_matches_numpy_on_two_shapes(name: str) -> None:
                 want = fn(*theirs)
         except Exception:  # noqa: BLE001 - the grown sizes do not suit this program
             continue
+        if call is not args and _diverges(want):
+            continue  # resized data broke the method (Gauss-Seidel without dominance): chaotic
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", GraphBreakWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
