@@ -272,3 +272,24 @@ def test_argmax_lane_positions(dtype: str) -> None:
         x[3] = np.inf
         x[4, 202] = -np.inf
     assert_matches(arg(x), (x.argmax(-1), x.argmin(-1), x[:, :7].argmax(-1)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exp_of_far_constants(dtype: str) -> None:
+    """exp of an argument computed from a constant beyond libmvec's fast range (a masked
+    softmax's -1e9) answers the 0/inf lanes by a select; every value stays NumPy's."""
+    edges = [-1e9, -np.inf, -746.0, -745.1, -104.0, -103.9, -100.0, -87.5, -1.0, 0.0, 0.5,
+             88.7, 88.73, 89.0, 709.7, 709.8, 1e9, np.inf, np.nan]
+    x = np.array(edges * 3, dtype=dtype).reshape(3, -1)
+    m = np.arange(x.size).reshape(x.shape) % 4 != 0
+
+    def masked_exp(x: Any, m: Any) -> Any:
+        return np.exp(np.where(m, x, -1e9))
+
+    f = stax.jit(masked_exp)
+    with np.errstate(all="ignore"):
+        assert_matches(f(x, m), masked_exp(x, m))
+        assert_matches(stax.jit(softmax)(np.where(m, x, -1e9)[:, 8:13]),
+                       softmax(np.where(m, x, -1e9)[:, 8:13]))
+    assert "stax_exp" in f.compile(x, m).program.cpp[len(HEADER):]
+    assert "stax_exp" not in stax.jit(np.exp).compile(x).program.cpp[len(HEADER):]

@@ -157,6 +157,33 @@ static inline int64_t stax_wrap_index(int64_t i, int64_t n, int& bad) {
     return ok ? j : 0;  // an address inside the array, so the load stays safe
 }
 
+// [G9] exp of arguments whose result is exactly 0 or inf answered by a select, with an argument
+// on libmvec's fast path: libmvec's exp takes a per-lane scalar path for every vector holding a
+// lane with |x| beyond ~87 (float) / ~708 (double), which the -1e9 of a masked softmax hits in
+// nearly every vector (measured 12x slower). Thresholds: e^x rounds to 0 below ln(2^-150)
+// (float) / ln(2^-1075) (double) and to inf above ln of the largest finite plus half an ulp.
+template <typename F, typename U>
+static inline F stax_zero_if(F x, bool c) {  // bits masked: g++ moves a select across a call
+    // (and a call into the branch that uses it), leaving the raw argument or a scalar loop
+    U bits;
+    std::memcpy(&bits, &x, sizeof(F));
+    bits &= (U)0 - (U)!c;
+    std::memcpy(&x, &bits, sizeof(F));
+    return x;
+}
+static inline float stax_expf(float x) {
+    const bool zero = x < -103.98f, inf = x > 88.7229f;
+    const float r = expf(stax_zero_if<float, uint32_t>(x, zero | inf));
+    return stax_zero_if<float, uint32_t>(r, zero | inf) +
+           (inf ? std::numeric_limits<float>::infinity() : 0.0f);
+}
+static inline double stax_exp(double x) {
+    const bool zero = x < -745.14, inf = x > 709.79;
+    const double r = exp(stax_zero_if<double, uint64_t>(x, zero | inf));
+    return stax_zero_if<double, uint64_t>(r, zero | inf) +
+           (inf ? std::numeric_limits<double>::infinity() : 0.0);
+}
+
 // [G9] 8x8 transpose of 4-byte elements in registers (the tile copy of a transposed operand):
 // row k of `src` (at src + k*ss) becomes column k of `dst` (dst + j*ds + k). GCC vector
 // extensions: shuffles on AVX/AVX-512, generic code at the scalar ISA level.
