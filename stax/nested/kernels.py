@@ -37,6 +37,7 @@ from stax.nested.expr import (
     OMP_REDUCTIONS,
     PRELUDE,
     Arg,
+    Buf,
     Call,
     Const,
     Expr,
@@ -351,7 +352,7 @@ def _select(op: Operator, names: dict[int, str]) -> str | None:
 
 
 def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _Source,
-                 ne: Sequence[str]) -> str:
+                 ne: Sequence[str], keep: str = "") -> str:
     """A segment's reduction loop as `omp simd` with one OpenMP reduction per component. A
     float max/min is `x > acc ? x : acc` (which vectorizes) plus a flag for NaN, which
     np.maximum/np.minimum propagate (the zero kept among -0.0 and 0.0 may differ from a
@@ -372,20 +373,23 @@ def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _
             steps.append(f"acc{j} = {emit(rename_args(op.combine[j], args), src.names)};")
     return (f"{' '.join(decls)}\n        #pragma omp simd {' '.join(clauses)}\n"
             f"        for (int64_t i = lo; i < hi; ++i) {{\n"
-            f"          {_elements(op, elems, src)}\n          {' '.join(steps)}\n        }}\n"
+            f"          {_elements(op, elems, src)} {keep}\n          {' '.join(steps)}\n"
+            f"        }}\n"
             f"        {' '.join(after)}")
 
 
-def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str]) -> str:
-    """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them."""
+def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str],
+                 keep: str = "") -> str:
+    """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them (`keep`:
+    a statement storing the element x0 as well)."""
     m = len(op.dtypes)
     acc, x = _names("acc", m), _names("x", m)
     ids = op.omp if not any(guarded_load(e) for e in elems) else None
     if ids:
-        return _vector_loop(op, ids, elems, src, ne)
+        return _vector_loop(op, ids, elems, src, ne, keep)
     return f"""{_decl(op, acc, ne)}
         for (int64_t i = lo; i < hi; ++i) {{
-          {_elements(op, elems, src)}
+          {_elements(op, elems, src)} {keep}
           {_select(op, src.names) or _combine(op, acc, x, acc, src.names)}
         }}"""
 
@@ -639,6 +643,24 @@ def _bind(e: Expr, local: dict[int, Arg]) -> Expr:
     return e
 
 
+def _contains(e: Expr, part: Expr) -> bool:
+    if e == part:
+        return True
+    if isinstance(e, Load):
+        return _contains(e.index, part)
+    return isinstance(e, Call) and any(_contains(a, part) for a in e.args)
+
+
+def _replace(e: Expr, part: Expr, by: Expr) -> Expr:
+    if e == part:
+        return by
+    if isinstance(e, Load):
+        return Load(e.dtype, e.buf, _replace(e.index, part, by))
+    if isinstance(e, Call):
+        return Call(e.dtype, e.fn, tuple(_replace(a, part, by) for a in e.args))
+    return e
+
+
 def _run_chain(chain: Chain, stores: Sequence[Store], summary: str) -> None:
     """One kernel: for each segment, every phase's reduction in order, then the stores."""
     layout = chain.layout
@@ -656,17 +678,31 @@ def _run_chain(chain: Chain, stores: Sequence[Store], summary: str) -> None:
     # register; through the array, gcc would not vectorize them).
     local = {id(o): Arg(o.dtype, f"r{p}_{j}") for p, phase in enumerate(chain.phases)
              for j, o in enumerate(phase.outs)}
+    elems = [[_bind(e, local) for e in phase.elems] for phase in chain.phases]
+    values = [_bind(st.value, local) for st in stores]
+    # A store whose value contains a phase's (computed) element keeps that element from the
+    # reduction's pass (out[i] = x0) and reads it back (softmax: exp once per element).
+    keeps: dict[int, str] = {}
+    for j, st in enumerate(stores):
+        for p in reversed(range(len(chain.phases))):
+            e = elems[p][0]
+            if (p not in keeps and len(elems[p]) == 1 and isinstance(e, Call)
+                    and e.dtype == st.out.dtype and _contains(values[j], e)):
+                buf = Buf(st.out)
+                src.names[id(buf)] = outs[j]
+                keeps[p] = f"{outs[j]}[i] = x0;"
+                values[j] = _replace(values[j], e, Load(e.dtype, buf, Idx()))
+                break
     blocks = []
     for p, phase in enumerate(chain.phases):
         ne = [emit(c, src.names) for c in phase.op.ne]
-        elems = [_bind(e, local) for e in phase.elems]
+        loop = _reduce_loop(phase.op, elems[p], src, ne, keeps.get(p, ""))
         results = " ".join(f"r{p}_{j} = o{p}_{j}[s] = acc{j};" for j in range(len(phase.outs)))
         decls = " ".join(f"{cpp_type(o.dtype)} r{p}_{j};" for j, o in enumerate(phase.outs))
-        blocks.append(f"      {decls}\n      {{ {_reduce_loop(phase.op, elems, src, ne)}\n"
-                      f"        {results} }}")
+        blocks.append(f"      {decls}\n      {{ {loop}\n        {results} }}")
     if stores:
-        body = " ".join(f"{name}[i] = {emit(_bind(st.value, local), src.names)};"
-                        for name, st in zip(outs, stores, strict=True))
+        body = " ".join(f"{name}[i] = {emit(v, src.names)};"
+                        for name, v in zip(outs, values, strict=True))
         simd = "" if any(guarded_load(st.value) for st in stores) else "      #pragma omp simd\n"
         blocks.append(f"{simd}      for (int64_t i = lo; i < hi; ++i) {{ {body} }}")
     code = (f"{macro}\n{_chunks()}"

@@ -162,6 +162,8 @@ def test_softmax_is_one_kernel(monkeypatch: pytest.MonkeyPatch, dtype: str,
     run = sn.jit(_softmax).run(x)[1]
     assert [k.kind for k in run.kernels] == ["fused segments"]
     assert "segment-local fusion" in [r for r, _ in run.rules]
+    body = run.kernels[0].source.split('extern "C" void')[1]
+    assert body.count("std::exp(") == 1  # the sum's pass keeps exp(x - max) for the division
 
 
 def test_deferred_reductions_are_computed_before_any_read() -> None:
