@@ -57,6 +57,34 @@ EXTERN: dict[Any, _OneResult | None] = {
 }
 
 
+def _channels_last(args: list[Any]) -> list[Any]:
+    """oneDNN's 2-D convolution is several times faster on channels-last tensors (as
+    Inductor lays them out): input and weight are converted for the call (the result is
+    copied back into the NCHW buffer by the extern call anyway). Measured on 256x3x16x16
+    float32 to 32 channels, one thread: 16 ms NCHW, 3.9 ms converting."""
+    if len(args) != 9:
+        return args
+    x, w, *rest = args
+    if x.dim() == 4 and not rest[4]:  # not transposed
+        x = x.contiguous(memory_format=torch.channels_last)
+        w = w.contiguous(memory_format=torch.channels_last)
+    return [x, w, *rest]
+
+
+def _channels_last_input(args: list[Any]) -> list[Any]:
+    """Max pooling too (same values and indices; measured 26 ms NCHW, 7 ms converting to
+    channels-last, on 256x32x16x16 float32, one thread)."""
+    x, *rest = args
+    return [x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x, *rest]
+
+
+# op -> a change to its arguments made on every call
+_PREPARE: dict[Any, Callable[[list[Any]], list[Any]]] = {
+    aten.convolution.default: _channels_last,
+    aten.max_pool2d_with_indices.default: _channels_last_input,
+}
+
+
 def used_results(node: fx.Node, n: int) -> list[int]:
     """The results of `node` (of `n`) that the graph reads."""
     if n == 1:
@@ -140,10 +168,11 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
              ) -> Callable[..., np.ndarray]:
     fill_args = [_filler(a) for a in args]
     fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
+    prepare = _PREPARE.get(op, lambda a: a)
 
     def run(*arrays: np.ndarray) -> np.ndarray:
         tensors = [_tensor(a) for a in arrays]
-        result = op(*[f(tensors) for f in fill_args],
+        result = op(*prepare([f(tensors) for f in fill_args]),
                     **{k: f(tensors) for k, f in fill_kwargs.items()})
         return (result if j is None else result[j]).numpy()
     return run
