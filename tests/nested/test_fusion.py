@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import assert_matches
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stax.nested as sn
 from nested.helpers import check
@@ -221,3 +223,31 @@ def test_closed_form_sums_of_affine_elements() -> None:
     assert "segreduce" in str(sn.explain(square, ns))
     check(lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n).astype(np.int32)), ns),
           ns)
+
+
+def _chain(x: sn.Ragged) -> tuple:
+    def row(r: object) -> tuple:
+        m = sn.reduce(np.maximum, -np.inf, r)
+        d = r - m
+        s = sn.reduce(np.add, 0.0, np.exp(d))
+        t = sn.reduce(np.minimum, np.inf, d / (s + 1.0))
+        return np.exp(d) / s + t, m, t
+    return sn.map(row, x)
+
+
+@settings(max_examples=30, deadline=None)
+@given(lengths=st.lists(st.integers(0, 12), max_size=15), seed=st.integers(0, 2**16),
+       chunks=st.sampled_from([None, 3]), nan=st.booleans())
+def test_random_fused_chains(lengths: list[int], seed: int, chunks: int | None,
+                             nan: bool) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=sum(lengths)) * 5
+    if nan and len(values):
+        values[rng.integers(len(values))] = np.nan
+    x = sn.Ragged(values, np.array(lengths, dtype=np.int64))
+    old, kernels.CHUNKS = kernels.CHUNKS, chunks
+    try:
+        with np.errstate(invalid="ignore"):
+            check(_chain, x)
+    finally:
+        kernels.CHUNKS = old
