@@ -41,17 +41,17 @@ __attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("c
 static inline void stax_raise(int32_t* flags, int bad) {
     for (int which = 0; which < STAX_ANY_FLAG; which += 1)
         if (bad & (1 << which)) __atomic_store_n(&flags[which], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);  // keeps STAX_INTERRUPTED
+    __atomic_fetch_or(&flags[STAX_ANY_FLAG], 1, __ATOMIC_RELAXED);  // keeps stax_interrupt_bit
 }
 
 // Ctrl-C (issue 8 item 10) [A8]: while a kernel runs armed (stax/runtime/fastcall.c), a SIGINT
-// ORs STAX_INTERRUPTED into flags[STAX_ANY_FLAG]. Kernels poll it between chunks of their outer
+// ORs stax_interrupt_bit into flags[STAX_ANY_FLAG]. Kernels poll it between chunks of their outer
 // loop and skip the chunks left (`continue`, never a `break` out of an `omp for`: every thread
 // of the team reaches the loop's end and its barrier); the caller raises KeyboardInterrupt.
-#define STAX_INTERRUPTED (1 << 30)
+static constexpr int32_t stax_interrupt_bit = 1 << 30;  // the same bit in fastcall.c
 static inline bool stax_interrupted(const int32_t* flags) {
     return __builtin_expect(
-        (__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_RELAXED) & STAX_INTERRUPTED) != 0, 0);
+        (__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_RELAXED) & stax_interrupt_bit) != 0, 0);
 }
 // Elements per chunk of a loop strip-mined for the poll: 8 chunks per thread or more (balance),
 // a multiple of 64 (vector-aligned chunks), 1024..65536 (a poll well within 0.1 s).

@@ -28,7 +28,7 @@
 #ifndef STAX_ANY_FLAG
 #error "compile with -DSTAX_ANY_FLAG=<stax.ops.ANY_FLAG>"
 #endif
-#define STAX_INTERRUPTED (1 << 30) /* the runtime header's bit in flags[STAX_ANY_FLAG] */
+#define STAX_INTERRUPTED (1 << 30) /* the runtime header's stax_interrupt_bit */
 #define VERIFY_SECONDS 0.05        /* how often an armed call checks that our handler is in place */
 
 static int32_t* armed;          /* the flags of the armed call (atomic access), or NULL */
