@@ -632,7 +632,8 @@ class KernelPrinter:
                 ld.index.is_linear_in(vb) and ta % 8 == 0 and tb % 8 == 0
             if blocks:
                 p.append(f"{t}if ({va}t + {ta} <= {ra} && {vb}t + {tb} <= {rb}) {{")
-                for depth, (v, extent) in enumerate(((va, ta), (vb, tb)), start=1):
+                # source lines whole before the next ones (8 KB strides share a cache set)
+                for depth, (v, extent) in enumerate(((vb, tb), (va, ta)), start=1):
                     p.append(f"{t}{'    ' * depth}for (int64_t {v} = {v}t; {v} < {v}t + {extent}; "
                              f"{v} += 8) {{")
                 p.append(f"{t}            stax_transpose8x8_4(&{printer.expr(ld)}, "
