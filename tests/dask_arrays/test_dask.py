@@ -291,3 +291,13 @@ def test_unsupported_dtypes_are_clear_errors() -> None:
     z = da.from_array(np.ones((6, 2), np.complex64), chunks=(3, 2))
     with pytest.raises(NotImplementedError, match="argmax of complex values"):
         stax.jit(lambda z: z.argmax(0))(z)
+
+
+def test_reductions_of_3d_blocks_over_several_chunked_axes() -> None:
+    def f(x: Any) -> Any:
+        return x.var(), x.std(axis=(0, 2), ddof=2), x.argmax(2), x.argmin(1), x.mean(1)
+    x = _data((20, 9, 6), "float64", seed=6)
+    x[3, :, 2] = 5.0  # ties along axes 1 and 2 across blocks
+    got = stax.jit(f)(da.from_array(x, chunks=(7, 4, 3)))
+    assert_matches(tuple(np.asarray(g) for g in da.compute(*got, scheduler="sync")), f(x),
+                   atol=1e-12)
