@@ -21,6 +21,7 @@ import numpy as np
 from stax.frontend import numpy_api as api
 from stax.frontend.trace import Builder, Tracer
 from stax.graph import SUPPORTED_DTYPES
+from stax.ir.sym import Sym, as_size
 from stax.runtime import externs
 
 
@@ -1265,8 +1266,8 @@ def _user_call() -> Builder | None:
 
 
 def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
-    shape = (shape,) if isinstance(shape, (int, np.integer, Tracer)) else tuple(shape)
-    shape = tuple(operator.index(s) for s in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer, Tracer, Sym)) else tuple(shape)
+    shape = tuple(as_size(s) for s in shape)  # a symbolic size stays symbolic (issue 11)
     dtype = np.dtype(float if dtype is None else dtype)
     if dtype not in SUPPORTED_DTYPES or builtins.any(s < 0 for s in shape):
         return None  # NumPy's own (its array, or its error)

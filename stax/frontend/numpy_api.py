@@ -50,7 +50,7 @@ def dtype_spec(x: Any) -> np.dtype | type:
             return {"i": int, "f": float, "c": complex}[x.dtype.kind]
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
-        return check_dtype(x.dtype, "a constant")
+        return check_dtype(_sizes_pinned(x).dtype, "a constant")
     if isinstance(x, bool):
         return np.dtype(bool)
     if isinstance(x, (int, float, complex)):  # [E16] a Python complex is weak too (NEP 50)
@@ -58,6 +58,15 @@ def dtype_spec(x: Any) -> np.dtype | type:
     if isinstance(x, Sym):  # a symbolic size used as a value (issue 11): a Python int
         return int
     raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
+
+
+def _sizes_pinned(arr: Any) -> Any:
+    """A NumPy constant built from symbolic sizes (an object array: `np.arange(n)` in a
+    library routine) becomes int64, its sizes specialized (issue 11)."""
+    if isinstance(arr, np.ndarray) and arr.dtype == object and arr.size and builtins.all(
+            isinstance(v, (int, Sym)) for v in arr.flat):
+        return np.array([int(v) for v in arr.flat], np.int64).reshape(arr.shape)
+    return arr
 
 
 def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
@@ -71,7 +80,7 @@ def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
         # A weak Python scalar: converted exactly as NumPy would (OverflowError if it can't).
         return b.add("const", (), (), dtype, value=np.asarray(x, dtype=dtype).item())
     else:
-        arr = np.asarray(x)
+        arr = _sizes_pinned(np.asarray(x))
         check_dtype(arr.dtype, "a constant")
         if arr.ndim == 0:
             value = b.add("const", (), (), arr.dtype, value=arr.item())
@@ -500,7 +509,7 @@ def ravel(a: Any, order: str = "C") -> Tracer:
 
 
 def broadcast_to(a: Any, shape: Any, subok: bool = False) -> Tracer:
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    shape = (as_size(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(shape)
     b = find_builder((a,))
     v = to_value(b, a)
     if len(shape) < v.ndim or broadcast_shapes(v.shape, shape) != shape:
@@ -828,7 +837,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subo
     b = find_builder((a,))
     dtype = check_dtype(np.dtype(dtype) if dtype is not None else a.dtype, "np.full_like")
     shape = tuple(a.shape) if shape is None else (
-        (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape))
+        (as_size(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(shape))
     value = b.add("const", (), (), dtype, value=np.asarray(fill_value).astype(dtype).item())
     return wrap(b, broadcast_value(b, value, shape))
 
