@@ -21,6 +21,7 @@ import numpy as np
 from stax.frontend import numpy_api as api
 from stax.frontend.trace import Builder, Tracer
 from stax.graph import SUPPORTED_DTYPES
+from stax.ir import sym
 from stax.ir.sym import Sym, as_size
 from stax.runtime import externs
 
@@ -1252,6 +1253,20 @@ def register(tracer: type[Tracer]) -> None:
 # only for calls from the user's code in the tracing thread; any other call is NumPy's.
 
 _ACTIVE = threading.local()
+
+
+def _ufunc_of_sizes(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """[issue 11] A ufunc of symbolic sizes inside a traced function: the sizes become traced
+    int64 scalars, known at launch (`x / np.sqrt(x.shape[-1])` stays generic)."""
+    builder = getattr(_ACTIVE, "builder", None)
+    if builder is None:
+        return NotImplemented
+    args = [api.wrap(builder, api.to_value(builder, v)) if isinstance(v, Sym) else v
+            for v in inputs]
+    return ufunc(*args, **kwargs)
+
+
+sym.UFUNC_HOOK = _ufunc_of_sizes
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
             "ascontiguousarray", "eye", "identity")
 

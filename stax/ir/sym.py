@@ -339,6 +339,17 @@ class Sym:
     def __hash__(self) -> int:
         return self._hash
 
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """`np.sqrt(x.shape[-1])`: a traced value computed at launch while a function is
+        traced (the frontend's hook), else the ufunc of the specialized sizes."""
+        if UFUNC_HOOK is not None and method == "__call__":
+            result = UFUNC_HOOK(ufunc, inputs, kwargs)
+            if result is not NotImplemented:
+                return result
+        plain = [_specialize(v, f"np.{ufunc.__name__} of a size") if isinstance(v, Sym) else v
+                 for v in inputs]
+        return getattr(ufunc, method)(*plain, **kwargs)
+
     def __index__(self) -> int:
         return _specialize(self, "a size needed as a Python int")
 
@@ -450,6 +461,8 @@ def _minus(big: Monomial, small: Monomial) -> Monomial | None:
 
 
 _local = threading.local()
+# Set by the frontend: applies a NumPy ufunc to sizes as traced values (None: no trace active).
+UFUNC_HOOK: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 
 
 def _specialize(x: Sym, why: str) -> int:
