@@ -251,3 +251,16 @@ def test_reshapes_strides_and_divisions_by_sizes(shape, step, start):
     """Floor divisions and remainders by products of sizes (reshapes of symbolic shapes)."""
     x = np.random.default_rng(sum(shape)).standard_normal(shape)
     _check(_VIEWS[step, start](x, step, start), _views(x, step, start), rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_functions_of_sizes_stay_generic():
+    def attention(q, k):
+        s = q @ k.T / np.sqrt(q.shape[-1])
+        return softmax(s), np.log(np.float64(2.0)) * k.shape[0]
+
+    f = stax.jit(attention, dynamic=True)
+    rng = np.random.default_rng(10)
+    for n, d in ((5, 8), (7, 16), (3, 3), (9, 2)):
+        q, k = rng.standard_normal((n, d)), rng.standard_normal((n + 1, d))
+        _check(f(q, k), attention(q, k), rtol=1e-12, atol=1e-12)
+    assert f.cache_info().compiles == 1 and f.cache_info().generic == 1
