@@ -32,7 +32,13 @@ from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ir.sym import is_sym
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
-from stax.tiling.plan import REDUCTION_CHUNK, TILE_COLS, TILE_ROWS, KernelPlan
+from stax.tiling.plan import (
+    MAX_OUTER_BLOCK,
+    REDUCTION_CHUNK,
+    TILE_COLS,
+    TILE_ROWS,
+    KernelPlan,
+)
 from stax.tiling.threads import parallel_pays
 
 HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
@@ -722,7 +728,11 @@ class KernelPrinter:
         xnames = xvars(len(node0.ranges))[plan.shared_depth:-1]
         extent = node0.ranges[-1]
         ind = self.open_loops(xnames, node0.ranges[plan.shared_depth:-1], indent, None)
-        block = plan.outer_block
+        block = plan.outer_block  # an int, or C text evaluated at launch (issue 11)
+        size = block if isinstance(block, int) else MAX_OUTER_BLOCK  # the arrays' extent
+        if not isinstance(block, int):
+            p.append(f"{ind}const int64_t stax_block = {block};  // outputs per block")
+            block = "stax_block"
         p.append(f"{ind}// {block} outputs at a time")
         if parallel and not xnames:
             p.append(f"{ind}#pragma omp for schedule(static)")
@@ -733,7 +743,7 @@ class KernelPrinter:
         p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
         local = {name for name, _ in plan.local}
         for name in sorted(local):
-            p.append(f"{inner}{ctype(self.buffers[name].dtype)} {name}[{block}];  "
+            p.append(f"{inner}{ctype(self.buffers[name].dtype)} {name}[{size}];  "
                      "// kernel-local, one per output of the block")
         simd = f"{inner}#pragma omp simd{SIMD_BAD}" if self.vectorize else None
 
@@ -757,7 +767,7 @@ class KernelPrinter:
                 n = nodes[0]
                 t = ctype(self.buffers[n.out].dtype)
                 op = "+" if n.fn == "cumsum" else "*"
-                p.append(f"{inner}{t} acc_{n.name}[{block}];")
+                p.append(f"{inner}{t} acc_{n.name}[{size}];")
                 p.append(f"{inner}for (int64_t lane = 0; lane < {block}; lane += 1) "
                          f"{{ acc_{n.name}[lane] = ({t}){0 if op == '+' else 1}; }}")
                 p.append(f"{inner}for (int64_t r0 = 0; r0 < {n.reduction_ranges[0]}; "
@@ -777,7 +787,7 @@ class KernelPrinter:
             elif nodes[0].kind == "reduction":
                 accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
                 for a in accs:
-                    p.extend(a.declare(inner, lanes=block))
+                    p.extend(a.declare(inner, lanes=size))
                 rnames = rvars(len(nodes[0].reduction_ranges))
                 rind = self.open_loops(rnames, nodes[0].reduction_ranges, inner, None)
                 if simd:

@@ -25,7 +25,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
-from stax.ir.sym import Sym, hint, is_sym
+from stax.ir.sym import Sym, c_expr, hint, is_sym
 from stax.ops import ELEMENTWISE  # [A1]
 from stax.tiling.threads import worth_parallel
 
@@ -69,7 +69,9 @@ class KernelPlan:
     form: str  # one of FORMS
     decisions: tuple[PlanDecision, ...]  # why: merges, parallel depth, form
     local: tuple[tuple[str, int], ...] = ()  # kernel-local buffers and their extents
-    outer_block: int = 0  # outputs per block, in the outer-reduction form
+    # outputs per block in the outer-reduction form; C text evaluated at launch when the
+    # extent is symbolic (issue 11)
+    outer_block: int | str = 0
     # A generic kernel's (bytes moved, math calls), symbolic: whether its region opens a
     # parallel team is decided at launch from them (issue 11).
     launch_work: tuple[Sym | int, Sym | int] | None = None
@@ -331,10 +333,7 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         shared_depth = len(nodes[0].ranges) - 1
         outer = outer[:shared_depth]
         depth = parallel_depth(outer, threads, total=work)
-        # wide blocks read whole pages per row; enough blocks to give every thread work
-        extent = hint(nodes[0].ranges[-1])
-        block = max(16, min(MAX_OUTER_BLOCK, -(-extent // (2 * threads))))
-        block = -(-block // 16) * 16
+        block = outer_block(nodes[0].ranges[-1], threads)
         why += f"; blocks of {block} outputs"
     notes.append(PlanDecision(
         "parallel_depth", name, depth, f"parallel depth {depth} over outer loops {outer} with "
@@ -342,6 +341,20 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     notes.append(PlanDecision("form", name, form, f"form: {form} ({why})"))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
                       tuple(local.items()), block, launch_work)
+
+
+def outer_block(extent: Sym | int, threads: int) -> int | str:
+    """Outputs per block of the outer-reduction form: wide blocks read whole pages per row,
+    enough blocks give every thread work, whole vectors (multiples of 16), at most
+    MAX_OUTER_BLOCK. A symbolic extent (issue 11: a split size chosen at launch) gives the same
+    formula as C text over the kernel's sizes."""
+    per_thread = 2 * threads
+    if is_sym(extent):
+        e = c_expr(extent)
+        return (f"std::max<int64_t>(16, (std::min<int64_t>({MAX_OUTER_BLOCK}, ({e} + "
+                f"{per_thread - 1}) / {per_thread}) + 15) / 16 * 16)")
+    block = max(16, min(MAX_OUTER_BLOCK, -(-int(extent) // per_thread)))
+    return -(-block // 16) * 16
 
 
 def kernel_work(nodes: Sequence[Node]) -> tuple[int, int]:
