@@ -264,3 +264,15 @@ def test_numpy_functions_of_sizes_stay_generic():
         q, k = rng.standard_normal((n, d)), rng.standard_normal((n + 1, d))
         _check(f(q, k), attention(q, k), rtol=1e-12, atol=1e-12)
     assert f.cache_info().compiles == 1 and f.cache_info().generic == 1
+
+
+def test_python_floats_of_sizes_are_specialized_never_stale():
+    """`float(y.shape[0])` is a Python value: the program is pinned to that size (a generic
+    program once returned the traced size for other sizes)."""
+    def f(y):
+        return np.full((1, y.shape[1]), float(y.shape[0])), y * (1.0 / y.shape[0])
+
+    g = stax.jit(f)
+    for n in (232, 256, 100, 256, 7):
+        y = np.ones((n, 3))
+        _check(g(y), f(y), rtol=0, atol=0)
