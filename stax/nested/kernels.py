@@ -52,7 +52,9 @@ from stax.nested.expr import (
     rename_args,
     uses,
 )
+from stax.ops import ANY_FLAG
 from stax.runtime.compiler import compile_source, isa_level
+from stax.runtime.fast import interruptible
 
 # Below this many elements a kernel runs on one thread (OpenMP start-up costs more).
 PARALLEL_MIN = 1 << 15
@@ -172,8 +174,11 @@ def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
     if log is not None:
         log.append(KernelRecord(kind, summary, source))
     ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
-    ps = np.array([*params, CHUNKS or 0], dtype=np.int64)
-    fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+    assert len(params) == 3, "kernels take n, k, W"
+    flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
+    ps = np.array([*params, CHUNKS or 0, ctypes.addressof(flags)], dtype=np.int64)
+    with interruptible(ctypes.addressof(flags)):  # Ctrl-C stops the kernel (issue 8)
+        fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
 
 
 def _check_loads(exprs: Sequence[Expr], n: int, k: int) -> None:
@@ -208,9 +213,15 @@ class _Source:
             self.names[id(buf)] = self.add(buf.array, f"in{j}")
 
     def function(self, body: str) -> str:
-        return (PRELUDE + '\nextern "C" void stax_nested(void** B, const int64_t* P) {\n'
+        # Ctrl-C (issue 8): every chunk loop polls the flag word of the armed call (P[4];
+        # stax/runtime/fastcall.c sets the interrupt bit) and skips the chunks left
+        polled = body.replace(CHUNK_LOOP, CHUNK_LOOP + "\n    if (stax_interrupted(flags)) "
+                              "continue;  // Ctrl-C: skip what is left")
+        return (PRELUDE + INTERRUPT
+                + '\nextern "C" void stax_nested(void** B, const int64_t* P) {\n'
                 "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
-                + "\n".join(self.decls) + "\n" + body + "\n}\n")
+                "  const int32_t* flags = reinterpret_cast<const int32_t*>(P[4]);\n"
+                + "\n".join(self.decls) + "\n" + polled + "\n}\n")
 
 
 def _layout_source(src: _Source, layout: Layout) -> tuple[str, list[int]]:
@@ -227,6 +238,14 @@ def _first_segment(layout: Layout) -> str:
         return "      int64_t s = a / W;"
     return ("      int64_t s = std::min<int64_t>(std::lower_bound(off, off + k + 1, a) - off,\n"
             "                                    std::upper_bound(off, off + k + 1, a) - off - 1);")
+
+
+CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
+INTERRUPT = f"""
+static inline bool stax_interrupted(const int32_t* flags) {{  // the bit fastcall.c sets
+    return (__atomic_load_n(&flags[{ANY_FLAG}], __ATOMIC_RELAXED) & (1 << 30)) != 0;
+}}
+"""
 
 
 def _chunks() -> str:
