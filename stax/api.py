@@ -133,8 +133,9 @@ def _as_array(a: Any) -> np.ndarray:
     if isinstance(a, np.ndarray):
         check_dtype(a.dtype, "an argument")
         if not a.flags.aligned or any(s % a.itemsize for s in a.strides):
-            raise ValueError("stax.jit: an argument is not aligned to its element size "
-                             "(make a copy with np.ascontiguousarray)")
+            # kernels address whole elements: an unaligned array (a buffer received from the
+            # network, a view into packed bytes) is read from an aligned copy
+            return np.array(a, order="K")
         return a
     if isinstance(a, bool):
         return np.asarray(a, dtype=bool)

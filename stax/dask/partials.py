@@ -11,13 +11,13 @@ kept at the block's shape with the reduced axes of extent 1:
 - argmax/argmin: (value, global index), merged keeping NumPy's rules: the first NaN wins, else
   the largest (smallest) value, ties going to the smallest index (the first occurrence).
 
-The combine and aggregate steps run NumPy on these small arrays: they see a few values per
-output element per block, and compiling kernels for their shapes would cost more than they
-save.
+The combine and aggregate steps merge these tuples pairwise with compiled Stax programs (one
+per kind, shape-generic, so a process compiles each at most twice whatever the block shapes).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,24 +98,48 @@ def _leaves(blocks: Any) -> Iterator[tuple[Any, ...]]:
         yield blocks
 
 
-def _merge(kind: str, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-    if kind in FOLDS:
-        return (FOLDS[kind](a[0], b[0]),)
-    if kind == "moment":
-        (na, ma, qa), (nb, mb, qb) = a, b
-        n = na + nb
-        share = np.divide(nb, n, out=np.zeros_like(n), where=n > 0)
-        delta = mb - ma
-        return n, ma + delta * share, qa + qb + delta * delta * na * share
-    (va, ia), (vb, ib) = a, b
+def _merge_moment(na: Any, ma: Any, qa: Any, nb: Any, mb: Any, qb: Any) -> tuple[Any, ...]:
+    """Chan et al.'s update of (count, mean, M2)."""
+    n = na + nb
+    share = np.where(n > 0, nb / np.where(n > 0, n, 1.0), 0.0)
+    delta = mb - ma
+    return n, ma + delta * share, qa + qb + delta * delta * na * share
+
+
+def _merge_arg(better: Any, va: Any, ia: Any, vb: Any, ib: Any) -> tuple[Any, Any]:
+    """(value, index) pairs: the first NaN wins, else `better`, ties to the first index."""
     if va.dtype.kind in "fc":
         nan_a, nan_b = np.isnan(va), np.isnan(vb)
+        first = ib < ia
+        take = np.where(nan_a | nan_b, nan_b & (~nan_a | first),
+                        better(vb, va) | (vb == va) & first)
     else:
-        nan_a = nan_b = np.zeros(va.shape, bool)
-    better = vb > va if kind == "argmax" else vb < va
-    first = ib < ia
-    take = np.where(nan_a | nan_b, nan_b & (~nan_a | first), better | (vb == va) & first)
+        take = better(vb, va) | (vb == va) & (ib < ia)
     return np.where(take, vb, va), np.where(take, ib, ia)
+
+
+def _merge_argmax(va: Any, ia: Any, vb: Any, ib: Any) -> tuple[Any, Any]:
+    return _merge_arg(np.greater, va, ia, vb, ib)
+
+
+def _merge_argmin(va: Any, ia: Any, vb: Any, ib: Any) -> tuple[Any, Any]:
+    return _merge_arg(np.less, va, ia, vb, ib)
+
+
+@functools.cache
+def _merger(kind: str) -> Any:
+    """The merge of two partials of `kind` as a compiled Stax program (one per process and
+    kind; shape-generic after its second shape, the disk cache shared by the workers)."""
+    from stax.api import jit  # stax.api imports stax.dask
+
+    if kind in FOLDS:
+        return jit(FOLDS[kind])
+    return jit({"moment": _merge_moment, "argmax": _merge_argmax, "argmin": _merge_argmin}[kind])
+
+
+def _merge(kind: str, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    merged = _merger(kind)(*a, *b)
+    return merged if isinstance(merged, tuple) else (merged,)
 
 
 @dataclass(frozen=True)
