@@ -483,22 +483,27 @@ def record_reasons(on: bool) -> None:
 
 def c_expr(x: Sym | int) -> str:
     """C++ text for a size: symbols are the kernel's `const int64_t s0` parameters."""
+    return _text(x, "/")
+
+
+def _text(x: Sym | int, floor_div: str) -> str:
+    """A size as C (`floor_div` "/": operands are >= 0) or Python ("//") text."""
     if isinstance(x, int):
         return str(x)
     parts = []
     for mono, coef in x.terms:
         factors = [str(coef) if coef >= 0 else f"({coef})"] if coef != 1 or not mono else []
-        factors += [_c_atom(x.env, n) for n in mono]
+        factors += [_atom_text(x.env, n, floor_div) for n in mono]
         parts.append("*".join(factors))
     return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
 
 
-def _c_atom(env: ShapeEnv, name: str) -> str:
+def _atom_text(env: ShapeEnv, name: str, floor_div: str) -> str:
     if name in env.hints:
         return name
     how, num, div = env.derived[name]
-    divisor = f"({c_expr(div)})" if isinstance(div, Sym) else str(div)
-    return f"({c_expr(num)} {'/' if how == '//' else '%'} {divisor})"
+    divisor = f"({_text(div, floor_div)})" if isinstance(div, Sym) else str(div)
+    return f"({_text(num, floor_div)} {floor_div if how == '//' else '%'} {divisor})"
 
 
 def as_size(x: Any) -> Sym | int:
@@ -568,22 +573,7 @@ def env_of(shapes: Iterable[Iterable[Any]]) -> ShapeEnv | None:
 
 def py_expr(x: Sym | int) -> str:
     """Python text for a size (the generated wrapper evaluates it at launch)."""
-    if isinstance(x, int):
-        return str(x)
-    parts = []
-    for mono, coef in x.terms:
-        factors = [str(coef)] if coef != 1 or not mono else []
-        factors += [_py_atom(x.env, n) for n in mono]
-        parts.append("*".join(factors))
-    return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0]
-
-
-def _py_atom(env: ShapeEnv, name: str) -> str:
-    if name in env.hints:
-        return name
-    how, num, div = env.derived[name]
-    divisor = f"({py_expr(div)})" if isinstance(div, Sym) else str(div)
-    return f"({py_expr(num)} {how} {divisor})"
+    return _text(x, "//")
 
 
 def py_shape(shape: Iterable[Sym | int]) -> str:
