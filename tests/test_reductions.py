@@ -321,3 +321,18 @@ def test_argmax_lanes_ties_nan_and_tails(dtype: str) -> None:
         x[3, 74] = np.nan  # a NaN in the tail (past the last full group of lanes)
         x[4, :] = -np.inf
     assert_matches(stax.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.bool_])
+def test_reductions_over_unit_axes_are_the_element(dtype):
+    """A reduction over axes of extent 1 is lowered as its one element (no reduction loop):
+    NumPy's values and dtypes, NaN kept, argmax 0, with and without keepdims."""
+    def f(x):
+        return (x.sum(1), x.max(1, keepdims=True), x.argmax(1), x.any(1), x.prod(axis=(1, 2)),
+                x.min(axis=(1, 2), keepdims=True), x.mean(1), np.cumsum(x.sum(2), axis=0))
+
+    x = np.array([[[3]], [[0]], [[1]], [[2]]]).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[1, 0, 0] = np.nan
+    for arr in (x, x[::-1], x[:0]):
+        assert_matches(stax.jit(f)(arr), f(arr))
