@@ -81,13 +81,14 @@ def sweep(workload: Workload, shapes: list[tuple[int, int]], repeat: int, use_to
         if cls not in generic:
             generic[cls] = stax.jit(workload.numpy_fn, dynamic=True)
         gen, spec = generic[cls], stax.jit(workload.numpy_fn, dynamic=False)
-        runs: dict[str, Callable[[], Any]] = {"specialized": lambda: spec(*args),
-                                              "generic": lambda: gen(*args)}
+        runs: dict[str, Callable[[], Any]] = {
+            "specialized": lambda spec=spec, args=args: spec(*args),
+            "generic": lambda gen=gen, args=args: gen(*args)}
         if compiled_torch is not None:
             import torch
 
             targs = [torch.from_numpy(a) for a in args]
-            runs["torch"] = lambda: compiled_torch(*targs)
+            runs["torch"] = lambda targs=targs: compiled_torch(*targs)
         for name, run in runs.items():  # warm-up (compiles) and a correctness check
             got = run()
             got = got if isinstance(got, tuple) else (got,)
