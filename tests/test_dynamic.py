@@ -276,3 +276,18 @@ def test_python_floats_of_sizes_are_specialized_never_stale():
     for n in (232, 256, 100, 256, 7):
         y = np.ones((n, 3))
         _check(g(y), f(y), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("bound", [2.5, 3.5, 3.0, float("inf")])
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_sizes_compared_with_floats_guard_exactly(op, bound):
+    import operator
+
+    fn = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+          "==": operator.eq, "!=": operator.ne}[op]
+    for traced_size in (2, 3, 4):
+        env = ShapeEnv()
+        n = env.symbol(traced_size)
+        assert fn(n, bound) == fn(traced_size, bound)
+        for other in range(2, 7):  # the guard admits exactly the sizes deciding alike
+            assert env.check({"s0": other}) == (fn(other, bound) == fn(traced_size, bound))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import operator
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,7 +47,6 @@ class ShapeEnv:
     # Sizes that heuristics read through `hint` while planning a tiling variant for other
     # shapes (`assume`); guards are always decided on the traced sizes.
     assumed: dict[str, int] | None = None
-    reasons: list[str] = field(default_factory=list)  # where each guard came from (debugging)
     _seen: set[tuple[str, Any, int]] = field(default_factory=set)
 
     def symbol(self, hint: int) -> Sym:
@@ -71,11 +69,6 @@ class ShapeEnv:
         if key not in self._seen:
             self._seen.add(key)
             self.guards.append((op, lhs, rhs))
-            if getattr(_local, "trace_reasons", False):
-                import traceback
-
-                stack = "".join(traceback.format_stack(limit=9))
-                self.reasons.append(f"{lhs} {op} {rhs}\n{stack}")
 
     @contextmanager
     def assume(self, values: Mapping[str, int]) -> Iterator[None]:
@@ -285,15 +278,13 @@ class Sym:
     # ---- questions -----------------------------------------------------------------------------
     def _compare(self, op: str, other: Any) -> bool:
         if isinstance(other, float):
-            other_i = math.floor(other) if op in ("<=", ">") else math.ceil(other)
-            if other != other_i:  # a non-integral bound: compare with the integer beside it
-                op = {"<": "<=", "<=": "<=", ">": ">", ">=": ">", "==": "==",
-                      "!=": "!="}[op]
-                if op == "==":
-                    return False
-                if op == "!=":
-                    return True
-            other = other_i
+            if not math.isfinite(other):  # every size compares with inf/NaN as 0 does
+                return _OPS[op](0, other)
+            if other != math.floor(other):  # sizes are ints: n < 2.5 is n <= 2, n > 2.5 n > 2
+                if op in ("==", "!="):
+                    return op == "!="
+                op = "<=" if op in ("<", "<=") else ">"
+            other = math.floor(other)
         if not isinstance(other, (Sym, int)):
             return NotImplemented  # type: ignore[return-value]
         diff = self - other
@@ -460,7 +451,6 @@ def _minus(big: Monomial, small: Monomial) -> Monomial | None:
     return tuple(rest)
 
 
-_local = threading.local()
 # Set by the frontend: applies a NumPy ufunc to sizes as traced values (None: no trace active).
 UFUNC_HOOK: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 
@@ -468,17 +458,12 @@ UFUNC_HOOK: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 def _specialize(x: Sym, why: str) -> int:
     """Pin `x` to its traced size (a guard `x == value`)."""
     value = traced(x)
-    x.env.guard("==", x - 0, value, True)  # type: ignore[arg-type]
+    x.env.guard("==", x, value, True)
     for mono, _ in x.terms:
         for name in mono:
             if name in x.env.hints:
                 x.env.specialized.setdefault(name, x.env.hints[name])
     return value
-
-
-def record_reasons(on: bool) -> None:
-    """Keep a stack for every specialization (debugging which code pins a size)."""
-    _local.trace_reasons = on
 
 
 def c_expr(x: Sym | int) -> str:
