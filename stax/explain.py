@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stax.api import Compilation, Jitted, jit
-from stax.codegen.cpp import HEADER
+from stax.backends.cpu.cpp import HEADER
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.graph import Graph

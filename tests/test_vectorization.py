@@ -14,8 +14,8 @@ import pytest
 from conftest import assert_matches, make_array
 
 import stax
-from stax.codegen.cpp import HEADER
-from stax.codegen.vecreport import LoopReport, innermost_loops, vector_report
+from stax.backends.cpu.cpp import HEADER
+from stax.backends.cpu.vecreport import LoopReport, innermost_loops, vector_report
 from stax.runtime.compiler import isa_level
 
 R, C = 37, 70  # not multiples of any vector width: loops have tails

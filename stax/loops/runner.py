@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from stax.codegen.cpp import ctype, print_module, region_params
+from stax.backends.cpu.cpp import ctype, print_module, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value

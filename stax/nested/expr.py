@@ -59,7 +59,7 @@ PRELUDE = r"""
 #include <type_traits>
 #include <vector>
 #include <omp.h>
-// glibc's libmvec vector variants (as in stax/codegen/runtime_header.h): with these
+// glibc's libmvec vector variants (as in stax/backends/cpu/runtime_header.h): with these
 // declarations `omp simd` loops calling them are vectorized; libmvec is accurate to 4 ulp.
 #define STAX_NESTED_SIMD_MATH(name) \
     __attribute__((simd("notinbranch"))) float name##f(float) noexcept; \

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from stax.codegen.cpp import print_module, region_params
+from stax.backends.cpu.cpp import print_module, region_params
 from stax.ir.program import Buffer
 from stax.ir.sym import ShapeEnv, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
@@ -76,6 +76,9 @@ class CompiledProgram:
     storage: Storage
     variants: tuple[Variant, ...] = ()  # a generic program's tiling variants (issue 11)
     tiling_key: Callable[..., int] | None = None  # the run-time choice among them
+    # [H9] `call` without its input checks, on the inputs as positional arguments: only for
+    # arguments whose exact signature has passed `call`'s checks before (stax.api's fast path)
+    proven: Callable[..., tuple[np.ndarray, ...]] | None = None
 
 
 def _byte_strides(buf: Buffer) -> tuple[int, ...]:
@@ -87,22 +90,27 @@ def _byte_strides(buf: Buffer) -> tuple[int, ...]:
 # a program idle for IDLE_SECONDS gives its back at the next call of any program.
 KEEP_BYTES = int(float(os.environ.get("STAX_KEEP_MIB", "128")) * 2**20)
 IDLE_SECONDS = 30.0
+# [H9] Outputs below this size come from np.empty on each call: malloc reuses their memory from
+# its own free lists (already mapped), and the recycling bookkeeping (~0.4 us per output) would
+# cost more than it saves. Larger outputs are recycled (fresh pages would fault on first touch).
+RECYCLE_MIN_BYTES = 64 * 1024
 _live: weakref.WeakSet[Storage] = weakref.WeakSet()
 _lock = threading.Lock()
 _held = [0, time.monotonic()]  # bytes kept by all programs, time of the last idle sweep
 
 
 class Frame:
-    """What one call uses: its flag buffer, its intermediates (kept for the next call at the
-    same nesting depth), its pooled storage, and recycled outputs. One frame per thread and
-    nesting depth, so a call made from a signal handler during a call of the same program never
-    shares buffers with the outer call."""
+    """What one call uses: its flag buffer, its intermediates (kept for a later call), its
+    pooled storage, and recycled outputs. A call takes a frame no call in progress holds (one
+    from the program's free list, else a new one) and gives it back when it ends, so concurrent
+    calls (threads, a signal handler calling the program during a call) never share buffers."""
 
-    __slots__ = ("storage", "flags", "address", "scratch", "pool", "outputs")
+    __slots__ = ("storage", "generation", "flags", "address", "scratch", "pool", "outputs")
     OUTPUT_DEPTH = 2  # recycled bases kept per output
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        self.generation = storage.generation
         self.flags = new_flags()
         self.address = ctypes.addressof(self.flags)
         self.scratch: dict[str, np.ndarray] = {}
@@ -151,12 +159,12 @@ class Frame:
 
 
 class Storage:
-    """A program's frames by (thread, nesting depth), and the bytes they keep."""
+    """A program's free frames, and the bytes its frames keep."""
 
     def __init__(self, pool_size: int) -> None:
         self.pool_size = pool_size
-        self.frames: dict[tuple[int, int], Frame] = {}
-        self.depth = threading.local()
+        self.free: list[Frame] = []  # [H9] list.pop/append: atomic under the GIL, no lock
+        self.generation = 0  # frames of an earlier generation were released: not taken back
         self.held = [0]  # bytes kept (a cell the finalizer reads once the program is gone)
         self.last_used = time.monotonic()
         with _lock:
@@ -168,21 +176,19 @@ class Storage:
         return self.held[0]
 
     def enter(self) -> Frame:
-        local = self.depth
-        depth = getattr(local, "n", 0)
-        local.n = depth + 1
-        key = (threading.get_ident(), depth)
-        frame = self.frames.get(key)
-        if frame is None:
-            frame = self.frames[key] = Frame(self)
+        try:
+            frame = self.free.pop()
+        except IndexError:  # every frame is in use (or none yet)
+            frame = Frame(self)
         now = time.monotonic()
         self.last_used = now
         if now - _held[1] > IDLE_SECONDS:
             _sweep(now)
         return frame
 
-    def exit(self) -> None:
-        self.depth.n -= 1
+    def exit(self, frame: Frame) -> None:
+        if frame.generation == self.generation:  # not released during the call
+            self.free.append(frame)
 
     def charge(self, nbytes: int) -> None:
         with _lock:
@@ -196,7 +202,8 @@ class Storage:
         """Forget every frame: calls in progress keep theirs (their locals refer to it); the
         next call starts a fresh one."""
         with _lock:
-            self.frames = {}
+            self.free = []
+            self.generation += 1
             _held[0] -= self.held[0]
             self.held[0] = 0
 
@@ -277,15 +284,17 @@ def _plan_all(schedule: Schedule, threads: int, vectorize: bool, form: str | Non
 
 
 def _signature(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
-    """What a tiling variant decides: per kernel its loop structure, form and block."""
-    return tuple((p.shared_depth, p.parallel_depth, p.threads, p.form, p.outer_block)
-                 for p in plans.values())
+    """What a tiling variant decides: per kernel its loop structure, form, block and vector
+    lanes."""
+    return tuple((p.shared_depth, p.parallel_depth, p.threads, p.form, p.outer_block,
+                  p.simd_lanes) for p in plans.values())
 
 
 # [issue 11] Sizes a generic program is also planned for (besides the traced ones): few, long
-# rows; many short rows; everything large. Distinct plans become tiling variants in one module.
+# rows; many short rows; everything large; rows of a few vectors (narrow vectors, issue 11).
+# Distinct plans become tiling variants in one module.
 def representative_sizes(symbols: Sequence[str]) -> list[dict[str, int]]:
-    out = [dict.fromkeys(symbols, 4096)]
+    out = [dict.fromkeys(symbols, 4096), dict.fromkeys(symbols, 16)]
     for big in symbols:
         out.append({s: 1 << 20 if s == big else 4 for s in symbols})
     return out
@@ -333,7 +342,7 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
     if library is not None:  # unloaded when the wrapper (holding its functions) is gone
         weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
     return CompiledProgram(call, tuple(plan_of.values()), cpp, source, library, storage,
-                           tuple(variants), solver)
+                           tuple(variants), solver, namespace["proven"])
 
 
 def _tiling_solver(schedule: Schedule, threads: int, vectorize: bool, form: str | None,
@@ -419,6 +428,7 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     if ins:
         lines.append(f"    {', '.join(ins)}{',' if len(ins) == 1 else ''} = args")
     lines.append("    args.clear()")
+    prelude_start = len(lines)
     bound: set[str] = set()
     for name in ins:
         b = buffers[name]
@@ -435,6 +445,7 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
             env["tiling_key"] = solver
             lines.append(f"    key = tiling_key({', '.join(symbols)})  # the tiling variant")
         assert bound == set(symbols), "every symbol is an input dimension"
+    checks_start = len(lines)
     for name in ins:
         b = buffers[name]
         shape, strides = py_shape(b.shape), py_shape(_byte_strides(b))
@@ -444,6 +455,7 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                      f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
         lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r}, "
                      f"{bool(symbols)})")
+    checks_end = len(lines)
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
@@ -477,6 +489,8 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
             elif out.kind == "intermediate":
                 lines.append(f"    {out.name} = fr.intermediate({out.name!r}, "
                              f"{py_shape(out.shape)}, dtype_{out.name})")
+            elif not symbols and out.nbytes < RECYCLE_MIN_BYTES:  # [H9] malloc's own reuse
+                lines.append(f"    {out.name} = empty({py_shape(out.shape)}, dtype_{out.name})")
             else:
                 lines.append(f"    {out.name} = fr.output({out.name!r}, {py_shape(out.shape)}, "
                              f"dtype_{out.name})")
@@ -529,5 +543,9 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                     else f"{name}.reshape({py_shape(shape)})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     lines[body_start:] = ["    " + line for line in lines[body_start:]]
-    lines += ["    finally:", "        storage.exit()"]
+    lines += ["    finally:", "        storage.exit(fr)"]
+    # [H9] `proven(*inputs)`: the same call without the input checks, for arguments whose exact
+    # signature (shape, strides, dtype) has passed them before (stax.api's fast path)
+    lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start],
+              *lines[checks_end:]]
     return lines, env

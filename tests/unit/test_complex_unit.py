@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stax import ops
-from stax.codegen import cpp
+from stax.backends.cpu import cpp
 
 COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 

@@ -32,7 +32,7 @@ __attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("c
 }
 
 // Error flags set by kernels; the Python wrapper turns them into NumPy's warnings/errors.
-// STAX_FLAG_ENUM: `enum StaxFlag`, generated from stax.ops.FLAGS by stax.codegen.cpp [A1]
+// STAX_FLAG_ENUM: `enum StaxFlag`, generated from stax.ops.FLAGS by stax.backends.cpu.cpp [A1]
 
 // Kernels never branch on an error: each check ORs its bit (1 << StaxFlag) into `bad`, the
 // thread-private `int stax_bad` declared at the top of each region (an `omp simd reduction(|:)`
