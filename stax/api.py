@@ -29,6 +29,7 @@ from stax.ir.sym import ShapeEnv
 from stax.lower import Lowered, lower
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
+from stax.runtime.fast import fastcall
 from stax.runtime.wrapper import CompiledProgram, build, release_all
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import thread_count
@@ -111,21 +112,37 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
     raise TypeError(f"stax.jit: unsupported argument of type {type(a).__name__}")
 
 
-def _fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """[C, issue 9] `Jitted.key` for plain ndarrays, Python ints and floats (None for other
-    arguments), without the checks a cached signature has already passed."""
-    key: list[tuple[Any, ...]] = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append(("array", a.shape, a.dtype, a.strides))
-        elif t is float:
-            key.append(("float",))
-        elif t is int:
-            key.append(("int",))
-        else:
-            return None
-    return tuple(key)
+# [H9, issue 9] The packed signature of a call's arguments (fastcall.c `key`: bytes, or None
+# for arguments other than plain aligned ndarrays of built-in dtypes, Python floats and ints);
+# set once the extension module is built (by the first compile), None without it.
+_packed_key: Callable[[tuple[Any, ...]], bytes | None] | None = None
+
+
+def _proven_runner(comp: Compilation, args: tuple[Any, ...]
+                   ) -> Callable[[tuple[Any, ...]], Any] | None:
+    """[H9] What a warm call with the signature of `args` runs once `args` have passed the
+    compiled wrapper's checks: `program.proven` (no re-checks), then the result rebuilt. None
+    for programs whose calls check values (narrowed ints, arguments written back)."""
+    traced = comp.traced
+    proven = comp.program.proven
+    if proven is None or traced.writeback or traced.narrowed_ints:
+        return None
+    scalars = tuple(i for i, a in enumerate(args) if type(a) is not np.ndarray)
+    structure = traced.structure
+    if not scalars and isinstance(structure, int):  # the common case: arrays in, one array out
+        def run_one(args: tuple[Any, ...]) -> Any:
+            out = proven(*args)[structure]
+            return out[()] if out.ndim == 0 else out
+
+        return run_one
+
+    def run(args: tuple[Any, ...]) -> Any:
+        arrays = list(args)
+        for i in scalars:
+            arrays[i] = _as_array(arrays[i])
+        return _unflatten(structure, proven(*arrays))
+
+    return run
 
 
 def _as_array(a: Any) -> np.ndarray:
@@ -316,6 +333,9 @@ class Jitted:
     seen: set[tuple[Any, ...]] = field(default_factory=set)
     not_generic: dict[tuple[Any, ...], str] = field(default_factory=dict)
     counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # calls, compiles, generic
+    # [H9, issue 9] warm calls: runners by the packed signature (`_packed_key`) of arguments
+    # that passed a compiled wrapper's checks; empty while scalar values are part of the key
+    fast: dict[bytes, Callable[[tuple[Any, ...]], Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -329,6 +349,7 @@ class Jitted:
         for variant in self.variants.values():
             variant.clear_cache()
         self.cache.clear()
+        self.fast.clear()
         self.breaks.clear()
         self.variants.clear()
         self.generic.clear()
@@ -359,6 +380,8 @@ class Jitted:
             raise NotImplementedError("Python loops compiled once per body (stax.loops) are "
                                       "specialized to their shapes")
         comp = compile_traced(traced, [_as_array(a) for a in args], self.options)
+        if not comp.traced.static <= self.static:
+            self.fast.clear()  # keyed without the values of arguments now static
         self.static |= comp.traced.static
         self.counts[1] += 1
         return comp
@@ -401,11 +424,10 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.counts[0] += 1
-        if not kwargs and not self.static:  # [C, issue 9] the warm path: arrays and scalars
-            key = _fast_key(args)
-            hit = self.cache.get(key) if key is not None else None
-            if hit is not None and key not in self.breaks:
-                return self._run(hit, args)
+        if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
+            run = self.fast.get(_packed_key(args))  # type: ignore[misc]  # set with `fast`
+            if run is not None:
+                return run(args)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:
@@ -423,7 +445,22 @@ class Jitted:
                 if self.options["strict"]:
                     raise
                 return call_segmented(self, args, key)
-        return self._run(hit, args)
+        result = self._run(hit, args)
+        self._remember(hit, args)
+        return result
+
+    def _remember(self, comp: Compilation, args: tuple[Any, ...]) -> None:
+        """[H9] `args` passed `comp`'s checks: later calls with their exact signature take the
+        warm path (with no scalar values in the key: none may be static)."""
+        global _packed_key
+        module = fastcall()
+        if module is None or self.static:
+            return
+        _packed_key = module.key
+        key = module.key(args)
+        run = _proven_runner(comp, args)
+        if key is not None and run is not None:
+            self.fast[key] = run
 
     @staticmethod
     def _run(comp: Compilation, args: tuple[Any, ...]) -> Any:

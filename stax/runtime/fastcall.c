@@ -160,6 +160,49 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
 }
 
+/* key(args) -> bytes | None [H9, issue 9]: the signature of a call's arguments packed into one
+ * bytes object, or None when an argument is anything else than a plain ndarray of a built-in,
+ * native dtype, aligned, with strides that are multiples of its itemsize (arrays kernels read
+ * as they are), or an exact Python float or int. Per array: its tag, dtype number, rank, shape
+ * and strides, so equal keys mean arguments the same compiled wrapper accepts. */
+#define KEY_WORDS 512
+enum { KEY_ARRAY = 1, KEY_FLOAT = 2, KEY_INT = 3 };
+
+static PyObject* key(PyObject* self, PyObject* args) {
+    if (!PyTuple_Check(args)) {
+        PyErr_SetString(PyExc_TypeError, "key(args: tuple)");
+        return NULL;
+    }
+    int64_t words[KEY_WORDS];
+    Py_ssize_t n = 0, nargs = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t k = 0; k < nargs; k += 1) {
+        PyObject* a = PyTuple_GET_ITEM(args, k);
+        if (Py_IS_TYPE(a, &PyFloat_Type)) { if (n >= KEY_WORDS) Py_RETURN_NONE; words[n++] = KEY_FLOAT; continue; }
+        if (Py_IS_TYPE(a, &PyLong_Type)) { if (n >= KEY_WORDS) Py_RETURN_NONE; words[n++] = KEY_INT; continue; }
+        if (!Py_IS_TYPE(a, &PyArray_Type)) Py_RETURN_NONE;
+        PyArrayObject* arr = (PyArrayObject*)a;
+        PyArray_Descr* descr = PyArray_DESCR(arr);
+        int type_num = descr->type_num;
+        if (type_num == NPY_OBJECT || type_num >= NPY_STRING) Py_RETURN_NONE; /* numbers only */
+        PyArray_Descr* canonical = PyArray_DescrFromType(type_num); /* a built-in singleton */
+        Py_XDECREF(canonical);
+        if (descr != canonical || !PyArray_ISALIGNED(arr)) Py_RETURN_NONE;
+        int ndim = PyArray_NDIM(arr);
+        if (n + 2 + 2 * (Py_ssize_t)ndim > KEY_WORDS) Py_RETURN_NONE;
+        npy_intp itemsize = PyArray_ITEMSIZE(arr);
+        npy_intp* shape = PyArray_DIMS(arr);
+        npy_intp* strides = PyArray_STRIDES(arr);
+        words[n++] = KEY_ARRAY | ((int64_t)type_num << 8);
+        words[n++] = ndim;
+        for (int d = 0; d < ndim; d += 1) {
+            if (strides[d] % itemsize != 0) Py_RETURN_NONE;
+            words[n++] = shape[d];
+            words[n++] = strides[d];
+        }
+    }
+    return PyBytes_FromStringAndSize((const char*)words, n * (Py_ssize_t)sizeof(int64_t));
+}
+
 /* For calls made through ctypes (stax.runtime.fast.interruptible): arm(flags) -> token, then
  * disarm(flags, token) after the call, raising KeyboardInterrupt if it was interrupted. */
 static PyObject* py_arm(PyObject* self, PyObject* address) {
@@ -205,6 +248,7 @@ static PyObject* py_setup(PyObject* self, PyObject* const* args, Py_ssize_t narg
 
 static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(fn, arrays, flags)"},
+    {"key", (PyCFunction)key, METH_O, "key(args) -> bytes | None"},
     {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},
     {"disarm", (PyCFunction)(void (*)(void))py_disarm, METH_FASTCALL, "disarm(flags, token)"},
     {"setup", (PyCFunction)(void (*)(void))py_setup, METH_FASTCALL,

@@ -90,10 +90,10 @@ def _byte_strides(buf: Buffer) -> tuple[int, ...]:
 # a program idle for IDLE_SECONDS gives its back at the next call of any program.
 KEEP_BYTES = int(float(os.environ.get("STAX_KEEP_MIB", "128")) * 2**20)
 IDLE_SECONDS = 30.0
-# [H9] Outputs below this size come from np.empty on each call: malloc reuses their memory from
-# its own free lists (already mapped), and the recycling bookkeeping (~0.4 us per output) would
-# cost more than it saves. Larger outputs are recycled (fresh pages would fault on first touch).
-RECYCLE_MIN_BYTES = 64 * 1024
+# [H9] Outputs within one page come from np.empty on each call: malloc hands their memory out
+# of its free lists (already mapped), and the recycling bookkeeping (~0.4 us per output) would
+# cost more than it saves. Larger outputs are recycled (fresh pages fault on first touch).
+RECYCLE_MIN_BYTES = 4096
 _live: weakref.WeakSet[Storage] = weakref.WeakSet()
 _lock = threading.Lock()
 _held = [0, time.monotonic()]  # bytes kept by all programs, time of the last idle sweep
@@ -459,7 +459,7 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
-    lines.append("    fr = storage.enter()  # this call's buffers (per thread and depth)")
+    lines.append("    fr = storage.enter()  # this call's buffers (a frame no other call holds)")
     lines.append("    try:")
     body_start = len(lines)
     lines.append("    flags = fr.address")
