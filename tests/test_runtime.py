@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_matches, make_array
 
 import stax
 from stax.cli import main
@@ -150,3 +151,117 @@ def test_cli_demo(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "6/6 programs match NumPy" in out
     assert "FAIL" not in out
+
+
+# --- [H9, issue 9] the warm path: a signature that passed the wrapper's checks ---------------
+
+
+def _warm_twice(f: stax.api.Jitted, *args: object) -> object:
+    """Call `f` twice (the second call takes the warm path) and return the second result."""
+    first = f(*args)
+    second = f(*args)
+    assert_matches(second, first)
+    return second
+
+
+def test_warm_path_matches_numpy_over_dtypes_layouts_and_broadcasting() -> None:
+    f = stax.jit(lambda a, b: a * b - a, dynamic=False)
+    x = make_array((4, 6), "float64")
+    cases = [
+        (make_array((8,), "float64"), make_array((8,), "float64", seed=1)),
+        (make_array((3, 4), "float32"), make_array((4,), "float32", seed=1)),  # broadcast
+        (make_array((3, 4), "int32"), make_array((3, 1), "int32", seed=1)),
+        (x.T, x.T[::-1]),  # transposed, reversed
+        (x[::2, 1::2], x[1::2, ::2]),  # strided
+        (np.array(2.5), np.array(-1.5)),  # 0-d
+        (np.ones((0, 5)), np.ones(5)),  # empty
+        (np.array([np.nan, np.inf, -np.inf, 1.0]), np.array([1.0, 0.0, 2.0, np.nan])),
+    ]
+    with np.errstate(invalid="ignore"):
+        for a, b in cases:
+            assert_matches(_warm_twice(f, a, b), a * b - a)
+    assert len(f.fast) == len(cases)  # each signature has a warm entry
+
+
+def test_warm_path_still_refuses_or_recompiles_other_signatures() -> None:
+    f = stax.jit(lambda a: a * 2.0 + 1.0, dynamic=False)
+    x = np.arange(12.0)
+    _warm_twice(f, x)
+    compiles = f.cache_info().compiles
+    others = [
+        x.astype(np.float32),  # dtype
+        np.arange(13.0),  # shape
+        x[::2].copy().reshape(2, 3),  # rank
+        np.arange(24.0)[::2],  # same shape, other strides
+        x.astype(np.int64),
+    ]
+    for a in others:
+        assert_matches(f(a), a * 2.0 + 1.0)
+    assert f.cache_info().compiles == compiles + len(others)
+    raw = np.zeros(12 * 8 + 1, np.uint8)[1:].view(np.float64)  # unaligned: an aligned copy
+    raw[:] = x
+    assert_matches(f(raw), x * 2.0 + 1.0)
+    with pytest.raises(TypeError, match="masked arrays"):  # a subclass: refused, as cold
+        f(np.ma.masked_array(x))
+    # the same signature after all of these still takes the warm path, correctly
+    y = np.linspace(-1.0, 1.0, 12)
+    assert_matches(f(y), y * 2.0 + 1.0)
+
+
+def test_warm_path_scalars_statics_and_results() -> None:
+    scaled = stax.jit(lambda a, s, k: a * s + k)
+    x = make_array((5,), "float32")
+    for s, k in [(0.5, 2), (-3.0, 7), (1e30, -1)]:
+        assert_matches(scaled(x, s, k), x * np.float32(s) + np.float32(k))
+    assert len(scaled.fast) == 1  # Python scalars: one signature whatever their values
+    with pytest.raises(OverflowError, match="int64"):
+        scaled(x, 0.5, 2**70)
+    assert_matches(scaled(x, True, 1), x * True + np.float32(1))  # a bool is not an int
+
+    branch = stax.jit(lambda a, k: a * 2 if k > 0 else a * 3)  # k used as a Python value
+    y = np.ones(3)
+    for k in (1, -1, 1, -1):
+        assert_matches(branch(y, k), y * 2 if k > 0 else y * 3)
+    assert not branch.fast  # static values are not in the packed key: no warm entry
+
+    total = stax.jit(lambda a: a.sum())
+    got = _warm_twice(total, np.arange(4.0))
+    assert type(got) is np.float64 and got == 6.0  # a 0-d result is a NumPy scalar
+    pair = stax.jit(lambda a: {"lo": a.min(), "both": (a - 1, a + 1)})
+    z = np.arange(3, dtype=np.int16)
+    assert_matches(_warm_twice(pair, z), {"lo": z.min(), "both": (z - 1, z + 1)})
+
+
+def test_warm_path_reports_kernel_flags() -> None:
+    f = stax.jit(lambda a, b: a // b)
+    a = np.arange(5, dtype=np.int32)
+    b = np.array([1, 0, 2, 0, 1], np.int32)
+    with np.errstate(divide="ignore"):
+        want = a // b
+    for _ in range(2):  # cold, then warm: both warn as NumPy does
+        with pytest.warns(RuntimeWarning, match="divide by zero"):
+            assert_matches(f(a, b), want)
+    assert f.fast
+
+
+def test_packed_key_separates_what_the_wrapper_checks() -> None:
+    from stax.runtime.fast import fastcall
+
+    module = fastcall()
+    if module is None:
+        pytest.skip("no Python headers: the fast call is not built")
+    key = module.key
+    x = np.arange(12.0).reshape(3, 4)
+    keys = [key((x,)), key((x.T,)), key((x.astype(np.float32),)), key((x[:2],)),
+            key((x.reshape(12),)), key((1.0,)), key((1,)), key((x, 1.0))]
+    assert all(isinstance(k, bytes) for k in keys)
+    assert len(set(keys)) == len(keys)
+    assert key((x.copy(),)) == key((x,))  # only the signature counts, not the data
+    unaligned = np.zeros(12 * 8 + 1, np.uint8)[1:].view(np.float64)
+    for refused in (unaligned, x.astype(">f8"), np.ma.masked_array(x), x.astype(object),
+                    x.astype(np.float16), True, np.float64(1.0), 1j, [1.0], "a"):
+        assert key((x, refused)) is None, refused
+    packed = np.zeros(20, np.uint8)[4:].view(np.complex64)  # 8-aligned, itemsize 8: accepted
+    assert key((packed,)) is not None
+    overlapping = np.lib.stride_tricks.as_strided(np.zeros(4, np.complex128), (3,), (8,))
+    assert overlapping.flags.aligned and key((overlapping,)) is None  # stride 8, itemsize 16
