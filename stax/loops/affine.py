@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from stax.frontend.numpy_api import to_value
 from stax.frontend.trace import Builder, Tracer
-from stax.graph import Op
+from stax.graph import Op, Value
 from stax.loops.masked import (
     Mask,
     MaskedTracer,
@@ -162,13 +164,36 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
     return tuple(items), gathers, masks
 
 
+@dataclass(frozen=True)
+class StoreAxis:
+    """One axis of a store `a[...] = v`: the positions `start + p*step` for `p < count`.
+    `count` None: NumPy's clamped length of `start:stop:step` (bounds never negative)."""
+
+    start: Affine
+    step: int
+    count: int | None
+    stop: Affine | None = None
+    at: bool = False  # an index (the axis has no axis in the value)
+
+
+@dataclass(frozen=True)
+class StoreForm:
+    """What a masked assignment stores: per axis of the array its positions, and the value
+    (before realignment: one axis per axis that is not `at`, of size 1 where it broadcasts,
+    else at least the positions' count). `stax.loops.runner` writes it in place."""
+
+    axes: tuple[StoreAxis, ...]
+    value: Value
+
+
 def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, range],
-                      scalars: Mapping[int, int]) -> bool:
+                      scalars: Mapping[int, int]) -> StoreForm | None:
     """`a[..., i, ..., s(i):e(i), ...] = value` with `i`, `s`, `e` affine in the loop indices:
     written as `a[static] = where(hit, value realigned, a[static])` over the full axes, so the
     body stays one program of kernels (it rewrites the whole region each iteration). The
-    value may be a masked slice of the same length function (`L[i, :i] = v[:i]`). False: not
-    this form, the frontend does the assignment."""
+    value may be a masked slice of the same length function (`L[i, :i] = v[:i]`). Returns
+    what was stored (the runner may store it in place instead); None: not this form, the
+    frontend does the assignment."""
     items = list(index) if isinstance(index, tuple) else [index]
     positions = [k for k, it in enumerate(items) if _symbolic(it) and it.ndim == 0
                  and it.dtype.kind in "iu"]
@@ -180,21 +205,33 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
             or (isinstance(it, slice) and (_symbolic(it.step) or (k not in sliced and any(
                 isinstance(e, Tracer) for e in (it.start, it.stop)))))
             for k, it in enumerate(items)):
-        return False
+        return None
     b = a.builder
-    for k in positions:
-        form = affine_form(b, items[k], indices, scalars)
-        if form is None:
-            return False
-        low, high = form_bounds(form, indices)
-        if low < 0 or high >= a.shape[k]:
-            return False  # NumPy would wrap or raise: leave it to the frontend
+    axes: list[StoreAxis] = []
+    for k, n in enumerate(a.shape):
+        it = items[k] if k < len(items) else slice(None)
+        if isinstance(it, slice) and k not in sliced:
+            r = range(*it.indices(n))
+            axes.append(StoreAxis((r.start, {}), r.step, len(r)))
+        elif isinstance(it, (int, np.integer)):
+            axes.append(StoreAxis((int(it) % max(n, 1), {}), 1, 1, at=True))
+        elif k in positions:
+            form = affine_form(b, it, indices, scalars)
+            if form is None:
+                return None
+            low, high = form_bounds(form, indices)
+            if low < 0 or high >= n:
+                return None  # NumPy would wrap or raise: leave it to the frontend
+            axes.append(StoreAxis(form, 1, 1, at=True))
+        else:
+            axes.append(StoreAxis((0, {}), 1, None))  # a symbolic slice: filled in below
     forms: dict[int, tuple[SliceForm, tuple[Any, ...], int, int]] = {}
     for k in sliced:
         sf = slice_form(b, items[k], a.shape[k], indices, scalars)
         if sf is None:
-            return False
+            return None
         forms[k] = (sf, *length_info(sf, indices))
+        axes[k] = StoreAxis(sf.start, sf.step, None, sf.stop)
     static = tuple(slice(None) if k in positions or k in forms else it
                    for k, it in enumerate(items))
     region = a[static]
@@ -205,10 +242,11 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
     val = plain(value)
     val = val.astype(a.dtype) if isinstance(val, Tracer) else np.asarray(val, a.dtype)
     if val.ndim > len(selected):
-        return False
+        return None
     shift = len(selected) - val.ndim
     vmasks = {ax + shift: m for ax, m in vmasks.items()}
     val = val.reshape((1,) * shift + tuple(val.shape))
+    stored = StoreForm(tuple(axes), val.value if isinstance(val, Tracer) else to_value(b, val))
     hits: list[tuple[int, Any]] = []
     for d, k in enumerate(selected):
         ax = kept.index(k)
@@ -218,7 +256,7 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
                 raise MaskFallback("a slice of index-dependent length assigned to a slice of "
                                    "fixed length")
             if size not in (1, region.shape[ax]):
-                return False  # NumPy's broadcast error: the frontend raises it
+                return None  # NumPy's broadcast error: the frontend raises it
             continue
         sf, key, lmin, lmax = forms[k]
         if m is not None and not (m.key == key or m.lmin == m.lmax == lmin == lmax):
@@ -248,4 +286,4 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
         hit = hit.reshape(tuple(shape))
         mask = hit if mask is None else mask & hit
     a[static] = np.where(mask, val, region)
-    return True
+    return stored

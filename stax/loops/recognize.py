@@ -37,7 +37,14 @@ from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import Graph, Op, Value
-from stax.loops.affine import Affine, affine_form, masked_assignment, rewrite_index, slice_form
+from stax.loops.affine import (
+    Affine,
+    StoreForm,
+    affine_form,
+    masked_assignment,
+    rewrite_index,
+    slice_form,
+)
 from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, Ranges, form_bounds
 from stax.loops.runner import LoopBody, add_loop_ops
 
@@ -101,14 +108,16 @@ class OpenLoop:
 @dataclass(frozen=True)
 class Logged:
     """A read (`a[index]`) or write (`a[index] = v`) of an array in a loop body: the array's
-    value before and after, the region (None: all of it; see `stax.poly.loop_legality`), and
-    the ids of the values the access created (its ops)."""
+    value before and after, the region (None: all of it; see `stax.poly.loop_legality`), the
+    ids of the values the access created (its ops), and for a masked assignment into the
+    array itself what it stored (the runner may store it in place)."""
 
     write: bool
     before: int
     after: int
     region: tuple[Any, ...] | None
     ids: range
+    store: StoreForm | None = None
 
 
 @dataclass
@@ -228,12 +237,15 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         before, first = root.value.id, self.builder.next_id
         state.writing += 1
         try:
-            if not masked_assignment(self, index, value, state.ranges, state.scalars):
+            stored = masked_assignment(self, index, value, state.ranges, state.scalars)
+            if stored is None:
                 original_set(self, index, value)
         finally:
             state.writing -= 1
-        state.open[-1].log.append(Logged(True, before, root.value.id, _region(
-            state, self, index) if root is self else None, range(first, self.builder.next_id)))
+        mine = root is self
+        state.open[-1].log.append(Logged(
+            True, before, root.value.id, _region(state, self, index) if mine else None,
+            range(first, self.builder.next_id), stored if mine else None))
 
     original_iter = Tracer.__iter__
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
@@ -654,13 +666,27 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
         f"time; hull {loop.trip})" if dynamic else f"{loop.trip}"
     label = f"loop at {site_text(loop.site)} over {over}"
     loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template,
-                         legality=_legality(state, loop, index, carried, body_ops))
+                         legality=_legality(state, loop, index, carried, body_ops),
+                         stores=tuple(_last_stores(loop, c) for c in carried))
     bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
                     for x in dynamic]
     outs = add_loop_ops(b, loop_body, initials, list(free.values()), bound_values)
     state.records.append(LoopRecord(loop.site, loop.trip, True, "", loop_body.carried,
                                     loop_body))
     return outs
+
+
+def _last_stores(loop: OpenLoop, c: Carried) -> tuple[int, tuple[StoreForm, ...]]:
+    """The masked assignments that made the carried value's final version, in order, and the
+    id of the version they were applied to (the parameter itself: the whole change is these
+    stores, which the runner may then do in place)."""
+    made = {w.after: w for w in loop.log if w.write and w.store is not None}
+    assert c.final is not None
+    current, stores = c.final.id, []
+    while current in made and made[current].before != current:
+        stores.append(made[current].store)
+        current = made[current].before
+    return current, tuple(s for s in reversed(stores) if s is not None)
 
 
 def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:

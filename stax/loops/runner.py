@@ -33,6 +33,8 @@ from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value
 from stax.ir.program import Buffer, contiguous_strides
+from stax.loops import stores as in_place
+from stax.loops.affine import StoreForm
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import compile_source, isa_level
@@ -64,6 +66,9 @@ class LoopBody:
     # `run`, 0-d int64 arrays); () for the fixed range `trip`
     bounds: tuple[int | None, ...] = ()
     legality: str = ""  # the loop's dependences, checked with isl (stax.poly.loop_legality)
+    # per carried value: the version its last masked assignments apply to, and those
+    # assignments (`stax.loops.stores` may do them in place)
+    stores: tuple[tuple[int, tuple[StoreForm, ...]], ...] = ()
     decision: str = "not compiled yet"
     runner: Runner | None = None
     source: str = ""  # the body's C++ with its driver, or its Python wrapper
@@ -71,7 +76,8 @@ class LoopBody:
 
     def compile(self) -> Runner:
         if self.runner is None:
-            self.runner, self.decision, self.source = compile_body(self.graph, self.trip)
+            self.runner, self.decision, self.source = compile_body(
+                self.graph, self.trip, self.carried, self.stores)
         return self.runner
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -198,37 +204,51 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
     return Graph(inputs, tuple(ops), graph.outputs), tuple(rows)
 
 
-def compile_body(graph: Graph, trip: range) -> tuple[Runner, str, str]:
+def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
+                 stores: Sequence[tuple[int, tuple[StoreForm, ...]]] = ()
+                 ) -> tuple[Runner, str, str]:
     n_carried = len(graph.outputs)
+    graph, carries = in_place.plan(graph, names or [f"carried {k}" for k in range(n_carried)],
+                                   stores)
+    how = "; ".join(f"{name.split(' ')[0]}: {c.how}" for name, c in zip(
+        names or [f"carried{k}" for k in range(n_carried)], carries, strict=True))
     graph, rows = row_inputs(graph, trip, n_carried)
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
     sched = schedule(lowered.program, fuse=True)
     isa = isa_level(None)
-    reason = _driver_refusal(sched)
+    reason = _driver_refusal(sched, carries)
     if reason is None:
         threads = _threads(sched)
-        runner, cpp = _c_driver(sched, isa, threads, rows)
+        runner, cpp = _c_driver(sched, isa, threads, carries, rows)
         return runner, (
-            f"all iterations in one C call (stax_loop) on {threads} thread(s); carried buffers "
-            "double-buffered (pointer swap): the scheduler never writes an output over an "
-            "input"), cpp[cpp.index("// region0"):]
+            f"all iterations in one C call (stax_loop) on {threads} thread(s); {how}"
+            ), cpp[cpp.index("// region0"):]
     program = build(sched, threads=thread_count(), isa=isa)
-    n = len(graph.outputs)
+    n = n_carried
 
     def python_loop(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
         cur = [np.array(a) for a in arrays[:n]]
         free = [np.asarray(a, order="C") for a in arrays[n:]]
         for t in trip:
             views = [free[r.source - 1 - n][r.const + r.coef * t, ...] for r in rows]
-            cur = list(program.call([np.array(t, np.int64), *cur, *free, *views]))
+            inputs = [np.array(t, np.int64), *cur, *free, *views]
+            outs = program.call(list(inputs))  # the call may consume its list
+            for k, carry in enumerate(carries):
+                if carry.output is not None:
+                    cur[k] = outs[carry.output]
+                if carry.stores:
+                    if not cur[k].flags.writeable or any(
+                            cur[k] is x for j, x in enumerate(cur) if j != k):
+                        cur[k] = cur[k].copy()
+                    in_place.apply(carry.stores, cur[k], outs, inputs)
         return cur
 
     return python_loop, (f"body compiled once, run once per iteration from Python "
-                         f"({reason})"), program.wrapper
+                         f"({reason}); {how}"), program.wrapper
 
 
-def _driver_refusal(sched: Schedule) -> str | None:
+def _driver_refusal(sched: Schedule, carries: Sequence[in_place.Carry]) -> str | None:
     """Why the C driver cannot run this body (None: it can)."""
     program = sched.program
     buffers = program.buffer_map
@@ -239,6 +259,9 @@ def _driver_refusal(sched: Schedule) -> str | None:
     outs = program.outputs
     if len(set(outs)) != len(outs):
         return "a body output repeats"
+    if any(c.stores and buffers[program.inputs[1 + k]].strides != contiguous_strides(
+            buffers[program.inputs[1 + k]].shape) for k, c in enumerate(carries)):
+        return "an array stored into in place has a strided layout"
     for name, shape in zip(outs, program.output_shapes, strict=True):
         buf = buffers[name]
         if buf.kind != "output" or buf.strides != contiguous_strides(buf.shape) or \
@@ -272,8 +295,8 @@ def _span(buf: Buffer) -> int:
     return 1 + sum((n - 1) * abs(s) for n, s in zip(buf.shape, buf.strides, strict=True))
 
 
-def _c_driver(sched: Schedule, isa: str, threads: int, rows: Sequence[Row] = ()
-              ) -> tuple[Runner, str]:
+def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
+              rows: Sequence[Row] = ()) -> tuple[Runner, str]:
     program = sched.program
     buffers = program.buffer_map
     plan_of: dict[str, KernelPlan] = {}
@@ -295,12 +318,13 @@ def _c_driver(sched: Schedule, isa: str, threads: int, rows: Sequence[Row] = ()
         while old in reused:
             old = reused[old]
         slots[new] = slots[old]
-    n_carried = len(program.outputs)
+    n_carried = len(carries)
     carried_in = program.inputs[1:1 + n_carried]
     lines = ["extern \"C\" void stax_loop(void** bufs, int64_t start, int64_t step, "
              "int64_t n, int32_t* flags) {",
              f"    void* b[{max(len(slots), 1)}];",
              f"    for (int k = 0; k < {len(slots)}; ++k) b[k] = bufs[k];",
+             *(["    bool failed = false;"] if any(c.stores for c in carries) else []),
              "    for (int64_t it = 0; it < n; ++it) {",
              "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]",
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
@@ -312,8 +336,18 @@ def _c_driver(sched: Schedule, isa: str, threads: int, rows: Sequence[Row] = ()
     for region in regions:
         args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
         lines.append(f"        {region.name}({', '.join([*args, 'flags'])});")
-    for src, dst in zip(carried_in, program.outputs, strict=True):
-        lines.append(f"        std::swap(b[{slots[src]}], b[{slots[dst]}]);")
+    values = [f"b[{slots[name]}]" for name in program.outputs]
+    indices = {k: f"b[{slots[name]}]" for k, name in enumerate(program.inputs)}
+    for src, carry in zip(carried_in, carries, strict=True):
+        if carry.stores:
+            target = f"b[{slots[src if carry.output is None else program.outputs[carry.output]]}]"
+            lines += in_place.c_code(carry.stores, target, ctype(buffers[src].dtype), values,
+                                     indices, "        ")
+            lines.append("        if (failed) break;  // a store out of bounds: IndexError")
+    for src, carry in zip(carried_in, carries, strict=True):
+        if carry.output is not None:
+            lines.append(f"        std::swap(b[{slots[src]}], "
+                         f"b[{slots[program.outputs[carry.output]]}]);")
     lines.append("    }")
     for src in carried_in:
         nbytes = buffers[src].nbytes
@@ -321,7 +355,8 @@ def _c_driver(sched: Schedule, isa: str, threads: int, rows: Sequence[Row] = ()
                      f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
     lines.append("}")
     cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
-    cpp += "#include <cstring>\n#include <utility>\n" + "\n".join(lines) + "\n"
+    cpp += "#include <algorithm>\n#include <cstring>\n#include <utility>\n" + "\n".join(
+        lines) + "\n"
     library = compile_source(cpp, isa)
     fn = library.library.stax_loop
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,

@@ -1,0 +1,259 @@
+"""Carried arrays updated in place: element and slice stores done by the loop driver.
+
+A carried array whose last changes in a body are masked assignments at positions affine in
+the loop indices (`A[i, j] = v`, `L[i, :i] = row`, `A[k, k:] -= ...`, recorded by
+`stax.loops.affine.masked_assignment`) is not a body output: the body computes just the
+stored values (a scalar, a row), and after the body's kernels the driver writes each into the
+array's buffer at its offset, in the order the body assigned them (a masked slice: only its
+valid part, NumPy's clamped length). Reads in the body still see the values NumPy would: every
+version of the array the body reads is computed by its kernels from the buffer as it was when
+the iteration began (the stores come after all of them), so no read sees a stale or early
+value. The array is then neither rewritten in full (a masked `where` over all of it) nor
+double-buffered: an iteration costs the stored elements, not the array's size.
+
+Where the stores apply to a version the body computed otherwise (the result of a nested loop),
+that version stays a body output (double-buffered) and the stores are written into it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stax.graph import Graph, Op, Value
+from stax.loops.affine import StoreForm
+from stax.ops.table import flag_index
+
+# constant, ((position of a 0-d int64 body input, coefficient), ...)
+Form = tuple[int, tuple[tuple[int, int], ...]]
+
+
+def _name(position: int) -> str:
+    """A body input in explain's text: the loop index, or an enclosing index."""
+    return "i" if position == 0 else f"in{position}"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """Positions `start + p*step`, `p < count`, on an axis of size `n`; `count` None: NumPy's
+    clamped length of `start:stop:step` (`stop` given). `at`: an index (no value axis)."""
+
+    start: Form
+    step: int
+    count: int | None
+    stop: Form | None
+    at: bool
+    n: int
+
+
+@dataclass(frozen=True)
+class Store:
+    value: int  # position of the stored value among the body's outputs
+    shape: tuple[int, ...]  # the value's shape: one axis per axis that is not `at`
+    axes: tuple[Axis, ...]
+
+    def describe(self, name: str) -> str:
+        def text(form: Form) -> str:
+            terms = [f"{a}*{_name(p)}" if a != 1 else _name(p) for p, a in form[1]]
+            return " + ".join([*terms, str(form[0])] if form[0] or not terms else terms)
+
+        parts = []
+        for ax in self.axes:
+            if ax.at:
+                parts.append(text(ax.start))
+            elif ax.count is None:
+                stop = text(ax.stop) if ax.stop is not None else str(ax.n)
+                parts.append(f"{text(ax.start)}:{stop}" + (f":{ax.step}" if ax.step != 1 else ""))
+            else:
+                parts.append(f"{text(ax.start)}+{ax.step}*[0:{ax.count}]")
+        return f"{name}[{', '.join(parts)}]"
+
+
+@dataclass(frozen=True)
+class Carry:
+    """How one carried value leaves an iteration: `output` the position of the body output
+    holding its next version (None: its own buffer, updated in place), then `stores` written
+    into that buffer; `how`: the decision and its reason, for explain."""
+
+    output: int | None
+    stores: tuple[Store, ...]
+    how: str
+
+
+def plan(graph: Graph, names: Sequence[str],
+         stores: Sequence[tuple[int, tuple[StoreForm, ...]]]) -> tuple[Graph, tuple[Carry, ...]]:
+    """The body with the carried values its stores make in place left out of its outputs and
+    the stored values added (dead ops pruned), and how each carried value is updated."""
+    position = {v.id: k for k, v in enumerate(graph.inputs)}
+    values = {v.id: v for v in graph.inputs} | {op.out.id: op.out for op in graph.ops}
+    outputs: list[Value] = []
+    slot: dict[int, int] = {}  # stored values: each an output once
+
+    def own(v: Value) -> int:  # a carried value's next version: an output of its own
+        outputs.append(v)
+        return len(outputs) - 1
+
+    plans: list[tuple[int, tuple[StoreForm, ...]] | str] = []
+    for k, final in enumerate(graph.outputs):
+        base, forms = stores[k] if k < len(stores) else (final.id, ())
+        why = _refusal(forms, position, values, graph)
+        if why is None and base not in values:
+            why = "the version its stores apply to is computed outside the loop"
+        plans.append(why if why is not None else (base, forms))
+    versions = {final.id for final in graph.outputs} | {
+        p[0] for p in plans if not isinstance(p, str)}
+    carries: list[Carry] = []
+    for k, p in enumerate(plans):
+        if not isinstance(p, str) and any(f.value.id in versions for f in p[1]):
+            p = "a stored value is the version of a carried array"
+        if isinstance(p, str):
+            carries.append(Carry(own(graph.outputs[k]), (), f"double-buffered because {p}"))
+            continue
+        base, forms = p
+        shape = tuple(int(n) for n in graph.inputs[1 + k].shape)
+        target = None if base == graph.inputs[1 + k].id else own(values[base])
+        planned = []
+        for f in forms:
+            if f.value.id not in slot:
+                slot[f.value.id] = len(outputs)
+                outputs.append(f.value)
+            planned.append(_store(f, slot[f.value.id], position, shape))
+        where = " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
+        carries.append(Carry(target, tuple(planned), (
+            f"in place: the body computes only the stored values; after its kernels the "
+            f"driver writes {where} into the array's buffer (no full-array where, no "
+            "double buffer)" if target is None else
+            f"double-buffered because the body computes its version other than by "
+            f"assignments (a nested loop); the stores {where} are written into it")))
+    keep = {v.id for v in outputs}
+    ops: list[Op] = []
+    for op in reversed(graph.ops):  # dead ops pruned: the full-array versions stored in place
+        if op.kind == "input" or op.out.id in keep:
+            ops.append(op)
+            keep.update(v.id for v in op.inputs)
+    return Graph(graph.inputs, tuple(reversed(ops)), tuple(outputs)), tuple(carries)
+
+
+def _refusal(forms: Sequence[StoreForm], position: dict[int, int], values: dict[int, Value],
+             graph: Graph) -> str | None:
+    if not forms:
+        return "the body changes it other than by assignments at the index"
+    for f in forms:
+        if f.value.id not in values:
+            return "a stored value is computed outside the body"
+        for ax in f.axes:
+            for form in (ax.start, ax.stop):
+                if form is not None and any(
+                        k not in position or graph.inputs[position[k]].shape != ()
+                        or graph.inputs[position[k]].dtype != np.int64 for k in form[1]):
+                    return "a store's position depends on an index the body does not receive"
+    return None
+
+
+def _store(f: StoreForm, value: int, position: dict[int, int], shape: tuple[int, ...]
+           ) -> Store:
+    def form(x: tuple[int, dict[int, int]] | None) -> Form | None:
+        return None if x is None else (x[0], tuple((position[k], a) for k, a in x[1].items()))
+
+    axes = []
+    for ax, n in zip(f.axes, shape, strict=True):
+        start = form(ax.start)
+        assert start is not None
+        axes.append(Axis(start, ax.step, ax.count, form(ax.stop), ax.at, n))
+    return Store(value, tuple(int(d) for d in f.value.shape), tuple(axes))
+
+
+# ---- applying stores -----------------------------------------------------------------------
+
+def _eval(form: Form, arrays: Sequence[np.ndarray]) -> int:
+    return form[0] + sum(a * int(arrays[p]) for p, a in form[1])
+
+
+def _count(ax: Axis, start: int, arrays: Sequence[np.ndarray]) -> int:
+    if ax.count is not None:
+        return ax.count
+    assert ax.stop is not None
+    return -(-max(min(_eval(ax.stop, arrays), ax.n) - min(start, ax.n), 0) // ax.step)
+
+
+def apply(stores: Sequence[Store], target: np.ndarray, outputs: Sequence[np.ndarray],
+          inputs: Sequence[np.ndarray]) -> None:
+    """The stores written into `target` (a C-contiguous array) by NumPy (the body stepped from
+    Python); IndexError where a position is outside the array (never written)."""
+    for s in stores:
+        index: list[object] = []
+        take: list[object] = []
+        for ax in s.axes:
+            start = _eval(ax.start, inputs)
+            count = _count(ax, start, inputs)
+            start = min(start, ax.n) if ax.count is None else start
+            last = start + (count - 1) * ax.step
+            if count and not (0 <= min(start, last) and max(start, last) < ax.n):
+                raise IndexError(f"index {start if start < 0 or start >= ax.n else last} is "
+                                 f"out of bounds for axis {len(index)} with size {ax.n}")
+            if ax.at:
+                index.append(start)
+                continue
+            d = len(take)
+            if count > s.shape[d] != 1:
+                raise IndexError(f"a stored value of length {s.shape[d]} for {count} positions")
+            index.append(np.arange(count) * ax.step + start)
+            take.append(slice(None) if s.shape[d] == 1 else slice(0, count))
+        value = outputs[s.value][tuple(take)]
+        ranges = [i for i in index if isinstance(i, np.ndarray)]
+        grids = iter(np.ix_(*ranges)) if ranges else iter(())
+        target[tuple(next(grids) if isinstance(i, np.ndarray) else i for i in index)] = value
+
+
+def c_code(stores: Sequence[Store], target: str, ctype: str, value_ptr: list[str],
+           index_ptr: dict[int, str], indent: str) -> list[str]:
+    """C++ writing the stores into `target` (a `ctype*` expression): offsets computed from the
+    body's 0-d index inputs (`index_ptr`: input position -> its pointer expression), bounds
+    checked (an IndexError flag, the iteration loop left, nothing written)."""
+    def expr(form: Form) -> str:
+        terms = [f"{a}LL * *(const int64_t*){index_ptr[p]}" for p, a in form[1]]
+        return " + ".join([f"{form[0]}LL", *terms])
+
+    bad = f"(1 << {flag_index('INDEX_OUT_OF_BOUNDS')})"
+    lines: list[str] = []
+    for s in stores:
+        body = [f"{indent}{{  // {s.describe('store')}"]
+        strides = [1] * len(s.axes)
+        for k in range(len(s.axes) - 2, -1, -1):
+            strides[k] = strides[k + 1] * max(s.axes[k + 1].n, 1)
+        vstrides = [1] * len(s.shape)
+        for k in range(len(s.shape) - 2, -1, -1):
+            vstrides[k] = vstrides[k + 1] * max(s.shape[k + 1], 1)
+        checks, loops, offset, voffset, d = [], [], [], [], 0
+        for k, ax in enumerate(s.axes):
+            body.append(f"{indent}    int64_t o{k} = {expr(ax.start)};")
+            if ax.count is None:
+                assert ax.stop is not None
+                body.append(f"{indent}    o{k} = std::min<int64_t>(o{k}, {ax.n});")
+                body.append(f"{indent}    const int64_t c{k} = std::max<int64_t>(std::min<int64_t>"
+                            f"({expr(ax.stop)}, {ax.n}) - o{k} + {ax.step - 1}, "
+                            f"{ax.step - 1}) / {ax.step};")
+            else:
+                body.append(f"{indent}    const int64_t c{k} = {ax.count};")
+            body.append(f"{indent}    const int64_t l{k} = o{k} + (c{k} - 1) * {ax.step};")
+            checks.append(f"(c{k} > 0 && (std::min(o{k}, l{k}) < 0 || std::max(o{k}, l{k}) >= "
+                          f"{ax.n}))")
+            if ax.at:
+                offset.append(f"o{k} * {strides[k]}")
+                continue
+            if s.shape[d] != 1:
+                checks.append(f"c{k} > {s.shape[d]}")
+                voffset.append(f"p{k} * {vstrides[d]}")
+            loops.append(f"for (int64_t p{k} = 0; p{k} < c{k}; ++p{k})")
+            offset.append(f"(o{k} + p{k} * {ax.step}) * {strides[k]}")
+            d += 1
+        body.append(f"{indent}    if ({' || '.join(checks) or 'false'}) "
+                    f"{{ stax_raise(flags, {bad}); failed = true; }}")
+        body.append(f"{indent}    else {' '.join(loops)}")
+        body.append(f"{indent}        (({ctype}*){target})[{' + '.join(offset) or '0'}] = "
+                    f"(({ctype}*){value_ptr[s.value]})[{' + '.join(voffset) or '0'}];")
+        body.append(f"{indent}}}")
+        lines += body
+    return lines
