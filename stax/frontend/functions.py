@@ -1275,8 +1275,12 @@ def _user_call() -> Builder | None:
     builder = getattr(_ACTIVE, "builder", None)
     if builder is None:
         return None
-    module = sys._getframe(2).f_globals.get("__name__", "")
-    library = module.split(".")[0] in ("stax", "numpy")
+    frame = sys._getframe(2)
+    module = frame.f_globals.get("__name__", "")
+    # Code Stax generates (a compiled program's wrapper, "<stax wrapper>", run at a graph
+    # break while tracing) is library code too: its np.empty must allocate an array.
+    library = module.split(".")[0] in ("stax", "numpy") or \
+        frame.f_code.co_filename.startswith("<stax")
     return None if library else builder
 
 
