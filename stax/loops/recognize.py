@@ -46,6 +46,7 @@ from stax.loops.affine import (
     slice_form,
 )
 from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, Ranges, form_bounds
+from stax.loops.masked import _product as product_terms
 from stax.loops.runner import LoopBody, add_loop_ops
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
@@ -248,15 +249,57 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
             range(first, self.builder.next_id), stored if mine else None))
 
     original_iter = Tracer.__iter__
+    saved = {name: Tracer.__dict__[name] for name in _PRODUCT_METHODS}
+
+    def array_function(self: Tracer, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if state.open and func in _PRODUCTS and not kwargs and len(args) == 2:
+            result = _vector_product(*args, inner=func is np.inner)
+            if result is not None:
+                return result
+        return saved["__array_function__"](self, func, types, args, kwargs)
+
+    def product(name: str, reflected: bool) -> Callable[[Tracer, Any], Any]:
+        def run(a: Tracer, b: Any) -> Any:
+            if state.open:
+                result = _vector_product(b, a) if reflected else _vector_product(a, b)
+                if result is not None:
+                    return result
+            return saved[name](a, b)
+        return run
+
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = setitem  # type: ignore[method-assign]
     Tracer.__iter__ = _rows(state, original_iter)  # type: ignore[method-assign]
+    Tracer.__array_function__ = array_function  # type: ignore[attr-defined]
+    Tracer.__matmul__ = product("__matmul__", False)  # type: ignore[method-assign]
+    Tracer.__rmatmul__ = product("__rmatmul__", True)  # type: ignore[attr-defined]
+    Tracer.dot = product("dot", False)  # type: ignore[attr-defined]
     try:
         yield
     finally:
         Tracer.__getitem__ = original  # type: ignore[method-assign]
         Tracer.__setitem__ = original_set  # type: ignore[method-assign]
         Tracer.__iter__ = original_iter  # type: ignore[method-assign]
+        for name, method in saved.items():
+            setattr(Tracer, name, method)
+
+
+_PRODUCTS = (np.dot, np.matmul, np.inner)
+_PRODUCT_METHODS = ("__array_function__", "__matmul__", "__rmatmul__", "dot")
+
+
+def _vector_product(a: Any, b: Any, inner: bool = False) -> Any:
+    """Inside a loop body, a dot product of vectors or a matrix-vector product of real or
+    integer arrays is a multiply and a sum over the contracted axis (kernels the C driver
+    runs; the frontend's BLAS call is an extern call, stepped from Python per iteration).
+    None: another product (the frontend's)."""
+    if isinstance(a, MaskedTracer) or isinstance(b, MaskedTracer) or not all(
+            isinstance(x, (Tracer, np.ndarray)) for x in (a, b)):
+        return None
+    if b.ndim != 1 or a.ndim not in (1, 2) or a.shape[-1] != b.shape[0] or any(
+            x.dtype.kind not in "iuf" for x in (a, b)):
+        return None
+    return product_terms(a, b, inner)
 
 
 def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionType,
