@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from stax.backends import DEFAULT, get_backend
 from stax.cse import eliminate_common_subexpressions
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
@@ -37,7 +38,7 @@ from stax.tiling.plan import thread_count
 install_methods()
 
 OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None,
-           "strict": False, "dynamic": None}
+           "strict": False, "dynamic": None, "backend": DEFAULT}
 
 
 class CacheInfo(NamedTuple):
@@ -292,6 +293,7 @@ class Compilation:
     schedule: Schedule
     program: CompiledProgram
     seconds: float
+    backend: str = DEFAULT  # the backend that generated `program` (stax.backends)
 
 
 def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, Any]
@@ -309,9 +311,10 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
         bar.advance("scheduled")
         threads = options["threads"] or thread_count()
         program = build(sched, threads=threads, isa=isa_level(options["isa"]),
-                        form=options["form"])
+                        form=options["form"], backend=get_backend(options["backend"]))
         bar.advance("compiled")
-    return Compilation(traced, lowered, sched, program, time.perf_counter() - start)
+    return Compilation(traced, lowered, sched, program, time.perf_counter() - start,
+                       options["backend"])
 
 
 @dataclass
@@ -490,6 +493,8 @@ def clear_caches() -> None:
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """Compile a NumPy function: `@stax.jit` or `stax.jit(fn, fuse=False, isa="avx2")`.
 
+    `backend`: the code generator (`stax.backends`; "cpu", C++ with OpenMP, is the default).
+
     `dynamic`: None (default) compiles for the first call's shapes, then one shape-generic
     program for the function's later shapes of the same ranks, dtypes and 0/1 dimensions
     (C-contiguous arrays); True is generic from the first call; False specializes always."""
@@ -501,6 +506,7 @@ def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     if opts["dynamic"] not in (None, True, False):
         raise ValueError(f"stax.jit: dynamic must be None, True or False, got "
                          f"{opts['dynamic']!r}")
+    get_backend(opts["backend"])  # an unknown name: ValueError naming the known ones
     if fn is None:
         return lambda f: Jitted(f, opts)
     if not callable(fn):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stax.api import Compilation, Jitted, jit
-from stax.backends.cpu.cpp import HEADER
+from stax.backends import get_backend
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.graph import Graph
@@ -79,7 +79,8 @@ class Report:
 
     @property
     def code(self) -> str:
-        return self.compilation.program.cpp[len(HEADER):].strip()
+        prelude = get_backend(self.compilation.backend).prelude  # the runtime header
+        return self.compilation.program.cpp[len(prelude):].strip()
 
     @property
     def wrapper(self) -> str:

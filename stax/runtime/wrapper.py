@@ -23,19 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from stax.backends.cpu.cpp import print_module, region_params
+from stax.backends import DEFAULT, Backend, KernelRegion, get_backend, region_params
 from stax.ir.program import Buffer
 from stax.ir.sym import ShapeEnv, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
-from stax.runtime.compiler import Compiled, compile_source
+from stax.runtime.compiler import Compiled
 from stax.runtime.externs import EXTERNS
 from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
 from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
-from stax.tiling.plan import KernelPlan, plan_kernel
+from stax.tiling.plan import KernelPlan
 
 FLAG_MESSAGES = flag_messages()  # [A1] generated from stax.ops.FLAGS, as the C++ enum
 
@@ -270,14 +270,14 @@ def _unload(library: ctypes.CDLL) -> None:
     _ctypes.dlclose(library._handle)
 
 
-def _plan_all(schedule: Schedule, threads: int, vectorize: bool, form: str | None
-              ) -> dict[str, KernelPlan]:
+def _plan_all(schedule: Schedule, backend: Backend, threads: int, vectorize: bool,
+              form: str | None) -> dict[str, KernelPlan]:
     plan_of: dict[str, KernelPlan] = {}
     for k, group in enumerate(schedule.kernels):
         if group.members[0].node.kind == "extern":
             continue
         local = {lb.buffer: lb.extent for lb in schedule.local if lb.kernel == group.name}
-        plan_of[group.name] = plan_kernel(
+        plan_of[group.name] = backend.plan(
             f"kernel{k}", [m.node for m in group.members], group.depth, threads=threads,
             vectorize=vectorize, local=local, form=form)
     return plan_of
@@ -309,10 +309,24 @@ class Variant:
     plans: Mapping[str, KernelPlan]
 
 
-def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
-          ) -> CompiledProgram:
-    vectorize = isa != "scalar"
-    plan_of = _plan_all(schedule, threads, vectorize, form)
+@dataclass(frozen=True)
+class Module:
+    """What a backend emitted for a schedule, before it is built: the plans of the traced
+    sizes, every tiling variant and its regions, and the module's source."""
+
+    plan_of: Mapping[str, KernelPlan]
+    variants: tuple[Variant, ...]
+    regions: list[list[Region]]
+    source: str
+    env: ShapeEnv | None
+    symbols: tuple[str, ...]
+
+
+def emit_module(schedule: Schedule, backend: Backend, *, threads: int, vectorize: bool,
+                form: str | None = None) -> Module:
+    """Plan every kernel through `backend` (and, for a generic program, at the
+    representative sizes) and emit one module: no compiler runs."""
+    plan_of = _plan_all(schedule, backend, threads, vectorize, form)
     buffers = schedule.program.buffer_map
     env = env_of(b.shape for b in buffers.values())
     symbols = tuple(env.hints) if env is not None else ()
@@ -323,30 +337,39 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
             if not env.check(sizes):  # shapes this program never serves
                 continue
             with env.assume(sizes):
-                plans = _plan_all(schedule, threads, vectorize, form)
+                plans = _plan_all(schedule, backend, threads, vectorize, form)
             if _signature(plans) not in seen:
                 seen.add(_signature(plans))
                 variants.append(Variant(sizes, plans))
     regions = [_regions(schedule, v.plans, f"_v{k}" if len(variants) > 1 else "")
                for k, v in enumerate(variants)]
-    cpp = print_module([(r.name, r.plans, r.aliased) for rs in regions for r in rs], buffers,
-                       symbols)
-    library = compile_source(cpp, isa) if regions[0] else None
+    source = backend.emit([KernelRegion(r.name, r.plans, r.aliased) for rs in regions
+                           for r in rs], buffers, symbols)
+    return Module(plan_of, tuple(variants), regions, source, env, symbols)
+
+
+def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None,
+          backend: Backend | None = None) -> CompiledProgram:
+    backend = backend or get_backend(DEFAULT)
+    vectorize = isa != "scalar"
+    module = emit_module(schedule, backend, threads=threads, vectorize=vectorize, form=form)
+    library = backend.build(module.source, isa) if module.regions[0] else None
     storage = Storage(schedule.memory.pool.size if schedule.memory.pool is not None else 0)
-    solver = _tiling_solver(schedule, threads, vectorize, form, env, variants)
-    lines, names = _wrapper_lines(schedule, regions, library, symbols, solver)
+    solver = _tiling_solver(schedule, backend, threads, vectorize, form, module.env,
+                            module.variants)
+    lines, names = _wrapper_lines(schedule, module.regions, library, module.symbols, solver)
     source = "\n".join(lines) + "\n"
     namespace: dict[str, Any] = dict(names, storage=storage)
     exec(compile(source, "<stax wrapper>", "exec"), namespace)  # noqa: S102 - generated code
     call = namespace["call"]
     if library is not None:  # unloaded when the wrapper (holding its functions) is gone
         weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
-    return CompiledProgram(call, tuple(plan_of.values()), cpp, source, library, storage,
-                           tuple(variants), solver, namespace["proven"])
+    return CompiledProgram(call, tuple(module.plan_of.values()), module.source, source, library,
+                           storage, module.variants, solver, namespace["proven"])
 
 
-def _tiling_solver(schedule: Schedule, threads: int, vectorize: bool, form: str | None,
-                   env: ShapeEnv | None, variants: Sequence[Variant]
+def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize: bool,
+                   form: str | None, env: ShapeEnv | None, variants: Sequence[Variant]
                    ) -> Callable[..., int] | None:
     """[issue 11] The run-time choice of a generic program's tiling variant (`tiling_key`):
     the planner's decisions for the actual sizes, matched to a compiled variant (the traced
@@ -362,7 +385,7 @@ def _tiling_solver(schedule: Schedule, threads: int, vectorize: bool, form: str 
         key = memo.get(bucket)
         if key is None:
             with env.assume(dict(zip(names, sizes, strict=True))):
-                plans = _plan_all(schedule, threads, vectorize, form)
+                plans = _plan_all(schedule, backend, threads, vectorize, form)
             key = memo[bucket] = keys.get(_signature(plans), 0)
         return key
 

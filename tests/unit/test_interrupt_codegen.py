@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import stax
-from stax.runtime import wrapper
+from stax.backends.cpu import CpuBackend
 
 POLL = "if (stax_interrupted(flags)) continue;"
 
@@ -26,10 +26,10 @@ class Emitted(Exception):
 def _emitted(monkeypatch: pytest.MonkeyPatch, fn: Callable[..., Any], *args: np.ndarray,
              threads: int = 2) -> str:
     """The generated C++ of fn(*args) without compiling it, after the runtime header."""
-    def capture(source: str, isa: str) -> None:
+    def capture(self: CpuBackend, source: str, isa: str) -> None:
         raise Emitted(source)
 
-    monkeypatch.setattr(wrapper, "compile_source", capture)
+    monkeypatch.setattr(CpuBackend, "build", capture)  # the backend's build step [S16]
     monkeypatch.setattr(stax.api, "isa_level", lambda forced=None: "avx2")
     with pytest.raises(Emitted) as caught:
         stax.jit(fn, threads=threads)(*args)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stax.backends.base import KernelRegion, region_params
 from stax.ir.expr import (
     Call,
     Const,
@@ -1105,14 +1106,7 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     return "\n".join(lines)
 
 
-def region_params(plans: Sequence[KernelPlan]) -> list[str]:
-    names: dict[str, None] = {}
-    for plan in plans:
-        names.update(dict.fromkeys(plan.params()))
-    return list(names)
-
-
-def print_module(regions: Sequence[tuple[str, Sequence[KernelPlan], set[str]]],
+def print_module(regions: Sequence[KernelRegion],
                  buffers: Mapping[str, Buffer], symbols: Sequence[str] = ()) -> str:
     parts = [HEADER, "#include <vector>\n#include <algorithm>\n"]
     for name, plans, aliased in regions:

@@ -1,0 +1,87 @@
+"""The backend seam (issue 16 item 2): what the pipeline asks of a code generator.
+
+Tracing, lowering and scheduling are backend-neutral. A backend answers the questions that
+depend on the target: how costly an op is to recompute (materialization, seed 000 §7.4 Ex.
+7.2), the fusion limits of one kernel, the plan of each kernel (loops, threads, vector form),
+the source of a module of kernel regions (`emit`) and how that source becomes loaded code
+(`build`). `stax.backends.get_backend(name)` gives the registered one; `CpuBackend`
+(`stax/backends/cpu/`, C++ with OpenMP) is the first implementation.
+
+The calling convention every backend keeps: a region is one function taking its kernels'
+buffers (`region_params`, in that order), then the sizes of a shape-generic program
+(`stax_sizes`, issue 11) when there are symbols, then the error-flag buffer.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from stax.ir.program import Buffer, Node
+from stax.ops import by_name
+from stax.ops.table import Cost
+from stax.tiling.plan import KernelPlan
+
+
+class KernelRegion(NamedTuple):
+    """Consecutive kernels run by one function of the module (for OpenMP: one parallel
+    region); `aliased` buffers share storage inside it (the emitter may not assume them
+    disjoint)."""
+
+    name: str
+    plans: Sequence[KernelPlan]
+    aliased: set[str]
+
+
+@dataclass(frozen=True)
+class FusionRules:
+    """What the scheduler may put in one kernel on this backend: at most `max_nodes` nodes
+    and `max_buffers` distinct buffers; nodes of an `opaque` kind are never fused."""
+
+    max_nodes: int
+    max_buffers: int
+    opaque: frozenset[str]
+
+
+def region_params(plans: Sequence[KernelPlan]) -> list[str]:
+    """The buffers a region's function takes, in order: its kernels' parameters, first
+    occurrence first (the wrapper passes them in this order)."""
+    names: dict[str, None] = {}
+    for plan in plans:
+        names.update(dict.fromkeys(plan.params()))
+    return list(names)
+
+
+class Backend(ABC):
+    """A code generator for kernel regions. `name` is what `stax.jit(..., backend=name)`
+    takes; `prelude` is the text every module of this backend starts with (the runtime
+    header; `stax.explain` omits it)."""
+
+    name: str
+    prelude: str = ""
+
+    def recompute_cost(self, op: str) -> Cost:
+        """How costly elementwise op `op` is to recompute here (the op table's cost by
+        default): a costly value with several consumers is materialized, not recomputed."""
+        return by_name(op).cost
+
+    @abstractmethod
+    def fusion_rules(self) -> FusionRules: ...
+
+    @abstractmethod
+    def plan(self, name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
+             vectorize: bool, local: Mapping[str, int], form: str | None) -> KernelPlan:
+        """The plan of one kernel: nodes fused with `shared_depth` shared outer loops."""
+
+    @abstractmethod
+    def emit(self, regions: Sequence[KernelRegion], buffers: Mapping[str, Buffer],
+             symbols: Sequence[str] = ()) -> str:
+        """The source of one module holding every region (`symbols`: a generic program's
+        size symbols, in the order of `stax_sizes`)."""
+
+    @abstractmethod
+    def build(self, source: str, isa: str) -> Any:
+        """Source -> loaded module: an object whose `.library` has one callable per
+        region name (ctypes' CDLL for the CPU backend)."""

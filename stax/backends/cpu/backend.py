@@ -1,0 +1,38 @@
+"""`CpuBackend`: the C++/OpenMP code generator behind the `Backend` interface."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from stax.backends.base import Backend, FusionRules, KernelRegion
+from stax.backends.cpu.cpp import HEADER, print_module
+from stax.ir.program import Buffer, Node
+from stax.runtime.compiler import Compiled, compile_source
+from stax.sched.fusion import MAX_BUFFERS, MAX_NODES
+from stax.tiling.plan import KernelPlan, plan_kernel
+
+
+class CpuBackend(Backend):
+    """Kernels planned by `stax.tiling.plan` (parallel loops, blocks, tiles, threads), printed
+    as one C++ function per region (`stax.backends.cpu.cpp`), compiled by g++ for the
+    detected ISA into a cached shared library (`stax.runtime.compiler`)."""
+
+    name = "cpu"
+    prelude = HEADER
+
+    def fusion_rules(self) -> FusionRules:
+        # the limits `stax.sched.fusion` applies (its constants: measured on this backend);
+        # scans keep a strict order and extern calls run in the wrapper: never fused
+        return FusionRules(MAX_NODES, MAX_BUFFERS, frozenset({"scan", "extern"}))
+
+    def plan(self, name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
+             vectorize: bool, local: Mapping[str, int], form: str | None) -> KernelPlan:
+        return plan_kernel(name, nodes, shared_depth, threads=threads, vectorize=vectorize,
+                           local=local, form=form)
+
+    def emit(self, regions: Sequence[KernelRegion], buffers: Mapping[str, Buffer],
+             symbols: Sequence[str] = ()) -> str:
+        return print_module(regions, buffers, symbols)
+
+    def build(self, source: str, isa: str) -> Compiled:
+        return compile_source(source, isa)
