@@ -247,6 +247,12 @@ def masked_assignment(a: Tracer, index: Any, value: Any, indices: Mapping[int, r
     vmasks = {ax + shift: m for ax, m in vmasks.items()}
     val = val.reshape((1,) * shift + tuple(val.shape))
     stored = StoreForm(tuple(axes), val.value if isinstance(val, Tracer) else to_value(b, val))
+    empty = [d for d, k in enumerate(selected) if k in forms and forms[k][3] == 0]
+    if empty:  # a slice empty in every iteration: nothing is assigned
+        if any(val.shape[d] > 1 for d in empty):
+            raise ValueError(f"could not broadcast input array from shape {val.shape} into "
+                             "a slice of length 0")
+        return stored
     hits: list[tuple[int, Any]] = []
     for d, k in enumerate(selected):
         ax = kept.index(k)
