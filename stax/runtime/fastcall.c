@@ -128,13 +128,17 @@ static void call_region(void* fn, int n, P* p, int32_t* flags) {
     }
 }
 
+/* run(fn, arrays, flags): flags is the address of the call's flag buffer (checked by the
+ * caller), or None [H9]: a zeroed buffer on this stack, and run returns None when the kernel
+ * set no flag, else the buffer's values as a tuple (for stax.runtime.wrapper.raise_flags). */
 static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "run(fn: int, arrays: tuple, flags: int)");
+        PyErr_SetString(PyExc_TypeError, "run(fn: int, arrays: tuple, flags: int | None)");
         return NULL;
     }
     void* fn = PyLong_AsVoidPtr(args[0]);
-    int32_t* flags = (int32_t*)PyLong_AsVoidPtr(args[2]);
+    int32_t local[STAX_ANY_FLAG + 1] = {0};
+    int32_t* flags = args[2] == Py_None ? local : (int32_t*)PyLong_AsVoidPtr(args[2]);
     if (PyErr_Occurred()) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
     if (n > MAX_ARGS) {
@@ -157,7 +161,15 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     call_region(fn, (int)n, p, flags);
     Py_END_ALLOW_THREADS
     if (armed_call && disarm(flags, prev) < 0) return NULL;
-    Py_RETURN_NONE;
+    if (flags != local || local[STAX_ANY_FLAG] == 0) Py_RETURN_NONE;
+    PyObject* set = PyTuple_New(STAX_ANY_FLAG + 1);
+    if (set == NULL) return NULL;
+    for (int k = 0; k <= STAX_ANY_FLAG; k += 1) {
+        PyObject* v = PyLong_FromLong(local[k]);
+        if (v == NULL) { Py_DECREF(set); return NULL; }
+        PyTuple_SET_ITEM(set, k, v);
+    }
+    return set;
 }
 
 /* key(args) -> bytes | None [H9, issue 9]: the signature of a call's arguments packed into one

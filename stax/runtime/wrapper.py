@@ -45,15 +45,21 @@ def new_flags() -> ctypes.Array:  # type: ignore[type-arg]
     return (ctypes.c_int32 * 8)()
 
 
-def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
-    raised = [(kind, message) for k, (kind, message) in enumerate(FLAG_MESSAGES) if flags[k]]
-    for k in (*range(len(FLAG_MESSAGES)), ANY_FLAG):
-        flags[k] = 0
-    for kind, message in raised:
+def raise_flags(values: Sequence[int], stacklevel: int = 3) -> None:
+    """NumPy's warnings and errors for the flags a kernel set (`values`: its flag buffer's)."""
+    for kind, message in [m for k, m in enumerate(FLAG_MESSAGES) if values[k]]:
         if issubclass(kind, Warning):
-            warnings.warn(message, kind, stacklevel=3)
+            warnings.warn(message, kind, stacklevel=stacklevel)
         else:
             raise kind(message)
+
+
+def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
+    """`raise_flags` for a flag buffer, cleared first (it serves the next call)."""
+    values = tuple(flags)
+    for k in (*range(len(FLAG_MESSAGES)), ANY_FLAG):
+        flags[k] = 0
+    raise_flags(values, stacklevel=4)
 
 
 def assert_input(arr: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...],
@@ -434,6 +440,21 @@ def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan], suffix: str 
     return regions
 
 
+def _frameless(schedule: Schedule, regions: Sequence[Region], symbols: Sequence[str],
+               local: set[str]) -> bool:
+    """[H9] Whether a call needs no frame: no pool, fixed sizes, every buffer the wrapper
+    allocates within RECYCLE_MIN_BYTES (np.empty on each call), every region called through
+    fastcall.c (whose flag buffer can live on the C stack)."""
+    fast = fastcall()
+    if schedule.memory.pool is not None or symbols or fast is None:
+        return False
+    buffers = schedule.program.buffer_map
+    if any(len(region_params(r.plans)) > FAST_MAX_ARGS for r in regions):
+        return False
+    return all(buffers[m.node.out].nbytes < RECYCLE_MIN_BYTES
+               for g in schedule.kernels for m in g.members if m.node.out not in local)
+
+
 def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                    library: Compiled | None, symbols: Sequence[str] = (),
                    solver: Callable[..., int] | None = None
@@ -482,17 +503,25 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
-    lines.append("    fr = storage.enter()  # this call's buffers (a frame no other call holds)")
-    lines.append("    try:")
-    body_start = len(lines)
-    lines.append("    flags = fr.address")
     pool = memory.pool
+    local = {lb.buffer for lb in schedule.local}
+    frameless = _frameless(schedule, regions, symbols, local)
+    if frameless:  # [H9]
+        env["raise_flags"] = raise_flags
+        lines.append("    # no frame: every buffer is small and comes from np.empty, each region "
+                     "has its flags on the C stack")
+    else:
+        lines.append("    fr = storage.enter()  # this call's buffers (a frame no other call "
+                     "holds)")
+        lines.append("    try:")
+    body_start = len(lines)
+    if not frameless:
+        lines.append("    flags = fr.address")
     if pool is not None:
         lines.append(f"    # pool: {pool.size:,} B for all intermediates (M* "
                      f"{memory.peak_bytes:,} B)")
     reused = {r.new: r for r in handed_over_storage(schedule)} if memory.pool is None else {}
     handed_over = {r.old for r in reused.values()}  # deleted when reused, not when freed
-    local = {lb.buffer for lb in schedule.local}
     region_of = {g.name: r for r in regions for g in r.groups}
     pending: list[str] = []  # storage handed over inside the current region: delete after it
     for group in schedule.kernels:
@@ -509,11 +538,12 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 lines.append(f"    {out.name} = {r.old}.reshape({py_shape(out.shape)})"
                              f"  # reuse: {r.reason}")
                 pending.append(r.old)
+            elif frameless or (out.kind != "intermediate" and not symbols
+                               and out.nbytes < RECYCLE_MIN_BYTES):  # [H9] malloc's own reuse
+                lines.append(f"    {out.name} = empty({py_shape(out.shape)}, dtype_{out.name})")
             elif out.kind == "intermediate":
                 lines.append(f"    {out.name} = fr.intermediate({out.name!r}, "
                              f"{py_shape(out.shape)}, dtype_{out.name})")
-            elif not symbols and out.nbytes < RECYCLE_MIN_BYTES:  # [H9] malloc's own reuse
-                lines.append(f"    {out.name} = empty({py_shape(out.shape)}, dtype_{out.name})")
             else:
                 lines.append(f"    {out.name} = fr.output({out.name!r}, {py_shape(out.shape)}, "
                              f"dtype_{out.name})")
@@ -545,7 +575,13 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 ptrs = tuple(ctypes.cast(fn, ctypes.c_void_p).value for fn in fns)
                 env[f"{region.name}_ptr"] = ptrs if solver is not None else ptrs[0]
                 arrays = "".join(f"{p}, " for p in params)
-                lines.append(f"    run({region.name}_ptr{pick}, ({arrays}), flags)  # {groups}")
+                if frameless:
+                    lines.append(f"    bad = run({region.name}_ptr{pick}, ({arrays}), None)"
+                                 f"  # {groups}")
+                    lines += ["    if bad is not None:", "        raise_flags(bad)"]
+                else:
+                    lines.append(f"    run({region.name}_ptr{pick}, ({arrays}), flags)"
+                                 f"  # {groups}")
             else:  # [A8] armed for Ctrl-C (stax.runtime.fast.interruptible)
                 env["interruptible"] = interruptible
                 env[region.name] = fns if solver is not None else fns[0]
@@ -558,15 +594,17 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         if freed or pending:
             lines.append(f"    del {', '.join(pending + freed)}")
         pending = []
-    lines.append(f"    if fr.flags[{ANY_FLAG}]:")
-    lines.append("        check_flags(fr.flags)")
+    if not frameless:
+        lines.append(f"    if fr.flags[{ANY_FLAG}]:")
+        lines.append("        check_flags(fr.flags)")
     outs = []
     for name, shape in zip(program.outputs, program.output_shapes, strict=True):
         outs.append(name if buffers[name].shape == shape
                     else f"{name}.reshape({py_shape(shape)})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    lines[body_start:] = ["    " + line for line in lines[body_start:]]
-    lines += ["    finally:", "        storage.exit(fr)"]
+    if not frameless:
+        lines[body_start:] = ["    " + line for line in lines[body_start:]]
+        lines += ["    finally:", "        storage.exit(fr)"]
     # [H9] `proven(*inputs)`: the same call without the input checks, for arguments whose exact
     # signature (shape, strides, dtype) has passed them before (stax.api's fast path)
     lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start],
