@@ -265,3 +265,18 @@ def test_packed_key_separates_what_the_wrapper_checks() -> None:
     assert key((packed,)) is not None
     overlapping = np.lib.stride_tricks.as_strided(np.zeros(4, np.complex128), (3,), (8,))
     assert overlapping.flags.aligned and key((overlapping,)) is None  # stride 8, itemsize 16
+
+
+def test_frameless_calls_raise_flags_and_run_externs() -> None:
+    gather = stax.jit(lambda a, i: a[i] * 2.0)  # small: no frame, flags on the C stack
+    a = make_array((5, 3), "float64")
+    good, bad = np.array([4, 0, -5]), np.array([0, 5])
+    assert "no frame" in gather.compile(a, good).program.wrapper
+    for _ in range(2):  # cold, then warm
+        with pytest.raises(IndexError):
+            gather(a, bad)
+        assert_matches(gather(a, good), a[good] * 2.0)  # no stale flag from the failed call
+    chain = stax.jit(lambda x, y: np.tanh(x @ y).sum(0) + x.max())  # kernels around BLAS
+    x, y = make_array((4, 6), "float32"), make_array((6, 3), "float32", seed=1)
+    for _ in range(2):
+        assert_matches(chain(x, y), np.tanh(x @ y).sum(0) + x.max(), rtol=1e-5)
