@@ -8,8 +8,9 @@ side in one run. One command prints the table:
     python benchmarks/loops.py            # full sizes
     python benchmarks/loops.py --smoke    # small sizes, trip counts 10 and 100
 
-A second table times three kernels whose slices change length with the index (trisolv,
-durbin, cholesky as npbench writes them) against NumPy and Numba at several matrix orders.
+A second table times the kernels whose slices change length with the index or that store
+elements at the index (trisolv, durbin, cholesky, lu, ludcmp, trmm, gramschmidt as npbench
+writes them) against NumPy and Numba at several matrix orders.
 """
 
 from __future__ import annotations
@@ -102,6 +103,53 @@ def cholesky(A):
     return A
 
 
+def lu(A):
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    return A
+
+
+def ludcmp(A, b):
+    x = np.zeros_like(b)
+    y = np.zeros_like(b)
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    for i in range(A.shape[0]):
+        y[i] = b[i] - A[i, :i] @ y[:i]
+    for i in range(A.shape[0] - 1, -1, -1):
+        x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x, y
+
+
+def trmm(alpha, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+    return B
+
+
+def gramschmidt(A):
+    Q = np.zeros_like(A)
+    R = np.zeros((A.shape[1], A.shape[1]), dtype=A.dtype)
+    for k in range(A.shape[1]):
+        nrm = np.dot(A[:, k], A[:, k])
+        R[k, k] = np.sqrt(nrm)
+        Q[:, k] = A[:, k] / R[k, k]
+        for j in range(k + 1, A.shape[1]):
+            R[k, j] = np.dot(Q[:, k], A[:, j])
+            A[:, j] -= Q[:, k] * R[k, j]
+    return Q, R
+
+
 # Numba's np.dot needs SciPy (not installed here): the same loops with each dot product
 # written as a sum of products.
 @numba.njit(cache=False)
@@ -137,6 +185,57 @@ def cholesky_numba(A):
     return A
 
 
+@numba.njit(cache=False)
+def lu_numba(A):
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.sum(A[i, :j] * A[:j, j])
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= np.sum(A[i, :i] * A[:i, j])
+    return A
+
+
+@numba.njit(cache=False)
+def ludcmp_numba(A, b):
+    x = np.zeros_like(b)
+    y = np.zeros_like(b)
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.sum(A[i, :j] * A[:j, j])
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= np.sum(A[i, :i] * A[:i, j])
+    for i in range(A.shape[0]):
+        y[i] = b[i] - np.sum(A[i, :i] * y[:i])
+    for i in range(A.shape[0] - 1, -1, -1):
+        x[i] = (y[i] - np.sum(A[i, i + 1:] * x[i + 1:])) / A[i, i]
+    return x, y
+
+
+@numba.njit(cache=False)
+def trmm_numba(alpha, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.sum(A[i + 1:, i] * B[i + 1:, j])
+    B *= alpha
+    return B
+
+
+@numba.njit(cache=False)
+def gramschmidt_numba(A):
+    Q = np.zeros_like(A)
+    R = np.zeros((A.shape[1], A.shape[1]), dtype=A.dtype)
+    for k in range(A.shape[1]):
+        nrm = np.sum(A[:, k] * A[:, k])
+        R[k, k] = np.sqrt(nrm)
+        Q[:, k] = A[:, k] / R[k, k]
+        for j in range(k + 1, A.shape[1]):
+            R[k, j] = np.sum(Q[:, k] * A[:, j])
+            A[:, j] -= Q[:, k] * R[k, j]
+    return Q, R
+
+
 def masked_kernels(n: int) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
                                          Callable[[], tuple[Any, ...]]]]:
     rng = np.random.default_rng(0)
@@ -149,6 +248,10 @@ def masked_kernels(n: int) -> list[tuple[str, Callable[..., Any], Callable[..., 
         ("trisolv", trisolv, trisolv_numba, lambda: (low, np.zeros(n), b)),
         ("durbin", durbin, durbin_numba, lambda: (r,)),
         ("cholesky", cholesky, cholesky_numba, lambda: (spd.copy(),)),
+        ("lu", lu, lu_numba, lambda: (spd.copy(),)),
+        ("ludcmp", ludcmp, ludcmp_numba, lambda: (spd.copy(), b)),
+        ("trmm", trmm, trmm_numba, lambda: (1.5, m, low.T.copy())),
+        ("gramschmidt", gramschmidt, gramschmidt_numba, lambda: (m + np.eye(n),)),
     ]
 
 
@@ -179,6 +282,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="small sizes, trip counts 10, 100")
     parser.add_argument("--n", type=int, default=None, help="array length")
+    parser.add_argument("--orders", type=int, nargs="*", default=None,
+                        help="matrix orders of the second table (only that table)")
     args = parser.parse_args()
     n = args.n or (256 if args.smoke else 10_000)
     trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
@@ -189,7 +294,7 @@ def main() -> None:
     print(f"n = {n}; times in ms; first call = trace + compile + run with an empty cache")
     print(f"{'kernel':<12} {'trips':>6} {'first call':>10} {'stax':>9} {'numpy':>9} "
           f"{'numba':>9} {'numpy/stax':>10} {'stax/numba':>10}  loop")
-    for trips in trip_counts:
+    for trips in trip_counts if args.orders is None else ():
         for name, fn, numba_fn, make in kernels(n, trips):
             os.environ["STAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="stax-loops-bench-")
             jitted = stax.jit(fn)
@@ -208,7 +313,7 @@ def main() -> None:
             print(f"{name:<12} {trips:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
                   f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
                   f"{t_stax / t_numba:>10.2f}  {how}")
-    sizes = (16, 64) if args.smoke else (64, 256, 1000)
+    sizes = args.orders or ((16, 64) if args.smoke else (64, 256, 1000))
     print("\nslices of index-dependent length (masked full-length form); n = matrix order")
     print(f"{'kernel':<12} {'n':>6} {'first call':>10} {'stax':>9} {'numpy':>9} {'numba':>9} "
           f"{'numpy/stax':>10} {'stax/numba':>10}  loops")
@@ -219,7 +324,7 @@ def main() -> None:
             start = time.perf_counter()
             got = jitted(*make())
             first = time.perf_counter() - start
-            np.testing.assert_allclose(got, fn(*make()), rtol=1e-9)
+            np.testing.assert_allclose(got, fn(*make()), rtol=1e-8)
             numba_fn(*make())  # compile
             t_stax = best(jitted, make, repeat)
             t_numpy = best(fn, make, repeat)
