@@ -136,6 +136,8 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
         raise TypeError(f"stax.jit: np.{name} takes {ufunc.nin} arguments, got {len(args)}")
     b = find_builder(args)
     specs = tuple(dtype_spec(a) for a in args)
+    if name in _COMPARISONS:
+        specs = _exact_int_comparison(args, specs)
     try:
         loop = ufunc.resolve_dtypes(specs + (None,))
         if {type(s) for s in specs} == {type} and "O" in {d.kind for d in loop}:
@@ -155,6 +157,30 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
         isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex)) for a in args)
     return Tracer(b, out, weak=weak and out.dtype.kind in "bifc" and not isinstance(
         args[0], np.generic), concrete=_concrete_result(ufunc, args))
+
+
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+
+
+def _exact_int_comparison(args: Sequence[Any], specs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """[H16] NumPy 2 compares an integer array with a Python int exactly, even one outside the
+    array's dtype (`u8 > -1` is all True, `i8 == 300` all False; no OverflowError). A Python int
+    whose value is not part of the trace (a scalar argument) or does not fit the other
+    operands' dtypes is compared as int64 instead (NumPy's exact int64/uint64 loops for
+    uint64); an in-range literal stays weak (the comparison keeps the array's width)."""
+    strong = [s for s in specs if isinstance(s, np.dtype)]
+    if int not in specs or not strong or not builtins.all(s.kind in "iu" for s in strong):
+        return specs
+    out = list(specs)
+    for k, a in enumerate(args):
+        if specs[k] is not int:
+            continue
+        if isinstance(a, Tracer) or not builtins.all(
+                np.iinfo(s).min <= a <= np.iinfo(s).max for s in strong):
+            out[k] = np.dtype(np.int64) if isinstance(a, Tracer) or \
+                np.iinfo(np.int64).min <= a <= np.iinfo(np.int64).max else np.dtype(np.uint64)
+    return tuple(out)
 
 
 def _concrete_result(ufunc: np.ufunc, args: Sequence[Any]) -> tuple[frozenset[int], Any] | None:
@@ -215,15 +241,28 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
         if name in kw and given is not None:
             raise TypeError(f"clip() got both a_{name} and {name}")
     a_min, a_max = kw.pop("min", a_min), kw.pop("max", a_max)
-    if out is not None or kw:
-        raise unsupported("np.clip with out= or extra arguments")
+    if kw:
+        raise unsupported("np.clip with extra arguments")
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     result = a
+    dtype = a.dtype if isinstance(a, Tracer) else np.asarray(a).dtype
+    if dtype.kind in "iu":  # [H16] NumPy's _clip: a Python int bound beyond the dtype is none
+        info = np.iinfo(dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is not None:
         result = apply_ufunc("maximum", result, a_min)
     if a_max is not None:
         result = apply_ufunc("minimum", result, a_max)
+    if result is a:
+        result = copy_(a)
+    if out is not None:  # [H16] np.clip(x, lo, hi, out=x): written as NumPy's ufunc would
+        if not isinstance(out, Tracer):
+            raise unsupported("np.clip with out= that is not a traced array")
+        return inplace(out, result)
     return result
 
 

@@ -177,6 +177,8 @@ class Tracer:
         return bool(self.python_value())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.concrete is not None:  # [H16] a scalar argument (`np.uint32(k)`): its value,
+            return np.array(self.python_value(), dtype=dtype)  # the trace specialized on it
         array = self.builder.concretize(self, TypeError(
             "stax.jit: a traced array cannot be converted to a NumPy array inside a jitted "
             "function (this happens with np.asarray, float(), or unsupported functions)"))

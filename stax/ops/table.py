@@ -221,6 +221,10 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("bitwise_and", np.bitwise_and, _infix("&")),
     Elementwise("bitwise_or", np.bitwise_or, _infix("|")),
     Elementwise("bitwise_xor", np.bitwise_xor, _infix("^")),
+    # [H16] NumPy counts the bits of the absolute value (a uint8 result; integer loops only)
+    Elementwise("bitwise_count", np.bitwise_count,
+                Cpp("((uint8_t)__builtin_popcountll({a0} < 0 ? 0ULL - (unsigned long long)"
+                    "{a0} : (unsigned long long){a0}))")),
     Elementwise("invert", np.invert, Cpp("(({t})~{a0})", bool="(!{a0})"),
                 aliases=("bitwise_not",), decomposition="bitwise_xor(x, -1)"),
     Elementwise("left_shift", np.left_shift, Cpp("stax_shl<{t}>({a0}, {a1})"),
@@ -261,6 +265,26 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("trunc", np.trunc, Cpp("trunc{f}({a0})", "{a0}")),
     Elementwise("rint", np.rint, Cpp("nearbyint{f}({a0})", "{a0}", complex="stax_crint({a0})")),
     Elementwise("copysign", np.copysign, Cpp("copysign{f}({a0}, {a1})")),
+    # [H16] C's fmod for floats; integers as NumPy's loop: x fmod 0 is 0 (NumPy also warns
+    # "divide by zero encountered in fmod": not raised, the flag enum is full), MIN fmod -1 is 0
+    Elementwise("fmod", np.fmod, Cpp("fmod{f}({a0}, {a1})",
+                                     "({a1} == 0 ? ({t})0 : ({t})({a0} % ((({t})-1 < ({t})0 && "
+                                     "{a1} == ({t})-1) ? ({t})1 : {a1})))"),
+                "costly", decomposition="subtract(x, multiply(trunc(true_divide(x, y)), y))"),
+    # [H16] NumPy's npy_heaviside: NaN, h0 at 0, else 0 or 1 (float loops only)
+    Elementwise("heaviside", np.heaviside,
+                Cpp("(std::isnan({a0}) ? {a0} : {a0} == ({t})0 ? {a1} : "
+                    "{a0} < ({t})0 ? ({t})0 : ({t})1)")),
+    # [H16] angle conversions: NumPy's constants rounded in the loop's type (NPY_PIf / 180.0f);
+    # np.radians / np.degrees are ufuncs of their own with the same loops
+    *(Elementwise(name, getattr(np, name), Cpp(form), decomposition=decomposition)
+      for names, form, decomposition in (
+          (("deg2rad", "radians"), "({a0} * (({t})3.141592653589793238462643383279502884 / "
+                                   "({t})180))", "multiply(x, 0.017453292519943295)"),
+          (("rad2deg", "degrees"), "({a0} * (({t})180 / "
+                                   "({t})3.141592653589793238462643383279502884))",
+           "multiply(x, 57.29577951308232)"))
+      for name in names),
     # classification
     Elementwise("isnan", np.isnan, Cpp("std::isnan({a0})", "false", complex="stax_cisnan({a0})"),
                 decomposition="not_equal(x, x)"),
