@@ -9,15 +9,16 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from stax.nested import flatten as fl
 from stax.nested import interp
-from stax.nested.kernels import KernelRecord, deferring, kernel_log
+from stax.nested.kernels import KernelRecord, Layout, deferring, kernel_log, size_of
 from stax.nested.operator import check_binary
 from stax.nested.ragged import Ragged
+from stax.nested.tape import Retrace, Tape, record, recording
 
 _INTERPRETING: ContextVar[bool] = ContextVar("stax_nested_interpreting", default=False)
 
@@ -111,29 +112,93 @@ class Run:
     kernels: tuple[KernelRecord, ...]
 
 
+class CacheInfo(NamedTuple):
+    """`f.cache_info()` of an `sn.jit` function: calls; flattenings (each records a program
+    for its call signature, or re-records it when a replay's guard fails); calls served by
+    replaying a recorded program; calls flattened because their program cannot be replayed
+    (`f.unreplayable` says why)."""
+    calls: int
+    compiles: int
+    replays: int
+    uncached: int
+
+
+@dataclass
+class _Program:
+    """What a call signature maps to: a recorded program, or why there is none."""
+    tape: Tape | None
+    run: Run
+    reason: str | None = None
+
+
 class Jitted:
-    """A nested function compiled by flattening (see `stax.nested.flatten`)."""
+    """A nested function compiled by flattening (see `stax.nested.flatten`). The first call
+    with a signature (per argument: Ragged or array, dtype, rank, inner dimensions; scalars
+    by value) flattens it and records the program (`stax.nested.tape`); later calls with that
+    signature replay it on their own data, whatever its sizes."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.last_run: Run | None = None
+        self.programs: dict[Any, _Program] = {}
+        self.counts = [0, 0, 0, 0]
         functools.update_wrapper(self, fn)
 
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(*self.counts)
+
+    @property
+    def unreplayable(self) -> dict[Any, str]:
+        """Per call signature whose calls are each flattened: the reason."""
+        return {k: p.reason for k, p in self.programs.items() if p.reason is not None}
+
     def __call__(self, *args: Any) -> Any:
-        result, run = self.run(*args)
+        self.counts[0] += 1
+        key = _signature(args)
+        program = self.programs.get(key) if key is not None else None
+        if program is not None and program.tape is not None:
+            try:
+                out = program.tape.replay(_leaves(args, []))
+            except Retrace:
+                pass
+            else:
+                self.counts[2] += 1
+                self.last_run = program.run
+                return _fresh(out, _arrays(args))
+        if program is not None and program.reason is not None:
+            self.counts[3] += 1
+            result, self.last_run = self.run(*args)
+            return result
+        tape = Tape() if key is not None else None
+        result, run = self._trace(args, tape)
+        self.counts[1] += 1
+        if tape is not None:
+            replayable = tape.reason is None
+            self.programs[key] = _Program(tape if replayable else None, run, tape.reason)
         self.last_run = run
         return result
 
     def run(self, *args: Any) -> tuple[Any, Run]:
+        """Flatten and run one call (nothing recorded): the result and what it did."""
+        return self._trace(args, None)
+
+    def _trace(self, args: tuple[Any, ...], tape: Tape | None) -> tuple[Any, Run]:
         trace = fl.Trace()
         token = fl._TRACE.set(trace)
         try:
             root = fl.Space(None, None)
-            with fl.in_space(root), kernel_log() as log, deferring():
+            # recording outermost: the deferred kernels run by `deferring`'s end are recorded
+            with recording(tape), fl.in_space(root), kernel_log() as log, deferring():
+                if tape is not None:
+                    for leaf in _leaves(args, []):
+                        tape.argument(leaf)
                 traced = [_argument(a, root) for a in args]
                 out = self.fn(*traced)
                 fl.flush_checks()
-                result = _fresh(_output(out), _arrays(args))
+                out = _output(out)
+            if tape is not None:
+                tape.finish(out)
+            result = _fresh(out, _arrays(args))
         finally:
             fl._TRACE.reset(token)
         return result, Run(tuple(trace.rules), tuple(log))
@@ -142,6 +207,40 @@ class Jitted:
 def jit(fn: Callable[..., Any]) -> Jitted:
     """Compile a nested function: each call flattens it into segmented kernels."""
     return fn if isinstance(fn, Jitted) else Jitted(fn)
+
+
+def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What a recorded program is specialized on: per argument Ragged or array, dtype, rank
+    and the dimensions after the first (the lengths are run-time values); Python and NumPy
+    scalars by value (they are constants of the kernels). None: not cacheable."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append((0, a.dtype, a.shape[1:] if a.ndim else None))
+        elif isinstance(a, Ragged):
+            out.append((1, a.values.dtype, a.values.shape[1:]))
+        elif isinstance(a, (bool, int, float)):
+            out.append((type(a), a))
+        elif isinstance(a, np.generic):
+            out.append((a.dtype, a.item()))
+        elif isinstance(a, tuple):
+            inner = _signature(a)
+            if inner is None:
+                return None
+            out.append(inner)
+        else:
+            return None
+    return tuple(out)
+
+
+def _leaves(args: Any, out: list[Any]) -> list[Any]:
+    """The arrays and Ragged arguments, in order (a recorded program's inputs)."""
+    for a in args:
+        if isinstance(a, tuple):
+            _leaves(a, out)
+        elif isinstance(a, (np.ndarray, Ragged)):
+            out.append(a)
+    return out
 
 
 def _argument(a: Any, root: fl.Space) -> Any:
@@ -190,30 +289,41 @@ def _output(v: Any) -> Any:
     if isinstance(v, fl.Scalar):
         if v.space is None or v.space.parent is not None:
             raise ValueError("stax.nested: a value escapes the map that computes it")
-        return fl.materialize(v)[0]
+        return record(_item, fl.materialize(v))
     if isinstance(v, fl.Row):
         return _row_output(v)
     return np.asarray(v)[()]
 
 
+def _item(a: np.ndarray) -> Any:
+    return a[0]
+
+
 def _row_output(row: fl.Row) -> np.ndarray | Ragged:
-    shape = [row.space.size]
+    lead, widths = row.space.layout, []
     v: Any = row.elem
-    ragged_lengths = None
+    ragged = None
     while isinstance(v, fl.Row):
         if v.space.width is not None:
-            shape.append(v.space.width)
-        elif ragged_lengths is None and len(shape) == 1:
-            ragged_lengths = v.space.lengths
-            shape = [v.space.size]
+            widths.append(v.space.width)
+        elif ragged is None and not widths:
+            ragged, lead = v.space, v.space.layout
         else:
             raise NotImplementedError("stax.nested: results whose inner rows are irregular "
                                       "(ragged arrays of ragged arrays) cannot be returned")
         v = v.elem
-    values = fl.materialize(v).reshape(shape)
-    if ragged_lengths is not None:
-        return Ragged(values, ragged_lengths)
+    values = record(_shaped, fl.materialize(v), lead, tuple(widths))
+    if ragged is not None:
+        return record(_ragged, values, ragged.lengths, ragged.layout)
     return values
+
+
+def _shaped(values: np.ndarray, lead: Layout, widths: tuple[int, ...]) -> np.ndarray:
+    return values.reshape(size_of(lead), *widths)
+
+
+def _ragged(values: np.ndarray, lengths: np.ndarray, layout: Layout) -> Ragged:
+    return Ragged.trusted(values, lengths, layout.bounds)
 
 
 @dataclass(frozen=True)

@@ -295,7 +295,7 @@ def guarded_load(e: Expr, guarded: bool = False) -> bool:
     """Whether a load sits in a branch of a `where` (so it must not be executed
     unconditionally: its index may be out of range when the branch is not taken)."""
     if isinstance(e, Load):
-        if isinstance(e.index, (Idx, Seg)):
+        if isinstance(e.index, (Idx, Seg, Const)):
             return False  # in range for every lane of the loop (checked: `direct_loads`)
         return guarded or guarded_load(e.index, guarded)
     if isinstance(e, Call):
@@ -307,9 +307,10 @@ def guarded_load(e: Expr, guarded: bool = False) -> bool:
 
 
 def direct_loads(e: Expr) -> Iterator[Load]:
-    """The loads at the element index or the segment index (`x[i]`, `x[s]`)."""
+    """The loads at the element index, the segment index or a constant (`x[i]`, `x[s]`,
+    `x[0]`: a value of the top level, which has one iteration)."""
     if isinstance(e, Load):
-        if isinstance(e.index, (Idx, Seg)):
+        if isinstance(e.index, (Idx, Seg, Const)):
             yield e
         else:
             yield from direct_loads(e.index)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from stax.nested import tape
 from stax.nested.expr import (
     BOOL,
     INT64,
@@ -57,14 +58,20 @@ from stax.nested.expr import (
 from stax.nested.kernels import (
     Layout,
     Store,
+    alloc,
     defer_segreduce,
+    empty_layout,
     flush,
     native,
     run_map,
     run_segreduce,
     run_segscan,
+    size_of,
 )
 from stax.nested.ragged import Ragged
+from stax.nested.tape import guard, record
+
+tape.register_data_types(Layout, Ragged)
 
 
 @dataclass
@@ -146,16 +153,17 @@ class Space:
         """A child space whose segment j has lengths[j] iterations (uniform for an int, or
         under the root, which has one iteration)."""
         if isinstance(lengths, np.ndarray) and parent.parent is None:
-            lengths = int(lengths[0])
+            lengths = guard(_first, lengths)  # a width in the kernels: checked on replay
         if not isinstance(lengths, np.ndarray):
-            return Space(parent, Layout.uniform(parent.size, int(lengths)))
+            return Space(parent, record(_uniform_under, parent.layout, int(lengths)))
         from stax.nested.primitives import bounds_of
-        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        lengths = record(_int64, lengths)
         trace = _TRACE.get()
         known = trace.layouts.get(id(lengths)) if trace else None
         if known is not None and known[0] is lengths:
             return Space(parent, known[1], lengths)  # segments like an existing space's
-        space = Space(parent, Layout.from_bounds(bounds_of(lengths)), lengths)
+        layout = record(Layout.from_bounds, record(bounds_of, lengths))
+        space = Space(parent, layout, lengths)
         space.remember()
         return space
 
@@ -192,15 +200,18 @@ class Space:
 
     def start(self) -> Expr:
         """At the parent: the first element of the segment Idx."""
+        if self.parent is not None and self.parent.parent is None:
+            return _i64(0)
         if self.width is not None:
             return _mul(Idx(), _i64(self.width))
         return Load(INT64, Buf(self.layout.bounds), Idx())
 
     def length(self) -> Expr:
-        """At the parent: the number of elements in segment Idx."""
-        if self.width is not None:
-            return _i64(self.width)
-        return Load(INT64, Buf(self.lengths), Idx())
+        """At the parent: the number of elements in segment Idx (read from the lengths for
+        the top-level arrays too: their length is a run-time value of the kernels)."""
+        if self.lengths is not None:
+            return Load(INT64, Buf(self.lengths), Idx())
+        return _i64(self.width)
 
     def inner(self) -> Expr:
         """The position of element Idx inside its segment."""
@@ -213,7 +224,7 @@ class Space:
     def segment_ids(self) -> Buf:
         """The parent iteration of every element, materialized (for deeper gathers)."""
         if self._segment_ids is None:
-            out = np.empty(self.size, dtype=np.int64)
+            out = alloc(self.layout, "n", INT64)
             run_map(self.size, self.layout, [Store(out, self.segment())],
                     f"segment ids of {self.name}")
             self._segment_ids = Buf(out)
@@ -230,6 +241,38 @@ class Space:
             raise ValueError("stax.nested: a value from one map or cond branch is used "
                              "outside it")
         return chain[::-1]
+
+
+def _first(a: np.ndarray) -> int:
+    return int(a[0])
+
+
+def _int64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _uniform_under(parent: Layout | None, width: int) -> Layout:
+    """The layout of `width` elements per iteration of a space laid out by `parent`."""
+    return Layout.uniform(size_of(parent), width)
+
+
+def _top_layout(x: np.ndarray | Ragged) -> Layout:
+    return Layout.uniform(1, len(x))
+
+
+def _top_lengths(layout: Layout) -> np.ndarray:
+    return np.array([layout.n], dtype=np.int64)
+
+
+def static_width(layout: Layout) -> int:
+    """A regular layout's width used as a number (a constant of the kernels, or a size the
+    program decides by): checked on replay, since the top-level widths are the arguments'
+    lengths."""
+    return guard(_width, layout)
+
+
+def _width(layout: Layout) -> int:
+    return layout.width
 
 
 def _lift_expr(e: Expr, parent: Space, child: Space) -> Expr:
@@ -336,14 +379,14 @@ class Row(Traced):
 
     @property
     def shape(self) -> tuple[Any, ...]:
-        n = self.space.width if self.space.width is not None else self.size
+        n = static_width(self.space.layout) if self.space.width is not None else self.size
         return (n, *self.elem.shape)
 
     def __len__(self) -> int:
         if self.space.width is None:
             raise TypeError("stax.nested: the length of an irregular row is a traced value; "
                             "use sn.length(row) or row.size")
-        return self.space.width
+        return static_width(self.space.layout)
 
     def __bool__(self) -> bool:
         raise TypeError("stax.nested: a traced array has no truth value")
@@ -417,8 +460,16 @@ def _identity_of_extremum(ufunc: np.ufunc, dtype: np.dtype) -> Any:
     return dtype.type(info.min if ufunc is np.maximum else info.max)
 
 
+def _any_zero(a: np.ndarray) -> bool:
+    return bool(np.any(a == 0))
+
+
+def _any_true(a: np.ndarray) -> bool:
+    return bool(a.any())
+
+
 def _extremum(row: Row, ufunc: np.ufunc) -> Scalar:
-    if np.any(materialize(row.size) == 0):
+    if guard(_any_zero, materialize(row.size)):
         raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has "
                          f"no identity")
     return reduce_rows(ufunc, _identity_of_extremum(ufunc, row.dtype), (row,))[0]
@@ -432,29 +483,56 @@ Value = Scalar | Row
 def from_array(x: np.ndarray | Ragged, root: Space) -> Value:
     """A concrete argument as a traced value of the top level."""
     if isinstance(x, Ragged):
-        outer = Space(root, Layout.uniform(1, len(x)))
-        rows = Space(outer, Layout.from_bounds(x.bounds), x.lengths)
+        outer = _top_space(root, x)
+        layout = record(Layout.from_bounds, record(_bounds, x))
+        rows = Space(outer, layout, record(_lengths_of, x))
         rows.remember()
-        return Row(outer, Row(rows, _regular(rows, np.ascontiguousarray(x.values))))
+        return Row(outer, Row(rows, _regular(rows, record(_values_of, x))))
     x = np.asarray(x)
     if x.ndim == 0:
-        return Scalar(root, Load(x.dtype, Buf(x.reshape(1)), Idx()))
-    top = Space(root, Layout.uniform(1, x.shape[0]))
-    return Row(top, _regular(top, np.ascontiguousarray(x)))
+        return Scalar(root, Load(x.dtype, Buf(record(_one, x)), Idx()))
+    top = _top_space(root, x)
+    return Row(top, _regular(top, record(np.ascontiguousarray, x)))
+
+
+def _top_space(root: Space, x: np.ndarray | Ragged) -> Space:
+    layout = record(_top_layout, x)
+    return Space(root, layout, record(_top_lengths, layout))
+
+
+def _bounds(x: Ragged) -> np.ndarray:
+    return x.bounds
+
+
+def _lengths_of(x: Ragged) -> np.ndarray:
+    return x.lengths
+
+
+def _values_of(x: Ragged) -> np.ndarray:
+    return np.ascontiguousarray(x.values)
+
+
+def _one(x: np.ndarray) -> np.ndarray:
+    return x.reshape(1)
+
+
+def _outer_rows(values: np.ndarray) -> np.ndarray:
+    return values.reshape(-1, *values.shape[2:])
 
 
 def _regular(space: Space, values: np.ndarray) -> Value:
     """Elements in `space` of shape values.shape[1:]: nested uniform spaces."""
     if values.ndim == 1:
-        values = native(values)
+        values = record(native, values)
         return Scalar(space, Load(values.dtype, Buf(values), Idx()))
-    inner = Space(space, Layout.uniform(space.size, values.shape[1]))
-    return Row(inner, _regular(inner, values.reshape(-1, *values.shape[2:])))
+    inner = Space(space, record(_uniform_under, space.layout, values.shape[1]))
+    return Row(inner, _regular(inner, record(_outer_rows, values)))
 
 
 def to_traced(v: Any) -> Any:
     """Concrete arrays used inside a traced function are top-level values."""
     if isinstance(v, (np.ndarray, Ragged)) and not (isinstance(v, np.ndarray) and v.ndim == 0):
+        tape.constant(v)  # read from a closure or a global: captured when recorded
         return from_array(v, _root(current()))
     return v
 
@@ -515,16 +593,24 @@ def materialize(v: Scalar) -> np.ndarray:
     flush_checks()  # a value read back may decide sizes or control: never read garbage
     e, space = v.expr, v.space
     assert space is not None
-    if isinstance(e, Load) and isinstance(e.index, Idx) and e.buf.array.size == space.size:
+    if isinstance(e, Load) and isinstance(e.index, Idx) \
+            and guard(_fits, e.buf.array, space.layout):
         flush()  # the array may hold results of deferred reductions
         return e.buf.array
-    out = np.empty(space.size, dtype=e.dtype)
     if isinstance(e, Const):
-        out.fill(e.value)
-        return out
+        return record(_full, space.layout, e.dtype, e.value)
+    out = alloc(space.layout, "n", e.dtype)
     run_map(space.size, space.layout, [Store(out, e)], f"materialize over {space.name}: "
             f"{show(e)}")
     return out
+
+
+def _fits(a: np.ndarray, layout: Layout | None) -> bool:
+    return a.size == size_of(layout)
+
+
+def _full(layout: Layout | None, dtype: np.dtype, value: Any) -> np.ndarray:
+    return np.full(size_of(layout), value, dtype=dtype)
 
 
 def materialized(v: Any) -> Any:
@@ -616,20 +702,28 @@ def unify(rows: Sequence[Row], what: str) -> Space:
         if r.space is first:
             continue
         a, b = first.layout, r.space.layout
-        same = a is b or (a.k == b.k and a.n == b.n and (
-            (a.width is not None and a.width == b.width)
-            or (a.width is None and b.width is None and np.array_equal(a.bounds, b.bounds))
-            or np.array_equal(_lengths(first), _lengths(r.space))))
-        if not same:
+        if a is not b and not guard(_same_lengths, a, first.lengths, b, r.space.lengths):
             raise ValueError(f"stax.nested: {what}: arrays of different lengths "
                              f"({_describe_lengths(first)} vs {_describe_lengths(r.space)})")
     return first
 
 
+def _same_lengths(a: Layout, la: np.ndarray | None, b: Layout, lb: np.ndarray | None) -> bool:
+    """Whether two layouts (with their spaces' lengths) have the same segment lengths."""
+    return a.k == b.k and a.n == b.n and (
+        (a.width is not None and a.width == b.width)
+        or (a.width is None and b.width is None and np.array_equal(a.bounds, b.bounds))
+        or np.array_equal(_layout_lengths(a, la), _layout_lengths(b, lb)))
+
+
+def _layout_lengths(layout: Layout, lengths: np.ndarray | None) -> np.ndarray:
+    if layout.width is not None:
+        return np.full(layout.k, layout.width, dtype=np.int64)
+    return lengths
+
+
 def _lengths(space: Space) -> np.ndarray:
-    if space.width is not None:
-        return np.full(space.layout.k, space.width, dtype=np.int64)
-    return space.lengths
+    return _layout_lengths(space.layout, space.lengths)
 
 
 def _describe_lengths(space: Space) -> str:
@@ -750,7 +844,7 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
                  f"{c.space.name} is a count reduced alongside")
         outs = run_segreduce(child.layout, operator, exprs, summary)
         for c, count in zip(checks, outs[len(elems):], strict=True):
-            if count.any():
+            if guard(_any_true, count):
                 flush_checks(before=c.seq)  # an earlier failing check reports first
                 _TRACE.get().checks = []
                 c.fail()
@@ -799,7 +893,8 @@ def _closed_form_sum(operator: Any, exprs: Sequence[Expr], child: Space) -> Expr
     c0, c1 = (substitute(c, seg) for c in parts)
     layout = child.layout
     if layout.width is not None:
-        lo, n = _mul(Idx(), _i64(layout.width)), _i64(layout.width)
+        width = static_width(layout)
+        lo, n = _mul(Idx(), _i64(width)), _i64(width)
     else:
         lo = Load(INT64, Buf(layout.bounds), Idx())
         n = _sub(Load(INT64, Buf(layout.bounds), _add(Idx(), _i64(1))), lo)
@@ -823,6 +918,7 @@ def _python_fallback(kind: str, op: Any, ne: Any, child: Space, elems: Sequence[
                      space: Space) -> tuple:
     """An operator that branches on values cannot become C++: run it per segment in Python."""
     from stax.nested.interp import segmented
+    tape.unreplayable("an operator that branches in Python runs in Python")
     note(f"{kind} with an untraceable operator -> sequential Python",
          f"{getattr(op, '__name__', op)} branches on its arguments; {child.size} elements")
     outs = segmented(kind, op, ne, child.layout, [materialize(e) for e in elems])
@@ -838,31 +934,49 @@ def _ints(v: Any, space: Space) -> np.ndarray | int:
     if isinstance(v, Scalar):
         if v.dtype.kind not in "iu":
             raise TypeError(f"stax.nested: sizes must be integers, got {v.dtype}")
-        arr = materialize(lift(v, space)).astype(np.int64, copy=False)
-        return int(arr[0]) if space.parent is None else arr
+        arr = record(_as_int64, materialize(lift(v, space)))
+        return guard(_first, arr) if space.parent is None else arr
     raise TypeError(f"stax.nested: sizes must be integers, got {type(v).__name__}")
 
 
-def range_(start: Any, stop: Any, step: Any) -> Row:
+def _as_int64(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.int64, copy=False)
+
+
+def _iota_lengths(v0: int, v1: np.ndarray) -> np.ndarray:
+    """The lengths of v0..<v1 per iteration (checked: a ValueError names a bad range)."""
     from stax.nested.interp import check_range
+    low = int(v1.min()) if len(v1) else v0
+    if low < v0:
+        check_range(np.array([v0]), np.array([low]), np.array([1]))
+    return v1 - v0 if v0 else v1
+
+
+def _range_lengths(layout: Layout | None, *values: np.ndarray | int) -> np.ndarray:
+    """The lengths of start..start+step..<stop per iteration of a space laid out by
+    `layout` (checked: a ValueError names a bad range)."""
+    from stax.nested.interp import check_range
+    k = size_of(layout)
+    arrays = [np.full(k, v, dtype=np.int64) if isinstance(v, int) else v for v in values]
+    check_range(*arrays)
+    s0, s1, st = arrays
+    steps = np.where(st > 0, st, -st)
+    lengths = np.where(st > 0, s1 - s0, s0 - s1) + steps - 1
+    return lengths // np.where(st == 0, 1, steps)
+
+
+def range_(start: Any, stop: Any, step: Any) -> Row:
     space = deepest(start, stop, step)
     values = [_ints(v, space) for v in (start, stop, step)]
-    k = space.size
     v0, v1, v2 = values
+    lengths: np.ndarray | int
     if isinstance(v0, int) and v2 == 1 and not isinstance(v1, int):  # iota-like: one pass
-        low = int(v1.min()) if len(v1) else v0
-        if low < v0:
-            check_range(np.array([v0]), np.array([low]), np.array([1]))
-        lengths: np.ndarray | int = v1 - v0 if v0 else v1
+        lengths = record(_iota_lengths, v0, v1)
+    elif all(isinstance(v, int) for v in values):  # one width (no iteration: no check)
+        lengths = 0 if empty_layout(space.layout, "n") else \
+            int(_range_lengths(None, *values)[0])
     else:
-        arrays = [np.full(k, v, dtype=np.int64) if isinstance(v, int) else v for v in values]
-        check_range(*arrays)
-        s0, s1, st = arrays
-        steps = np.where(st > 0, st, -st)
-        lengths = np.where(st > 0, s1 - s0, s0 - s1) + steps - 1
-        lengths = lengths // np.where(st == 0, 1, steps)
-        if all(isinstance(v, int) for v in values):
-            lengths = int(lengths[0]) if k else 0
+        lengths = record(_range_lengths, space.layout, *values)
     child = Space.child(space, lengths)
     first, stride = (lift(_int64_at(v, space), child).expr for v in (start, step))
     elem = _add(first, _mul(stride, child.inner()))
@@ -883,13 +997,18 @@ def iota(n: Any) -> Row:
     return range_(0, n, 1)
 
 
+def _counts(count: np.ndarray | int) -> np.ndarray | int:
+    """The counts of sn.replicate, checked (a ValueError names a negative one)."""
+    if np.any(np.asarray(count) < 0):
+        raise ValueError(f"stax.nested: sn.replicate: negative count {int(np.min(count))}")
+    return count
+
+
 def replicate(n: Any, v: Any) -> Row:
     v = to_traced(v)
     space = deepest(n, v)
     count = _ints(n, space)
-    if np.any(np.asarray(count) < 0):
-        bad = int(np.min(count))
-        raise ValueError(f"stax.nested: sn.replicate: negative count {bad}")
+    count = record(_counts, count) if isinstance(count, np.ndarray) else _counts(count)
     child = Space.child(space, count)
     note("map-of-replicate -> segmented replicate" if space.parent else "replicate",
          f"{child.describe()}: the value is replicated symbolically (gathered by segment "
@@ -917,25 +1036,33 @@ def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None, step: int
         b = lift(to_traced(v), space)
         if b.dtype.kind not in "iu":
             raise TypeError(f"stax.nested: slice bounds must be integers, got {b.dtype}")
-        bounds.append(materialize(b).astype(np.int64, copy=False))
-    a, count = _slice_indices(materialize(size).astype(np.int64, copy=False), *bounds, step)
+        bounds.append(record(_as_int64, materialize(b)))
+    indices = record(_slice_indices, record(_as_int64, materialize(size)), *bounds, step)
+    a, count = record(_item, indices, 0), record(_item, indices, 1)
     # Rows of one width sliced by constant bounds keep one width (regular).
     regular = base.width is not None and not any(isinstance(v, Scalar) for v in (lo, hi))
     if isinstance(row.elem, Row):
         if lo is None and hi is None and regular and step == 1:
-            child = Space.child(space, base.width)
+            child = Space.child(space, static_width(base.layout))
             note("replicate free array", f"{child.describe()}")
             return Row(child, _replicate_regular(row.elem, base, child))
         raise NotImplementedError("stax.nested: slicing arrays of arrays is not supported")
     buf = _elements(row, "slicing")
-    child = Space.child(space, int(count[0]) if regular and len(count) else
-                        0 if regular else count)
+    child = Space.child(space, guard(_first_or_zero, count) if regular else count)
     offset = lift(Scalar(space, _add(start.expr, Load(INT64, Buf(a), Idx()))), child).expr
     note("map-of-slice -> segmented gather" if target is None else
          "free array replicated -> segmented gather",
          f"{child.describe()}: element = row[start + lo + {step} * index in segment]")
     return Row(child, Scalar(child, Load(row.dtype, buf,
                                          _add(offset, _mul(_i64(step), child.inner())))))
+
+
+def _item(pair: tuple[np.ndarray, np.ndarray], j: int) -> np.ndarray:
+    return pair[j]
+
+
+def _first_or_zero(a: np.ndarray) -> int:
+    return int(a[0]) if len(a) else 0
 
 
 def _slice_indices(n: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None,
@@ -969,7 +1096,7 @@ def _replicate_regular(elem: Row, base: Space, child: Space) -> Row:
     inner = Space.child(child, elem.space.width)
     buf = _elements(elem, "replicating")
     row_of = ufunc_call(np.remainder, (ufunc_call(np.floor_divide, (Idx(), _i64(width))),
-                                       _i64(max(1, base.width))))
+                                       _i64(max(1, static_width(base.layout)))))
     col = ufunc_call(np.remainder, (Idx(), _i64(width)))
     return Row(inner, Scalar(inner, Load(elem.dtype, buf, _add(_mul(row_of, _i64(width)), col))))
 
@@ -982,11 +1109,11 @@ def _any(space: Space, cond: Expr) -> bool:
     """Whether `cond` holds for some iteration of `space`: one fused parallel reduction
     (a check over the elements, without materializing them)."""
     if space.layout is None:
-        return bool(materialize(Scalar(space, cond))[0])
+        return guard(_any_true, materialize(Scalar(space, cast_to(cond, BOOL))))
     from stax.nested.operator import make_operator
     flags = run_segreduce(space.layout, make_operator(np.logical_or, False, [BOOL]),
                           [cast_to(cond, BOOL)], f"check over {space.name}")[0]
-    return bool(flags.any())
+    return guard(_any_true, flags)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1031,8 +1158,18 @@ def _take_checks(space: Space) -> list[Check]:
     return mine
 
 
-def _clamp(e: Expr, size: int) -> Expr:
-    return ufunc_call(np.minimum, (ufunc_call(np.maximum, (e, _i64(0))), _i64(size - 1)))
+def _clamp(e: Expr, last: Expr) -> Expr:
+    return ufunc_call(np.minimum, (ufunc_call(np.maximum, (e, _i64(0))), last))
+
+
+def _last_row(a: np.ndarray, width: int) -> np.ndarray:
+    """[the last row index of `a` read as rows of `width`] (a one-element array: the clamp
+    bound is a run-time value, so the kernel serves arrays of any length)."""
+    return np.array([a.size // width - 1], dtype=np.int64)
+
+
+def _is_empty_array(a: np.ndarray) -> bool:
+    return a.size == 0
 
 
 def index_row(row: Row, i: Any) -> Any:
@@ -1064,13 +1201,13 @@ def index_row(row: Row, i: Any) -> Any:
     if inner is not None and inner.width is None:
         raise NotImplementedError("stax.nested: indexing a row of irregular arrays")
     buf = _elements(row.elem if inner is not None else row, "indexing")
-    rows = buf.array.size // max(1, inner.width) if inner is not None else buf.array.size
-    if rows == 0:
+    if guard(_is_empty_array, buf.array):
         if _any(space, bad):
             fail()
     else:
         _defer_check(space, bad, fail)
-        flat = _clamp(flat, rows)
+        last = record(_last_row, buf.array, max(1, inner.width) if inner is not None else 1)
+        flat = _clamp(flat, Load(INT64, Buf(last), _i64(0)))
     note("map-of-index -> gather" if space.parent is not None else "index",
          f"row[i] read at start of row + i over {space.name}; the bounds check runs in "
          f"the next reduction over {space.name} (or on its own before a value is read)")
@@ -1094,7 +1231,8 @@ def concat(a: Any, b: Any) -> Row:
                       lift(Scalar(r.parent, r.space.length()), space)))
     (buf_a, start_a, len_a), (buf_b, start_b, len_b) = parts
     regular = ra.space.width is not None and rb.space.width is not None
-    child = Space.child(space, ra.space.width + rb.space.width if regular
+    child = Space.child(space, static_width(ra.space.layout) + static_width(rb.space.layout)
+                        if regular
                         else materialize(Scalar(space, _add(len_a.expr, len_b.expr))))
     j = child.inner()
     la, sa, sb = (lift(v, child).expr for v in (len_a, start_a, start_b))
@@ -1116,7 +1254,7 @@ def scatter(dest: Any, idx: Any, vals: Any) -> Row:
     ev = _scalar_elem(rehome(rv, src), "sn.scatter")
     if ei.dtype.kind not in "iu":
         raise TypeError(f"stax.nested: scatter indices must be integers, got {ei.dtype}")
-    out = materialize(_scalar_elem(rd, "sn.scatter")).copy()
+    out = record(np.copy, materialize(_scalar_elem(rd, "sn.scatter")))
     start = lift(Scalar(space, rd.space.start()), src).expr
     size = lift(Scalar(space, rd.space.length()), src).expr
     i = cast_to(ei.expr, INT64)
@@ -1136,14 +1274,15 @@ def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any],
         return then_fn(*args) if bool(c) else else_fn(*args)
     space = deepest(c, minimum=current())  # the branches may use the current iteration
     cm = materialize(Scalar(space, cast_to(lift(c, space).expr, BOOL)))
-    if space.parent is None or cm.all() or not cm.any():
-        taken = bool(cm[0]) if len(cm) else True
+    taken = guard(_branches_taken, cm)
+    if space.parent is None or taken != "both":
+        taken = taken != "else"
         note("cond with a uniform condition -> one branch",
              f"all {len(cm)} iterations take the {'then' if taken else 'else'} branch")
         return then_fn(*args) if taken else else_fn(*args)
     branches = []
-    for mask, fn, name in ((cm, then_fn, "then"), (~cm, else_fn, "else")):
-        packed = Space.child(space, mask.astype(np.int64))
+    for mask, fn, name in ((cm, then_fn, "then"), (record(np.logical_not, cm), else_fn, "else")):
+        packed = Space.child(space, record(_as_int64, mask))
         packed.guarded = True
         with in_space(packed):
             r = fn(*lift(args, packed))
@@ -1157,6 +1296,14 @@ def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any],
         raise TypeError("stax.nested: sn.cond branches return different kinds of values")
     merged = tuple(_merge(space, cm, pt, x, pf, y) for x, y in zip(rt, rf, strict=True))
     return merged if len(merged) > 1 else merged[0]
+
+
+def _branches_taken(mask: np.ndarray) -> str:
+    """"then" when every iteration takes the then branch (or there are none), "else" when
+    every one takes the else branch, "both" otherwise."""
+    if mask.all():
+        return "then"
+    return "both" if mask.any() else "else"
 
 
 def _merge(space: Space, cm: np.ndarray, pt: Space, x: Value, pf: Space, y: Value) -> Value:
@@ -1190,7 +1337,7 @@ def _merge(space: Space, cm: np.ndarray, pt: Space, x: Value, pf: Space, y: Valu
 def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     n = to_traced(n)
     if not isinstance(n, Scalar) or n.space.parent is None:
-        count = int(materialize(n)[0]) if isinstance(n, Scalar) else int(n)
+        count = guard(_first, materialize(n)) if isinstance(n, Scalar) else int(n)
         if current().parent is None:
             note("loop at the top level", f"{max(count, 0)} sequential iterations")
         else:
@@ -1198,21 +1345,28 @@ def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
                  f"{max(count, 0)} iterations, each a map over {current().size} iterations")
         return _run_loop(count, body, init)
     space = n.space
-    counts = materialize(n).astype(np.int64)
-    if len(counts) == 0 or counts.min() == counts.max():
-        count = int(counts[0]) if len(counts) else 0
+    counts = record(_as_int64, materialize(n))
+    uniform, count = guard(_trip_counts, counts)
+    if uniform:
         note("map-of-loop -> loop interchange (uniform trip count)",
              f"{max(count, 0)} iterations, each a map over {space.size} iterations")
         return _run_loop(count, body, lift(init, space))
     note("map-of-loop -> active-set loop (irregular trip counts)",
-         f"{int(counts.max())} rounds; round r runs the body on the iterations with r < n "
+         f"{count} rounds; round r runs the body on the iterations with r < n "
          f"(branch packing)")
     acc = materialized(lift(init, space))
     count_buf = Scalar(space, Load(INT64, Buf(counts), Idx()))
-    for r in range(int(counts.max())):
+    for r in range(count):
         active = apply_ufunc(np.greater, count_buf, r)
         acc = materialized(cond(active, lambda a, r=r: body(r, a), lambda a: a, (acc,)))
     return acc
+
+
+def _trip_counts(counts: np.ndarray) -> tuple[bool, int]:
+    """(whether every iteration runs the same number of rounds, the largest number)."""
+    if len(counts) == 0:
+        return True, 0
+    return bool(counts.min() == counts.max()), int(counts.max())
 
 
 def _run_loop(count: int, body: Callable[[Any, Any], Any], acc: Any) -> Any:

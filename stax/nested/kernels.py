@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stax.nested import tape
 from stax.nested.expr import (
     INT64,
     OMP_INT_REDUCTIONS,
@@ -162,23 +163,64 @@ def _load(source: str) -> ctypes._CFuncPtr:
     return fn
 
 
+@dataclass(frozen=True)
+class _Kernel:
+    """A compiled kernel as a step of a recorded program: its sizes (parameters n, k, W)
+    come from the layout it runs over (or `n` for a plain loop outside a layout)."""
+    fn: ctypes._CFuncPtr
+    segmented: bool
+
+    def __call__(self, layout: Layout | None, n: int | None, *arrays: np.ndarray) -> None:
+        if self.segmented:
+            assert layout is not None
+            params = [layout.n, layout.k, layout.width or 0]
+        else:
+            params = [size_of(layout) if n is None else n, 0, 0]
+        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+        flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
+        ps = np.array([*params, CHUNKS or 0, ctypes.addressof(flags)], dtype=np.int64)
+        with interruptible(ctypes.addressof(flags)):  # Ctrl-C stops the kernel (issue 8)
+            self.fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+
+
+def size_of(layout: Layout | None) -> int:
+    """The number of iterations of a space with this layout (the top level has one)."""
+    return 1 if layout is None else layout.n
+
+
 def _launch(kind: str, summary: str, source: str, arrays: Sequence[np.ndarray],
-            params: Sequence[int]) -> None:
+            layout: Layout | None, n: int | None = None, segmented: bool = True) -> None:
+    """Run a kernel over `layout` (segmented: its n, k and W are the parameters; else a loop
+    over n elements, None: the layout's)."""
     for a in arrays:
         assert a.flags.c_contiguous and a.ndim == 1, "kernels take contiguous 1-D arrays"
     holder = _CHAIN.get()
     if holder and holder[0].owns(arrays):
         flush()  # reads results of deferred reductions: compute them first
-    fn = _load(source)
+    kernel = _Kernel(_load(source), segmented)
     log = _LOG.get()
     if log is not None:
         log.append(KernelRecord(kind, summary, source))
-    ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
-    assert len(params) == 3, "kernels take n, k, W"
-    flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
-    ps = np.array([*params, CHUNKS or 0, ctypes.addressof(flags)], dtype=np.int64)
-    with interruptible(ctypes.addressof(flags)):  # Ctrl-C stops the kernel (issue 8)
-        fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+    tape.record(kernel, layout, n, *arrays)
+
+
+def alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
+    """An uninitialized array of one element per element ("n") or segment ("k") of
+    `layout` (recorded: sized from the layout on replay)."""
+    return tape.record(_alloc, layout, per, dtype)
+
+
+def _alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
+    return np.empty(size_of(layout) if per == "n" else layout.k, dtype=dtype)
+
+
+def empty_layout(layout: Layout | None, per: str) -> bool:
+    """Whether `layout` has no elements ("n") or no segments ("k"): a guarded decision."""
+    return tape.guard(_is_empty, layout, per)
+
+
+def _is_empty(layout: Layout | None, per: str) -> bool:
+    return (size_of(layout) if per == "n" else layout.k) == 0
 
 
 def _check_loads(exprs: Sequence[Expr], n: int, k: int) -> None:
@@ -186,8 +228,10 @@ def _check_loads(exprs: Sequence[Expr], n: int, k: int) -> None:
     (vectorized): their arrays must hold n (k) elements."""
     for e in exprs:
         for load in direct_loads(e):
-            need = n if isinstance(load.index, Idx) else k
-            if load.buf.array.size < need:
+            index = load.index
+            need = n if isinstance(index, Idx) else k if isinstance(index, Seg) \
+                else int(index.value) + 1
+            if load.buf.array.size < need or (isinstance(index, Const) and index.value < 0):
                 raise AssertionError(f"stax.nested: a kernel reads {need} elements of an "
                                      f"array of {load.buf.array.size}")
 
@@ -224,13 +268,13 @@ class _Source:
                 + "\n".join(self.decls) + "\n" + polled + "\n}\n")
 
 
-def _layout_source(src: _Source, layout: Layout) -> tuple[str, list[int]]:
-    """The OFF(s) macro text and the parameters for a layout."""
+def _layout_source(src: _Source, layout: Layout) -> str:
+    """The OFF(s) macro text for a layout (its sizes are the parameters n, k, W)."""
     if layout.width is None:
-        assert layout.bounds is not None
-        src.add(np.ascontiguousarray(layout.bounds, dtype=np.int64), "off")
-        return "#define OFF(s) off[s]", [layout.n, layout.k, 0]
-    return "#define OFF(s) ((s) * W)", [layout.n, layout.k, layout.width]
+        assert layout.bounds is not None and layout.bounds.dtype == INT64
+        src.add(layout.bounds, "off")
+        return "#define OFF(s) off[s]"
+    return "#define OFF(s) ((s) * W)"
 
 
 def _first_segment(layout: Layout) -> str:
@@ -258,17 +302,18 @@ def _chunks() -> str:
 
 def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:
     """Evaluate `stores` for every element i < n of a space (segmented by `layout`)."""
-    if n == 0 or not stores or _pending_map(n, layout, stores, summary):
+    own = n == size_of(layout)  # a space's own loop: n is the layout's on replay too
+    if not stores or (empty_layout(layout, "n") if own else n == 0) \
+            or _pending_map(n, layout, stores, summary):
         return
     exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
     _check_loads(exprs, n, layout.k if layout is not None else 0)
     src = _Source()
-    params = [n, 0, 0]
     macro = ""
     segmented = any(uses(e, Seg) for e in exprs)
     if segmented:
         assert layout is not None
-        macro, params = _layout_source(src, layout)
+        macro = _layout_source(src, layout)
     outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
     src.add_inputs(exprs)
     lines = []
@@ -298,7 +343,8 @@ def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str
                 + ("        #pragma omp simd\n" if simd else "") +
                 f"        for (int64_t i = lo; i < hi; ++i) {{\n{body}\n        }}\n"
                 "      }\n    }\n  }")
-    _launch("map", summary, src.function(code), src.arrays, params)
+    _launch("map", summary, src.function(code), src.arrays, layout, None if own else n,
+            segmented)
 
 
 def _combine(op: Operator, left: Sequence[str], right: Sequence[str], dest: Sequence[str],
@@ -339,15 +385,15 @@ def _vectors(op: Operator, names: Sequence[str], size: str) -> str:
 
 
 def _segmented_source(layout: Layout, op: Operator, outs: Sequence[np.ndarray],
-                      elems: Sequence[Expr]) -> tuple[_Source, str, list[int], list[str]]:
+                      elems: Sequence[Expr]) -> tuple[_Source, str, list[str]]:
     """A segmented kernel's arrays: the layout's, outputs `o0, o1, ...`, the element inputs;
     with the layout macro, its parameters and the neutral element's C++."""
     src = _Source()
-    macro, params = _layout_source(src, layout)
+    macro = _layout_source(src, layout)
     for j, o in enumerate(outs):
         src.add(o, f"o{j}", const=False)
     src.add_inputs(elems)
-    return src, macro, params, [emit(c, src.names) for c in op.ne]
+    return src, macro, [emit(c, src.names) for c in op.ne]
 
 
 def _select(op: Operator, names: dict[int, str]) -> str | None:
@@ -418,11 +464,11 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     """Reduce each segment of `layout` into `outs` (or new arrays): one result per segment
     and component (ne if empty)."""
     m = len(op.dtypes)
-    outs = list(outs) if outs is not None else [np.empty(layout.k, dtype=t) for t in op.dtypes]
-    if layout.k == 0:
+    outs = list(outs) if outs is not None else [alloc(layout, "k", t) for t in op.dtypes]
+    if empty_layout(layout, "k"):
         return outs
     _check_loads(elems, layout.n, layout.k)
-    src, macro, params, ne = _segmented_source(layout, op, outs, elems)
+    src, macro, ne = _segmented_source(layout, op, outs, elems)
     acc = _names("acc", m)
     loop = _reduce_loop(op, elems, src, ne)
     pv = _names("pv", m)
@@ -454,7 +500,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
   }}
   if (cur >= 0) {{ {" ".join(f"o{j}[cur] = r{j};" for j in range(m))} }}
   for (int64_t s = k - 1; s >= 0 && OFF(s) >= n; --s) {{ {_assign(_names("o", m, "[s]"), ne)} }}"""
-    _launch("segreduce", summary, src.function(code), src.arrays, params)
+    _launch("segreduce", summary, src.function(code), src.arrays, layout)
     return outs
 
 
@@ -464,12 +510,12 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
     (contiguous arrays of n elements) or new arrays."""
     m = len(op.dtypes)
     if outs is None:
-        outs = [np.empty(layout.n, dtype=t) for t in op.dtypes]
+        outs = [alloc(layout, "n", t) for t in op.dtypes]
     outs = list(outs)
-    if layout.n == 0:
+    if empty_layout(layout, "n"):
         return outs
     _check_loads(elems, layout.n, layout.k)
-    src, macro, params, ne = _segmented_source(layout, op, outs, elems)
+    src, macro, ne = _segmented_source(layout, op, outs, elems)
     acc, x = _names("acc", m), _names("x", m)
     store = " ".join(f"o{j}[i] = acc{j};" for j in range(m))
     step = _combine(op, acc, x, acc, src.names)
@@ -522,7 +568,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
       {" ".join(f"o{j}[i] = r{j};" for j in range(m))}
     }}
   }}"""
-    _launch("segscan", summary, src.function(code), src.arrays, params)
+    _launch("segscan", summary, src.function(code), src.arrays, layout)
     return outs
 
 
@@ -600,19 +646,19 @@ def defer_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     """`run_segreduce`, deferred into the chain of reductions over `layout` when possible;
     the arrays returned are filled before anything reads them."""
     holder = _CHAIN.get()
-    if holder is None or layout.k == 0 or layout.n == 0:
+    if holder is None or empty_layout(layout, "k") or empty_layout(layout, "n"):
         return run_segreduce(layout, op, elems, summary)
     chain = holder[0] if holder else None
     if chain is not None and (chain.layout is not layout or chain.reads_elsewhere(elems)):
         flush()
         chain = None
     if chain is None:
-        if not _balanced(layout):
+        if not tape.guard(_balanced, layout):
             return run_segreduce(layout, op, elems, summary)
         chain = Chain(layout, [])
         holder.append(chain)
     _check_loads(elems, layout.n, layout.k)
-    outs = tuple(np.empty(layout.k, dtype=t) for t in op.dtypes)
+    outs = tuple(alloc(layout, "k", t) for t in op.dtypes)
     chain.phases.append(Phase(op, tuple(elems), outs, summary))
     return list(outs)
 
@@ -684,7 +730,7 @@ def _run_chain(chain: Chain, stores: Sequence[Store], summary: str) -> None:
     """One kernel: for each segment, every phase's reduction in order, then the stores."""
     layout = chain.layout
     src = _Source()
-    macro, params = _layout_source(src, layout)
+    macro = _layout_source(src, layout)
     aliases: dict[int, str] = {}
     for p, phase in enumerate(chain.phases):
         for j, o in enumerate(phase.outs):
@@ -735,4 +781,4 @@ def _run_chain(chain: Chain, stores: Sequence[Store], summary: str) -> None:
             "      const int64_t lo = OFF(s), hi = OFF(s + 1);\n"
             + "\n".join(blocks) + "\n    }\n  }")
     names = "; ".join([p.summary for p in chain.phases] + ([summary] if summary else []))
-    _launch("fused segments", names, src.function(code), src.arrays, params)
+    _launch("fused segments", names, src.function(code), src.arrays, layout)

@@ -1,0 +1,195 @@
+"""A traced call recorded as a replayable program: `sn.jit` flattens once per call signature.
+
+The flattener (`stax.nested.flatten`) is also the inspector: it runs each kernel as soon as
+the kernel is formed, with the sizes of this call. While it runs under a `Tape`, every
+operation on data is recorded as a *step* over slots (`record`): the kernels (compiled
+once), the allocations and layouts (sized from the slots, never from this call's numbers),
+the small host computations (bounds, conversions of the arguments) and the *guards*: each
+decision the flattener took by looking at data (a uniform branch, a trip count, an empty
+layout, a failed bounds check, a width used as a constant) is a step whose value is compared
+on replay. A later call with the same signature replays the steps on its own arguments;
+when a guard's value differs (or a step raises), the replay stops with `Retrace` and the
+call is flattened again (which then raises the proper error, or records a program for the
+new decisions).
+
+Soundness rests on two rules, both checked: a step's inputs are slots or constants (an array
+or layout that no step produced and no argument holds makes the call unreplayable:
+`Tape.unreplayable`), and every read of data by the flattener goes through `record` or
+`guard`. Constructs that read data otherwise call `unreplayable` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+_NO_GUARD = object()
+
+
+class Retrace(Exception):
+    """A replay met a decision that differs from the recorded one: flatten the call again."""
+
+
+class Tape:
+    """Steps over a list of slots: `fn(*env[ins])` stored at `out` (or compared with
+    `expect` for a guard)."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[Callable[..., Any], tuple[int, ...], int, Any]] = []
+        self.template: list[Any] = []  # constants in their slots, None elsewhere
+        self.slots: dict[int, int] = {}  # id(object) -> slot, while recording
+        self.alive: list[Any] = []  # keeps recorded objects (and their ids) alive
+        self.args = 0
+        self.output: Any = None  # the result's tree of slots
+        self.reason: str | None = None  # why the call cannot be replayed, if it cannot
+
+    def _new(self, obj: Any, constant: bool) -> int:
+        slot = len(self.template)
+        self.template.append(obj if constant else None)
+        self.slots[id(obj)] = slot
+        self.alive.append(obj)
+        return slot
+
+    def argument(self, obj: Any) -> None:
+        """The next argument leaf (bound by position on replay)."""
+        assert self.args == len(self.template), "arguments come first"
+        self._new(obj, False)
+        self.args += 1
+
+    def constant(self, obj: Any) -> None:
+        """An array the traced function reads from its closure or globals: captured as it is
+        when the program is recorded (replays read that array object)."""
+        if id(obj) not in self.slots:
+            self._new(obj, True)
+
+    def unreplayable(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+
+    def slot(self, obj: Any) -> int:
+        found = self.slots.get(id(obj))
+        if found is not None:
+            return found
+        if isinstance(obj, (np.ndarray, np.generic)) or _is_data(obj):
+            self.unreplayable(f"a {type(obj).__name__} computed outside the recorded program")
+        return self._new(obj, True)
+
+    def step(self, fn: Callable[..., Any], ins: tuple[Any, ...], result: Any,
+             guard: bool) -> None:
+        slots = tuple(self.slot(x) for x in ins)
+        if guard:
+            self.steps.append((fn, slots, -1, result))
+        else:  # a new slot even when fn returned an input (it may not on replay)
+            self.steps.append((fn, slots, self._new(result, False), _NO_GUARD))
+
+    def finish(self, output: Any) -> None:
+        """Record the result's structure; drop what only recording needed."""
+        self.output = self._tree(output)
+        self.slots, self.alive = {}, []
+
+    def _tree(self, v: Any) -> Any:
+        if isinstance(v, tuple):
+            return tuple(self._tree(x) for x in v)
+        return self.slot(v)
+
+    def replay(self, leaves: list[Any]) -> Any:
+        env = list(self.template)
+        env[:self.args] = leaves
+        try:
+            for fn, ins, out, expect in self.steps:
+                value = fn(*[env[i] for i in ins])
+                if expect is _NO_GUARD:
+                    env[out] = value
+                elif not _equal(value, expect):
+                    raise Retrace
+        except Retrace:
+            raise
+        except Exception as exc:  # the flattener raises the proper error (or decides anew)
+            raise Retrace from exc
+        return _build(self.output, env)
+
+
+def _build(tree: Any, env: list[Any]) -> Any:
+    if isinstance(tree, tuple):
+        return tuple(_build(t, env) for t in tree)
+    return env[tree]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return bool(a == b) if not isinstance(a, tuple) else a == b
+
+
+_DATA_TYPES: tuple[type, ...] = ()
+
+
+def _is_data(obj: Any) -> bool:
+    """Layouts and Ragged arrays: data that must come from a slot."""
+    return isinstance(obj, _DATA_TYPES)
+
+
+def register_data_types(*types: type) -> None:
+    global _DATA_TYPES
+    _DATA_TYPES = (*_DATA_TYPES, *types)
+
+
+_TAPE: ContextVar[Tape | None] = ContextVar("stax_nested_tape", default=None)
+
+
+@contextmanager
+def recording(tape: Tape | None) -> Iterator[None]:
+    token = _TAPE.set(tape)
+    try:
+        yield
+    finally:
+        _TAPE.reset(token)
+
+
+def record(fn: Callable[..., Any], *ins: Any) -> Any:
+    """fn(*ins), recorded as a step when a tape is recording. fn must be a function of its
+    inputs only (sizes are read from the layouts or arrays passed, never captured)."""
+    tape = _TAPE.get()
+    if tape is None:
+        return fn(*ins)
+    token = _TAPE.set(None)  # what fn does inside is part of this one step
+    try:
+        result = fn(*ins)
+    finally:
+        _TAPE.reset(token)
+    tape.step(fn, ins, result, guard=False)
+    return result
+
+
+def guard(fn: Callable[..., Any], *ins: Any) -> Any:
+    """fn(*ins) (a decision taken by looking at data), checked again on replay."""
+    tape = _TAPE.get()
+    if tape is None:
+        return fn(*ins)
+    token = _TAPE.set(None)
+    try:
+        result = fn(*ins)
+    finally:
+        _TAPE.reset(token)
+    tape.step(fn, ins, result, guard=True)
+    return result
+
+
+def unreplayable(reason: str) -> None:
+    """The current call cannot be replayed (each call with this signature is flattened)."""
+    tape = _TAPE.get()
+    if tape is not None:
+        tape.unreplayable(reason)
+
+
+def recording_now() -> bool:
+    return _TAPE.get() is not None
+
+
+def constant(obj: Any) -> None:
+    """An array the traced function reads from its closure or globals (captured)."""
+    tape = _TAPE.get()
+    if tape is not None:
+        tape.constant(obj)
