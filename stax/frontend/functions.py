@@ -503,6 +503,14 @@ def _einsum_diagonal(x: Tracer, term: str) -> tuple[Tracer, str]:
 
 # ---- reductions ----
 
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tracer:
+    """[H16] NumPy's peak to peak: maximum minus minimum, in the array's dtype (wrapping)."""
+    if out is not None:
+        raise unsupported("np.ptp with out=")
+    return api.apply_ufunc("subtract", api.max(a, axis, keepdims=keepdims),
+                           api.min(a, axis, keepdims=keepdims))
+
+
 def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Tracer:
     x = traced(a, (a,))
     nonzero = x if x.dtype == np.bool_ else api.apply_ufunc("not_equal", x, 0)
@@ -724,6 +732,69 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
                    dtype=res)
 
 
+# ---- elementwise compositions ----
+
+def fix(x: Any, out: Any = None) -> Tracer:
+    """[H16] NumPy's algorithm: ceil, and floor where x >= 0 (so fix(-0.5) is -0.0)."""
+    if out is not None:
+        raise unsupported("np.fix with out=")
+    t = traced(x, (x,))
+    return api.where(api.apply_ufunc("greater_equal", t, 0), api.apply_ufunc("floor", t),
+                     api.apply_ufunc("ceil", t))
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Tracer:
+    """[H16] NaN and infinities replaced (by default 0 and the dtype's extremes); integers and
+    booleans are returned as they are."""
+    t = traced(x, (x,))
+    if t.dtype.kind == "c":
+        raise unsupported("np.nan_to_num of complex values")
+    if t.dtype.kind != "f":
+        return api.copy_(t)
+    info = np.finfo(t.dtype)
+    big = float(info.max) if posinf is None else posinf
+    small = float(info.min) if neginf is None else neginf
+    out = api.where(api.apply_ufunc("isnan", t), nan, t)
+    out = api.where(api.apply_ufunc("equal", t, np.inf), big, out)
+    return api.astype(api.where(api.apply_ufunc("equal", t, -np.inf), small, out), t.dtype,
+                      copy=False)
+
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
+         *, kind: Any = None) -> Tracer:
+    """[H16] Each element compared with every test element (NumPy's result, NaN never
+    matching); a graph break beyond ISIN_MAX test elements (NumPy sorts those)."""
+    tests = traced(test_elements, (element, test_elements))
+    if tests.size > ISIN_MAX:
+        raise unsupported(f"np.isin with more than {ISIN_MAX} test elements")
+    e = traced(element, (element, test_elements))
+    pairs = api.apply_ufunc("equal", api.expand_dims(e, -1), api.ravel(tests))
+    found = api.any(pairs, axis=-1)
+    return api.apply_ufunc("logical_not", found) if invert else found
+
+
+ISIN_MAX = 64
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Any = None) -> Tracer:
+    """[H16] 3-vectors along the last axes (broadcast), NumPy's formula term by term."""
+    ta, tb = traced(a, (a, b)), traced(b, (a, b))
+    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1) or \
+            ta.ndim == 0 or tb.ndim == 0 or ta.shape[-1] != 3 or tb.shape[-1] != 3:
+        raise unsupported("np.cross other than of 3-vectors along the last axes")
+    a0, a1, a2 = (ta[..., k] for k in range(3))
+    b0, b1, b2 = (tb[..., k] for k in range(3))
+
+    def term(x: Tracer, y: Tracer, z: Tracer, w: Tracer) -> Tracer:
+        return api.apply_ufunc("subtract", api.apply_ufunc("multiply", x, y),
+                               api.apply_ufunc("multiply", z, w))
+
+    return api.stack([term(a1, b2, a2, b1), term(a2, b0, a0, b2), term(a0, b1, a1, b0)],
+                     axis=-1)
+
+
 # ---- linear algebra ----
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tracer:
@@ -751,6 +822,15 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
         ax = tuple(range(t.ndim)) if axis is None else axis
         return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t), axis=ax,
                                                keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf) and not keepdims and (
+            axis is None and t.ndim == 2 or isinstance(axis, tuple) and len(axis) == 2):
+        # [H16] NumPy's matrix norms: the extreme absolute column (1) or row (inf) sum
+        row, col = api.normalize_axes(0 if axis is None else axis[0], t.ndim)[0], \
+            api.normalize_axes(1 if axis is None else axis[1], t.ndim)[0]
+        summed, other = (row, col) if ord in (1, -1) else (col, row)
+        other -= other > summed
+        extreme = api.max if ord in (1, np.inf) else api.min
+        return extreme(api.sum(api.apply_ufunc("absolute", t), axis=summed), axis=other)
     raise unsupported(f"np.linalg.norm with ord={ord!r}, axis={axis!r}")
 
 
@@ -1142,7 +1222,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
-    np.count_nonzero: count_nonzero, np.nansum: nansum, np.nanmean: nanmean,
+    np.count_nonzero: count_nonzero, np.ptp: ptp, np.fix: fix, np.nan_to_num: nan_to_num,
+    np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,

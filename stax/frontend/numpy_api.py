@@ -509,6 +509,9 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Tracer:
 
 
 def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
+    if order == "F":  # [H16] NumPy's column-major order: the reversed axes reshaped in C order
+        flipped = reshape(transpose(a), *shape, **kw)
+        return transpose(reshape(transpose(a), tuple(reversed(flipped.shape))))
     if order != "C":
         raise unsupported(f"reshape with order={order!r}")
     if "newshape" in kw:
