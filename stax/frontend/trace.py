@@ -193,6 +193,15 @@ class Tracer:
     def __index__(self) -> int:
         return operator.index(self.python_value())
 
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """[H16] `round(x)` of a 0-d value (a NumPy scalar there): a Python int (its value is
+        needed: a graph break), or with `ndigits` np.round; arrays have no __round__."""
+        from stax.frontend.numpy_api import round as round_
+
+        if self.ndim:
+            raise TypeError("type numpy.ndarray doesn't define __round__ method")
+        return round(self.python_value()) if ndigits is None else round_(self, ndigits)
+
     def __iter__(self):  # type: ignore[no-untyped-def]
         return (self[i] for i in range(len(self)))
 
