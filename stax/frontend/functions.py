@@ -912,6 +912,44 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                    axis=ax, kind=kind)
 
 
+def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
+                 order: Any = None) -> Tracer:
+    """[H16] NumPy's own argpartition (an extern call, as np.partition)."""
+    if order is not None or isinstance(kth, Tracer):
+        raise unsupported("np.argpartition with order= or a traced kth")
+    x, ax = _flattened(a, axis)
+    return _extern("np.argpartition", np.argpartition, (x,), tuple(x.shape),
+                   np.dtype(np.intp), kth=np.asarray(kth).tolist(), axis=ax, kind=kind)
+
+
+def lexsort(keys: Any, axis: int = -1) -> Tracer:
+    """[H16] NumPy's own lexsort of keys of one shape (an extern call)."""
+    rows = list(keys) if isinstance(keys, (list, tuple)) else \
+        [keys[k] for k in range(len(keys))]
+    ts = [traced(k, rows) for k in rows]
+    if not ts or len({tuple(t.shape) for t in ts}) != 1 or ts[0].ndim == 0:
+        raise unsupported("np.lexsort of keys of different shapes")
+    ax = _axis(axis, ts[0].ndim)
+    return _extern("np.lexsort", lambda *ks, axis: np.lexsort(ks, axis=axis), ts,
+                   tuple(ts[0].shape), np.dtype(np.intp), axis=ax)
+
+
+def _nan_arg(name: str) -> Callable[..., Tracer]:
+    """[H16] np.nanargmax / np.nanargmin: NumPy's own (an extern call; an all-NaN slice
+    raises NumPy's ValueError)."""
+    routine = getattr(np, name)
+
+    def call(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tracer:
+        if out is not None or isinstance(axis, Tracer):
+            raise unsupported(f"np.{name} with out= or a traced axis")
+        x = traced(a, (a,))
+        shape = _reduced_shape(x, axis, keepdims) if axis is not None else \
+            (1,) * x.ndim if keepdims else ()
+        return _extern(f"np.{name}", routine, (x,), shape, np.dtype(np.intp), axis=axis,
+                       keepdims=keepdims)
+    return call
+
+
 def _reduced_shape(x: Tracer, axis: Any, keepdims: bool) -> tuple[int, ...]:
     axes = api.normalize_axes(axis, x.ndim)
     if keepdims:
@@ -921,12 +959,23 @@ def _reduced_shape(x: Tracer, axis: Any, keepdims: bool) -> tuple[int, ...]:
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Tracer:
+    return _median("median", a, axis, out, keepdims)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Tracer:
+    return _median("nanmedian", a, axis, out, keepdims)
+
+
+def _median(name: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
+    """np.median / np.nanmedian: NumPy's own (an extern call)."""
     if out is not None:
-        raise unsupported("np.median with out=")
+        raise unsupported(f"np.{name} with out=")
     x = traced(a, (a,))
+    routine = getattr(np, name)
     axis = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
-    dtype = np.median(_probe(x), axis=axis, keepdims=keepdims).dtype
-    return _extern("np.median", np.median, (x,), _reduced_shape(x, axis, keepdims), dtype,
+    dtype = routine(_probe(x), axis=axis, keepdims=keepdims).dtype
+    return _extern(f"np.{name}", routine, (x,), _reduced_shape(x, axis, keepdims), dtype,
                    axis=axis, keepdims=keepdims)
 
 
@@ -957,6 +1006,21 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
              interpolation: Any = None) -> Tracer:
     return _quantile("quantile", a, q, axis, out, overwrite_input, method, keepdims, weights,
                      interpolation)
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False, *, weights: Any = None,
+                  interpolation: Any = None) -> Tracer:
+    return _quantile("nanpercentile", a, q, axis, out, overwrite_input, method, keepdims,
+                     weights, interpolation)
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                *, weights: Any = None, interpolation: Any = None) -> Tracer:
+    return _quantile("nanquantile", a, q, axis, out, overwrite_input, method, keepdims,
+                     weights, interpolation)
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tracer:
@@ -1229,7 +1293,11 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
-    np.quantile: quantile, np.searchsorted: searchsorted, np.digitize: digitize,
+    np.quantile: quantile, np.argpartition: argpartition, np.lexsort: lexsort,
+    np.nanargmax: _nan_arg("nanargmax"), np.nanargmin: _nan_arg("nanargmin"),
+    np.nanmedian: nanmedian, np.nanpercentile: nanpercentile, np.nanquantile: nanquantile,
+    np.put_along_axis: _in_place("put_along_axis", np.put_along_axis, 2),
+    np.searchsorted: searchsorted, np.digitize: digitize,
     np.interp: interp, np.convolve: convolve, np.correlate: correlate,
     np.histogram: histogram, np.put: _in_place("put", np.put, 2),
     np.place: _in_place("place", np.place, 2), np.putmask: _in_place("putmask", np.putmask, 2),
