@@ -311,9 +311,16 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
             keepdims: bool = False, **kw: Any) -> Tracer:
     if out is not None:
         raise unsupported(f"np.{fn} with out=")
-    if kw.get("where", True) is not True or kw.get("initial") is not None:
-        raise unsupported(f"np.{fn} with where= or initial=")
+    initial, mask = kw.pop("initial", None), kw.pop("where", True)
+    if kw or (initial is not None or mask is not True) and fn not in _INITIAL:
+        raise unsupported(f"np.{fn} with {', '.join(kw) or 'where= or initial='}")
     b = find_builder((a,))
+    if mask is not True:  # [H16] masked-out elements are the identity (or the initial value)
+        fill = _INITIAL[fn][1] if _INITIAL[fn][1] is not None else initial
+        if fill is None:
+            raise ValueError(f"reduction operation '{_INITIAL[fn][0]}' does not have an "
+                             "identity, so to use a where mask one has to specify 'initial'")
+        a = where(mask, a, np.asarray(fill).astype(to_value(b, a).dtype))
     v = to_value(b, a)
     if isinstance(axis, Tracer):  # a scalar argument used as an axis
         axis = operator.index(axis)
@@ -329,6 +336,14 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     if v.dtype.kind == "c" and fn in ("max", "min", "argmax", "argmin"):  # [E16]
         raise unsupported(f"np.{fn} of complex values (NumPy's lexicographic order)")
     count = math.prod(v.shape[i] for i in axes)
+    if initial is not None:  # [H16] the initial value (cast to the result type, as NumPy)
+        init = np.asarray(initial).astype(res_dtype)
+        if count == 0:
+            shape = tuple(1 if i in axes else s for i, s in enumerate(v.shape)) if keepdims \
+                else tuple(s for i, s in enumerate(v.shape) if i not in axes)
+            return wrap(b, broadcast_value(b, to_value(b, init), shape))
+        result = _reduce(fn, wrap(b, v), axis, dtype, None, keepdims)
+        return apply_ufunc(_INITIAL[fn][0], result, init)
     if count == 0 and fn in ("max", "min", "argmax", "argmin"):
         raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
     if fn in ("argmax", "argmin") and axis is None and v.ndim > 1:
@@ -347,6 +362,11 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     shape = kept if keepdims else tuple(s for i, s in enumerate(v.shape) if i not in axes)
     out = b.add("reduce", (v,), shape, acc_dtype, fn=fn, axes=axes, keepdims=bool(keepdims))
     return wrap(b, to_value(b, wrap(b, out), res_dtype))
+
+
+# [H16] reductions that take initial= and where=: their ufunc and identity (None: none)
+_INITIAL: dict[str, tuple[str, Any]] = {"sum": ("add", 0), "prod": ("multiply", 1),
+                                        "max": ("maximum", None), "min": ("minimum", None)}
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
