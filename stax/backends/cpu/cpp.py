@@ -8,12 +8,14 @@ guarded `select` are printed inline so their loads happen only under the guard.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from stax.backends.base import KernelRegion, region_params
+from stax.backends.cpu.emit import Block, Code, Emitter, Stmt, render
 from stax.ir.expr import (
     Call,
     Const,
@@ -100,8 +102,7 @@ class ExprPrinter:
         self.atom_names: dict[Indirect, str] = {}  # [G9] gather indices wrapped before a loop
         self.counter = 0
 
-    def hoist(self, roots: Sequence[Expr], var: str, written: set[str], lines: list[str],
-              indent: str) -> None:
+    def hoist(self, roots: Sequence[Expr], var: str, written: set[str], out: Emitter) -> None:
         """[G9] Loop-invariant code motion: before the loop over `var`, names the eagerly
         evaluated subexpressions that do not depend on `var` and read no buffer in `written`
         (values stored by the loop itself), and wraps the gather indices that do not depend on
@@ -115,7 +116,7 @@ class ExprPrinter:
                 isinstance(e, Load) and e.buf in written) and all(fixed[c] for c in children(e))
         for e in walk_all(roots):
             if fixed[e] and e in eager and e not in self.names and not isinstance(e, Const):
-                self._name(e, self.expr(e), lines, indent)
+                self._name(e, self.expr(e), out)
         for e in walk_all(roots):
             if e not in eager or not isinstance(e, (Load, IndexValue)):
                 continue
@@ -124,21 +125,23 @@ class ExprPrinter:
                         atom.expr]:
                     name = f"tmp{self.counter}"
                     self.counter += 1
-                    lines.append(f"{indent}const int64_t {name} = {self.atom(atom)};")
+                    out.stmt(f"const int64_t {name} = {self.atom(atom)};")
                     self.atom_names[atom] = name
 
-    def _name(self, e: Expr, value: str, lines: list[str], indent: str) -> None:
+    def _name(self, e: Expr, value: str, out: Emitter) -> None:
         name = f"tmp{self.counter}"
         self.counter += 1
-        lines.append(f"{indent}const {ctype(e.dtype)} {name} = {value};")
+        out.stmt(f"const {ctype(e.dtype)} {name} = {value};")
         self.names[e] = name
 
-    def emit(self, roots: Sequence[Expr], lines: list[str], indent: str) -> list[str]:
+    def emit(self, roots: Sequence[Expr], out: Emitter) -> list[str]:
+        """Statements naming the eagerly evaluated subexpressions of `roots` (added to `out`),
+        and the C++ of each root."""
         eager = self._eager(roots)
         for e in walk_all(roots):
             if e in self.names or e not in eager or isinstance(e, Const):
                 continue
-            self._name(e, self.expr(e), lines, indent)
+            self._name(e, self.expr(e), out)
         return [self.ref(r) for r in roots]
 
     def _eager(self, roots: Sequence[Expr]) -> set[Expr]:
@@ -331,43 +334,43 @@ class Accumulator:
                 else f"std::numeric_limits<{t}>::max()",
                 "argmax": f"({t})0", "argmin": f"({t})0"}[self.fn]
 
-    def declare(self, indent: str, suffix: str = "", lanes: int = 0) -> list[str]:
+    def declare(self, suffix: str = "", lanes: int = 0) -> list[Stmt]:
         dims = f"[{lanes}]" if lanes else ""
-        lines = [f"{indent}{self.acc_type} {self.var('', suffix)}{dims};"]
+        lines = [Stmt(f"{self.acc_type} {self.var('', suffix)}{dims};")]
         if self.tracks_nan:
-            lines.append(f"{indent}int {self.var('_nan', suffix)}{dims};")
+            lines.append(Stmt(f"int {self.var('_nan', suffix)}{dims};"))
         if self.fn in ("argmax", "argmin"):
-            lines.append(f"{indent}int64_t {self.var('_idx', suffix)}{dims};")
-        return lines + self.reset(indent, suffix, "lane" if lanes else "", lanes)
+            lines.append(Stmt(f"int64_t {self.var('_idx', suffix)}{dims};"))
+        return lines + self.reset(suffix, "lane" if lanes else "", lanes)
 
-    def reset(self, indent: str, suffix: str, lane: str, lanes: int) -> list[str]:
+    def reset(self, suffix: str, lane: str, lanes: int) -> list[Stmt]:
         body = [f"{self.var('', suffix, lane)} = {self.init()};"]
         if self.tracks_nan:
             body.append(f"{self.var('_nan', suffix, lane)} = 0;")
         if self.fn in ("argmax", "argmin"):
             body.append(f"{self.var('_idx', suffix, lane)} = -1;")
         if not lanes:
-            return [indent + line for line in body]
-        return [f"{indent}for (int64_t lane = 0; lane < {lanes}; lane += 1) {{ "
-                + " ".join(body) + " }"]
+            return [Stmt(line) for line in body]
+        return [Stmt(f"for (int64_t lane = 0; lane < {lanes}; lane += 1) {{ "
+                     + " ".join(body) + " }")]
 
-    def update(self, value: str, position: str, indent: str, suffix: str = "",
-               lane: str = "") -> list[str]:
+    def update(self, value: str, position: str, suffix: str = "", lane: str = ""
+               ) -> list[Stmt]:
         n = self.var("", suffix, lane)
         fn = self.fn
         if fn in ("sum", "prod"):
-            return [f"{indent}{n} = {n} {'+' if fn == 'sum' else '*'} ({self.acc_type}){value};"]
+            return [Stmt(f"{n} = {n} {'+' if fn == 'sum' else '*'} ({self.acc_type}){value};")]
         if fn in ("any", "all"):  # int flags: `|`/`&` reductions vectorize, `||` does not
-            return [f"{indent}{n} = {n} {'|' if fn == 'any' else '&'} (int)(bool){value};"]
+            return [Stmt(f"{n} = {n} {'|' if fn == 'any' else '&'} (int)(bool){value};")]
         if fn in ("max", "min"):
             op = ">" if fn == "max" else "<"
-            lines = [f"{indent}{n} = ({value} {op} {n}) ? {value} : {n};"]
+            lines = [Stmt(f"{n} = ({value} {op} {n}) ? {value} : {n};")]
             if self.tracks_nan:
                 nan = self.var("_nan", suffix, lane)
-                lines.append(f"{indent}{nan} = {nan} | (int)({value} != {value});")
+                lines.append(Stmt(f"{nan} = {nan} | (int)({value} != {value});"))
             return lines
         idx = self.var("_idx", suffix, lane)
-        return [f"{indent}{self._take_if_better(value, position, n, idx)}"]
+        return [Stmt(self._take_if_better(value, position, n, idx))]
 
     def _take_if_better(self, value: str, position: str, n: str, idx: str) -> str:
         """argmax/argmin: the first position of the best value; a NaN wins and sticks."""
@@ -389,16 +392,16 @@ class Accumulator:
             clause += f" reduction(|:{self.name}_nan)"
         return clause
 
-    def combine(self, other_suffix: str, indent: str) -> list[str]:
+    def combine(self, other_suffix: str) -> list[Stmt]:
         """Fold the partial `name+other_suffix` into `name` (partials are combined in order)."""
         o = self.var("", other_suffix)
         if self.fn in ("argmax", "argmin"):
             idx = self.var("_idx", other_suffix)
-            return [f"{indent}if ({idx} >= 0) "
-                    + self._take_if_better(o, idx, self.name, self.var("_idx"))]
-        lines = self.update(o, "", indent)
+            return [Stmt(f"if ({idx} >= 0) "
+                         + self._take_if_better(o, idx, self.name, self.var("_idx")))]
+        lines = self.update(o, "")
         if self.tracks_nan:
-            lines.append(f"{indent}{self.name}_nan = {self.name}_nan | {o}_nan;")
+            lines.append(Stmt(f"{self.name}_nan = {self.name}_nan | {o}_nan;"))
         return lines
 
     def result(self, lane: str = "") -> str:
@@ -437,21 +440,19 @@ class KernelPrinter:
         self.plan = plan
         self.buffers = buffers
         self.vectorize = plan.form != "scalar"
-        self.lines: list[str] = []
-        self.prologue: list[str] = []
+        self.out = Emitter()
+        self.prologue: list[Code] = []
         self.work_shared = False  # does the body contain `omp for`?
         self.outer_printer: ExprPrinter | None = None  # [G9] holds values hoisted out of the loop
 
-    def print(self, indent: str) -> list[str]:
+    def print(self) -> tuple[Code, ...]:
         plan = self.plan
-        p = self.lines
+        out = self.out
         origins = "; ".join(f"{n.name}: {n.origin}" for n in plan.nodes)
-        p.append(f"{indent}// {plan.name}: {origins}")
+        out.comment(f"{plan.name}: {origins}")
         outer = plan.outer_ranges
         names = xvars(len(outer))
         parallel_inside = plan.parallel_depth == 0 and plan.threads > 1 and not outer
-        # `omp for` must be followed by its loop; other kernels get a block of their own
-        block = plan.parallel_depth == 0
         # When the shared loops hold only pointwise work (no inner loops), the innermost
         # shared loop is the vector loop.
         simd_outer = bool(names) and self.vectorize and all(
@@ -462,57 +463,51 @@ class KernelPrinter:
         poll = max(plan.parallel_depth, 1) - 1
         strip = bool(names) and poll == len(names) - 1 and all(
             n.kind == "pointwise" and n.ranges == outer for n in plan.nodes)
+        pragmas: list[str] = []
         if plan.parallel_depth > 0:
             collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
             simd = " simd" if simd_outer and plan.parallel_depth == len(names) and not strip \
                 else ""
-            p.append(f"{indent}#pragma omp for{simd}{collapse} schedule(static)")
+            pragmas.append(f"omp for{simd}{collapse} schedule(static)")
             self.work_shared = True
         elif not parallel_inside:
-            p.append(f"{indent}#pragma omp single")
-        if block:
-            p.append(f"{indent}{{")
-            indent += "    "
-        for k, (name, r) in enumerate(zip(names, outer, strict=True)):
-            if strip and k == poll:  # [A8] chunks, each polling first
-                step = f"stax_poll_step({r}, {plan.threads})"
-                p.append(f"{indent}for (int64_t {name}c = 0; {name}c < {r}; {name}c += {step}) {{")
-                p.append(f"{indent}    {POLL}")
-                indent += "    "
-                self.hoist_into_vector_loop(simd_outer, k, indent)
-                # counted from 0 inside the chunk: `x0 = x0c; x0 < min(...)` kept more values
-                # live across libmvec calls (spills: 10% slower sin on AVX-512)
-                p.append(f"{indent}const int64_t {name}n = std::min<int64_t>({step}, "
-                         f"{r} - {name}c);")
-                if simd_outer:
-                    p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
-                p.append(f"{indent}for (int64_t {name}i = 0; {name}i < {name}n; {name}i += 1) {{")
-                indent += "    "
-                p.append(f"{indent}const int64_t {name} = {name}c + {name}i;")
-                continue
-            self.hoist_into_vector_loop(simd_outer, k, indent)
-            if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
-                p.append(f"{indent}#pragma omp simd{SIMD_BAD}")
-            p.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
-            indent += "    "
-            if k == poll:  # [A8]
-                p.append(f"{indent}{POLL}")
-        if plan.form == "outer-reduction":
-            self.print_outer_block(indent, parallel_inside)
-        else:
-            for name, extent in plan.local:
-                t = ctype(self.buffers[name].dtype)
-                p.append(f"{indent}{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
-            for group in self.groups():
-                self.print_group(group, indent, parallel_inside)
-        for _ in range(len(outer) + strip):
-            indent = indent[:-4]
-            p.append(f"{indent}}}")
-        if block:
-            p.append(f"{indent[:-4]}}}")
-        return p
+            pragmas.append("omp single")
+        with ExitStack() as scope:
+            if plan.parallel_depth == 0:  # a block of its own (`omp for` needs its loop next)
+                scope.enter_context(out.block(pragmas=pragmas))
+                pragmas = []
+            for k, (name, r) in enumerate(zip(names, outer, strict=True)):
+                first = pragmas if k == 0 else []
+                if strip and k == poll:  # [A8] chunks, each polling first
+                    step = f"stax_poll_step({r}, {plan.threads})"
+                    scope.enter_context(out.loop(f"{name}c", 0, r, step=step, pragmas=first))
+                    out.stmt(POLL)
+                    self.hoist_into_vector_loop(simd_outer, k)
+                    # counted from 0 inside the chunk: `x0 = x0c; x0 < min(...)` kept more
+                    # values live across libmvec calls (spills: 10% slower sin on AVX-512)
+                    out.stmt(f"const int64_t {name}n = std::min<int64_t>({step}, "
+                             f"{r} - {name}c);")
+                    simd_pragma = [f"omp simd{SIMD_BAD}"] if simd_outer else []
+                    scope.enter_context(out.loop(f"{name}i", 0, f"{name}n", pragmas=simd_pragma))
+                    out.stmt(f"const int64_t {name} = {name}c + {name}i;")
+                    continue
+                self.hoist_into_vector_loop(simd_outer, k)
+                if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
+                    first = [*first, f"omp simd{SIMD_BAD}"]
+                scope.enter_context(out.loop(name, 0, r, pragmas=first))
+                if k == poll:  # [A8]
+                    out.stmt(POLL)
+            if plan.form == "outer-reduction":
+                self.print_outer_block(parallel_inside)
+            else:
+                for name, extent in plan.local:
+                    t = ctype(self.buffers[name].dtype)
+                    out.stmt(f"{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
+                for group in self.groups():
+                    self.print_group(group, parallel_inside)
+        return out.code
 
-    def hoist_into_vector_loop(self, simd_outer: bool, k: int, indent: str) -> None:
+    def hoist_into_vector_loop(self, simd_outer: bool, k: int) -> None:
         """[G9] Before the kernel's own innermost loop (when it is the vector loop of pointwise
         work and statements may stand before it), what that loop does not change; the
         pointwise groups inside print with this printer."""
@@ -521,7 +516,7 @@ class KernelPrinter:
             return
         self.outer_printer = ExprPrinter(self.plan.nodes[0].var_ranges)
         self.outer_printer.hoist([n.body for n in self.plan.nodes if n.body is not None],
-                                 names[-1], {n.out for n in self.plan.nodes}, self.lines, indent)
+                                 names[-1], {n.out for n in self.plan.nodes}, self.out)
 
     def groups(self) -> list[list[Node]]:
         """Consecutive nodes with the same loops below the shared ones share one loop nest,
@@ -540,15 +535,15 @@ class KernelPrinter:
                 out.append([n])
         return out
 
-    def print_group(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+    def print_group(self, nodes: list[Node], parallel_inside: bool) -> None:
         """Each loop group gets its own block, so temporaries never clash. In a kernel without
         parallel outer loops, groups that can share work do; the others run in `omp single`."""
+        pragmas = []
         if parallel_inside and not self.shares_work(nodes):
-            self.lines.append(f"{indent}#pragma omp single")
+            pragmas.append("omp single")
             parallel_inside = False
-        self.lines.append(f"{indent}{{")
-        self.print_group_body(nodes, indent + "    ", parallel_inside)
-        self.lines.append(f"{indent}}}")
+        with self.out.block(pragmas=pragmas):
+            self.print_group_body(nodes, parallel_inside)
 
     def shares_work(self, nodes: list[Node]) -> bool:
         node = nodes[0]
@@ -562,16 +557,16 @@ class KernelPrinter:
             return not node.ranges and node.reduction_ranges[0] > REDUCTION_CHUNK
         return False
 
-    def print_group_body(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+    def print_group_body(self, nodes: list[Node], parallel_inside: bool) -> None:
         kind = nodes[0].kind
         if kind == "pointwise" and self.plan.form == "tiled":
-            self.print_tiled(nodes[0], indent, parallel_inside)
+            self.print_tiled(nodes[0], parallel_inside)
         elif kind == "pointwise":
-            self.print_pointwise(nodes, indent)
+            self.print_pointwise(nodes)
         elif kind == "reduction":
-            self.print_reduction(nodes, indent, parallel_inside)
+            self.print_reduction(nodes, parallel_inside)
         elif kind == "scan":
-            self.print_scan(nodes[0], indent, parallel_inside)
+            self.print_scan(nodes[0], parallel_inside)
         else:
             raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
 
@@ -587,169 +582,145 @@ class KernelPrinter:
                     return False
         return vector_blocker(n.body for n in nodes if n.body is not None) is None
 
-    def open_loops(self, names: Sequence[str], ranges: Sequence[int], indent: str,
-                   simd_clause: str | None) -> str:
+    def open_loops(self, scope: ExitStack, names: Sequence[str], ranges: Sequence[int],
+                   simd_clause: str | None) -> None:
+        """Open one loop per name (closed when `scope` ends); the innermost gets `omp simd`
+        with `simd_clause` when given (and the kernel vectorizes)."""
         for k, (name, r) in enumerate(zip(names, ranges, strict=True)):
-            if k == len(names) - 1 and simd_clause is not None and self.vectorize:
-                self.lines.append(f"{indent}#pragma omp simd{simd_clause}{SIMD_BAD}")
-            self.lines.append(f"{indent}for (int64_t {name} = 0; {name} < {r}; {name} += 1) {{")
-            indent += "    "
-        return indent
+            simd = k == len(names) - 1 and simd_clause is not None and self.vectorize
+            scope.enter_context(self.out.loop(
+                name, 0, r, pragmas=[f"omp simd{simd_clause}{SIMD_BAD}"] if simd else []))
 
-    def close_loops(self, count: int, indent: str) -> str:
-        for _ in range(count):
-            indent = indent[:-4]
-            self.lines.append(f"{indent}}}")
-        return indent
-
-    def print_tiled(self, node: Node, indent: str, parallel: bool) -> None:
+    def print_tiled(self, node: Node, parallel: bool) -> None:
         """§8.2: the last two loops in TILE_ROWS x TILE_COLS tiles. Each operand read along the
         outer axis (a transpose) is first copied into a small tile along its contiguous axis,
         so every cache line it brings in is used whole; the compute loop then reads the tile."""
-        p = self.lines
+        out = self.out
         n = len(node.ranges)
         (ra, rb), (va, vb) = node.ranges[-2:], (f"x{n - 2}", f"x{n - 1}")
         xnames = xvars(n)[self.plan.shared_depth:-2]
-        ind = self.open_loops(xnames, node.ranges[self.plan.shared_depth:-2], indent, None)
         ta, tb = TILE_ROWS, TILE_COLS
-        p.append(f"{ind}// {node.name}: {node.origin} in {ta}x{tb} tiles")
-        if parallel and not xnames:
-            p.append(f"{ind}#pragma omp for collapse(2) schedule(static)")
-            self.work_shared = True
-        p.append(f"{ind}for (int64_t {va}t = 0; {va}t < {ra}; {va}t += {ta}) {{")
-        p.append(f"{ind}    for (int64_t {vb}t = 0; {vb}t < {rb}; {vb}t += {tb}) {{")
-        t = ind + "        "
-        p.append(f"{t}{POLL}")
-        loop_a = (f"for (int64_t {va} = {va}t; {va} < std::min<int64_t>({va}t + {ta}, {ra}); "
-                  f"{va} += 1) {{")
-        loop_b = (f"for (int64_t {vb} = {vb}t; {vb} < std::min<int64_t>({vb}t + {tb}, {rb}); "
-                  f"{vb} += 1) {{")
         printer = ExprPrinter(node.var_ranges)
         assert node.body is not None
         transposed = [e for e in walk(node.body) if isinstance(e, Load)
                       and abs(e.index.coef(va)) == 1 and abs(e.index.coef(vb)) > 1]
-        for k, ld in enumerate(transposed):
-            tile = f"tile{k}"
-            at = f"{tile}[{va} - {va}t][{vb} - {vb}t]"
-            p.append(f"{t}{ctype(ld.dtype)} {tile}[{ta}][{tb}];  // {ld.buf}, read along {va}")
-            # [G9] a whole tile of 4-byte elements is copied in 8x8 blocks transposed in
-            # registers (the element-wise copy below is scalar: 8-element rows, strided stores)
-            blocks = ld.dtype.itemsize == 4 and ld.dtype.kind in "fiu" and \
-                ld.index.coef(va) == 1 and ld.index.is_linear_in(va) and \
-                ld.index.is_linear_in(vb) and ta % 8 == 0 and tb % 8 == 0
-            if blocks:
-                p.append(f"{t}if ({va}t + {ta} <= {ra} && {vb}t + {tb} <= {rb}) {{")
-                # source lines whole before the next ones (8 KB strides share a cache set)
-                for depth, (v, extent) in enumerate(((vb, tb), (va, ta)), start=1):
-                    p.append(f"{t}{'    ' * depth}for (int64_t {v} = {v}t; {v} < {v}t + {extent}; "
-                             f"{v} += 8) {{")
-                p.append(f"{t}            stax_transpose8x8_4(&{printer.expr(ld)}, "
-                         f"{ld.index.coef(vb)}, &{at}, {tb});")
-                p.append(f"{t}        }}")
-                p.append(f"{t}    }}")
-                p.append(f"{t}}} else {{")
-            p.append(f"{t}{loop_b}")
-            p.append(f"{t}    {loop_a}")
-            p.append(f"{t}        {at} = {printer.expr(ld)};")
-            p.append(f"{t}    }}")
-            p.append(f"{t}}}")
-            if blocks:
-                p.append(f"{t}}}")
-            printer.names[ld] = at
-        p.append(f"{t}{loop_a}")
-        untiled = [e for e in walk(node.body) if isinstance(e, Load) and e not in transposed]
-        if self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled):
-            p.append(f"{t}    #pragma omp simd{SIMD_BAD}")
-        p.append(f"{t}    {loop_b}")
-        (value,) = printer.emit([node.body], p, t + "        ")
-        p.append(f"{t}        {node.out}[{printer.index(node.out_index)}] = {value};")
-        p.append(f"{t}    }}")
-        p.append(f"{t}}}")
-        p.append(f"{ind}    }}")
-        p.append(f"{ind}}}")
-        self.close_loops(len(xnames), ind)
+        a_hi = f"std::min<int64_t>({va}t + {ta}, {ra})"
+        b_hi = f"std::min<int64_t>({vb}t + {tb}, {rb})"
+        with ExitStack() as scope:
+            self.open_loops(scope, xnames, node.ranges[self.plan.shared_depth:-2], None)
+            out.comment(f"{node.name}: {node.origin} in {ta}x{tb} tiles")
+            pragmas = []
+            if parallel and not xnames:
+                pragmas.append("omp for collapse(2) schedule(static)")
+                self.work_shared = True
+            with out.loop(f"{va}t", 0, ra, step=ta, pragmas=pragmas), \
+                    out.loop(f"{vb}t", 0, rb, step=tb):
+                out.stmt(POLL)
+                for k, ld in enumerate(transposed):
+                    self.copy_tile(f"tile{k}", ld, printer, (va, ra, a_hi), (vb, rb, b_hi))
+                untiled = [e for e in walk(node.body)
+                           if isinstance(e, Load) and e not in transposed]
+                simd = self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled)
+                with out.loop(va, f"{va}t", a_hi), \
+                        out.loop(vb, f"{vb}t", b_hi,
+                                 pragmas=[f"omp simd{SIMD_BAD}"] if simd else []):
+                    (value,) = printer.emit([node.body], out)
+                    out.stmt(f"{node.out}[{printer.index(node.out_index)}] = {value};")
 
-    def print_pointwise(self, nodes: list[Node], indent: str) -> None:
+    def copy_tile(self, tile: str, ld: Load, printer: ExprPrinter, a: tuple[str, int, str],
+                  b: tuple[str, int, str]) -> None:
+        """Copy what `ld` reads in this tile into `tile`, along its contiguous axis; later
+        reads of `ld` read the tile."""
+        (va, ra, a_hi), (vb, rb, b_hi) = a, b
+        ta, tb = TILE_ROWS, TILE_COLS
+        at = f"{tile}[{va} - {va}t][{vb} - {vb}t]"
+        self.out.stmt(f"{ctype(ld.dtype)} {tile}[{ta}][{tb}];  // {ld.buf}, read along {va}")
+        copy = Emitter()
+        with copy.loop(vb, f"{vb}t", b_hi), copy.loop(va, f"{va}t", a_hi):
+            copy.stmt(f"{at} = {printer.expr(ld)};")
+        # [G9] a whole tile of 4-byte elements is copied in 8x8 blocks transposed in
+        # registers (the element-wise copy is scalar: 8-element rows, strided stores)
+        blocks = ld.dtype.itemsize == 4 and ld.dtype.kind in "fiu" and \
+            ld.index.coef(va) == 1 and ld.index.is_linear_in(va) and \
+            ld.index.is_linear_in(vb) and ta % 8 == 0 and tb % 8 == 0
+        if blocks:
+            whole = Emitter()
+            # source lines whole before the next ones (8 KB strides share a cache set)
+            with whole.loop(vb, f"{vb}t", f"{vb}t + {tb}", step=8), \
+                    whole.loop(va, f"{va}t", f"{va}t + {ta}", step=8):
+                whole.stmt(f"stax_transpose8x8_4(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
+                           f"&{at}, {tb});")
+            self.out.add(Block(f"if ({va}t + {ta} <= {ra} && {vb}t + {tb} <= {rb})",
+                               whole.code, orelse=copy.code))
+        else:
+            self.out.add(*copy.code)
+        printer.names[ld] = at
+
+    def print_pointwise(self, nodes: list[Node]) -> None:
         d = self.plan.shared_depth
         node = nodes[0]
         names = xvars(len(node.ranges))[d:]
         inner = node.ranges[d:]
         printer = self.outer_printer or ExprPrinter(node.var_ranges)
-        ind = self.open_loops(names[:-1], inner[:-1], indent, None)
-        if names:  # [G9] what the innermost loop does not change, computed before it
-            printer.hoist([n.body for n in nodes if n.body is not None], names[-1],
-                          {n.out for n in nodes}, self.lines, ind)
-        ind = self.open_loops(names[-1:], inner[-1:], ind,
-                              "" if names and self.simd_ok(nodes, names[-1]) else None)
-        for n in nodes:
-            assert n.body is not None
-            self.lines.append(f"{ind}// {n.name}: {n.origin}")
-            (value,) = printer.emit([n.body], self.lines, ind)
-            self.lines.append(f"{ind}{n.out}[{printer.index(n.out_index)}] = {value};")
-            # later nodes of this loop read the value from the register, not memory
-            printer.names[Load(n.out, n.out_index, self.buffers[n.out].dtype)] = value
-        self.close_loops(len(names), ind)
+        with ExitStack() as scope:
+            self.open_loops(scope, names[:-1], inner[:-1], None)
+            if names:  # [G9] what the innermost loop does not change, computed before it
+                printer.hoist([n.body for n in nodes if n.body is not None], names[-1],
+                              {n.out for n in nodes}, self.out)
+            self.open_loops(scope, names[-1:], inner[-1:],
+                            "" if names and self.simd_ok(nodes, names[-1]) else None)
+            for n in nodes:
+                assert n.body is not None
+                self.out.comment(f"{n.name}: {n.origin}")
+                (value,) = printer.emit([n.body], self.out)
+                self.out.stmt(f"{n.out}[{printer.index(n.out_index)}] = {value};")
+                # later nodes of this loop read the value from the register, not memory
+                printer.names[Load(n.out, n.out_index, self.buffers[n.out].dtype)] = value
 
-    def print_reduction(self, nodes: list[Node], indent: str, parallel_inside: bool) -> None:
+    def print_reduction(self, nodes: list[Node], parallel_inside: bool) -> None:
         d = self.plan.shared_depth
         node = nodes[0]
         xnames = xvars(len(node.ranges))[d:]
-        ind = self.open_loops(xnames, node.ranges[d:], indent, None)
         rnames = rvars(len(node.reduction_ranges))
         accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
-        for n in nodes:
-            self.lines.append(f"{ind}// {n.name}: {n.origin} over {n.reduction_ranges}")
         # chunks (cascade summation) whenever the length may exceed one chunk: a symbolic
         # length may, at launch (issue 11)
         chunked = len(rnames) == 1 and (is_sym(node.reduction_ranges[0])
                                         or node.reduction_ranges[0] > REDUCTION_CHUNK)
-        store = [f"{n.out}[{ExprPrinter(node.var_ranges).index(n.out_index)}] = "
-                 f"({ctype(self.buffers[n.out].dtype)}){a.result()};"
+        store = [Stmt(f"{n.out}[{ExprPrinter(node.var_ranges).index(n.out_index)}] = "
+                      f"({ctype(self.buffers[n.out].dtype)}){a.result()};")
                  for n, a in zip(nodes, accs, strict=True)]
-        if chunked:
-            self.print_chunked_reduction(nodes, accs, ind, store,
-                                         parallel_inside and not xnames)
-        else:
-            for a in accs:
-                self.lines.extend(a.declare(ind))
-            self.print_reduction_loop(nodes, accs, rnames, ind, "")
-            self.lines.extend(ind + line for line in store)
-        self.close_loops(len(xnames), ind)
+        with ExitStack() as scope:
+            self.open_loops(scope, xnames, node.ranges[d:], None)
+            for n in nodes:
+                self.out.comment(f"{n.name}: {n.origin} over {n.reduction_ranges}")
+            if chunked:
+                self.print_chunked_reduction(nodes, accs, store, parallel_inside and not xnames)
+            else:
+                for a in accs:
+                    self.out.add(*a.declare())
+                self.print_reduction_loop(nodes, accs, rnames, "")
+                self.out.add(*store)
 
-    def print_outer_block(self, indent: str, parallel: bool) -> None:
+    def print_outer_block(self, parallel: bool) -> None:
         """Reductions over an outer (strided) axis, with the work fused around them: blocks
         of adjacent outputs keep one accumulator each; every reduction step updates a whole
         block with contiguous, vectorized loads (column sums read each row once instead of
         striding down columns). The kernel's loop groups run one after another per block;
         values local to the kernel (one per output) live in a block-wide array."""
-        p = self.lines
+        out = self.out
         plan = self.plan
         node0 = plan.nodes[0]
         last = f"x{len(node0.ranges) - 1}"
         xnames = xvars(len(node0.ranges))[plan.shared_depth:-1]
         extent = node0.ranges[-1]
-        ind = self.open_loops(xnames, node0.ranges[plan.shared_depth:-1], indent, None)
         block = plan.outer_block  # an int, or C text evaluated at launch (issue 11)
         size = block if isinstance(block, int) else MAX_OUTER_BLOCK  # the arrays' extent
-        if not isinstance(block, int):
-            p.append(f"{ind}const int64_t stax_block = {block};  // outputs per block")
-            block = "stax_block"
-        p.append(f"{ind}// {block} outputs at a time")
-        if parallel and not xnames:
-            p.append(f"{ind}#pragma omp for schedule(static)")
-            self.work_shared = True
-        p.append(f"{ind}for (int64_t block = 0; block < {extent}; block += {block}) {{")
-        inner = ind + "    "
-        p.append(f"{inner}{POLL}")
-        p.append(f"{inner}const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
         local = {name for name, _ in plan.local}
-        for name in sorted(local):
-            p.append(f"{inner}{ctype(self.buffers[name].dtype)} {name}[{size}];  "
-                     "// kernel-local, one per output of the block")
-        simd = f"{inner}#pragma omp simd{SIMD_BAD}" if self.vectorize else None
+        simd = [f"omp simd{SIMD_BAD}"] if self.vectorize else []
 
-        def lane_printer(nodes: list[Node], ind_: str) -> ExprPrinter:
-            p.append(f"{ind_}const int64_t {last} = block + lane;")
+        def lane_printer(nodes: list[Node]) -> ExprPrinter:
+            out.stmt(f"const int64_t {last} = block + lane;")
             printer = ExprPrinter(nodes[0].var_ranges)
             for n in nodes:
                 for ld in walk(n.body):  # type: ignore[arg-type]
@@ -761,204 +732,191 @@ class KernelPrinter:
             return f"{n.out}[lane]" if n.out in local else \
                 f"{n.out}[{printer.index(n.out_index)}]"
 
-        for nodes in self.groups():
-            for n in nodes:
-                p.append(f"{inner}// {n.name}: {n.origin}")
-            if nodes[0].kind == "scan":  # rows of the block added one after another
-                n = nodes[0]
-                t = ctype(self.buffers[n.out].dtype)
-                op = "+" if n.fn == "cumsum" else "*"
-                p.append(f"{inner}{t} acc_{n.name}[{size}];")
-                p.append(f"{inner}for (int64_t lane = 0; lane < {block}; lane += 1) "
-                         f"{{ acc_{n.name}[lane] = ({t}){0 if op == '+' else 1}; }}")
-                p.append(f"{inner}for (int64_t r0 = 0; r0 < {n.reduction_ranges[0]}; "
-                         "r0 += 1) {")
-                if simd:
-                    p.append("    " + simd)
-                p.append(f"{inner}    for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-                printer = lane_printer(nodes, inner + "        ")
-                (value,) = printer.emit([n.body], p, inner + "        ")  # type: ignore[list-item]
-                acc = f"acc_{n.name}[lane]"
-                # [E16] complex: from the first row (the identity is not exact for complex)
-                first = f"r0 == 0 ? ({t}){value} : " if t.startswith("stax_complex") else ""
-                p.append(f"{inner}        {acc} = {first}{acc} {op} ({t}){value};")
-                p.append(f"{inner}        {target(n, printer)} = {acc};")
-                p.append(f"{inner}    }}")
-                p.append(f"{inner}}}")
-            elif nodes[0].kind == "reduction":
-                accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
-                for a in accs:
-                    p.extend(a.declare(inner, lanes=size))
-                rnames = rvars(len(nodes[0].reduction_ranges))
-                rind = self.open_loops(rnames, nodes[0].reduction_ranges, inner, None)
-                if simd:
-                    p.append(rind + simd.strip())
-                p.append(f"{rind}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-                printer = lane_printer(nodes, rind + "    ")
-                values = printer.emit([n.body for n in nodes], p,  # type: ignore[misc]
-                                      rind + "    ")
-                for a, v in zip(accs, values, strict=True):
-                    p.extend(a.update(v, "", rind + "    ", lane="lane"))
-                p.append(f"{rind}}}")
-                self.close_loops(len(rnames), rind)
-                p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-                printer = lane_printer(nodes, inner + "    ")
-                for n, a in zip(nodes, accs, strict=True):
-                    p.append(f"{inner}    {target(n, printer)} = "
-                             f"({ctype(self.buffers[n.out].dtype)}){a.result('lane')};")
-                p.append(f"{inner}}}")
-            else:
-                if simd:
-                    p.append(simd)
-                p.append(f"{inner}for (int64_t lane = 0; lane < lanes; lane += 1) {{")
-                printer = lane_printer(nodes, inner + "    ")
+        with ExitStack() as scope:
+            self.open_loops(scope, xnames, node0.ranges[plan.shared_depth:-1], None)
+            if not isinstance(block, int):
+                out.stmt(f"const int64_t stax_block = {block};  // outputs per block")
+                block = "stax_block"
+            out.comment(f"{block} outputs at a time")
+            pragmas = []
+            if parallel and not xnames:
+                pragmas.append("omp for schedule(static)")
+                self.work_shared = True
+            scope.enter_context(out.loop("block", 0, extent, step=block, pragmas=pragmas))
+            out.stmt(POLL, f"const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
+            for name in sorted(local):
+                out.stmt(f"{ctype(self.buffers[name].dtype)} {name}[{size}];  "
+                         "// kernel-local, one per output of the block")
+            for nodes in self.groups():
                 for n in nodes:
-                    (value,) = printer.emit([n.body], p, inner + "    ")  # type: ignore[list-item]
-                    p.append(f"{inner}    {target(n, printer)} = {value};")
-                    printer.names[Load(n.out, n.out_index, self.buffers[n.out].dtype)] = value
-                p.append(f"{inner}}}")
-        p.append(f"{ind}}}")
-        self.close_loops(len(xnames), ind)
+                    out.comment(f"{n.name}: {n.origin}")
+                if nodes[0].kind == "scan":  # rows of the block added one after another
+                    n = nodes[0]
+                    t = ctype(self.buffers[n.out].dtype)
+                    op = "+" if n.fn == "cumsum" else "*"
+                    out.stmt(f"{t} acc_{n.name}[{size}];",
+                             f"for (int64_t lane = 0; lane < {block}; lane += 1) "
+                             f"{{ acc_{n.name}[lane] = ({t}){0 if op == '+' else 1}; }}")
+                    with out.loop("r0", 0, n.reduction_ranges[0]), \
+                            out.loop("lane", 0, "lanes", pragmas=simd):
+                        printer = lane_printer(nodes)
+                        (value,) = printer.emit([n.body], out)  # type: ignore[list-item]
+                        acc = f"acc_{n.name}[lane]"
+                        # [E16] complex: from the first row (the identity is not exact)
+                        first = f"r0 == 0 ? ({t}){value} : " if t.startswith("stax_complex") \
+                            else ""
+                        out.stmt(f"{acc} = {first}{acc} {op} ({t}){value};",
+                                 f"{target(n, printer)} = {acc};")
+                elif nodes[0].kind == "reduction":
+                    accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
+                    for a in accs:
+                        out.add(*a.declare(lanes=size))
+                    with ExitStack() as rloops:
+                        self.open_loops(rloops, rvars(len(nodes[0].reduction_ranges)),
+                                        nodes[0].reduction_ranges, None)
+                        with out.loop("lane", 0, "lanes", pragmas=simd):
+                            printer = lane_printer(nodes)
+                            values = printer.emit([n.body for n in nodes],  # type: ignore[misc]
+                                                  out)
+                            for a, v in zip(accs, values, strict=True):
+                                out.add(*a.update(v, "", lane="lane"))
+                    with out.loop("lane", 0, "lanes"):
+                        printer = lane_printer(nodes)
+                        for n, a in zip(nodes, accs, strict=True):
+                            out.stmt(f"{target(n, printer)} = "
+                                     f"({ctype(self.buffers[n.out].dtype)}){a.result('lane')};")
+                else:
+                    with out.loop("lane", 0, "lanes", pragmas=simd):
+                        printer = lane_printer(nodes)
+                        for n in nodes:
+                            (value,) = printer.emit([n.body], out)  # type: ignore[list-item]
+                            out.stmt(f"{target(n, printer)} = {value};")
+                            printer.names[Load(n.out, n.out_index,
+                                               self.buffers[n.out].dtype)] = value
 
     def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],
-                             rnames: Sequence[str], indent: str, suffix: str,
+                             rnames: Sequence[str], suffix: str,
                              start: str = "0", stop: str | None = None) -> None:
         node = nodes[0]
         if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
                 self.simd_ok(nodes, rnames[0]):
-            self.print_arg_lanes(nodes, accs, indent, suffix, start,
+            self.print_arg_lanes(nodes, accs, suffix, start,
                                  stop or str(node.reduction_ranges[0]))
             return
         simd = None
         if rnames and all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
             simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
                            for a in accs)
-        ind = indent
-        for k, (name, r) in enumerate(zip(rnames, node.reduction_ranges, strict=True)):
-            lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
-            if k == len(rnames) - 1 and simd is not None and self.vectorize:
-                self.lines.append(f"{ind}#pragma omp simd{simd}{SIMD_BAD}")
-            self.lines.append(f"{ind}for (int64_t {name} = {lo}; {name} < {hi}; {name} += 1) {{")
-            ind += "    "
-        printer = ExprPrinter(node.var_ranges)
-        values = printer.emit([n.body for n in nodes], self.lines, ind)  # type: ignore[misc]
-        position = printer.index(_flat_r(node))
-        for a, v in zip(accs, values, strict=True):
-            self.lines.extend(a.update(v, position, ind, suffix))
-        self.close_loops(len(rnames), ind)
+        with ExitStack() as scope:
+            for k, (name, r) in enumerate(zip(rnames, node.reduction_ranges, strict=True)):
+                lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
+                vector = k == len(rnames) - 1 and simd is not None and self.vectorize
+                scope.enter_context(self.out.loop(
+                    name, lo, hi, pragmas=[f"omp simd{simd}{SIMD_BAD}"] if vector else []))
+            printer = ExprPrinter(node.var_ranges)
+            values = printer.emit([n.body for n in nodes], self.out)  # type: ignore[misc]
+            position = printer.index(_flat_r(node))
+            for a, v in zip(accs, values, strict=True):
+                self.out.add(*a.update(v, position, suffix))
 
-    def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], indent: str,
-                        suffix: str, start: str, stop: str) -> None:
+    def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], suffix: str,
+                        start: str, stop: str) -> None:
         """argmax/argmin with vector accumulators: ARG_LANES lanes each keep the best value
         and its position over the elements congruent to the lane (updated by selects, so the
         loop vectorizes); the remainder goes to lane 0; lanes are combined at the end,
         ties to the first position and a NaN first of all (NumPy's rule)."""
-        p = self.lines
+        out = self.out
         n_lanes = ARG_LANES
         # [G9] lane positions as wide as the values where they fit: float32 values with int64
         # positions make every vector step convert between widths
         length = nodes[0].reduction_ranges[0]
         pos_t = "int32_t" if not is_sym(length) and length < 2**31 and all(
             n.body is not None and n.body.dtype.itemsize <= 4 for n in nodes) else "int64_t"
-        p.append(f"{indent}{{")
-        ind = indent + "    "
-        for a in accs:
-            p.append(f"{ind}{a.acc_type} {a.name}_lv[{n_lanes}];")
-            p.append(f"{ind}{pos_t} {a.name}_li[{n_lanes}];")
-            p.append(f"{ind}for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
-                     f"{a.name}_lv[lane] = {a.init()}; {a.name}_li[lane] = -1; }}")
-        p.append(f"{ind}int64_t rb = {start};")
-        p.append(f"{ind}for (; rb + {n_lanes} <= {stop}; rb += {n_lanes}) {{")
-        p.append(f"{ind}    #pragma omp simd{SIMD_BAD}")
-        p.append(f"{ind}    for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{")
-        self._arg_lane_body(nodes, accs, ind + "        ", "rb + lane", "lane", pos_t)
-        p.append(f"{ind}    }}")
-        p.append(f"{ind}}}")
-        p.append(f"{ind}for (int64_t r = rb; r < {stop}; r += 1) {{")
-        self._arg_lane_body(nodes, accs, ind + "    ", "r", "0", pos_t)
-        p.append(f"{ind}}}")
-        for a in accs:
-            n, idx = a.var("", suffix), a.var("_idx", suffix)
-            lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
-            p.append(f"{ind}for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{")
-            p.append(f"{ind}    if ({li} >= 0 && ({idx} < 0 || {_arg_wins(a, lv, li, n, idx)})) "
-                     f"{{ {n} = {lv}; {idx} = {li}; }}")
-            p.append(f"{ind}}}")
-        p.append(f"{indent}}}")
+        with out.block():
+            for a in accs:
+                out.stmt(f"{a.acc_type} {a.name}_lv[{n_lanes}];",
+                         f"{pos_t} {a.name}_li[{n_lanes}];",
+                         f"for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
+                         f"{a.name}_lv[lane] = {a.init()}; {a.name}_li[lane] = -1; }}")
+            out.stmt(f"int64_t rb = {start};")
+            with out.block(f"for (; rb + {n_lanes} <= {stop}; rb += {n_lanes})"), \
+                    out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}"]):
+                self._arg_lane_body(nodes, accs, "rb + lane", "lane", pos_t)
+            with out.loop("r", "rb", stop):
+                self._arg_lane_body(nodes, accs, "r", "0", pos_t)
+            for a in accs:
+                n, idx = a.var("", suffix), a.var("_idx", suffix)
+                lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
+                with out.loop("lane", 0, n_lanes):
+                    out.stmt(f"if ({li} >= 0 && ({idx} < 0 || "
+                             f"{_arg_wins(a, lv, li, n, idx)})) {{ {n} = {lv}; {idx} = {li}; }}")
 
-    def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], ind: str,
-                       position: str, lane: str, pos_t: str) -> None:
-        p = self.lines
-        p.append(f"{ind}const int64_t r0 = {position};")
-        p.append(f"{ind}const {pos_t} r0p = ({pos_t})r0;")
+    def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], position: str,
+                       lane: str, pos_t: str) -> None:
+        out = self.out
+        out.stmt(f"const int64_t r0 = {position};", f"const {pos_t} r0p = ({pos_t})r0;")
         printer = ExprPrinter(nodes[0].var_ranges)
-        values = printer.emit([n.body for n in nodes], p, ind)  # type: ignore[misc]
+        values = printer.emit([n.body for n in nodes], out)  # type: ignore[misc]
         for a, v in zip(accs, values, strict=True):
             lv, li = f"{a.name}_lv[{lane}]", f"{a.name}_li[{lane}]"
             op = ">" if a.fn == "argmax" else "<"
             nan = f" | (({v} != {v}) & ({lv} == {lv}))" if a.float_value else ""
-            p.append(f"{ind}const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv}){nan};")
-            p.append(f"{ind}{lv} = {a.name}_b ? {v} : {lv};")
-            p.append(f"{ind}{li} = {a.name}_b ? r0p : {li};")
+            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv}){nan};",
+                     f"{lv} = {a.name}_b ? {v} : {lv};",
+                     f"{li} = {a.name}_b ? r0p : {li};")
 
-    def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator], indent: str,
-                                store: list[str], parallel: bool) -> None:
+    def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator],
+                                store: list[Stmt], parallel: bool) -> None:
         """Reduce in chunks of REDUCTION_CHUNK and fold the chunk results in order: cascade
         summation (accurate float sums). When the outer loops give no parallelism the chunks
         are shared among threads through partial arrays, folded in the same order by one
         thread, so results are deterministic and do not depend on the thread count."""
         n = nodes[0].reduction_ranges[0]
         chunks = -(-n // REDUCTION_CHUNK)
-        p = self.lines
-        inner = indent + "    "
+        out = self.out
         bounds = (f"chunk * {REDUCTION_CHUNK}",
                   f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
         parts = [("", "acc_type", "{a.name}_pp"), ("_nan", "int", "{a.name}_pn"),
                  ("_idx", "int64_t", "{a.name}_pi")]
+
+        def reduce_chunk() -> None:
+            out.stmt(POLL)
+            for a in accs:
+                out.add(*a.declare("_c"))
+            self.print_reduction_loop(nodes, accs, ["r0"], "_c", *bounds)
+
         if not parallel:
             for a in accs:
-                p.extend(a.declare(indent))
-            p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
-            p.append(f"{inner}{POLL}")
-            for a in accs:
-                p.extend(a.declare(inner, "_c"))
-            self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)
-            for a in accs:
-                p.extend(a.combine("_c", inner))
-            p.append(f"{indent}}}")
-            p.extend(indent + line for line in store)
+                out.add(*a.declare())
+            with out.loop("chunk", 0, chunks):
+                reduce_chunk()
+                for a in accs:
+                    out.add(*a.combine("_c"))
+            out.add(*store)
             return
         for a in accs:
             for _, t, ptr in self._partials(a, parts):
                 ctype_ = a.acc_type if t == "acc_type" else t
                 ctype_ = "char" if ctype_ == "bool" else ctype_  # std::vector<bool> has no data()
-                self.prologue.append(f"    std::vector<{ctype_}> {ptr.format(a=a)}_v({chunks});")
-                self.prologue.append(f"    {ctype_}* {ptr.format(a=a)} = "
-                                     f"{ptr.format(a=a)}_v.data();")
-        p.append(f"{indent}#pragma omp for schedule(static)")
+                self.prologue += [Stmt(f"std::vector<{ctype_}> {ptr.format(a=a)}_v({chunks});"),
+                                  Stmt(f"{ctype_}* {ptr.format(a=a)} = "
+                                       f"{ptr.format(a=a)}_v.data();")]
         self.work_shared = True
-        p.append(f"{indent}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
-        p.append(f"{inner}{POLL}")
-        for a in accs:
-            p.extend(a.declare(inner, "_c"))
-        self.print_reduction_loop(nodes, accs, ["r0"], inner, "_c", *bounds)
-        for a in accs:
-            for part, _, ptr in self._partials(a, parts):
-                p.append(f"{inner}{ptr.format(a=a)}[chunk] = {a.var(part, '_c')};")
-        p.append(f"{indent}}}")
-        p.append(f"{indent}#pragma omp single")
-        p.append(f"{indent}{{")
-        for a in accs:
-            p.extend(a.declare(inner))
-        p.append(f"{inner}for (int64_t chunk = 0; chunk < {chunks}; chunk += 1) {{")
-        for a in accs:
-            for part, t, ptr in self._partials(a, parts):
-                ctype_ = a.acc_type if t == "acc_type" else t
-                p.append(f"{inner}    {ctype_} {a.var(part, '_c')} = {ptr.format(a=a)}[chunk];")
-            p.extend(a.combine("_c", inner + "    "))
-        p.append(f"{inner}}}")
-        p.extend(inner + line for line in store)
-        p.append(f"{indent}}}")
+        with out.loop("chunk", 0, chunks, pragmas=["omp for schedule(static)"]):
+            reduce_chunk()
+            for a in accs:
+                for part, _, ptr in self._partials(a, parts):
+                    out.stmt(f"{ptr.format(a=a)}[chunk] = {a.var(part, '_c')};")
+        with out.block(pragmas=["omp single"]):
+            for a in accs:
+                out.add(*a.declare())
+            with out.loop("chunk", 0, chunks):
+                for a in accs:
+                    for part, t, ptr in self._partials(a, parts):
+                        ctype_ = a.acc_type if t == "acc_type" else t
+                        out.stmt(f"{ctype_} {a.var(part, '_c')} = {ptr.format(a=a)}[chunk];")
+                    out.add(*a.combine("_c"))
+            out.add(*store)
 
     @staticmethod
     def _partials(a: Accumulator, parts: list[tuple[str, str, str]]
@@ -966,72 +924,67 @@ class KernelPrinter:
         keep = {"": True, "_nan": a.tracks_nan, "_idx": a.fn in ("argmax", "argmin")}
         return [pt for pt in parts if keep[pt[0]]]
 
-    def print_scan(self, node: Node, indent: str, parallel: bool) -> None:
+    def print_scan(self, node: Node, parallel: bool) -> None:
         d = self.plan.shared_depth
         xnames = xvars(len(node.ranges))[d:]
         if parallel and not xnames:
-            self.print_parallel_scan(node, indent)
+            self.print_parallel_scan(node)
             return
-        ind = self.open_loops(xnames, node.ranges[d:], indent, None)
         assert node.body is not None
+        out = self.out
         t = ctype(self.buffers[node.out].dtype)
         op = "+" if node.fn == "cumsum" else "*"
-        self.lines.append(f"{ind}// {node.name}: {node.origin} along r0")
-        self.lines.append(f"{ind}{t} acc = ({t}){0 if node.fn == 'cumsum' else 1};")
-        self.lines.append(f"{ind}for (int64_t r0 = 0; r0 < {node.reduction_ranges[0]}; "
-                          "r0 += 1) {")
-        inner = ind + "    "
-        printer = ExprPrinter(node.var_ranges)
-        (v,) = printer.emit([node.body], self.lines, inner)
-        # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is nan+inf j)
-        first = f"r0 == 0 ? ({t}){v} : " if t.startswith("stax_complex") else ""
-        self.lines.append(f"{inner}acc = {first}acc {op} ({t}){v};")
-        self.lines.append(f"{inner}{node.out}[{printer.index(node.out_index)}] = acc;")
-        self.lines.append(f"{ind}}}")
-        self.close_loops(len(xnames), ind)
+        with ExitStack() as scope:
+            self.open_loops(scope, xnames, node.ranges[d:], None)
+            out.comment(f"{node.name}: {node.origin} along r0")
+            out.stmt(f"{t} acc = ({t}){0 if node.fn == 'cumsum' else 1};")
+            with out.loop("r0", 0, node.reduction_ranges[0]):
+                printer = ExprPrinter(node.var_ranges)
+                (v,) = printer.emit([node.body], out)
+                # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is
+                # nan+inf j)
+                first = f"r0 == 0 ? ({t}){v} : " if t.startswith("stax_complex") else ""
+                out.stmt(f"acc = {first}acc {op} ({t}){v};",
+                         f"{node.out}[{printer.index(node.out_index)}] = acc;")
 
-    def print_parallel_scan(self, node: Node, indent: str) -> None:
+    def print_parallel_scan(self, node: Node) -> None:
         """One long scan over the threads, in two passes: each thread totals its slice (a
         vectorized reduction), the totals are scanned by one thread, then each thread scans its
         slice again from its offset. Integer results equal the serial scan; float results
         differ by rounding only (the additions are grouped by slice)."""
-        p = self.lines
+        out = self.out
         assert node.body is not None
         t = ctype(self.buffers[node.out].dtype)
         op = "+" if node.fn == "cumsum" else "*"
         identity = f"({t}){0 if op == '+' else 1}"
         n = node.reduction_ranges[0]
         parts = f"{node.name}_parts"
-        self.prologue.append(f"    std::vector<{t}> {parts}({self.plan.threads + 1});")
-        p.append(f"{indent}// {node.name}: {node.origin} along r0, two passes over the threads")
-        p.append(f"{indent}const int64_t nt = omp_get_num_threads(), "
-                 "me = omp_get_thread_num();")
-        p.append(f"{indent}const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;")
-        p.append(f"{indent}{t} total = {identity};")
+        self.prologue.append(Stmt(f"std::vector<{t}> {parts}({self.plan.threads + 1});"))
+        out.comment(f"{node.name}: {node.origin} along r0, two passes over the threads")
+        out.stmt("const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();",
+                 f"const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;",
+                 f"{t} total = {identity};")
         # [E16] complex: each slice and the whole scan start from their first element (the
         # identity is not exact for complex: (1+0j) * (0+inf j) is nan+inf j)
         cx = t.startswith("stax_complex")
-        if self.vectorize and not cx:
-            p.append(f"{indent}#pragma omp simd reduction({op}:total){SIMD_BAD}")
-        p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
-        printer = ExprPrinter(node.var_ranges)
-        (v,) = printer.emit([node.body], p, indent + "    ")
-        p.append(f"{indent}    total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
-                 f"total {op} ({t}){v};")
-        p.append(f"{indent}}}")
-        p.append(f"{indent}{parts}[me + 1] = total;")
-        p.append(f"{indent}#pragma omp barrier")
-        p.append(f"{indent}#pragma omp single")
-        p.append(f"{indent}{{ {parts}[0] = {identity}; for (int64_t k = {2 if cx else 1}; "
-                 f"k <= nt; k += 1) {parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}")
-        p.append(f"{indent}{t} acc = {parts}[me];")
-        p.append(f"{indent}for (int64_t r0 = lo; r0 < hi; r0 += 1) {{")
-        printer = ExprPrinter(node.var_ranges)
-        (v,) = printer.emit([node.body], p, indent + "    ")
-        first = f"me == 0 && r0 == lo ? ({t}){v} : " if cx else ""
-        p.append(f"{indent}    acc = {first}acc {op} ({t}){v};")
-        p.append(f"{indent}    {node.out}[{printer.index(node.out_index)}] = acc;")
-        p.append(f"{indent}}}")
+        simd = [f"omp simd reduction({op}:total){SIMD_BAD}"] if self.vectorize and not cx \
+            else []
+        with out.loop("r0", "lo", "hi", pragmas=simd):
+            (v,) = ExprPrinter(node.var_ranges).emit([node.body], out)
+            out.stmt(f"total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
+                     f"total {op} ({t}){v};")
+        out.stmt(f"{parts}[me + 1] = total;")
+        out.pragma("omp barrier")
+        out.pragma("omp single")
+        out.stmt(f"{{ {parts}[0] = {identity}; for (int64_t k = {2 if cx else 1}; "
+                 f"k <= nt; k += 1) {parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}",
+                 f"{t} acc = {parts}[me];")
+        with out.loop("r0", "lo", "hi"):
+            printer = ExprPrinter(node.var_ranges)
+            (v,) = printer.emit([node.body], out)
+            first = f"me == 0 && r0 == lo ? ({t}){v} : " if cx else ""
+            out.stmt(f"acc = {first}acc {op} ({t}){v};",
+                     f"{node.out}[{printer.index(node.out_index)}] = acc;")
         self.work_shared = True
 
 
@@ -1068,9 +1021,7 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     saving the region's entry and exit per kernel; implicit barriers after each work-shared
     loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
     printers = [KernelPrinter(plan, buffers) for plan in plans]
-    body: list[str] = []
-    for printer in printers:
-        body.extend(printer.print("        "))
+    kernels = [code for printer in printers for code in printer.print()]
     written = {n.out for plan in plans for n in plan.nodes}
     params = []
     for buf in region_params(plans):
@@ -1079,31 +1030,31 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         params.append(f"{t}*{restrict} {buf}" if buf in written else f"const {t}*{restrict} {buf}")
     if symbols:  # a generic program: the sizes of this call (issue 11)
         params.append("const int64_t* __restrict__ stax_sizes")
-    lines = [f"// {name}: {', '.join(p.name for p in plans)}",
-             f"extern \"C\" void {name}({', '.join([*params, 'int32_t* flags'])}) {{"]
-    lines += [f"    const int64_t {s} = stax_sizes[{k}];" for k, s in enumerate(symbols)]
-    for printer in printers:
-        lines.extend(printer.prologue)
-    launch = [plan.launch_work for plan in plans if plan.launch_work is not None]
-    if any(printer.work_shared for printer in printers):
-        # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
-        threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
-        # The team takes only the cores the load leaves free (libgomp's dynamic adjustment),
-        # for this region only: the process's setting (PyTorch's oneDNN needs full teams) is
-        # restored after it.
-        lines.append("    const int stax_dynamic = omp_get_dynamic();")
-        lines.append("    omp_set_dynamic(1);")
-        pays = f" if({' || '.join(map(parallel_pays, launch))})" if launch else ""
-        lines.append(f"    #pragma omp parallel num_threads({threads}){pays}")
-    lines.append("    {")
-    lines.append(f"        int {BAD} = 0;  // error bits of this thread (stax_raise)")
-    lines.extend(body)
-    lines.append(f"        if ({BAD}) stax_raise(flags, {BAD});")
-    lines.append("    }")
-    if any(printer.work_shared for printer in printers):
-        lines.append("    omp_set_dynamic(stax_dynamic);")
-    lines.append("}")
-    return "\n".join(lines)
+    out = Emitter()
+    out.comment(f"{name}: {', '.join(p.name for p in plans)}")
+    with out.block(f"extern \"C\" void {name}({', '.join([*params, 'int32_t* flags'])})"):
+        out.stmt(*(f"const int64_t {s} = stax_sizes[{k}];" for k, s in enumerate(symbols)))
+        for printer in printers:
+            out.add(*printer.prologue)
+        launch = [plan.launch_work for plan in plans if plan.launch_work is not None]
+        shared = any(printer.work_shared for printer in printers)
+        pragmas = []
+        if shared:
+            # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
+            threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
+            # The team takes only the cores the load leaves free (libgomp's dynamic
+            # adjustment), for this region only: the process's setting (PyTorch's oneDNN needs
+            # full teams) is restored after it.
+            out.stmt("const int stax_dynamic = omp_get_dynamic();", "omp_set_dynamic(1);")
+            pays = f" if({' || '.join(map(parallel_pays, launch))})" if launch else ""
+            pragmas.append(f"omp parallel num_threads({threads}){pays}")
+        with out.block(pragmas=pragmas):
+            out.stmt(f"int {BAD} = 0;  // error bits of this thread (stax_raise)")
+            out.add(*kernels)
+            out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
+        if shared:
+            out.stmt("omp_set_dynamic(stax_dynamic);")
+    return "\n".join(render(out.code))
 
 
 def print_module(regions: Sequence[KernelRegion],
