@@ -708,8 +708,9 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
     over = f"range{tuple(x if x is not None else '?' for x in template)} (computed at run " \
         f"time; hull {loop.trip})" if dynamic else f"{loop.trip}"
     label = f"loop at {site_text(loop.site)} over {over}"
+    legality, independent = _legality(state, loop, index, carried, body_ops)
     loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template,
-                         legality=_legality(state, loop, index, carried, body_ops),
+                         legality=legality, independent=independent,
                          stores=tuple(_last_stores(loop, c) for c in carried))
     bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
                     for x in dynamic]
@@ -763,10 +764,11 @@ def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:
 
 
 def _legality(state: LoopState, loop: OpenLoop, index: Value, carried: list[Carried],
-              body_ops: list[Op]) -> str:
+              body_ops: list[Op]) -> tuple[str, bool]:
     """The body's accesses of its carried arrays and the loop's dependences, checked with isl
     (`stax.poly.loop_legality`). A carried value changed other than by a logged assignment is
-    written in full; one used other than by a logged read is read in full."""
+    written in full; one used other than by a logged read is read in full. Returns the verdict
+    and whether the iterations are independent."""
     from stax.poly.loop_legality import Access, check_loop
 
     def named(form: Affine) -> tuple[int, tuple[tuple[str, int], ...]]:
@@ -809,11 +811,12 @@ def _legality(state: LoopState, loop: OpenLoop, index: Value, carried: list[Carr
                     accesses.append(Access(c.name, False, shape, None if entry.region is None
                                            else tuple(axis(s) for s in entry.region)))
     if not accesses:
-        return "no carried array: nothing to check"
+        return "no carried array: nothing to check", False
     outer = {f"p{k}": state.ranges[k] for acc in accesses for spec in acc.region or ()
              for form in spec[1:3] if isinstance(form, tuple)
              for k in (int(name[1:]) for name, _ in form[1] if name != "i")}
     try:
-        return str(check_loop("i", loop.trip, outer, list(dict.fromkeys(accesses))))
+        verdict = check_loop("i", loop.trip, outer, list(dict.fromkeys(accesses)))
     except Exception as e:  # isl's budget, or an access it cannot parse: say so
-        return f"not checked ({type(e).__name__}: {e})"
+        return f"not checked ({type(e).__name__}: {e})", False
+    return str(verdict), verdict.parallel

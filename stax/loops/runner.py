@@ -66,6 +66,7 @@ class LoopBody:
     # `run`, 0-d int64 arrays); () for the fixed range `trip`
     bounds: tuple[int | None, ...] = ()
     legality: str = ""  # the loop's dependences, checked with isl (stax.poly.loop_legality)
+    independent: bool = False  # no loop-carried dependence (isl)
     # per carried value: the version its last masked assignments apply to, and those
     # assignments (`stax.loops.stores` may do them in place)
     stores: tuple[tuple[int, tuple[StoreForm, ...]], ...] = ()
@@ -77,7 +78,7 @@ class LoopBody:
     def compile(self) -> Runner:
         if self.runner is None:
             self.runner, self.decision, self.source = compile_body(
-                self.graph, self.trip, self.carried, self.stores)
+                self.graph, self.trip, self.carried, self.stores, self.independent)
         return self.runner
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -205,8 +206,8 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
 
 
 def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
-                 stores: Sequence[tuple[int, tuple[StoreForm, ...]]] = ()
-                 ) -> tuple[Runner, str, str]:
+                 stores: Sequence[tuple[int, tuple[StoreForm, ...]]] = (),
+                 independent: bool = False) -> tuple[Runner, str, str]:
     n_carried = len(graph.outputs)
     graph, carries = in_place.plan(graph, names or [f"carried {k}" for k in range(n_carried)],
                                    stores)
@@ -219,11 +220,14 @@ def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
     isa = isa_level(None)
     reason = _driver_refusal(sched, carries)
     if reason is None:
-        threads = _threads(sched)
-        runner, cpp = _c_driver(sched, isa, threads, carries, rows)
-        return runner, (
-            f"all iterations in one C call (stax_loop) on {threads} thread(s); {how}"
-            ), cpp[cpp.index("// region0"):]
+        team, why = _team(sched, carries, independent, trip)
+        threads = 1 if team > 1 else _threads(sched)
+        runner, cpp = _c_driver(sched, isa, threads, carries, rows, team)
+        how = (f"iterations in parallel on {team} OpenMP threads (#pragma omp parallel for, "
+               f"each thread its own scratch): {why}" if team > 1 else
+               f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
+        return runner, f"all iterations in one C call (stax_loop); {how}", \
+            cpp[cpp.index("// region0"):]
     program = build(sched, threads=thread_count(), isa=isa)
     n = n_carried
 
@@ -284,8 +288,31 @@ def _threads(sched: Schedule) -> int:
     """One thread for small bodies: the driver opens each region's OpenMP parallel region
     once per iteration, which costs more than a small body's work (far more when the
     machine's cores are busy and the team's threads must be woken)."""
-    work = sum(m.node.numel * max(m.node.rnumel, 1) for g in sched.kernels for m in g.members)
-    return 1 if work < SERIAL_WORK else thread_count()
+    return 1 if _work(sched) < SERIAL_WORK else thread_count()
+
+
+PARALLEL_WORK = 1 << 15  # elements over all iterations under which they run in order
+
+
+def _team(sched: Schedule, carries: Sequence[in_place.Carry], independent: bool,
+          trip: range) -> tuple[int, str]:
+    """How many threads run the iterations at once, and why."""
+    if not independent:
+        return 1, "the legality check found loop-carried dependences"
+    if any(c.output is not None for c in carries):
+        return 1, "a carried value is double-buffered: each iteration makes its next version"
+    team = min(thread_count(), len(trip))
+    work = _work(sched) * len(trip)
+    if team < 2 or work < PARALLEL_WORK:
+        return 1, (f"independent iterations, but {work} elements of work in all: less than a "
+                   f"thread team costs ({PARALLEL_WORK})" if team > 1 else
+                   "independent iterations, one thread available")
+    return team, ("isl finds no loop-carried dependence and every carried array is stored in "
+                  "place, at elements no other iteration reads or writes")
+
+
+def _work(sched: Schedule) -> int:
+    return sum(m.node.numel * max(m.node.rnumel, 1) for g in sched.kernels for m in g.members)
 
 
 def _span(buf: Buffer) -> int:
@@ -296,7 +323,10 @@ def _span(buf: Buffer) -> int:
 
 
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
-              rows: Sequence[Row] = ()) -> tuple[Runner, str]:
+              rows: Sequence[Row] = (), team: int = 1) -> tuple[Runner, str]:
+    """The body's regions and `stax_loop`. `team` > 1: the iterations are independent and
+    every carried array is stored in place: they run on `team` OpenMP threads, each with its
+    own pointer table (index, row pointers, intermediates, stored values: `bufs + t*N`)."""
     program = sched.program
     buffers = program.buffer_map
     plan_of: dict[str, KernelPlan] = {}
@@ -320,22 +350,39 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         slots[new] = slots[old]
     n_carried = len(carries)
     carried_in = program.inputs[1:1 + n_carried]
+    width = max(len(set(slots.values())), 1)  # pointers per table (reused storage shares)
+    stores = any(c.stores for c in carries)
+    if team > 1:
+        head = ["    #pragma omp parallel num_threads(" + str(team) + ")",
+                "    {",
+                f"    void** b = bufs + (int64_t)omp_get_thread_num() * {width};",
+                "    #pragma omp for schedule(static)",
+                "    for (int64_t it = 0; it < n; ++it) {",
+                "        if (stax_interrupted(flags)) continue;  // Ctrl-C [A8]",
+                *(["        bool failed = false;"] if stores else [])]
+    else:
+        head = [f"    void* b[{width}];",
+                f"    for (int k = 0; k < {width}; ++k) b[k] = bufs[k];",
+                *(["    bool failed = false;"] if stores else []),
+                "    for (int64_t it = 0; it < n; ++it) {",
+                "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]"]
     lines = ["extern \"C\" void stax_loop(void** bufs, int64_t start, int64_t step, "
-             "int64_t n, int32_t* flags) {",
-             f"    void* b[{max(len(slots), 1)}];",
-             f"    for (int k = 0; k < {len(slots)}; ++k) b[k] = bufs[k];",
-             *(["    bool failed = false;"] if any(c.stores for c in carries) else []),
-             "    for (int64_t it = 0; it < n; ++it) {",
-             "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]",
+             "int64_t n, int32_t* flags) {", *head,
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
     first_row = len(program.inputs) - len(rows)
     for k, r in enumerate(rows):  # rows of invariant arrays at the index: pointers, no gather
         lines.append(f"        b[{slots[program.inputs[first_row + k]]}] = (char*)"
                      f"b[{slots[program.inputs[r.source]]}] + ({r.const} + {r.coef} * "
                      f"(start + it * step)) * {r.nbytes};")
+    calls = []
     for region in regions:
         args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
-        lines.append(f"        {region.name}({', '.join([*args, 'flags'])});")
+        calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
+    if team > 1:  # the regions' orphaned `omp single`s bind to a team of this one thread
+        lines += ["        #pragma omp parallel num_threads(1)", "        {",
+                  *(f"            {c}" for c in calls), "        }"]
+    else:
+        lines += [f"        {c}" for c in calls]
     values = [f"b[{slots[name]}]" for name in program.outputs]
     indices = {k: f"b[{slots[name]}]" for k, name in enumerate(program.inputs)}
     for src, carry in zip(carried_in, carries, strict=True):
@@ -343,20 +390,24 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
             target = f"b[{slots[src if carry.output is None else program.outputs[carry.output]]}]"
             lines += in_place.c_code(carry.stores, target, ctype(buffers[src].dtype), values,
                                      indices, "        ")
-            lines.append("        if (failed) break;  // a store out of bounds: IndexError")
+            if team == 1:
+                lines.append("        if (failed) break;  // a store out of bounds: IndexError")
     for src, carry in zip(carried_in, carries, strict=True):
         if carry.output is not None:
             lines.append(f"        std::swap(b[{slots[src]}], "
                          f"b[{slots[program.outputs[carry.output]]}]);")
     lines.append("    }")
-    for src in carried_in:
-        nbytes = buffers[src].nbytes
-        lines.append(f"    if (b[{slots[src]}] != bufs[{slots[src]}]) "
-                     f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
+    if team > 1:
+        lines.append("    }")
+    else:
+        for src in carried_in:
+            nbytes = buffers[src].nbytes
+            lines.append(f"    if (b[{slots[src]}] != bufs[{slots[src]}]) "
+                         f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
     lines.append("}")
     cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
-    cpp += "#include <algorithm>\n#include <cstring>\n#include <utility>\n" + "\n".join(
-        lines) + "\n"
+    cpp += "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n" + \
+        "\n".join(lines) + "\n"
     library = compile_source(cpp, isa)
     fn = library.library.stax_loop
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
@@ -364,26 +415,30 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     fn.restype = None
     order = sorted({s: n for n, s in slots.items()}.items())
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
+    shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
     scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
+    def own() -> dict[str, np.ndarray]:
+        """One thread's index, row pointers, intermediates and body outputs."""
+        return {n: consts[n] if n in consts else np.zeros((), np.int64)
+                if n == program.inputs[0] else np.empty(_span(buffers[n]), buffers[n].dtype)
+                for _, n in order if n not in shared}
+
     def run(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
-        given = [np.zeros((), np.int64), *(np.array(a, order="C") for a in arrays[:n_carried]),
+        given = [*(np.array(a, order="C") for a in arrays[:n_carried]),
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
-        given += [given[r.source][0, ...] for r in rows]  # the driver sets them per iteration
-        storage: dict[str, np.ndarray] = dict(zip(program.inputs, given, strict=True))
-        kept = getattr(scratch, "arrays", None)
-        if kept is None:  # intermediates and body outputs: scratch kept across calls
-            kept = scratch.arrays = {
-                n: consts[n] if n in consts else np.empty(_span(buffers[n]), buffers[n].dtype)
-                for _, n in order if n not in storage}
-        storage.update(kept)
-        pointers = (ctypes.c_void_p * max(len(order), 1))(
-            *[storage[n].ctypes.data for _, n in order])
+        common = dict(zip(program.inputs[1:first_row], given, strict=True))
+        kept = getattr(scratch, "tables", None)
+        if kept is None:  # kept across calls
+            kept = scratch.tables = [own() for _ in range(team)]
+        pointers = (ctypes.c_void_p * (width * team))(
+            *[(common.get(n) if n in common else table[n]).ctypes.data
+              for table in kept for _, n in order])
         flags = new_flags()
         with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
             fn(pointers, trip.start, trip.step, len(trip), flags)
         if flags[ANY_FLAG]:
             check_flags(flags)
-        return [storage[name] for name in carried_in]
+        return [common[name] for name in carried_in]
 
     return run, cpp
