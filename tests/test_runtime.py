@@ -3,6 +3,7 @@ input checks, recycled outputs never overwriting what the caller kept, threads, 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -280,3 +281,31 @@ def test_frameless_calls_raise_flags_and_run_externs() -> None:
     x, y = make_array((4, 6), "float32"), make_array((6, 3), "float32", seed=1)
     for _ in range(2):
         assert_matches(chain(x, y), np.tanh(x @ y).sum(0) + x.max(), rtol=1e-5)
+
+
+def test_run_sets_the_calling_threads_team_for_the_call_only() -> None:
+    from stax.runtime.fast import fastcall
+
+    module = fastcall()
+    if module is None:
+        pytest.skip("no Python headers: the fast call is not built")
+    probe = compile_source(r"""
+        #include <omp.h>
+        #include <cstdint>
+        extern "C" void region(int32_t* out, int32_t* flags) {
+            out[0] = omp_get_max_threads();
+            #pragma omp parallel
+            {
+                #pragma omp single
+                out[1] = omp_get_num_threads();
+            }
+        }
+        extern "C" int32_t max_threads() { return omp_get_max_threads(); }
+        """, "scalar")
+    fn = ctypes.cast(probe.library.region, ctypes.c_void_p).value
+    before = probe.library.max_threads()
+    out = np.zeros(2, np.int32)
+    for size in (1, 2, 3):
+        assert module.run(fn, (out,), None, size) is None
+        assert list(out) == [size, size]  # a team of `size` (the region is not dynamic)
+        assert probe.library.max_threads() == before  # restored after the call

@@ -20,6 +20,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <Python.h>
 #include <numpy/arrayobject.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -128,17 +129,35 @@ static void call_region(void* fn, int n, P* p, int32_t* flags) {
     }
 }
 
-/* run(fn, arrays, flags): flags is the address of the call's flag buffer (checked by the
- * caller), or None [H9]: a zeroed buffer on this stack, and run returns None when the kernel
- * set no flag, else the buffer's values as a tuple (for stax.runtime.wrapper.raise_flags). */
+/* [H9] OpenMP's thread-count setting of the calling thread (nthreads-var), from the libgomp
+ * the kernel libraries loaded (looked up until found: none may be loaded yet). */
+static void (*set_threads)(int);
+static int (*get_threads)(void);
+
+static int openmp(void) {
+    if (set_threads != NULL) return 1;
+    void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (gomp == NULL) return 0;
+    get_threads = (int (*)(void))dlsym(gomp, "omp_get_max_threads");
+    if (get_threads != NULL) set_threads = (void (*)(int))dlsym(gomp, "omp_set_num_threads");
+    return set_threads != NULL;
+}
+
+/* run(fn, arrays, flags[, team]): flags is the address of the call's flag buffer (checked by
+ * the caller), or None [H9]: a zeroed buffer on this stack, and run returns None when the
+ * kernel set no flag, else the buffer's values as a tuple (stax.runtime.wrapper.raise_flags).
+ * team [H9]: the calling thread's OpenMP thread count during the call (then restored), which
+ * caps the team of a region that libgomp sizes dynamically (stax.tiling.threads.team). */
 static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "run(fn: int, arrays: tuple, flags: int | None)");
+    if (nargs < 3 || nargs > 4 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "run(fn: int, arrays: tuple, flags: int | None, team: int = 0)");
         return NULL;
     }
     void* fn = PyLong_AsVoidPtr(args[0]);
     int32_t local[STAX_ANY_FLAG + 1] = {0};
     int32_t* flags = args[2] == Py_None ? local : (int32_t*)PyLong_AsVoidPtr(args[2]);
+    long team = nargs == 4 ? PyLong_AsLong(args[3]) : 0;
     if (PyErr_Occurred()) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
     if (n > MAX_ARGS) {
@@ -157,9 +176,12 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     int32_t* prev = NULL;
     int armed_call = arm(flags, &prev);
     if (armed_call < 0) return NULL;
+    int threads = team > 0 && openmp() ? get_threads() : 0; /* to restore */
+    if (threads > 0) set_threads((int)team);
     Py_BEGIN_ALLOW_THREADS
     call_region(fn, (int)n, p, flags);
     Py_END_ALLOW_THREADS
+    if (threads > 0) set_threads(threads);
     if (armed_call && disarm(flags, prev) < 0) return NULL;
     if (flags != local || local[STAX_ANY_FLAG] == 0) Py_RETURN_NONE;
     PyObject* set = PyTuple_New(STAX_ANY_FLAG + 1);
@@ -259,7 +281,8 @@ static PyObject* py_setup(PyObject* self, PyObject* const* args, Py_ssize_t narg
 }
 
 static PyMethodDef methods[] = {
-    {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL, "run(fn, arrays, flags)"},
+    {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
+     "run(fn, arrays, flags[, team])"},
     {"key", (PyCFunction)key, METH_O, "key(args) -> bytes | None"},
     {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},
     {"disarm", (PyCFunction)(void (*)(void))py_disarm, METH_FASTCALL, "disarm(flags, token)"},

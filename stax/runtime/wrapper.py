@@ -36,6 +36,7 @@ from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
 from stax.tiling.plan import KernelPlan
+from stax.tiling.threads import team  # [H9] launch-time team size
 
 FLAG_MESSAGES = flag_messages()  # [A1] generated from stax.ops.FLAGS, as the C++ enum
 
@@ -575,12 +576,16 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 ptrs = tuple(ctypes.cast(fn, ctypes.c_void_p).value for fn in fns)
                 env[f"{region.name}_ptr"] = ptrs if solver is not None else ptrs[0]
                 arrays = "".join(f"{p}, " for p in params)
+                # [H9] a region that may open a team gets the cores idle at launch
+                planned = max(p.threads for p in region.plans)
+                env["team"] = team
+                size = f", team({planned})" if planned > 1 else ""
                 if frameless:
-                    lines.append(f"    bad = run({region.name}_ptr{pick}, ({arrays}), None)"
-                                 f"  # {groups}")
+                    lines.append(f"    bad = run({region.name}_ptr{pick}, ({arrays}), None"
+                                 f"{size})  # {groups}")
                     lines += ["    if bad is not None:", "        raise_flags(bad)"]
                 else:
-                    lines.append(f"    run({region.name}_ptr{pick}, ({arrays}), flags)"
+                    lines.append(f"    run({region.name}_ptr{pick}, ({arrays}), flags{size})"
                                  f"  # {groups}")
             else:  # [A8] armed for Ctrl-C (stax.runtime.fast.interruptible)
                 env["interruptible"] = interruptible

@@ -8,6 +8,12 @@ busy machine the fork/join cost measures high, so fewer kernels go parallel. Wai
 sleep (OMP_WAIT_POLICY below; a user's own setting wins), and a region takes only the cores
 the load leaves free.
 `STAX_PARALLEL_MIN_NS` fixes the crossover instead (e.g. 0 for tests of parallel code).
+
+At launch [H9] a region planned for P threads gets a team of `launch_team`: the cores no other
+thread is running on now (the kernel's count of runnable threads, /proc/loadavg, sampled at
+most every SAMPLE_SECONDS), at most P, at least 1. With as many runnable threads as cores, it
+runs on the calling thread alone: a team member waiting for a core would make every barrier
+wait a scheduler time slice (issue 9: 20-200 ms instead of 5-50 us on a busy machine).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import functools
 import json
 import math
 import os
+import time
 from dataclasses import dataclass
 
 from stax.ir.sym import Sym, c_expr
@@ -124,9 +131,11 @@ def worth_parallel(bytes_moved: int, transcendentals: int) -> tuple[bool, str]:
     c = crossover()
     estimate = c.byte_ns * (bytes_moved + TRANSCENDENTAL_BYTES * transcendentals)
     verdict = estimate >= c.min_ns
+    launch = "; at launch, a team of the cores idle then (1 on a busy machine)" if verdict else ""
     return verdict, (f"estimated {estimate:.0f} ns serial ({bytes_moved} bytes, "
                      f"{transcendentals} math calls) {'>=' if verdict else '<'} "
-                     f"{MARGIN:g} x {c.fork_ns:.0f} ns to open a parallel region (probed)")
+                     f"{MARGIN:g} x {c.fork_ns:.0f} ns to open a parallel region (probed)"
+                     f"{launch}")
 
 
 def parallel_pays(work: tuple[Sym | int, Sym | int]) -> str:
@@ -135,3 +144,47 @@ def parallel_pays(work: tuple[Sym | int, Sym | int]) -> str:
     c = crossover()
     return (f"{c_expr(moved)} + {TRANSCENDENTAL_BYTES}LL*{c_expr(calls)} >= "
             f"{math.ceil(c.min_ns / c.byte_ns)}LL")
+
+
+# --- launch time [H9] -------------------------------------------------------------------------
+
+SAMPLE_SECONDS = 0.005  # a load sample serves the launches of the next 5 ms
+CORES = os.cpu_count() or 1  # /proc/loadavg counts the runnable threads of every core
+
+
+def launch_team(planned: int, runnable: int, cores: int) -> int:
+    """Threads for a region planned for `planned` when `runnable` threads (the caller among
+    them) are runnable on `cores` cores: one per core no other thread runs on, at most
+    `planned`, at least 1 (the caller, which holds a core already)."""
+    return max(1, min(planned, cores - max(runnable - 1, 0)))
+
+
+class _Load:
+    """The latest sample of runnable threads: /proc/loadavg's fourth field ("4/110": 4 runnable,
+    the reader included), read with one pread on a descriptor kept open."""
+
+    def __init__(self, path: str = "/proc/loadavg") -> None:
+        try:
+            self.fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.fd = None  # no procfs: every region gets its planned team
+        self.at = -math.inf
+        self.runnable = 1
+
+    def sample(self) -> int:
+        now = time.monotonic()
+        if self.fd is not None and now - self.at > SAMPLE_SECONDS:
+            self.at = now
+            try:
+                self.runnable = int(os.pread(self.fd, 128, 0).split()[3].split(b"/")[0])
+            except (OSError, IndexError, ValueError):
+                self.runnable = 1
+        return self.runnable
+
+
+_load = _Load()
+
+
+def team(planned: int) -> int:
+    """`launch_team` now (called by the wrapper before each region that may go parallel)."""
+    return launch_team(planned, _load.sample(), CORES)

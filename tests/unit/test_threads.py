@@ -1,0 +1,63 @@
+"""[H9, issue 9] The launch-time team size: the cores no other thread runs on, from a sampled
+count of runnable threads (faked here), and the plan's reason naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stax.tiling import threads
+from stax.tiling.threads import launch_team
+
+
+@pytest.mark.parametrize(("planned", "runnable", "cores", "want"), [
+    (2, 1, 2, 2),  # idle machine: the caller alone
+    (2, 2, 2, 1),  # one other busy thread: it keeps its core
+    (2, 3, 2, 1),  # two busy processes on two cores (the issue's case): serial
+    (2, 40, 2, 1),
+    (8, 4, 8, 5),  # three others busy: five cores left
+    (4, 1, 8, 4),  # never more than planned
+    (1, 1, 8, 1),
+    (4, 0, 4, 4),  # a count without the caller: as idle
+])
+def test_launch_team(planned: int, runnable: int, cores: int, want: int) -> None:
+    assert launch_team(planned, runnable, cores) == want
+
+
+def test_load_samples_the_runnable_field_at_most_every_sample_period(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "loadavg"
+    fake.write_text("0.50 0.40 0.30 3/120 4242\n")
+    load = threads._Load(str(fake))
+    assert load.sample() == 3
+    fake.write_text("0.50 0.40 0.30 1/120 4243\n")
+    assert load.sample() == 3  # within SAMPLE_SECONDS: the last sample
+    monkeypatch.setattr(threads, "SAMPLE_SECONDS", -1.0)
+    assert load.sample() == 1
+    fake.write_text("garbage\n")
+    assert load.sample() == 1  # unreadable: as idle
+    assert threads._Load(str(tmp_path / "missing")).sample() == 1  # no procfs: as idle
+
+
+def test_team_uses_the_sample_and_the_core_count(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "loadavg"
+    fake.write_text("4.00 4.00 4.00 3/200 77\n")  # the caller and two busy processes
+    monkeypatch.setattr(threads, "_load", threads._Load(str(fake)))
+    monkeypatch.setattr(threads, "CORES", 2)
+    assert threads.team(2) == 1
+    monkeypatch.setattr(threads, "CORES", 16)
+    assert threads.team(8) == 8
+
+
+def test_plan_reason_names_the_launch_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "1000")
+    threads.crossover.cache_clear()
+    try:
+        pays, why = threads.worth_parallel(10**8, 0)
+        assert pays and "at launch, a team of the cores idle then" in why
+        pays, why = threads.worth_parallel(8, 0)
+        assert not pays and "at launch" not in why
+    finally:
+        threads.crossover.cache_clear()
