@@ -46,9 +46,10 @@ MAX_OUTER_BLOCK = 1024  # outputs per block in the outer-reduction form (a page 
 class PlanDecision:
     """One planning decision for a kernel, by `rule` (G: decision records): `kernel_local` (a
     buffer kept inside the kernel, `value` its extent), `merge_axes` (a node's loops merged),
-    `parallel_depth` (`value` the depth), `form` (`value` the form), `threads` (`value` the
-    thread count: 1 when the work does not pay for a parallel region). `str()` is explain's
-    text."""
+    `parallel_depth` (`value` the depth), `form` (`value` the form), `tile` (`value` the
+    tiled form's ROWSxCOLS), `outer_block` (`value` the outer-reduction form's outputs per block:
+    an int, or C text evaluated at launch), `threads` (`value` the thread count: 1 when the work
+    does not pay for a parallel region). `str()` is explain's text."""
 
     rule: str
     subject: str  # the kernel, node or buffer decided about
@@ -336,11 +337,15 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         outer = outer[:shared_depth]
         depth = parallel_depth(outer, threads, total=work)
         block = outer_block(nodes[0].ranges[-1], threads)
-        why += f"; blocks of {block} outputs"
     notes.append(PlanDecision(
         "parallel_depth", name, depth, f"parallel depth {depth} over outer loops {outer} with "
         f"P={threads} (Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})"))
     notes.append(PlanDecision("form", name, form, f"form: {form} ({why})"))
+    if form == "tiled":  # [S16] the block sizes of the form, records of their own
+        notes.append(PlanDecision("tile", name, f"{TILE_ROWS}x{TILE_COLS}",
+                                  f"tiles of {TILE_ROWS}x{TILE_COLS} elements"))
+    if form == "outer-reduction":
+        notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs"))
     lanes = 0
     if form == "vectorized":
         lanes, why_lanes = simd_lanes(nodes, shared_depth)
