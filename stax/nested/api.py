@@ -124,11 +124,14 @@ class CacheInfo(NamedTuple):
 
 
 @dataclass
-class _Program:
-    """What a call signature maps to: a recorded program, or why there is none."""
-    tape: Tape | None
-    run: Run
+class _Programs:
+    """What a call signature maps to: recorded programs (one per set of decisions the data
+    took, most recently used first), or why its calls cannot be replayed."""
+    tapes: list[tuple[Tape, Run]]
     reason: str | None = None
+
+
+KEEP = 4  # programs kept per call signature (e.g. empty and non-empty inputs)
 
 
 class Jitted:
@@ -140,7 +143,7 @@ class Jitted:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.last_run: Run | None = None
-        self.programs: dict[Any, _Program] = {}
+        self.programs: dict[Any, _Programs] = {}
         self.counts = [0, 0, 0, 0]
         functools.update_wrapper(self, fn)
 
@@ -155,26 +158,32 @@ class Jitted:
     def __call__(self, *args: Any) -> Any:
         self.counts[0] += 1
         key = _signature(args)
-        program = self.programs.get(key) if key is not None else None
-        if program is not None and program.tape is not None:
-            try:
-                out = program.tape.replay(_leaves(args, []))
-            except Retrace:
-                pass
-            else:
-                self.counts[2] += 1
-                self.last_run = program.run
-                return _fresh(out, _arrays(args))
-        if program is not None and program.reason is not None:
+        entry = self.programs.get(key) if key is not None else None
+        if entry is not None and entry.reason is not None:
             self.counts[3] += 1
             result, self.last_run = self.run(*args)
             return result
+        if entry is not None:
+            leaves = _leaves(args, [])
+            for j, (tape, run) in enumerate(entry.tapes):
+                try:
+                    out = tape.replay(leaves)
+                except Retrace:
+                    continue
+                if j:
+                    entry.tapes.insert(0, entry.tapes.pop(j))
+                self.counts[2] += 1
+                self.last_run = run
+                return _fresh(out, _arrays(args))
         tape = Tape() if key is not None else None
         result, run = self._trace(args, tape)
         self.counts[1] += 1
         if tape is not None:
-            replayable = tape.reason is None
-            self.programs[key] = _Program(tape if replayable else None, run, tape.reason)
+            if tape.reason is not None:
+                self.programs[key] = _Programs([], tape.reason)
+            else:
+                entry = self.programs.setdefault(key, _Programs([]))
+                entry.tapes[:] = [(tape, run), *entry.tapes[:KEEP - 1]]
         self.last_run = run
         return result
 
