@@ -10,6 +10,13 @@ buffers and copies the result into the node's buffer.
 Each tensor result is one extern node that computes the op: an op whose results the graph
 uses several of is either recomputed per result (pooling: cheap), asked for one result per
 call (`convolution_backward`'s output mask), or left to eager PyTorch (other ops).
+
+Matrix products (`mm`, `bmm`, `addmm`, `baddbmm` in floating point) are extern calls too
+(`matrix_product`): NumPy's matmul on the buffers the operands are views of, the views
+(transposes, reshapes, expansions) replayed on the buffers. Traced as Stax's own matmul, an
+operand like `permute(w)` would be copied into a buffer of its own on every call (a strided
+transpose; for a weight gradient `dy.T @ x` the copy of `dy` cost more than the product),
+while BLAS reads a transposed matrix as it is.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import torch.utils._pytree as pytree
 
 from stax.frontend import functions
 from stax.frontend.trace import Tracer
+from stax.runtime.externs import EXTERNS
+from stax.torch.ops import TABLE
 
 aten = torch.ops.aten
 
@@ -176,3 +185,87 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
                     **{k: f(tensors) for k, f in fill_kwargs.items()})
         return (result if j is None else result[j]).numpy()
     return run
+
+
+# ---------------------------------------------------------------- matrix products
+# op -> the position of its first operand (the second follows it).
+PRODUCTS: dict[Any, int] = {aten.mm.default: 0, aten.bmm.default: 0, aten.addmm.default: 1,
+                            aten.baddbmm.default: 1}
+# Views replayed on an operand's buffer (NumPy functions of `stax.torch.ops.TABLE`).
+_REPLAYED = frozenset((aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+                       aten.permute.default, aten.t.default, aten.transpose.int,
+                       aten.expand.default, aten.unsqueeze.default, aten.squeeze.dim,
+                       aten.squeeze.dims, aten.squeeze.default, aten.select.int,
+                       aten.slice.Tensor, aten.alias.default))
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_Link = tuple[Any, tuple[Any, ...], dict[str, Any]]  # a view: op, its other arguments, kwargs
+
+
+def _view_chain(operand: fx.Node, values: dict[fx.Node, Any]) -> tuple[fx.Node, list[_Link]]:
+    """The node whose value `operand` is a view of (within `values`), and the views from it
+    to `operand`, first view first."""
+    chain: list[_Link] = []
+    node = operand
+    while node.target in _REPLAYED and node.args and isinstance(node.args[0], fx.Node) \
+            and node.args[0] in values and not any(
+                isinstance(a, fx.Node) for a in pytree.tree_leaves((node.args[1:], node.kwargs))):
+        chain.append((node.target, tuple(node.args[1:]), dict(node.kwargs)))
+        node = node.args[0]
+    return node, chain[::-1]
+
+
+def _replay(chain: list[_Link]) -> Callable[[np.ndarray], np.ndarray]:
+    steps = [(TABLE[op], args, kwargs) for op, args, kwargs in chain]
+
+    def replay(a: np.ndarray) -> np.ndarray:
+        for fn, args, kwargs in steps:
+            a = fn(None, a, *args, **kwargs)
+        return a
+    return replay
+
+
+def _spell(chain: list[_Link]) -> str:
+    return "".join(f".{op.__name__}{args!r}{kwargs or ''}" for op, args, kwargs in chain)
+
+
+def matrix_product(node: fx.Node, values: dict[fx.Node, Any], shape: tuple[int, ...] | None,
+                   dtype: np.dtype) -> Any | None:
+    """The matrix product of `node` (an op of `PRODUCTS`; for addmm/baddbmm without the bias)
+    as an extern call of NumPy's matmul on the buffers its operands are views of, or None
+    (Stax's own matmul then traces it): integer or mixed dtypes, symbolic shapes."""
+    first = PRODUCTS[node.target]
+    operands = node.args[first:first + 2]
+    if shape is None or dtype not in _FLOATS or not all(
+            isinstance(o, fx.Node) and o in values for o in operands):
+        return None
+    bases, replays, spelled = [], [], []
+    for operand in operands:
+        base, chain = _view_chain(operand, values)
+        value = values[base]
+        if getattr(value, "dtype", None) != dtype:
+            return None
+        replay = _replay(chain)
+        probe = np.broadcast_to(np.zeros((), dtype), tuple(value.shape))
+        try:  # the views on a probe of the base's shape (no memory): PyTorch's shape?
+            ok = replay(probe).shape == tuple(values[operand].shape)
+        except Exception:  # noqa: BLE001 - a view NumPy spells otherwise: no replay
+            ok = False
+        if not ok:
+            base, replay, chain = operand, _replay([]), []
+        bases.append(values[base])
+        replays.append(replay)
+        spelled.append(_spell(chain))
+    left, right = replays
+    name = f"torch.matmul[{spelled[0]} @ {spelled[1]}]"
+
+    def routine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.matmul(left(a), right(b))
+
+    def into(a: np.ndarray, b: np.ndarray, *, out: np.ndarray) -> None:
+        np.matmul(left(a), right(b), out=out)
+
+    # Written straight into the node's buffer: registered under the key `functions._extern`
+    # gives a routine without keyword arguments (its own entry, which copies the routine's
+    # result into the buffer, is then not made).
+    EXTERNS.setdefault(f"{name}()", into)
+    return functions._extern(name, routine, bases, shape, dtype)

@@ -35,9 +35,9 @@ import torch.fx as fx
 
 import stax
 from stax.api import Jitted
-from stax.frontend.trace import SUPPORTED_DTYPES
-from stax.torch.externs import EXTERN, extern_call, refused
-from stax.torch.ops import CREATION, EMPTY, TABLE, Out
+from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
+from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
+from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
 
 aten = torch.ops.aten
 
@@ -248,6 +248,14 @@ class GraphRunner:
         # A tuple result leaves its segment through its getitem nodes: they stay with it.
         feeds_eager.update(n for n in self.nodes if n.target is operator.getitem
                            and n.args[0] in feeds_eager)
+        # Stax nodes no eager op needs computed from the graph's inputs and constants alone:
+        # while eager ops remain, they wait for the segment of their readers (`full` made in
+        # one segment and read in the next was a segment output, written and read each call).
+        free: set[fx.Node] = set()
+        for n in pending:
+            if kinds[n] == "stax" and n not in feeds_eager and all(
+                    a.op in ("placeholder", "get_attr") or a in free for a in n.all_input_nodes):
+                free.add(n)
         users: dict[fx.Node, list[fx.Node]] = {}
         # Eager ops keep their order among themselves: random ops draw from one generator.
         eager = [n for n in pending if kinds[n] == "eager"]
@@ -278,10 +286,11 @@ class GraphRunner:
             copies: set[fx.Node] = set()
             # The Stax nodes that could wait join a segment made anyway, or one made when no
             # eager op is left or nothing else can run.
-            take_all = not eager_left or all(
+            everything = not eager_left or all(
                 kinds[n] == "stax" and n not in feeds_eager for n in ready)
-            while joining := [n for n in ready
-                              if kinds[n] == "stax" and (take_all or n in feeds_eager)]:
+            take_all = everything
+            while joining := [n for n in ready if kinds[n] == "stax" and (
+                    n in feeds_eager or take_all and (everything or n not in free))]:
                 take_all = True
                 n = min(joining, key=order.__getitem__)
                 ready.remove(n)
@@ -307,8 +316,14 @@ class GraphRunner:
         inputs = list(dict.fromkeys(a for n in nodes for a in n.all_input_nodes
                                     if a not in inside))
         own = inside - copies
+
+        def escapes(n: fx.Node) -> bool:
+            """Read outside the segment: directly, or through a view it computes for itself
+            that another step reads (that step computes the view again, from `n`)."""
+            return any(u not in inside or (u in copies and escapes(u)) for u in n.users)
+
         # Tuple results leave a segment through their getitem nodes only.
-        outputs = [n for n in nodes if n in own and any(u not in own for u in n.users)
+        outputs = [n for n in nodes if n in own and escapes(n)
                    and _is_tensor_node(n) and not isinstance(n.meta.get("val"), (tuple, list))]
         return Step("stax", tuple(nodes), tuple(inputs), tuple(outputs),
                     tuple(n for n in nodes if n in copies))
@@ -554,8 +569,11 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any]) -> Any:
     out = Out(tuple(_concrete(m.shape) or () for m in metas),
               tuple(DTYPES[m.dtype] for m in metas))
     if node.target in CREATION or node.target in EMPTY:
-        return _create(node, args, kwargs, metas[0])
-    result = TABLE[node.target](out, *args, **kwargs)
+        return _create(node, metas[0], values.values())
+    rewrite = _REWRITES.get(node.target)
+    result = None if rewrite is None else rewrite(node, args, kwargs, values, metas[0])
+    if result is None:
+        result = TABLE[node.target](out, *args, **kwargs)
     results = result if isinstance(result, tuple) else (result,)
     if len(results) != len(metas):
         raise NotImplementedError(f"{len(results)} results where PyTorch has {len(metas)}")
@@ -569,16 +587,93 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any]) -> Any:
     return tuple(fixed) if isinstance(result, tuple) else fixed[0]
 
 
-def _create(node: fx.Node, args: Any, kwargs: Any, meta: Any) -> np.ndarray:
-    """A creation op evaluated by PyTorch now; it enters the program as a constant."""
+def _product(node: fx.Node, args: Any, kwargs: Any, values: dict[fx.Node, Any],
+             meta: Any) -> Any | None:
+    """A matrix product as NumPy's matmul on the buffers its operands are views of
+    (`stax.torch.externs.matrix_product`), the bias of addmm/baddbmm added by Stax; None
+    where that does not apply."""
+    dtype = DTYPES[meta.dtype]
+    if PRODUCTS[node.target] and getattr(args[0], "dtype", None) != dtype:
+        return None  # a bias of another dtype: PyTorch's error, through the table's entry
+    prod = matrix_product(node, values, _concrete(meta.shape), dtype)
+    if prod is None or not PRODUCTS[node.target]:
+        return prod
+    return with_bias(prod, args[0], **kwargs)
+
+
+def _merged_groups(shape: tuple[int, ...], merged: tuple[int, ...]
+                   ) -> list[tuple[list[int], list[int]]] | None:
+    """How a reshape from `shape` to `merged` groups axes: (axes of `shape`, axes of
+    `merged`) of equal products, or None (sizes 0 or 1 make the grouping ambiguous)."""
+    if not shape or not merged or min(shape) < 2 or min(merged) < 2:
+        return None
+    groups, i, j = [], 0, 0
+    while i < len(shape) and j < len(merged):
+        gi, gj, pi, pj = [i], [j], shape[i], merged[j]
+        while pi != pj:
+            if pi < pj and i + 1 < len(shape):
+                i += 1
+                gi.append(i)
+                pi *= shape[i]
+            elif pj < pi and j + 1 < len(merged):
+                j += 1
+                gj.append(j)
+                pj *= merged[j]
+            else:
+                return None
+        groups.append((gi, gj))
+        i, j = i + 1, j + 1
+    return groups if i == len(shape) and j == len(merged) else None
+
+
+def _sum_of_reshape(node: fx.Node, args: Any, kwargs: Any, values: dict[fx.Node, Any],
+                    meta: Any) -> Any | None:
+    """`sum(view(x, merged), dims)` over whole groups of x's axes as a sum over x's axes: a
+    bias gradient `sum(view(dy, [b * s, n]), [0])` otherwise reduces through the reshape's
+    index arithmetic (a division and a remainder per element, across rows: several times
+    slower than the column sum of `dy`'s own axes). None where that does not apply."""
+    source = node.args[0]
+    shape = _concrete(meta.shape)
+    if not isinstance(source, fx.Node) or source.target not in (
+            aten.view.default, aten._unsafe_view.default, aten.reshape.default) \
+            or source.args[0] not in values or kwargs.get("dtype") is not None \
+            or shape is None or len(node.args) < 2 or not node.args[1]:
+        return None
+    x = values[source.args[0]]
+    if getattr(x, "dtype", None) not in (np.float32, np.float64):
+        return None
+    merged = tuple(values[source].shape)
+    groups = _merged_groups(tuple(x.shape), merged)
+    reduced = {d % len(merged) for d in node.args[1]}
+    if groups is None or any(bool(reduced & set(gj)) != reduced.issuperset(gj)
+                             for _, gj in groups):
+        return None
+    axes = tuple(i for gi, gj in groups if reduced.issuperset(gj) for i in gi)
+    return np.reshape(np.sum(x, axis=axes), shape)
+
+
+def _create(node: fx.Node, meta: Any, values: Iterable[Any]) -> Any:
+    """A creation op evaluated by PyTorch now; it enters the program as a constant. A tensor
+    of one value (zeros, full, empty) is that value broadcast, made from any of the segment's
+    tracers (no array read on every call, as `full` of the fused QKV gradient was)."""
     dtype = DTYPES[meta.dtype]
     shape = _concrete(meta.shape)
     if node.target in EMPTY:
-        return np.zeros(shape, dtype)
-    # *_like and new_* ops read only their tensor argument's shape and dtype.
-    args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: torch.zeros(
-        _concrete(_metas(n)[0].shape), dtype=_metas(n)[0].dtype))
-    return np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
+        array = np.zeros(shape, dtype)
+    else:
+        # *_like and new_* ops read only their tensor argument's shape and dtype.
+        args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: torch.zeros(
+            _concrete(_metas(n)[0].shape), dtype=_metas(n)[0].dtype))
+        array = np.asarray(node.target(*args, **kwargs).numpy(), dtype=dtype)
+    like = next((v for v in values if isinstance(v, Tracer)), None)
+    if like is None or array.size < 2 or not (array == array.flat[0]).all():
+        return array
+    return np.full_like(like, array.flat[0], dtype=dtype, shape=shape)
+
+
+# Node-level translations tried before the table's (None: the table's applies).
+_REWRITES: dict[Any, Callable[..., Any]] = {
+    aten.sum.dim_IntList: _sum_of_reshape, **dict.fromkeys(PRODUCTS, _product)}
 
 
 class _Resume(Exception):  # noqa: N818 - the straight-line runner hands over to `_execute`

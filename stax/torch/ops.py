@@ -376,7 +376,12 @@ def _mm(out: Out, a: Any, b: Any) -> Any:
 @_register("addmm.default")
 def _addmm(out: Out, bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
     _same_dtypes(bias, a, b)
-    prod = a @ b
+    return with_bias(a @ b, bias, beta=beta, alpha=alpha)
+
+
+def with_bias(prod: Any, bias: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """addmm's and baddbmm's `beta * bias + alpha * prod` (a zero beta ignores the bias,
+    NaN included, as PyTorch does)."""
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:
@@ -478,6 +483,26 @@ def _split_with_sizes(out: Out, a: Any, sizes: Sequence[int], dim: int = 0) -> A
     starts = np.cumsum([0, *sizes])
     return tuple(_slice(out, a, dim, int(starts[k]), int(starts[k + 1]))
                  for k in range(len(sizes)))
+
+
+@_register("slice_scatter.default")
+def _slice_scatter(out: Out, a: Any, src: Any, dim: int = 0, start: int | None = None,
+                   end: int | None = None, step: int = 1) -> Any:
+    """`a` with its slice along `dim` replaced by `src` (the backward of slicing): the parts
+    of `a` before and after the slice around `src`."""
+    if step != 1:
+        raise NotImplementedError("slice_scatter with a step")
+    dim %= a.ndim
+    first, last, _ = slice(start, end).indices(a.shape[dim])
+    parts = [_slice(out, a, dim, 0, first), np.broadcast_to(src, _sliced(a.shape, dim, first,
+                                                                         max(first, last))),
+             _slice(out, a, dim, max(first, last), None)]
+    kept = [p for p in parts if p.shape[dim]]
+    return np.concatenate(kept, axis=dim) if kept else np.zeros(out.shape, out.dtype)
+
+
+def _sliced(shape: tuple[int, ...], dim: int, first: int, last: int) -> tuple[int, ...]:
+    return (*shape[:dim], last - first, *shape[dim + 1:])
 
 
 # ---------------------------------------------------------------- gathers and creation

@@ -16,16 +16,16 @@ def plan(fn, *args):  # noqa: ANN001, ANN201
     return runner, [(s.kind, [n.name for n in s.nodes]) for s in runner.steps]
 
 
-def test_independent_work_joins_the_segment_before_a_fallback() -> None:
+def test_work_on_inputs_alone_waits_for_the_segment_reading_it() -> None:
     def f(x):  # noqa: ANN001, ANN202
         b = torch.special.erfinv(torch.tanh(x) * 0.1)
-        c = torch.relu(x) + 1  # does not depend on the fallback: runs in the first segment
+        c = torch.relu(x) + 1  # reads only x: computed where it is read, not handed on
         return b + c
 
     runner, steps = plan(f, torch.randn(3, 4))
-    assert [k for k, _ in steps] == ["stax", "eager", "stax"]
-    assert set(steps[0][1]) == {"tanh", "mul", "relu", "add"}
-    assert [n.name for n in runner.steps[0].outputs] == ["mul", "add"]
+    assert steps == [("stax", ["tanh", "mul"]), ("eager", ["erfinv"]),
+                     ("stax", ["relu", "add", "add_1"])]
+    assert [n.name for n in runner.steps[0].outputs] == ["mul"]
     assert {n.name: why for n, why in runner.fallbacks.items()} == {
         "erfinv": "no Stax translation for aten.erfinv.default"}
 
@@ -74,11 +74,26 @@ def test_no_segment_of_its_own_for_work_no_fallback_needs() -> None:
 
 def test_work_no_fallback_needs_joins_a_segment_made_anyway() -> None:
     def f(x, y):  # noqa: ANN001, ANN202
-        b = torch.special.erfinv(torch.tanh(x))
-        return b * 2, y + 1
+        t = torch.tanh(x)
+        b = torch.special.erfinv(t)
+        return b * 2, t.sum(), y + 1  # the sum joins tanh's segment; y + 1 the last one
 
-    _, steps = plan(f, torch.randn(3), torch.randn(2))
-    assert steps == [("stax", ["tanh", "add"]), ("eager", ["erfinv"]), ("stax", ["mul"])]
+    runner, steps = plan(f, torch.randn(3), torch.randn(2))
+    assert steps == [("stax", ["tanh", "sum_1"]), ("eager", ["erfinv"]),
+                     ("stax", ["mul", "add"])]
+    assert [n.name for n in runner.steps[0].outputs] == ["tanh", "sum_1"]
+
+
+def test_segment_outputs_exclude_values_only_its_own_views_read() -> None:
+    def f(x):  # noqa: ANN001, ANN202
+        a = torch.exp(x)
+        v = a.t()  # only Stax reads it: computed by the segment, not handed on
+        return torch.special.erfinv(a.sum()) + (v * 2).sum()
+
+    runner, steps = plan(f, torch.randn(3, 4))
+    segment = next(s for s in runner.steps if s.kind == "stax" and any(
+        n.name == "t" for n in s.nodes))
+    assert "exp" not in [n.name for n in segment.outputs]
 
 
 def test_view_read_by_stax_and_by_a_fallback_is_computed_once() -> None:
