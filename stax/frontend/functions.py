@@ -444,8 +444,12 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     if set(kwargs) - {"optimize"} or not isinstance(operands[0], str):
         raise unsupported("np.einsum with out=, dtype=, casting= or the interleaved form")
     spec, arrays = operands[0].replace(" ", ""), operands[1:]
+    broadcast: set[str] = set()  # letters standing for ellipsis dimensions (they broadcast)
+    if "..." in spec:
+        spec, broadcast = _einsum_ellipsis(spec, arrays)
     if "." in spec:
-        raise unsupported("np.einsum with an ellipsis")
+        raise ValueError("einstein sum subscripts string contains a '.' that is not part of "
+                         "an ellipsis ('...')")
     inputs, _, output = spec.partition("->")
     terms = inputs.split(",")
     if len(terms) != len(arrays):
@@ -468,7 +472,9 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
             raise ValueError(f"einstein sum subscripts string contains too many subscripts "
                              f"for operand {len(laid)}")
         for c, n in zip(term, x.shape, strict=True):
-            if sizes.setdefault(c, n) != n:
+            if c in broadcast and 1 in (n, sizes.get(c, 1)):
+                sizes[c] = builtins.max(n, sizes.get(c, 1))
+            elif sizes.setdefault(c, n) != n:
                 raise ValueError(f"einstein sum subscript {c!r} does not contain the correct "
                                  f"number of indices for operand {len(laid)}")
         x, term = _einsum_diagonal(x, term)
@@ -485,6 +491,33 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     if not letters:
         return api.copy_(product)
     return api.sum(product, axis=tuple(range(len(output), len(order))), dtype=dtype)
+
+
+def _einsum_ellipsis(spec: str, arrays: Sequence[Any]) -> tuple[str, set[str]]:
+    """[H16] `...` spelled with letters the subscripts do not use: each operand's ellipsis
+    covers its trailing unnamed dimensions, right-aligned as in broadcasting; without `->`
+    the output is the ellipsis, then the letters used once (NumPy's implicit mode)."""
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in spec]
+    # (operand counts are checked by einsum itself)
+    widths = {k: np.ndim(a) - len(t) + 3 for k, (t, a) in enumerate(zip(terms, arrays,
+                                                                         strict=False))
+              if "..." in t}
+    if builtins.any(w < 0 for w in widths.values()):
+        raise ValueError("einstein sum subscripts string contains too many subscripts for an "
+                         "operand")
+    ell = "".join(free[:builtins.max(widths.values(), default=0)])
+    spelled = [t.replace("...", ell[len(ell) - widths[k]:]) if k in widths else t
+               for k, t in enumerate(terms)]
+    if arrow and ell and "..." not in output:
+        raise ValueError("output has more dimensions than subscripts given in einstein sum, "
+                         "but no '...' ellipsis provided to broadcast the extra dimensions.")
+    if not arrow:
+        joined = "".join(spelled)
+        output = ell + "".join(sorted(c for c in set(joined) - set(ell)
+                                      if joined.count(c) == 1))
+    return ",".join(spelled) + "->" + output.replace("...", ell), set(ell)
 
 
 def _einsum_diagonal(x: Tracer, term: str) -> tuple[Tracer, str]:
