@@ -534,6 +534,37 @@ def _einsum_diagonal(x: Tracer, term: str) -> tuple[Tracer, str]:
     return x, term
 
 
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: bool = False,
+                        writeable: bool = False) -> Tracer:
+    """[H16] NumPy's windows as gathers, one windowed axis at a time (its window dimension
+    appended last; a repeated axis windows the windows); read-only, as NumPy's view."""
+    if writeable:
+        raise unsupported("sliding_window_view with writeable=True")
+    t = traced(x, (x,))
+    windows = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    if builtins.any(w < 0 for w in windows):
+        raise ValueError("`window_shape` cannot contain negative values")
+    if axis is None:
+        if len(windows) != t.ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(windows)} window_shape elements "
+                             f"and `x.ndim` is {t.ndim}.")
+        axes: tuple[int, ...] = tuple(range(t.ndim))
+    else:
+        axes = tuple(_axis(a, t.ndim) for a in (axis if np.iterable(axis) else (axis,)))
+        if len(axes) != len(windows):
+            raise ValueError(f"Must provide matching length window_shape and axis; got "
+                             f"{len(windows)} window_shape elements and {len(axes)} axes "
+                             "elements.")
+    for ax, w in zip(axes, windows, strict=True):
+        n = t.shape[ax]
+        if n < w:
+            raise ValueError("window shape cannot be larger than input array shape")
+        starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
+        t = api.moveaxis(api.take(t, starts, axis=ax), ax + 1, -1)
+    return api._view(t, "broadcast", tuple(t.shape), shape=tuple(t.shape))
+
+
 # ---- reductions ----
 
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tracer:
@@ -1319,6 +1350,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
+    np.lib.stride_tricks.sliding_window_view: sliding_window_view,
     np.count_nonzero: count_nonzero, np.ptp: ptp, np.fix: fix, np.nan_to_num: nan_to_num,
     np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
