@@ -128,7 +128,8 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]
     proven = comp.program.proven
     if proven is None or traced.writeback or traced.narrowed_ints:
         return None
-    scalars = tuple(i for i, a in enumerate(args) if type(a) is not np.ndarray)
+    scalars = tuple((i, _SCALARS[type(a)]) for i, a in enumerate(args)
+                    if type(a) is not np.ndarray)  # exact floats and ints (the packed key)
     structure = traced.structure
     if not scalars and isinstance(structure, int):  # the common case: arrays in, one array out
         def run_one(args: tuple[Any, ...]) -> Any:
@@ -139,11 +140,27 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]
 
     def run(args: tuple[Any, ...]) -> Any:
         arrays = list(args)
-        for i in scalars:
-            arrays[i] = _as_array(arrays[i])
+        for i, convert in scalars:
+            arrays[i] = convert(arrays[i])
         return _unflatten(structure, proven(*arrays))
 
     return run
+
+
+def _int_array(a: int) -> np.ndarray:
+    try:
+        return np.asarray(a, dtype=np.int64)
+    except OverflowError:
+        raise OverflowError(f"stax.jit: Python int {a} does not fit in int64") from None
+
+
+# Python scalars as the 0-d arrays kernels read, by type (the warm path picks by exact type)
+_SCALARS: dict[type, Callable[[Any], np.ndarray]] = {
+    bool: lambda a: np.asarray(a, dtype=bool),
+    int: _int_array,
+    float: lambda a: np.asarray(a, dtype=np.float64),
+    complex: lambda a: np.asarray(a, dtype=np.complex128),  # [E16]
+}
 
 
 def _as_array(a: Any) -> np.ndarray:
@@ -155,17 +172,9 @@ def _as_array(a: Any) -> np.ndarray:
             # network, a view into packed bytes) is read from an aligned copy
             return np.array(a, order="K")
         return a
-    if isinstance(a, bool):
-        return np.asarray(a, dtype=bool)
-    if isinstance(a, int):
-        try:
-            return np.asarray(a, dtype=np.int64)
-        except OverflowError:
-            raise OverflowError(f"stax.jit: Python int {a} does not fit in int64") from None
-    if isinstance(a, float):
-        return np.asarray(a, dtype=np.float64)
-    if isinstance(a, complex):  # [E16]
-        return np.asarray(a, dtype=np.complex128)
+    for kind, convert in _SCALARS.items():  # (bool before int: a subclass of it)
+        if isinstance(a, kind):
+            return convert(a)
     arr = np.asarray(a)
     check_dtype(arr.dtype, "an argument")
     return arr
