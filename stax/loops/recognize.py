@@ -312,6 +312,9 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
             unfinished = [lp for lp in state.open if lp.gen is not None]
             if not unfinished:
                 _RECORDS[id(fn.__code__)] = tuple(state.records)
+                bodies = [r.body for r in state.records if r.body is not None]
+                for body in bodies:  # compiled together, in one C++ module
+                    body.siblings = bodies
                 return traced
             state.fallback(unfinished[-1], "the body left the loop (break or return)")
         except LoopFallback as e:

@@ -20,15 +20,17 @@ keeps the other results for the next calls, which depend on it (so they run afte
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from stax.backends.cpu.cpp import ctype, print_module, region_params
+from stax.backends.cpu.cpp import ctype, print_module, print_region, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value
@@ -74,12 +76,18 @@ class LoopBody:
     runner: Runner | None = None
     source: str = ""  # the body's C++ with its driver, or its Python wrapper
     stash: threading.local = field(default_factory=threading.local)
+    # the other loops of the same trace: compiled with this one, in one C++ module
+    siblings: list[LoopBody] = field(default_factory=list)
 
     def compile(self) -> Runner:
         if self.runner is None:
-            self.runner, self.decision, self.source = compile_body(
-                self.graph, self.trip, self.carried, self.stores, self.independent)
+            compile_bodies([self, *(b for b in self.siblings if b is not self)])
+        assert self.runner is not None
         return self.runner
+
+    def prepare(self, suffix: str) -> Prepared:
+        return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
+                            suffix)
 
     def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The carried values after the loop, from their initial values, the invariants and
@@ -205,9 +213,44 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
     return Graph(inputs, tuple(ops), graph.outputs), tuple(rows)
 
 
-def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
-                 stores: Sequence[tuple[int, tuple[StoreForm, ...]]] = (),
-                 independent: bool = False) -> tuple[Runner, str, str]:
+@dataclass(frozen=True)
+class Prepared:
+    """A body ready to compile: its Python stepper (already built), or its C++ (regions and
+    driver, names ending in a suffix) and how to make the runner from the loaded library."""
+
+    decision: str
+    source: str
+    runner: Runner | None = None
+    finish: Callable[[Any], Runner] | None = None
+    isa: str = ""
+
+
+def compile_bodies(bodies: Sequence[LoopBody]) -> None:
+    """Compile the bodies not compiled yet: every C driver in one C++ module (one g++ run:
+    most of a small module's compile time is the compiler's start and the shared header).
+    The first body's errors are raised; another's are left for its own call."""
+    prepared: list[tuple[LoopBody, Prepared]] = []
+    for k, body in enumerate(b for b in bodies if b.runner is None):
+        try:
+            prepared.append((body, body.prepare(f"_loop{k}")))
+        except Exception:
+            if not prepared and body is bodies[0]:
+                raise
+    in_c = [(b, p) for b, p in prepared if p.finish is not None]
+    if in_c:
+        module = print_module([], {}) + _INCLUDES + "\n".join(p.source for _, p in in_c)
+        library = compile_source(module, in_c[0][1].isa)
+    for body, p in prepared:
+        body.runner = p.runner if p.finish is None else p.finish(library)
+        body.decision, body.source = p.decision, p.source
+
+
+_INCLUDES = "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n"
+
+
+def prepare_body(graph: Graph, trip: range, names: Sequence[str],
+                 stores: Sequence[tuple[int, tuple[StoreForm, ...]]], independent: bool,
+                 suffix: str) -> Prepared:
     n_carried = len(graph.outputs)
     graph, carries = in_place.plan(graph, names or [f"carried {k}" for k in range(n_carried)],
                                    stores)
@@ -222,12 +265,12 @@ def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
     if reason is None:
         team, why = _team(sched, carries, independent, trip)
         threads = 1 if team > 1 else _threads(sched)
-        runner, cpp = _c_driver(sched, isa, threads, carries, rows, team)
+        cpp, finish = _c_driver(sched, isa, threads, carries, rows, team, suffix)
         how = (f"iterations in parallel on {team} OpenMP threads (#pragma omp parallel for, "
                f"each thread its own scratch): {why}" if team > 1 else
                f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
-        return runner, f"all iterations in one C call (stax_loop); {how}", \
-            cpp[cpp.index("// region0"):]
+        return Prepared(f"all iterations in one C call (stax_loop); {how}", cpp, finish=finish,
+                        isa=isa)
     program = build(sched, threads=thread_count(), isa=isa)
     n = n_carried
 
@@ -248,8 +291,8 @@ def compile_body(graph: Graph, trip: range, names: Sequence[str] = (),
                     in_place.apply(carry.stores, cur[k], outs, inputs)
         return cur
 
-    return python_loop, (f"body compiled once, run once per iteration from Python "
-                         f"({reason}); {how}"), program.wrapper
+    return Prepared(f"body compiled once, run once per iteration from Python ({reason}); {how}",
+                    program.wrapper, runner=python_loop)
 
 
 def _driver_refusal(sched: Schedule, carries: Sequence[in_place.Carry]) -> str | None:
@@ -323,8 +366,10 @@ def _span(buf: Buffer) -> int:
 
 
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
-              rows: Sequence[Row] = (), team: int = 1) -> tuple[Runner, str]:
-    """The body's regions and `stax_loop`. `team` > 1: the iterations are independent and
+              rows: Sequence[Row], team: int, suffix: str
+              ) -> tuple[str, Callable[[Any], Runner]]:
+    """The body's regions and `stax_loop` (names ending in `suffix`), and the runner's maker
+    from the loaded library. `team` > 1: the iterations are independent and
     every carried array is stored in place: they run on `team` OpenMP threads, each with its
     own pointer table (index, row pointers, intermediates, stored values: `bufs + t*N`)."""
     program = sched.program
@@ -335,7 +380,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         plan_of[group.name] = plan_kernel(f"kernel{k}", [m.node for m in group.members],
                                           group.depth, threads=threads, vectorize=isa != "scalar",
                                           local=local)
-    regions = _regions(sched, plan_of)
+    regions = _regions(sched, plan_of, suffix)
     reused = {r.new: r.old for r in handed_over_storage(sched)}
     slots: dict[str, int] = {}  # buffer -> pointer slot
     for name in program.inputs:
@@ -366,7 +411,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                 *(["    bool failed = false;"] if stores else []),
                 "    for (int64_t it = 0; it < n; ++it) {",
                 "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]"]
-    lines = ["extern \"C\" void stax_loop(void** bufs, int64_t start, int64_t step, "
+    lines = [f"extern \"C\" void stax_loop{suffix}(void** bufs, int64_t start, int64_t step, "
              "int64_t n, int32_t* flags) {", *head,
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
     first_row = len(program.inputs) - len(rows)
@@ -405,14 +450,8 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
             lines.append(f"    if (b[{slots[src]}] != bufs[{slots[src]}]) "
                          f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
     lines.append("}")
-    cpp = print_module([(r.name, r.plans, r.aliased) for r in regions], buffers)
-    cpp += "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n" + \
-        "\n".join(lines) + "\n"
-    library = compile_source(cpp, isa)
-    fn = library.library.stax_loop
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                   ctypes.c_void_p]
-    fn.restype = None
+    cpp = "\n\n".join([*(print_region(r.name, r.plans, buffers, r.aliased) for r in regions),
+                        "\n".join(lines)]) + "\n"
     order = sorted({s: n for n, s in slots.items()}.items())
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
@@ -424,7 +463,14 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                 if n == program.inputs[0] else np.empty(_span(buffers[n]), buffers[n].dtype)
                 for _, n in order if n not in shared}
 
-    def run(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
+    def finish(library: Any) -> Runner:
+        fn = getattr(library.library, f"stax_loop{suffix}")
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                       ctypes.c_void_p]
+        fn.restype = None
+        return functools.partial(run, fn)
+
+    def run(fn: Any, arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
         given = [*(np.array(a, order="C") for a in arrays[:n_carried]),
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         common = dict(zip(program.inputs[1:first_row], given, strict=True))
@@ -441,4 +487,4 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
             check_flags(flags)
         return [common[name] for name in carried_in]
 
-    return run, cpp
+    return cpp, finish
