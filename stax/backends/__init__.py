@@ -23,14 +23,17 @@ FACTORIES: dict[str, Callable[[], Backend]] = {"cpu": _cpu}
 DEFAULT = "cpu"
 
 
-@functools.cache
 def get_backend(name: str) -> Backend:
     """The backend registered as `name`; an unknown name is a ValueError naming the known
     ones."""
-    factory = FACTORIES.get(name) if isinstance(name, str) else None
-    if factory is None:
+    if not isinstance(name, str) or name not in FACTORIES:
         raise ValueError(f"stax.jit: unknown backend {name!r} (known: {', '.join(FACTORIES)})")
-    return factory()
+    return _instance(name)
+
+
+@functools.cache
+def _instance(name: str) -> Backend:
+    return FACTORIES[name]()
 
 
 __all__ = ["DEFAULT", "FACTORIES", "Backend", "FusionRules", "KernelRegion", "get_backend",

@@ -119,7 +119,9 @@ def test_registry_and_the_jit_option() -> None:
     assert get_backend("cpu") is get_backend("cpu")
     with pytest.raises(ValueError, match=r"unknown backend 'gpu' \(known: cpu\)"):
         get_backend("gpu")
-    with pytest.raises(ValueError, match="unknown backend 'cuda'"):
+    with pytest.raises(ValueError, match=r"unknown backend \[.cpu.\]"):
+        stax.jit(lambda x: x, backend=["cpu"])
+    with pytest.raises(ValueError, match="unknown backend .cuda."):
         stax.jit(lambda x: x, backend="cuda")
     assert stax.jit(lambda x: x).options["backend"] == "cpu"
 

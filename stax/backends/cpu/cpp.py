@@ -2,7 +2,9 @@
 
 Every kernel is `extern "C" void kernelN(<buffer pointers>, int32_t* flags)`. Loads and stores go
 through the canonical index expressions; subexpressions are printed once (CSE); branches of a
-guarded `select` are printed inline so their loads happen only under the guard.
+guarded `select` are printed inline so their loads happen only under the guard. The printers
+build code objects (`stax.backends.cpu.emit`: statements, blocks, loops with their pragmas);
+one renderer owns the indentation.
 """
 
 from __future__ import annotations
