@@ -20,7 +20,9 @@ count is computed at run time. `enumerate`, `zip` and `reversed` of ranges and a
 `for row in a`, are loops too. Rows of invariant arrays read at the index (`x[t]`) are pointed at
 by the C driver, not gathered. While a body is traced its reads and writes of carried arrays are
 logged; `stax.poly.loop_legality` computes the loop-carried dependences with isl (parallel or
-sequential, and why double buffering is legal), shown by `stax.explain`.
+sequential, and why double buffering is legal), shown by `stax.explain`. A carried array
+changed only by such assignments is updated in place by the driver (`stax.loops.stores`); a
+loop whose iterations isl proves independent runs them on OpenMP threads.
 
 A body that differs per iteration (a Python `if` on the index, a masked slice used in a way
 that cannot stay exact, `break`/`return`, a list grown by the body, carried values changing

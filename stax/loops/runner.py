@@ -5,13 +5,20 @@ values; its outputs are the carried values after one iteration. It is lowered, s
 planned like any program. When its schedule has no extern call, the kernels' C++ gets one more
 function, `stax_loop`, that runs every iteration:
 
-    for (it = 0; it < n; ++it) { *index = start + it*step; region0(...); ...; swap(in_k, out_k); }
+    for (it = 0; it < n; ++it) { *index = start + it*step; region0(...); ...; stores;
+                                 swap(in_k, out_k); }
 
-Carried values are double-buffered: iteration t reads buffer A and writes buffer B, and the two
-pointers swap (the scheduler never writes an output over an input, so in-place update is not
-offered). Every buffer is allocated once per call; all pointers reach C in one array, whatever
-their number. A body with extern calls (NumPy routines, a nested loop that is not in C) runs its
-compiled program once per iteration from Python — still one compile, whatever the trip count.
+A carried array whose last changes are element or slice assignments at the index is updated in
+place: the body outputs only the stored values, which the driver writes into the array's buffer
+after the regions (`stax.loops.stores`). Other carried values are double-buffered: iteration t
+reads buffer A and writes buffer B, and the two pointers swap (the scheduler never writes an
+output over an input). Where isl proves the iterations independent (no loop-carried dependence)
+and every carried array is stored in place, the iterations run on OpenMP threads (`#pragma omp
+parallel for`), each thread with its own pointer table and scratch. Every buffer is allocated
+once per call; all pointers reach C in one array, whatever their number. The C drivers of one
+trace's loops are compiled together, in one C++ module. A body with extern calls (NumPy
+routines, a nested loop that is not in C) runs its compiled program once per iteration from
+Python — still one compile, whatever the trip count.
 
 In the outer Graph a loop is one extern call per carried value: the first runs the loop and
 keeps the other results for the next calls, which depend on it (so they run after it).
