@@ -17,10 +17,11 @@ No carried dependence: the iterations are independent (they may run in any order
 Otherwise the loop is sequential. Stores done in place (`stax.loops.stores`) need no check
 within an iteration: they are written after all of the iteration's kernels, which compute every
 read from the buffer as the iteration found it (a read of a stored element sees the stored
-value through the body's own versions of the array). The C driver double-buffers each carried array: iteration t
-reads the buffer the previous iteration wrote in full and writes the other one, which
-iteration t-1 read. That is legal for a loop run in order: every anti dependence (write after
-read) goes from t to a later t', which starts only after t has finished reading.
+value through the body's own versions of the array). The C driver double-buffers each other
+carried array: iteration t reads the buffer the previous iteration wrote in full and writes
+the other one, which iteration t-1 read. That is legal for a loop run in order: every anti
+dependence (write after read) goes from t to a later t', which starts only after t has
+finished reading.
 """
 
 from __future__ import annotations
