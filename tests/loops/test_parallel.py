@@ -89,3 +89,21 @@ def test_too_little_work_runs_in_order():
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_tiny_trip_counts(n):
     run(row_norms, np.zeros(n), make_array((n, 5), "float64"))
+
+
+def same_element(out, A):
+    for i in range(A.shape[0]):
+        out[0] = np.sum(A[i] * A[i])  # every iteration writes one element: the last one wins
+    return out
+
+
+def mirrored(out, A):
+    for i in range(A.shape[0]):
+        out[i] = out[A.shape[0] - 1 - i] + np.sum(A[i])  # reads what another iteration writes
+    return out
+
+
+@pytest.mark.parametrize("fn", [same_element, mirrored])
+def test_iterations_touching_the_same_elements_keep_the_order(fn):
+    decision = run(fn, make_array((300,), "float64"), make_array((300, 128), "float64", 1))
+    assert "iterations in order" in decision and "loop-carried dependences" in decision
