@@ -214,12 +214,53 @@ def _view_chain(operand: fx.Node, values: dict[fx.Node, Any]) -> tuple[fx.Node, 
     return node, chain[::-1]
 
 
-def _replay(chain: list[_Link]) -> Callable[[np.ndarray], np.ndarray]:
-    steps = [(TABLE[op], args, kwargs) for op, args, kwargs in chain]
+_TRANSPOSES = frozenset((aten.permute.default, aten.t.default, aten.transpose.int))
+_RESHAPES = frozenset((aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+                       aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
+                       aten.squeeze.default))
+
+
+def _replay(chain: list[_Link], shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """The views of `chain` as one function of an array of `shape` (raises where NumPy
+    spells a view otherwise). Each view becomes an ndarray method with its arguments worked
+    out here, consecutive transposes one: the call runs on every product, and the table's
+    functions cost several microseconds each."""
+    array: Any = np.broadcast_to(np.zeros((), np.float32), shape)  # a probe: no memory
+    steps: list[tuple[str, Any]] = []
+    for op, args, kwargs in chain:
+        result = TABLE[op](None, array, *args, **kwargs)
+        if op in _TRANSPOSES:
+            order = list(range(array.ndim))
+            if op is aten.permute.default:
+                order = [d % array.ndim for d in args[0]]
+            elif op is aten.transpose.int:
+                d0, d1 = args[0] % array.ndim, args[1] % array.ndim
+                order[d0], order[d1] = order[d1], order[d0]
+            else:
+                order.reverse()
+            if steps and steps[-1][0] == "transpose":  # two transposes compose
+                order = [steps.pop()[1][d] for d in order]
+            steps.append(("transpose", tuple(order)))
+        elif op in _RESHAPES:
+            steps.append(("reshape", result.shape))
+        elif op is aten.expand.default:
+            steps.append(("expand", result.shape))
+        elif op is not aten.alias.default:
+            steps.append(("table", (TABLE[op], args, kwargs)))
+        array = result
+    steps = [s for s in steps if s != ("transpose", tuple(range(len(s[1]))))]
 
     def replay(a: np.ndarray) -> np.ndarray:
-        for fn, args, kwargs in steps:
-            a = fn(None, a, *args, **kwargs)
+        for kind, arg in steps:
+            if kind == "transpose":
+                a = a.transpose(arg)
+            elif kind == "reshape":
+                a = a.reshape(arg)
+            elif kind == "expand":
+                a = np.broadcast_to(a, arg)
+            else:
+                fn, args, kwargs = arg
+                a = fn(None, a, *args, **kwargs)
         return a
     return replay
 
@@ -244,17 +285,18 @@ def matrix_product(node: fx.Node, values: dict[fx.Node, Any], shape: tuple[int, 
         value = values[base]
         if getattr(value, "dtype", None) != dtype:
             return None
-        replay = _replay(chain)
         probe = np.broadcast_to(np.zeros((), dtype), tuple(value.shape))
         try:  # the views on a probe of the base's shape (no memory): PyTorch's shape?
+            replay = _replay(chain, tuple(value.shape))
             ok = replay(probe).shape == tuple(values[operand].shape)
         except Exception:  # noqa: BLE001 - a view NumPy spells otherwise: no replay
             ok = False
         if not ok:
-            base, replay, chain = operand, _replay([]), []
+            base, chain = operand, []
+            replay = _replay(chain, tuple(values[operand].shape))
         bases.append(values[base])
         replays.append(replay)
-        spelled.append(_spell(chain))
+        spelled.append(f"{tuple(bases[-1].shape)}{_spell(chain)}")  # the replay's shape
     left, right = replays
     name = f"torch.matmul[{spelled[0]} @ {spelled[1]}]"
 
