@@ -465,7 +465,7 @@ def _any_zero(a: np.ndarray) -> bool:
 
 
 def _any_true(a: np.ndarray) -> bool:
-    return bool(a.any())
+    return np.count_nonzero(a) > 0  # faster than a.any() on integer arrays
 
 
 def _extremum(row: Row, ufunc: np.ufunc) -> Scalar:
@@ -710,6 +710,8 @@ def unify(rows: Sequence[Row], what: str) -> Space:
 
 def _same_lengths(a: Layout, la: np.ndarray | None, b: Layout, lb: np.ndarray | None) -> bool:
     """Whether two layouts (with their spaces' lengths) have the same segment lengths."""
+    if la is not None and la is lb:
+        return True
     return a.k == b.k and a.n == b.n and (
         (a.width is not None and a.width == b.width)
         or (a.width is None and b.width is None and np.array_equal(a.bounds, b.bounds))

@@ -33,6 +33,7 @@ import numpy as np
 
 from stax.nested import tape
 from stax.nested.expr import (
+    BOOL,
     INT64,
     OMP_INT_REDUCTIONS,
     OMP_REDUCTIONS,
@@ -243,6 +244,7 @@ class _Source:
         self.arrays: list[np.ndarray] = []
         self.decls: list[str] = []
         self.names: dict[int, str] = {}
+        self.bounds: np.ndarray | None = None  # the segment bounds `off`, if any
 
     def add(self, array: np.ndarray, name: str, const: bool = True) -> str:
         j = len(self.arrays)
@@ -273,6 +275,7 @@ def _layout_source(src: _Source, layout: Layout) -> str:
     if layout.width is None:
         assert layout.bounds is not None and layout.bounds.dtype == INT64
         src.add(layout.bounds, "off")
+        src.bounds = layout.bounds
         return "#define OFF(s) off[s]"
     return "#define OFF(s) ((s) * W)"
 
@@ -396,24 +399,64 @@ def _segmented_source(layout: Layout, op: Operator, outs: Sequence[np.ndarray],
     return src, macro, [emit(c, src.names) for c in op.ne]
 
 
-def _select(op: Operator, names: dict[int, str]) -> str | None:
+def _select(op: Operator) -> Expr | None:
     """For a selecting operator (every component `where(c, b_j, a_j)`, one condition c, e.g.
-    an argmax): `if (c) acc = x;` as a rarely taken branch. A select compiled branch-free
-    would chain every element's comparison to the previous one's through acc."""
-    m = len(op.dtypes)
+    an argmax): c, over the accumulators a_j and the element b_j."""
     conds = set()
     for j, (e, t) in enumerate(zip(op.combine, op.dtypes, strict=True)):
         if not (isinstance(e, Call) and e.fn == "where"
                 and e.args[1:] == (Arg(t, f"b{j}"), Arg(t, f"a{j}"))):
             return None
         conds.add(e.args[0])
-    if len(conds) != 1:
-        return None
+    return conds.pop() if len(conds) == 1 else None
+
+
+def _select_cpp(op: Operator, cond: Expr, names: dict[int, str]) -> str:
     args: dict[str, Expr] = {}
     for j, t in enumerate(op.dtypes):
         args[f"a{j}"], args[f"b{j}"] = Arg(t, f"acc{j}"), Arg(t, f"x{j}")
-    c = emit(rename_args(conds.pop(), args), names)
-    return f"if (__builtin_expect({c}, 0)) {{ {_assign(_names('acc', m), _names('x', m))} }}"
+    return emit(rename_args(cond, args), names)
+
+
+def _increasing(e: Expr, bounds: np.ndarray | None) -> bool:
+    """Whether an element expression grows strictly with the element index inside a segment,
+    without overflow: the element index, or the index in the segment (i - bounds[s])."""
+    if isinstance(e, Idx):
+        return True
+    return (isinstance(e, Call) and e.fn == "subtract" and e.dtype == INT64
+            and isinstance(e.args[0], Idx) and isinstance(e.args[1], Load)
+            and isinstance(e.args[1].index, Seg) and e.args[1].buf.array is bounds)
+
+
+# a_j vs b_j when b_j comes from a later element than a_j and component j is increasing
+_ORDERED = {"less": (True, False), "less_equal": (True, False), "greater": (False, True),
+            "greater_equal": (False, True), "equal": (False, False),
+            "not_equal": (True, True)}
+
+
+def _in_order(e: Expr, up: frozenset[int]) -> Expr:
+    """`e` (an operator's expression) knowing a_j < b_j for the components j in `up`: what
+    holds while a sequential loop combines an accumulator taken from earlier elements with
+    the next one (for an argmax's tie rule, `b1 < a1` is false: the first index wins by
+    order alone)."""
+    if not isinstance(e, Call):
+        return e
+    args = tuple(_in_order(a, up) for a in e.args)
+    if e.fn in _ORDERED and len(args) == 2 and all(isinstance(a, Arg) for a in args):
+        x, y = args
+        for j in up:
+            if (x.name, y.name) in ((f"a{j}", f"b{j}"), (f"b{j}", f"a{j}")):
+                forward, backward = _ORDERED[e.fn]
+                return Const(BOOL, forward if x.name[0] == "a" else backward)
+    if e.fn in ("logical_and", "bitwise_and", "logical_or", "bitwise_or") \
+            and e.dtype == BOOL:
+        absorbing = e.fn.endswith("and") is False
+        for p, q in (args, args[::-1]):
+            if isinstance(p, Const):
+                return Const(BOOL, absorbing) if bool(p.value) == absorbing else q
+    if e.fn == "cast" and e.dtype == BOOL and isinstance(args[0], Const):
+        return Const(BOOL, bool(args[0].value))
+    return Call(e.dtype, e.fn, args)
 
 
 def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _Source,
@@ -443,20 +486,60 @@ def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _
             f"        {' '.join(after)}")
 
 
+SELECT_BLOCK = 64  # elements tested at once by a selecting reduction (see `_reduce_loop`)
+
+
 def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str],
                  keep: str = "") -> str:
     """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them (`keep`:
     a statement storing the element x0 as well)."""
     m = len(op.dtypes)
     acc, x = _names("acc", m), _names("x", m)
-    ids = op.omp if not any(guarded_load(e) for e in elems) else None
+    unguarded = not any(guarded_load(e) for e in elems)
+    ids = op.omp if unguarded else None
     if ids:
         return _vector_loop(op, ids, elems, src, ne, keep)
-    return f"""{_decl(op, acc, ne)}
-        for (int64_t i = lo; i < hi; ++i) {{
+    select = _select(op)
+    if select is None:
+        step = _combine(op, acc, x, acc, src.names)
+    else:  # a rarely taken branch: branch-free, each comparison would wait for the last one
+        step = f"if (__builtin_expect({_select_cpp(op, select, src.names)}, 0)) " \
+               f"{{ {_assign(acc, x)} }}"
+
+    def scalar(start: str, step: str) -> str:
+        return f"""for (int64_t i = {start}; i < hi; ++i) {{
           {_elements(op, elems, src)} {keep}
-          {_select(op, src.names) or _combine(op, acc, x, acc, src.names)}
+          {step}
         }}"""
+    if select is None or keep or not unguarded:
+        return f"{_decl(op, acc, ne)}\n        {scalar('lo', step)}"
+    # A selecting reduction: the first element is combined with the neutral element; after
+    # it the accumulators come from earlier elements, so the condition simplifies for the
+    # components that grow with the index (`_in_order`: an argmax's tie rule). The first
+    # SELECT_BLOCK elements after it run sequentially (the accumulators change often there);
+    # then by blocks: a vectorized test whether any element of the block would be selected
+    # against the accumulators as they are at its start, and only then the sequential loop
+    # over the block (the same result: the accumulators change only where it holds).
+    up = frozenset(j for j, e in enumerate(elems) if _increasing(e, src.bounds))
+    cond = _select_cpp(op, _in_order(select, up), src.names)
+    later = f"if (__builtin_expect({cond}, 0)) {{ {_assign(acc, x)} }}"
+    return f"""{_decl(op, acc, ne)}
+        if (lo < hi) {{ const int64_t i = lo; {_elements(op, elems, src)} {step} }}
+        const int64_t warm = std::min(hi, lo + 1 + {SELECT_BLOCK});
+        {scalar('lo + 1', later).replace('i < hi', 'i < warm')}
+        int64_t blk = warm;
+        for (; blk + {SELECT_BLOCK} <= hi; blk += {SELECT_BLOCK}) {{
+          int hit = 0;
+          #pragma omp simd reduction(|:hit)
+          for (int64_t i = blk; i < blk + {SELECT_BLOCK}; ++i) {{
+            {_elements(op, elems, src)}
+            hit |= int({cond});
+          }}
+          if (__builtin_expect(hit, 0)) {{
+            {scalar('blk', later).replace('i < hi', f'i < blk + {SELECT_BLOCK}')}
+          }}
+        }}
+        {scalar('blk', later)}"""
 
 
 def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],

@@ -3,6 +3,8 @@ selecting operators (argmax), expression folding; each against NumPy or the inte
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from conftest import assert_matches
@@ -251,3 +253,41 @@ def test_random_fused_chains(lengths: list[int], seed: int, chunks: int | None,
             check(_chain, x)
     finally:
         kernels.CHUNKS = old
+
+
+def _argmin_op(a: tuple, b: tuple) -> tuple:
+    """The first index of the minimum; the neutral index is the largest int64."""
+    take_b = (b[0] < a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+    return np.where(take_b, b[0], a[0]), np.where(take_b, b[1], a[1])
+
+
+def _argmax_last(a: tuple, b: tuple) -> tuple:
+    """The last index of the maximum (ties go to the larger index)."""
+    take_b = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] > a[1]))
+    return np.where(take_b, b[0], a[0]), np.where(take_b, b[1], a[1])
+
+
+@pytest.mark.parametrize("chunks", [None, 5])
+def test_selecting_reductions_over_long_rows(monkeypatch: pytest.MonkeyPatch,
+                                             chunks: int | None) -> None:
+    """Rows long enough for the blocked test (after the first 64 elements, blocks of 64 and
+    a tail), many ties, NaN, increasing and decreasing runs: the tie rule of each operator
+    (first or last index, a neutral index of either sign) holds, as in the interpreter."""
+    monkeypatch.setattr(kernels, "CHUNKS", chunks)
+    rng = np.random.default_rng(7)
+    lengths = np.array([0, 1, 64, 65, 66, 129, 200, 400, 3, 0, 257])
+    n = int(lengths.sum())
+    values = rng.integers(-4, 5, size=n).astype(np.float64)
+    values[70:190] = np.arange(120)  # a new maximum at every element for a while
+    values[300:420] = -np.arange(120.0)
+    values[[10, 500]] = np.nan
+    x = sn.Ragged(values, lengths)
+    big = np.iinfo(np.int64).max
+    for op, ne in ((_argmax_op, (-np.inf, -1)), (_argmin_op, (np.inf, big)),
+                   (_argmax_last, (-np.inf, -1))):
+        def f(x: sn.Ragged, op: Any = op, ne: Any = ne) -> tuple:
+            return sn.map(lambda r: sn.reduce(op, ne, (r, sn.iota(sn.length(r)))), x)
+        check(f, x)
+        check(f, sn.Ragged(-values, lengths))
+        _, run = sn.jit(f).run(x)
+        assert "hit |=" in run.kernels[-1].source  # the blocked test ran
