@@ -470,8 +470,8 @@ class Jitted:
             return
         _packed_key = module.key
         key = module.key(args)
-        run = _proven_runner(comp, args)
-        if key is not None and run is not None:
+        run = _proven_runner(comp, args) if key is not None else None
+        if run is not None:
             self.fast[key] = run
 
     @staticmethod

@@ -218,6 +218,8 @@ def test_warm_path_scalars_statics_and_results() -> None:
     with pytest.raises(OverflowError, match="int64"):
         scaled(x, 0.5, 2**70)
     assert_matches(scaled(x, True, 1), x * True + np.float32(1))  # a bool is not an int
+    for _ in range(2):  # NumPy scalars (np.float64 subclasses float): not in the packed key
+        assert_matches(scaled(x, np.float64(0.5), np.int64(3)), x * np.float64(0.5) + 3)
 
     branch = stax.jit(lambda a, k: a * 2 if k > 0 else a * 3)  # k used as a Python value
     y = np.ones(3)
