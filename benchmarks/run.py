@@ -543,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["STAX_CACHE_DIR"] = str(cache_root / "stax")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_root / "inductor")
     sys.path.insert(0, str(REPO_ROOT))  # benchmark this checkout's stax
+    load_before = os.getloadavg()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.busy)]
     try:
@@ -557,17 +558,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cases.append(run_case(peers, workload, shape, args.repeat))
         stream = {shape: measure_stream(shape, args.repeat) for shape in args.sizes}
     finally:
+        load_after = os.getloadavg()
         for process in busy:
             process.kill()
             process.wait()
         shutil.rmtree(cache_root, ignore_errors=True)
 
+    # [H9] how loaded the machine was (other users' work included): 1, 5, 15-minute averages
+    load = (f"load average before the run {' '.join(f'{x:.2f}' for x in load_before)}, at its "
+            f"end {' '.join(f'{x:.2f}' for x in load_after)} ({args.busy} busy processes)")
+    print(load)
     print(report(peers.missing, cases, overhead, stream, markdown=False))
     if args.markdown:
         command = shlex.join(["python", "benchmarks/run.py", *argv])
         header = [f"## Benchmark: NumPy vs stax.jit vs torch.compile ({args.repeat} rounds)", "",
                   "Machine:", *machine_lines(args.threads),
-                  f"- busy background processes during the run: {args.busy}", "",
+                  f"- busy background processes during the run: {args.busy}; {load}", "",
                   f"Command: `{command}`", ""]
         args.markdown.write_text("\n".join(header) + "\n" + report(peers.missing, cases, overhead,
                                                                   stream, markdown=True))
