@@ -158,8 +158,13 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
             gathers.append((axis, sf.start_value + np.arange(length) * sf.step))
         else:
             key, lmin, lmax = length_info(sf, indices)
-            gathers.append((axis, gather_positions(sf, lmax)))
             masks[axis] = Mask(key, runtime_length(sf), lmin, lmax)
+            if not sf.start[1] and 0 < lmax and sf.start[0] + (lmax - 1) * sf.step < sf.n:
+                # a fixed start (`x[:i]`, `A[:j, j]`): the longest slice is a view (strided
+                # loads, no per-element index), its positions past the length masked
+                items[k] = slice(sf.start[0], sf.start[0] + lmax * sf.step, sf.step)
+                continue
+            gathers.append((axis, gather_positions(sf, lmax)))
         items[k] = slice(None)
     return tuple(items), gathers, masks
 

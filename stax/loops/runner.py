@@ -58,6 +58,7 @@ from stax.runtime.wrapper import (
 )
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import KernelPlan, plan_kernel, thread_count
+from stax.tiling.threads import team as launch_team
 
 _COUNTER = itertools.count()
 Runner = Callable[[Sequence[np.ndarray], range], list[np.ndarray]]
@@ -273,8 +274,9 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         team, why = _team(sched, carries, independent, trip)
         threads = 1 if team > 1 else _threads(sched)
         cpp, finish = _c_driver(sched, isa, threads, carries, rows, team, suffix)
-        how = (f"iterations in parallel on {team} OpenMP threads (#pragma omp parallel for, "
-               f"each thread its own scratch): {why}" if team > 1 else
+        how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
+               f"for; each thread its own scratch; at launch, the cores idle then): {why}"
+               if team > 1 else
                f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
         return Prepared(f"all iterations in one C call (stax_loop); {how}", cpp, finish=finish,
                         isa=isa)
@@ -405,7 +407,8 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     width = max(len(set(slots.values())), 1)  # pointers per table (reused storage shares)
     stores = any(c.stores for c in carries)
     if team > 1:
-        head = ["    #pragma omp parallel num_threads(" + str(team) + ")",
+        head = ["    #pragma omp parallel num_threads(team)  // the cores idle now, at most "
+                f"{team}",
                 "    {",
                 f"    void** b = bufs + (int64_t)omp_get_thread_num() * {width};",
                 "    #pragma omp for schedule(static)",
@@ -419,7 +422,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                 "    for (int64_t it = 0; it < n; ++it) {",
                 "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]"]
     lines = [f"extern \"C\" void stax_loop{suffix}(void** bufs, int64_t start, int64_t step, "
-             "int64_t n, int32_t* flags) {", *head,
+             "int64_t n, int32_t* flags, int32_t team) {", *head,
              f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
     first_row = len(program.inputs) - len(rows)
     for k, r in enumerate(rows):  # rows of invariant arrays at the index: pointers, no gather
@@ -473,7 +476,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     def finish(library: Any) -> Runner:
         fn = getattr(library.library, f"stax_loop{suffix}")
         fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                       ctypes.c_void_p]
+                       ctypes.c_void_p, ctypes.c_int32]
         fn.restype = None
         return functools.partial(run, fn)
 
@@ -489,7 +492,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
               for table in kept for _, n in order])
         flags = new_flags()
         with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
-            fn(pointers, trip.start, trip.step, len(trip), flags)
+            fn(pointers, trip.start, trip.step, len(trip), flags, launch_team(team))
         if flags[ANY_FLAG]:
             check_flags(flags)
         return [common[name] for name in carried_in]

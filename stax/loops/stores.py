@@ -66,8 +66,11 @@ class Store:
             elif ax.count is None:
                 stop = text(ax.stop) if ax.stop is not None else str(ax.n)
                 parts.append(f"{text(ax.start)}:{stop}" + (f":{ax.step}" if ax.step != 1 else ""))
+            elif not ax.start[1] and ax.step > 0:
+                stop = ax.start[0] + ax.step * ax.count
+                parts.append(f"{ax.start[0]}:{stop}" + (f":{ax.step}" if ax.step != 1 else ""))
             else:
-                parts.append(f"{text(ax.start)}+{ax.step}*[0:{ax.count}]")
+                parts.append(f"{text(ax.start)}{ax.step:+d}*[0:{ax.count}]")
         return f"{name}[{', '.join(parts)}]"
 
 
@@ -122,9 +125,9 @@ def plan(graph: Graph, names: Sequence[str],
             planned.append(_store(f, slot[f.value.id], position, shape))
         where = " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
         carries.append(Carry(target, tuple(planned), (
-            f"in place: the body computes only the stored values; after its kernels the "
-            f"driver writes {where} into the array's buffer (no full-array where, no "
-            "double buffer)" if target is None else
+            f"in place: the body computes only the stored values, written after its kernels "
+            f"into the array's buffer at {where} (no full-array where, no double buffer)"
+            if target is None else
             f"double-buffered because the body computes its version other than by "
             f"assignments (a nested loop); the stores {where} are written into it")))
     keep = {v.id for v in outputs}
