@@ -20,7 +20,7 @@ import numpy as np
 
 from stax.frontend import numpy_api as api
 from stax.frontend.trace import Builder, Tracer
-from stax.graph import SUPPORTED_DTYPES
+from stax.graph import SUPPORTED_DTYPES, Value
 from stax.ir import sym
 from stax.ir.sym import Sym, as_size
 from stax.runtime import externs
@@ -1393,6 +1393,106 @@ def mask_assign(a: Tracer, index: Any, value: Any) -> bool:
     return True
 
 
+# ---- x[mask] (a data-dependent shape) kept lazy ----
+
+def _scalar_like(v: Any) -> bool:
+    """A value that broadcasts against any selection the same way (one element)."""
+    if isinstance(v, (bool, int, float, complex, np.generic)):
+        return True
+    return isinstance(v, (Tracer, np.ndarray)) and v.size == 1 and v.ndim <= 1
+
+
+class Masked(Tracer):
+    """[H16] `x[mask]` for a boolean mask over x's leading axes: its shape depends on the data,
+    so it stays lazy. Arithmetic with one-element values, in place or not, and assignment back
+    under the same mask (`x[m] += 1`, `x[m] *= 0.5`, `x[m] = y[m] * 2 - 1`) compile as
+    `where(mask, f(x), x)` over the whole array; any other use reads `value`, which
+    materializes `x[mask]` (a graph break, at the values the selection was taken from).
+    `full` holds f(x) for every element: only operations that cannot fail or warn on the
+    elements outside the mask are kept lazy (no integer division or power *by* the selection).
+    Not registered with the builder as a live array: it has no value until materialized."""
+
+    def __init__(self, full: Tracer, mask: Any) -> None:  # noqa: D107 - no Tracer.__init__
+        self.builder, self.full, self.mask = full.builder, full, mask
+        self.weak, self.parent, self.view, self.base = False, None, None, None
+        self.base_version = self.version = 0
+        self.concrete = None
+        self._value: Value | None = None
+
+    @property  # type: ignore[override]
+    def value(self) -> Value:
+        if self._value is None:
+            selected = self.builder.eager(operator.getitem, (self.full, self.mask), {},
+                                          NotImplementedError(
+                "stax.jit: boolean mask indexing (its result shape depends on the data)"))
+            self._value = selected.value
+        return self._value
+
+    @value.setter
+    def value(self, new: Value) -> None:  # an assignment into the materialized selection
+        self._value = new
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.full.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.full.ndim - np.ndim(self.mask) + 1
+
+    def same_mask(self, mask: Any) -> bool:
+        if isinstance(mask, Tracer) and isinstance(self.mask, Tracer):
+            return mask.value == self.mask.value
+        return mask is self.mask
+
+
+def _masked_operator(py: str, reflected_ok: bool, kind: str) -> Callable[..., Any]:
+    """`m op v` (kind ""), `v op m` ("r") or `m op= v` ("i") for a Masked `m`: lazy when `v`
+    has one element (and, reflected, when the op cannot fail on the selection's values)."""
+    name = f"__{kind}{py}__"
+
+    def op(self: Masked, other: Any) -> Any:
+        if self._value is None and _scalar_like(other) and (kind != "r" or reflected_ok):
+            return Masked(getattr(Tracer, name)(api.wrap(self.builder, self.full.value), other),
+                          self.mask)
+        return getattr(Tracer, name)(self, other)
+    return op
+
+
+# Python operators kept lazy: name -> also when reflected (v op m)
+_LAZY_OPS = {"add": True, "sub": True, "mul": True, "truediv": True, "floordiv": False,
+             "mod": False, "pow": False, "and": True, "or": True, "xor": True}
+for _py, _reflected in _LAZY_OPS.items():
+    for _kind in ("", "r", "i"):
+        setattr(Masked, f"__{_kind}{_py}__", _masked_operator(_py, _reflected, _kind))
+Masked.__neg__ = lambda self: (  # type: ignore[method-assign]
+    Masked(-self.full, self.mask) if self._value is None else Tracer.__neg__(self))
+
+
+def _full_mask(a: Tracer, index: Any) -> Any:
+    """`index` as a boolean mask over `a`'s leading axes (a Tracer or an ndarray), or None."""
+    if isinstance(index, list) and index and builtins.all(
+            isinstance(i, (bool, np.bool_)) for i in index):
+        index = np.asarray(index)
+    if not isinstance(index, (Tracer, np.ndarray)) or index.dtype != np.bool_ or \
+            index.ndim == 0 or tuple(index.shape) != tuple(a.shape[:index.ndim]):
+        return None
+    return index
+
+
+def masked_assign(a: Tracer, index: Any, value: Masked) -> bool:
+    """`a[mask] = value` with `value` lazy under the same mask: where(mask, value, a)."""
+    mask = _full_mask(a, index)
+    if mask is None or value._value is not None or not value.same_mask(mask) or \
+            tuple(value.full.shape) != tuple(a.shape):
+        return False
+    a.check_fresh()
+    m = api.reshape(traced(mask, (a,)), tuple(mask.shape) + (1,) * (a.ndim - mask.ndim))
+    new = api.where(m, api.astype(value.full, a.dtype, copy=False), a)
+    api._rebind(a, new.value)
+    return True
+
+
 # ---- ndarray methods ----
 
 def _sort_method(self: Tracer, axis: Any = -1, kind: Any = None, order: Any = None, *,
@@ -1447,9 +1547,19 @@ def register(tracer: type[Tracer]) -> None:
         return base(self, ufunc, method, *inputs, **kwargs)
 
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
-    setitem = tracer.__setitem__
+    setitem, getitem = tracer.__setitem__, tracer.__getitem__
+
+    def get_item(self: Tracer, index: Any) -> Any:
+        mask = _full_mask(self, index)
+        if mask is None:
+            return getitem(self, index)
+        self.check_fresh()  # [H16] the values now, not the array (it may be assigned later)
+        return Masked(api.wrap(self.builder, self.value),
+                      api.wrap(self.builder, mask.value) if isinstance(mask, Tracer) else mask)
 
     def set_item(self: Tracer, index: Any, value: Any) -> None:
+        if isinstance(value, Masked) and masked_assign(self, index, value):
+            return
         if mask_assign(self, index, value):
             return
         try:
@@ -1458,6 +1568,7 @@ def register(tracer: type[Tracer]) -> None:
             scatter(self, index, value)
 
     tracer.__setitem__ = set_item  # type: ignore[method-assign]
+    tracer.__getitem__ = get_item  # type: ignore[method-assign]
 
 
 # ---- arrays created inside a traced function ----------------------------------------------------

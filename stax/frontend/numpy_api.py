@@ -823,15 +823,18 @@ def _rebind(a: Tracer, new: Value) -> None:
         view.base_version = node.version
 
 
-def inplace(a: Tracer, result: Tracer) -> Tracer:
-    """`a op= b`: NumPy writes the result into `a` (casting 'same_kind')."""
+def inplace(a: Tracer, result: Tracer, ufunc: str = "positive") -> Tracer:
+    """`a op= b` / `out=a`: NumPy writes the result of `ufunc` into `a` (casting 'same_kind';
+    refused with NumPy's own UFuncTypeError)."""
     if not isinstance(a, Tracer):
         return result
     if tuple(result.shape) != tuple(a.shape):
         raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
                          f"match the broadcast shape {result.shape}")
     if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
-        raise TypeError(f"Cannot cast ufunc output from dtype('{result.dtype}') to "
+        fn = getattr(np, ufunc)  # [H16] NumPy's error, raised by NumPy on one element
+        fn(*[np.ones((1, 1), result.dtype)] * fn.nin, out=np.ones((1, 1), a.dtype))
+        raise TypeError(f"Cannot cast ufunc {ufunc!r} output from dtype('{result.dtype}') to "
                         f"dtype('{a.dtype}') with casting rule 'same_kind'")
     a.check_fresh()
     _rebind(a, to_value(a.builder, result, a.dtype))
@@ -1000,7 +1003,7 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         target = out[0] if isinstance(out, tuple) else out
         if not isinstance(target, Tracer):
             raise unsupported(f"np.{name} with out= that is not a traced array")
-        inplace(target, result)
+        inplace(target, result, op.name)
         return target
     return result
 

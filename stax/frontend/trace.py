@@ -222,7 +222,8 @@ def install_methods() -> None:
         forward = api.matmul if fn is None else _ufunc_method(fn)
         setattr(Tracer, f"__{py}__", lambda a, b, f=forward: f(a, b))
         setattr(Tracer, f"__r{py}__", lambda a, b, f=forward: f(b, a))
-        setattr(Tracer, f"__i{py}__", lambda a, b, f=forward: api.inplace(a, f(a, b)))
+        setattr(Tracer, f"__i{py}__", lambda a, b, f=forward, n=fn or "matmul":
+                api.inplace(a, f(a, b), n))
     Tracer.__pow__ = lambda a, b: api.power_operator(a, b)  # type: ignore[method-assign]
     Tracer.__divmod__ = api.divmod_  # type: ignore[attr-defined]
     Tracer.__rdivmod__ = lambda a, b: api.divmod_(b, a)  # type: ignore[attr-defined]
