@@ -694,15 +694,25 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Tracer:
-    if y is not None or fweights is not None or aweights is not None:
-        raise unsupported("np.cov with y=, fweights= or aweights=")
-    x = traced(m, (m,))
+    if fweights is not None or aweights is not None:
+        raise unsupported("np.cov with fweights= or aweights=")
+    x = traced(m, (m, y))
     if x.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
-    res = np.dtype(dtype) if dtype is not None else np.result_type(x.dtype, np.float64)
-    x = api.astype(api.reshape(x, (1, -1)) if x.ndim < 2 else x, res, copy=False)
-    if not rowvar and x.shape[0] != 1:
-        x = api.transpose(x)
+    res = np.dtype(dtype) if dtype is not None else np.result_type(
+        x.dtype, np.float64, *(() if y is None else (np.asarray(y).dtype if not isinstance(
+            y, Tracer) else y.dtype,)))
+
+    def rows(v: Tracer) -> Tracer:  # NumPy: ndmin=2, one variable per row
+        v = api.astype(api.reshape(v, (1, -1)) if v.ndim < 2 else v, res, copy=False)
+        return api.transpose(v) if not rowvar and v.shape[0] != 1 else v
+
+    x = rows(x)
+    if y is not None:  # [H16] the variables of y follow those of m
+        ty = traced(y, (m, y))
+        if ty.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        x = api.concatenate([x, rows(ty)], axis=0)
     if x.shape[0] == 0:
         raise unsupported("np.cov of no variables")
     ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
@@ -1012,6 +1022,42 @@ def _nan_arg(name: str) -> Callable[..., Tracer]:
         return _extern(f"np.{name}", routine, (x,), shape, np.dtype(np.intp), axis=axis,
                        keepdims=keepdims)
     return call
+
+
+def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Tracer:
+    """[H16] NumPy's bincount (an extern call) when its length is known from the dtype: bool
+    or unsigned values with `minlength` beyond the dtype's maximum (a uint8 histogram with
+    minlength=256); otherwise the length depends on the data (a graph break)."""
+    t = traced(x, (x, weights))
+    if t.ndim != 1 or t.dtype.kind not in "bu" or isinstance(minlength, Tracer) or \
+            operator.index(minlength) <= (1 if t.dtype.kind == "b" else np.iinfo(t.dtype).max):
+        raise unsupported("np.bincount whose length depends on the data")
+    args = (t,) if weights is None else (t, traced(weights, (x, weights)))
+    return _extern("np.bincount", np.bincount, args, (operator.index(minlength),),
+                   np.dtype(np.intp if weights is None else np.float64),
+                   minlength=operator.index(minlength))
+
+
+def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> Tracer:
+    """[H16] NumPy's unpackbits (an extern call): 8 bits per uint8 along the axis."""
+    t = traced(a, (a,))
+    if count is not None or t.dtype != np.uint8:
+        raise unsupported("np.unpackbits with count= or of a dtype other than uint8")
+    x, ax = _flattened(t, axis)
+    shape = tuple(n * 8 if d == ax else n for d, n in enumerate(x.shape))
+    return _extern("np.unpackbits", np.unpackbits, (x,), shape, np.dtype(np.uint8), axis=ax,
+                   bitorder=bitorder)
+
+
+def packbits(a: Any, axis: Any = None, bitorder: str = "big") -> Tracer:
+    """[H16] NumPy's packbits (an extern call): 8 values per uint8 along the axis."""
+    t = traced(a, (a,))
+    if t.dtype.kind not in "biu":
+        raise unsupported("np.packbits of a non-integer dtype")
+    x, ax = _flattened(t, axis)
+    shape = tuple(-(-n // 8) if d == ax else n for d, n in enumerate(x.shape))
+    return _extern("np.packbits", np.packbits, (x,), shape, np.dtype(np.uint8), axis=ax,
+                   bitorder=bitorder)
 
 
 def _reduced_shape(x: Tracer, axis: Any, keepdims: bool) -> tuple[int, ...]:
@@ -1358,7 +1404,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
-    np.quantile: quantile, np.argpartition: argpartition, np.lexsort: lexsort,
+    np.quantile: quantile, np.bincount: bincount, np.unpackbits: unpackbits,
+    np.packbits: packbits, np.argpartition: argpartition, np.lexsort: lexsort,
     np.nanargmax: _nan_arg("nanargmax"), np.nanargmin: _nan_arg("nanargmin"),
     np.nanmedian: nanmedian, np.nanpercentile: nanpercentile, np.nanquantile: nanquantile,
     np.put_along_axis: _in_place("put_along_axis", np.put_along_axis, 2),
