@@ -285,7 +285,9 @@ def _fresh(v: Any, inputs: list[np.ndarray]) -> Any:
         values, lengths = _fresh(v.values, inputs), _fresh(v.lengths, inputs)
         if values is v.values and lengths is v.lengths:
             return v
-        return Ragged(values, lengths)  # copies only what aliases (often just the lengths)
+        # copies only what aliases (often just the lengths, with their bounds)
+        bounds = v.bounds if lengths is v.lengths else v.bounds.copy()
+        return Ragged.trusted(values, lengths, bounds)
     if isinstance(v, np.ndarray) and any(np.may_share_memory(v, a) for a in inputs):
         return v.copy()
     return v

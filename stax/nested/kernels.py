@@ -177,11 +177,14 @@ class _Kernel:
             params = [layout.n, layout.k, layout.width or 0]
         else:
             params = [size_of(layout) if n is None else n, 0, 0]
-        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+        # (__array_interface__ is twice as fast as .ctypes.data: a warm call is mostly this)
+        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(
+            *[a.__array_interface__["data"][0] for a in arrays])
         flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
-        ps = np.array([*params, CHUNKS or 0, ctypes.addressof(flags)], dtype=np.int64)
-        with interruptible(ctypes.addressof(flags)):  # Ctrl-C stops the kernel (issue 8)
-            self.fn(ptrs, ps.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+        address = ctypes.addressof(flags)
+        ps = (ctypes.c_int64 * 5)(*params, CHUNKS or 0, address)
+        with interruptible(address):  # Ctrl-C stops the kernel (issue 8)
+            self.fn(ptrs, ps)
 
 
 def size_of(layout: Layout | None) -> int:

@@ -104,7 +104,7 @@ class Tape:
                 value = fn(*[env[i] for i in ins])
                 if expect is _NO_GUARD:
                     env[out] = value
-                elif not _equal(value, expect):
+                elif value != expect:  # guards return Python values (bool, int, str, tuple)
                     raise Retrace
         except Retrace:
             raise
@@ -117,10 +117,6 @@ def _build(tree: Any, env: list[Any]) -> Any:
     if isinstance(tree, tuple):
         return tuple(_build(t, env) for t in tree)
     return env[tree]
-
-
-def _equal(a: Any, b: Any) -> bool:
-    return bool(a == b) if not isinstance(a, tuple) else a == b
 
 
 _DATA_TYPES: tuple[type, ...] = ()
