@@ -66,7 +66,8 @@ def backend(gm: fx.GraphModule, example_inputs: list[Any], options: dict[str, An
 
     def compiler(kind: str) -> Any:
         def compile_graph(aten_gm: fx.GraphModule, inputs: list[Any]) -> GraphRunner:
-            runner = GraphRunner(aten_gm, f"graph {number} {kind}", opts)
+            runner = GraphRunner(aten_gm, f"graph {number} {kind}", opts,
+                                 channels_last=kind == "inference")
             if RECORDING is not None:
                 RECORDING.append(runner)
             return runner

@@ -112,13 +112,29 @@ def refused(node: fx.Node, n: int) -> str | None:
 
 
 class _Slot:
-    """Where the `index`-th array goes in the op's arguments."""
+    """Where the `index`-th array goes in the op's arguments (`nhwc`: the array holds the
+    4-D tensor's axes in channels-last order, permuted back for the call)."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, nhwc: bool = False) -> None:
         self.index = index
+        self.nhwc = nhwc
 
     def __repr__(self) -> str:
-        return f"<array {self.index}>"
+        return f"<array {self.index}{' nhwc' if self.nhwc else ''}>"
+
+
+# Ops whose 4-D tensors cross into and out of Stax in channels-last order (in inference
+# graphs: `GraphRunner.channels_last`): oneDNN computes them channels-last (`_PREPARE`), so
+# the NCHW value Stax works on is a transpose of a buffer in that order. Elementwise work
+# between them (batch norm, ReLU) then runs over the buffers in their own order, and no
+# call converts its input or its result (at batch 256 the conversions of the CNN's
+# activations cost more than the convolution).
+_NHWC = frozenset((aten.convolution.default, aten.convolution_backward.default,
+                   aten.max_pool2d_with_indices.default,
+                   aten.max_pool2d_with_indices_backward.default, aten.avg_pool2d.default,
+                   aten.avg_pool2d_backward.default, aten._adaptive_avg_pool2d.default,
+                   aten._adaptive_avg_pool2d_backward.default))
+_TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
 def _tensor(a: np.ndarray) -> torch.Tensor:
@@ -129,19 +145,23 @@ def _tensor(a: np.ndarray) -> torch.Tensor:
 
 
 def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
+                channels_last: bool,
                 results_meta: list[tuple[tuple[int, ...] | None, np.dtype] | None]) -> Any:
     """`node` as extern calls on Stax tracers: its result, or a tuple with None for the
     results the graph does not use. `results_meta`: each result's shape (None when
-    symbolic) and dtype, or None for a result PyTorch does not compute."""
+    symbolic) and dtype, or None for a result PyTorch does not compute. `channels_last`:
+    4-D tensors of `_NHWC` ops cross in channels-last order."""
     n = len(results_meta)
     used = [j for j in used_results(node, n) if results_meta[j] is not None]
     one_result = EXTERN[node.target]
+    nhwc = channels_last and node.target in _NHWC
     arrays: list[Any] = []
 
     def slot(x: Any) -> Any:
         if isinstance(x, (Tracer, np.ndarray)):
-            arrays.append(x)
-            return _Slot(len(arrays) - 1)
+            flip = nhwc and x.ndim == 4
+            arrays.append(np.transpose(x, _TO_NHWC) if flip else x)
+            return _Slot(len(arrays) - 1, flip)
         return x
 
     template_args, template_kwargs = pytree.tree_map(slot, (tuple(args), dict(kwargs)))
@@ -151,11 +171,19 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
         if shape is None:
             raise NotImplementedError(f"{node.target}: symbolic result shape")
         call_args = template_args if one_result is None else one_result(j, template_args)
-        routine = _routine(node.target, call_args, template_kwargs, None if n == 1 else j)
+        flip = nhwc and len(shape) == 4
+        routine = _routine(node.target, call_args, template_kwargs, None if n == 1 else j,
+                           flip)
         spelled = ", ".join([*map(repr, call_args),
                              *(f"{k}={v!r}" for k, v in sorted(template_kwargs.items()))])
-        name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]")
-        results[j] = functions._extern(name, routine, arrays, shape, dtype)
+        name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]") + (
+            " nhwc" if flip else "")
+        if flip:
+            result = functions._extern(name, routine, arrays,
+                                       tuple(shape[d] for d in _TO_NHWC), dtype)
+            results[j] = np.transpose(result, _TO_NCHW)
+        else:
+            results[j] = functions._extern(name, routine, arrays, shape, dtype)
     return results[0] if n == 1 else tuple(results)
 
 
@@ -163,6 +191,9 @@ def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
     """A function putting the call's tensors into `template`'s slots (made once, at trace
     time: the call runs every time the program runs)."""
     if isinstance(template, _Slot):
+        if template.nhwc:
+            index = template.index
+            return lambda tensors: tensors[index].permute(_TO_NCHW)
         return operator.itemgetter(template.index)
     if isinstance(template, (list, tuple)) and any(
             isinstance(leaf, _Slot) for leaf in pytree.tree_leaves(
@@ -173,8 +204,9 @@ def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
     return lambda tensors: template
 
 
-def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None
-             ) -> Callable[..., np.ndarray]:
+def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
+             nhwc: bool) -> Callable[..., np.ndarray]:
+    """The call: its result (the `j`-th), with its axes in channels-last order if `nhwc`."""
     fill_args = [_filler(a) for a in args]
     fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
     prepare = _PREPARE.get(op, lambda a: a)
@@ -183,7 +215,8 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
         tensors = [_tensor(a) for a in arrays]
         result = op(*prepare([f(tensors) for f in fill_args]),
                     **{k: f(tensors) for k, f in fill_kwargs.items()})
-        return (result if j is None else result[j]).numpy()
+        result = result if j is None else result[j]
+        return (result.permute(_TO_NHWC) if nhwc else result).numpy()
     return run
 
 

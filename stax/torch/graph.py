@@ -136,13 +136,19 @@ class Segment:
 class GraphRunner:
     """A compiled ATen graph: call it with the graph's inputs (a list, boxed)."""
 
-    def __init__(self, gm: fx.GraphModule, name: str, options: dict[str, Any]) -> None:
+    def __init__(self, gm: fx.GraphModule, name: str, options: dict[str, Any], *,
+                 channels_last: bool = False) -> None:
         # AOTAutograd's calling convention (one list, freed by the callee); an instance
         # attribute, because the wrappers PyTorch puts around it copy the instance's __dict__.
         self._boxed_call = True
         self.gm = gm
         self.name = name
         self.options = options
+        # Convolutions and pooling hand 4-D tensors to Stax in channels-last order
+        # (`stax.torch.externs`): for inference graphs, whose results are the model's. In a
+        # training step the forward's saved activations would be written in NCHW order and
+        # read back into channels-last order by the backward (measured slower).
+        self.channels_last = channels_last
         self.nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
         self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         self.output = next(n for n in gm.graph.nodes if n.op == "output")
@@ -546,7 +552,7 @@ class GraphRunner:
             values.update(scalars)
             for node in step.nodes:
                 try:
-                    values[node] = interpret(node, values)
+                    values[node] = interpret(node, values, self.channels_last)
                 except NodeFailed:
                     raise
                 except Exception as e:  # noqa: BLE001 - any failure: this op falls back
@@ -557,14 +563,15 @@ class GraphRunner:
         return stax.jit(segment, strict=True, **self.options)
 
 
-def interpret(node: fx.Node, values: dict[fx.Node, Any]) -> Any:
-    """One ATen node on Stax tracers; the result has PyTorch's dtype and shape."""
+def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = False) -> Any:
+    """One ATen node on Stax tracers; the result has PyTorch's dtype and shape
+    (`channels_last`: see `GraphRunner.channels_last`)."""
     args, kwargs = fx.node.map_arg((node.args, node.kwargs), values.__getitem__)
     if node.target is operator.getitem:
         return args[0][args[1]]
     metas = _metas(node)
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
-        return extern_call(node, args, kwargs, [
+        return extern_call(node, args, kwargs, channels_last, [
             None if m is None else (_concrete(m.shape), DTYPES[m.dtype]) for m in metas])
     out = Out(tuple(_concrete(m.shape) or () for m in metas),
               tuple(DTYPES[m.dtype] for m in metas))

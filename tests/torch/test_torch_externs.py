@@ -64,3 +64,25 @@ def test_embedding_bag_extern_in_inference_eager_in_training() -> None:
     # Training reads four results of _embedding_bag: PyTorch runs it between segments.
     report = stax.torch.explain(bag, idx, offsets, backward=True)
     assert [op for _, op, _ in report.fallbacks] == ["aten._embedding_bag.default"]
+
+
+def test_inference_graphs_hand_4d_tensors_in_channels_last_order() -> None:
+    from stax.torch.models import SmallCNN
+
+    torch.manual_seed(0)
+    model = SmallCNN(4, 8, 3).eval()
+    model.bn.running_mean.uniform_(-1, 1)
+    model.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(3, 3, 8, 8)
+    with torch.no_grad():
+        assert_close(torch.compile(model, backend="stax")(x), model(x), rtol=1e-5, atol=1e-5)
+
+    def extern_lines(report: object) -> set[str]:
+        return {line.strip() for g in report.graphs for s in g.segments for r in s.reports
+                for line in r.compilation.program.wrapper.splitlines()
+                if "externs['torch:" in line}
+
+    inference = extern_lines(stax.torch.explain(model, x))
+    assert len(inference) == 2 and all(" nhwc()" in line for line in inference), inference
+    training = extern_lines(stax.torch.explain(model.train(), x, backward=True))
+    assert training and not any("nhwc" in line for line in training), training
