@@ -15,7 +15,17 @@
   `sn.jit` flattens them (flatten.py); outside it, and under `sn.interpret`, they run the
   reference semantics one iteration at a time (interp.py).
 - `sn.explain(f, *args)` (also `stax.explain` on an `sn.jit` function): the nested program,
-  the flattening rules applied, the flat program (kernels in launch order) and their C++.
+  the flattening rules applied, the flat program (kernels in launch order), the recorded
+  program later calls replay, and the kernels' C++.
+- `sn.jit` flattens once per call signature (per argument: array or Ragged, dtype, rank,
+  inner dimensions; scalars by value) and records the flat program (tape.py); later calls
+  replay it on their own data, whatever its sizes: a few Python steps and the kernel calls.
+  Decisions the flattener took from the data (a branch all iterations take, trip counts,
+  empty inputs, a failed bounds check, len() of an argument) are guards checked on replay;
+  a different value flattens again (up to 4 programs are kept per signature). Arrays a
+  function reads from its closure or globals are captured when the program is recorded.
+  `f.cache_info()` counts calls, flattenings, replays and calls that cannot be replayed
+  (an operator with Python control flow; `f.unreplayable` says why).
 
 What flattens and what stays sequential: every map level becomes one flat iteration space,
 so maps of maps, of reductions/scans (segreduce/segscan), of iota/range/replicate/slices/

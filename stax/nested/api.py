@@ -340,9 +340,11 @@ def _ragged(values: np.ndarray, lengths: np.ndarray, layout: Layout) -> Ragged:
 @dataclass(frozen=True)
 class Explanation:
     """`sn.explain`: the nested program, the flattening rules applied, the flat program (the
-    kernels launched, in order) and their C++."""
+    kernels launched, in order), what later calls with the same signature replay, and the
+    kernels' C++."""
     source: str
     run: Run
+    replay: str = ""
 
     def __str__(self) -> str:
         rules = "\n".join(f"- {rule}: {detail}" for rule, detail in self.run.rules)
@@ -352,6 +354,7 @@ class Explanation:
         return "\n\n".join(f"== {title} ==\n{body or 'none'}" for title, body in (
             ("Nested program", self.source), ("Flattening rules applied", rules),
             ("Flat program (segmented kernels, in launch order)", flat),
+            ("Recorded program (replayed by later calls with this signature)", self.replay),
             ("Kernels (C++, shared prelude omitted)", kernels)))
 
 
@@ -366,5 +369,24 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any) -> Explanation:
         source = inspect.getsource(jitted.fn)
     except (OSError, TypeError):
         source = repr(jitted.fn)
-    _, run = jitted.run(*args)
-    return Explanation(source.strip(), run)
+    key = _signature(args)
+    tape = Tape() if key is not None else None
+    _, run = jitted._trace(args, tape)
+    return Explanation(source.strip(), run, _describe_replay(key, tape))
+
+
+def _describe_replay(key: Any, tape: Tape | None) -> str:
+    if tape is None:
+        return "none: an argument's type cannot be part of a call signature (flattened per call)"
+    if tape.reason is not None:
+        return f"none: {tape.reason} (each call with this signature is flattened)"
+    counts: dict[str, int] = {}
+    for name in tape.summary():
+        counts[name] = counts.get(name, 0) + 1
+    kernels = counts.pop("kernel", 0)
+    guards = {k[6:]: v for k, v in counts.items() if k.startswith("guard ")}
+    host = sum(v for k, v in counts.items() if not k.startswith("guard "))
+    return (f"signature {key}: {len(tape.steps)} steps: {kernels} kernel launches, {host} "
+            f"allocations and host steps (layouts, bounds, argument conversions), "
+            f"{sum(guards.values())} guards re-checked on every call (a different value "
+            f"flattens again): " + ", ".join(f"{k} x{v}" for k, v in guards.items()))

@@ -21,8 +21,10 @@ traced *once* for all iterations, and each construct is rewritten by its flatten
   branch packing (each branch runs on the iterations that take it); loop -> interchange when
   the trip count is uniform, an active-set loop otherwise.
 
-The driver runs per call, so it is also the inspector: sizes are known when each kernel
-launches, and kernels take them as parameters (compiled once per structure).
+The driver is also the inspector: sizes are known when each kernel launches, and kernels
+take them as parameters (compiled once per structure). It runs on the first call with a
+signature, recording what it does on data (`stax.nested.tape`: kernels, allocations, host
+steps, and every decision it took from the data as a guard); later calls replay that.
 """
 
 from __future__ import annotations

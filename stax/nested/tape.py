@@ -96,6 +96,16 @@ class Tape:
             return tuple(self._tree(x) for x in v)
         return self.slot(v)
 
+    def summary(self) -> list[str]:
+        """A name per step: "kernel", "guard <what it checks>" or the host function's."""
+        out = []
+        for fn, _, _, expect in self.steps:
+            name = getattr(fn, "__name__", None) or "kernel"
+            if expect is not _NO_GUARD:
+                name = "guard " + name.strip("_").replace("_", " ")
+            out.append(name)
+        return out
+
     def replay(self, leaves: list[Any]) -> Any:
         env = list(self.template)
         env[:self.args] = leaves

@@ -78,6 +78,16 @@ def test_one_flattening_over_many_sizes() -> None:
         assert info.replays == info.calls - info.compiles
 
 
+def test_explain_shows_the_recorded_program() -> None:
+    x = sn.Ragged.from_list([[1.0, 2.0], [0.5], [3.0]])
+    text = str(sn.explain(softmax, x))
+    assert "== Recorded program (replayed by later calls with this signature) ==" in text
+    assert "1 kernel launches" in text and "guards re-checked on every call" in text
+    branchy = str(sn.explain(lambda x: sn.map(lambda r: sn.reduce(
+        lambda a, b: a if a > b else b, -np.inf, r), x), x))
+    assert "none: an operator that branches in Python runs in Python" in branchy
+
+
 def test_signature_decides_the_program() -> None:
     f = sn.jit(lambda x, c: sn.map(lambda r: r.sum() * c, x))
     a = sn.Ragged.from_list([[1, 2], [3]])
