@@ -129,8 +129,8 @@ class SegmentBuilder(Builder):
         return self.evaluate([_fresh(tracer)], with_live=True)[0]
 
     def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-              error: Exception) -> Any:
-        where, _ = _location()
+              error: Exception, where: str | None = None) -> Any:
+        where = where or _location()[0]  # [H16] given: a lazy x[mask] materialized later
         self.breaks.append(Break(_what(error), where, "runs in NumPy"))
         tracers: list[Tracer] = []
         _collect((args, kwargs), tracers)

@@ -978,8 +978,8 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
 
 def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
               order: Any = None) -> Tracer:
-    if order is not None or isinstance(kth, Tracer):
-        raise unsupported("np.partition with order= or a traced kth")
+    if order is not None or isinstance(kth, Tracer) and kth.concrete is None:
+        raise unsupported("np.partition with order= or a kth computed from the data")
     x, ax = _flattened(a, axis)
     kth = np.asarray(kth).tolist()
     return _extern("np.partition", np.partition, (x,), tuple(x.shape), x.dtype, kth=kth,
@@ -989,8 +989,8 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
                  order: Any = None) -> Tracer:
     """[H16] NumPy's own argpartition (an extern call, as np.partition)."""
-    if order is not None or isinstance(kth, Tracer):
-        raise unsupported("np.argpartition with order= or a traced kth")
+    if order is not None or isinstance(kth, Tracer) and kth.concrete is None:
+        raise unsupported("np.argpartition with order= or a kth computed from the data")
     x, ax = _flattened(a, axis)
     return _extern("np.argpartition", np.argpartition, (x,), tuple(x.shape),
                    np.dtype(np.intp), kth=np.asarray(kth).tolist(), axis=ax, kind=kind)
@@ -1459,8 +1459,11 @@ class Masked(Tracer):
     elements outside the mask are kept lazy (no integer division or power *by* the selection).
     Not registered with the builder as a live array: it has no value until materialized."""
 
-    def __init__(self, full: Tracer, mask: Any) -> None:  # noqa: D107 - no Tracer.__init__
+    def __init__(self, full: Tracer, mask: Any) -> None:  # no Tracer.__init__
+        from stax.frontend.breaks import _location
+
         self.builder, self.full, self.mask = full.builder, full, mask
+        self.where = _location()[0]  # the user's line, named by a break when materialized
         self.weak, self.parent, self.view, self.base = False, None, None, None
         self.base_version = self.version = 0
         self.concrete = None
@@ -1471,7 +1474,8 @@ class Masked(Tracer):
         if self._value is None:
             selected = self.builder.eager(operator.getitem, (self.full, self.mask), {},
                                           NotImplementedError(
-                "stax.jit: boolean mask indexing (its result shape depends on the data)"))
+                "stax.jit: boolean mask indexing (its result shape depends on the data)"),
+                                          self.where)
             self._value = selected.value
         return self._value
 

@@ -77,7 +77,7 @@ class Builder:
         raise GraphBreak(error)
 
     def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-              error: Exception) -> Any:
+              error: Exception, where: str | None = None) -> Any:
         raise GraphBreak(error)
 
     def created(self, tracer: Tracer) -> None:

@@ -930,9 +930,9 @@ def same(got: Any, want: Any) -> None:
         assert type(got) is type(want) and len(got) == len(want), (type(got), type(want))
         for g, w in zip(got, want, strict=True):
             same(g, w)
-    elif isinstance(want, (bool, int, float)):
+    elif type(want) in (bool, int, float):  # Python scalars (not NumPy's float64)
         assert type(got) is type(want), f"{type(got).__name__} != {type(want).__name__}"
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     else:
         tol = {"float16": 1e-3, "float32": 1e-5}.get(np.asarray(want).dtype.name, 1e-9)
         assert_matches(got, want, rtol=tol, atol=tol)
