@@ -119,30 +119,27 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
 _packed_key: Callable[[tuple[Any, ...]], bytes | None] | None = None
 
 
-def _proven_runner(comp: Compilation, args: tuple[Any, ...]
-                   ) -> Callable[[tuple[Any, ...]], Any] | None:
-    """[H9] What a warm call with the signature of `args` runs once `args` have passed the
-    compiled wrapper's checks: `program.proven` (no re-checks), then the result rebuilt. None
-    for programs whose calls check values (narrowed ints, arguments written back)."""
+def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., Any] | None:
+    """[H9] What a warm call with the signature of `args` runs (on the arguments as given)
+    once `args` have passed the compiled wrapper's checks: `program.proven` (no re-checks)
+    itself when it returns the result as is, else with scalars converted and the result
+    rebuilt. None for programs whose calls check values (narrowed ints, written back)."""
     traced = comp.traced
-    proven = comp.program.proven
+    proven, single = comp.program.proven, comp.program.single
     if proven is None or traced.writeback or traced.narrowed_ints:
         return None
     scalars = tuple((i, _SCALARS[type(a)]) for i, a in enumerate(args)
                     if type(a) is not np.ndarray)  # exact floats and ints (the packed key)
     structure = traced.structure
-    if not scalars and isinstance(structure, int):  # the common case: arrays in, one array out
-        def run_one(args: tuple[Any, ...]) -> Any:
-            out = proven(*args)[structure]
-            return out[()] if out.ndim == 0 else out
+    if not scalars and single and isinstance(structure, int):  # arrays in, one array out
+        return proven
 
-        return run_one
-
-    def run(args: tuple[Any, ...]) -> Any:
+    def run(*args: Any) -> Any:
         arrays = list(args)
         for i, convert in scalars:
             arrays[i] = convert(arrays[i])
-        return _unflatten(structure, proven(*arrays))
+        out = proven(*arrays)
+        return _unflatten(structure, (out,) if single else out)
 
     return run
 
@@ -347,7 +344,7 @@ class Jitted:
     counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # calls, compiles, generic
     # [H9, issue 9] warm calls: runners by the packed signature (`_packed_key`) of arguments
     # that passed a compiled wrapper's checks; empty while scalar values are part of the key
-    fast: dict[bytes, Callable[[tuple[Any, ...]], Any]] = field(default_factory=dict)
+    fast: dict[bytes, Callable[..., Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -439,7 +436,7 @@ class Jitted:
         if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
             run = self.fast.get(_packed_key(args))  # type: ignore[misc]  # set with `fast`
             if run is not None:
-                return run(args)
+                return run(*args)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:

@@ -84,8 +84,10 @@ class CompiledProgram:
     variants: tuple[Variant, ...] = ()  # a generic program's tiling variants (issue 11)
     tiling_key: Callable[..., int] | None = None  # the run-time choice among them
     # [H9] `call` without its input checks, on the inputs as positional arguments: only for
-    # arguments whose exact signature has passed `call`'s checks before (stax.api's fast path)
-    proven: Callable[..., tuple[np.ndarray, ...]] | None = None
+    # arguments whose exact signature has passed `call`'s checks before (stax.api's fast path).
+    # With `single` (one output) it returns that output alone, a 0-d one as a NumPy scalar.
+    proven: Callable[..., Any] | None = None
+    single: bool = False
 
 
 def _byte_strides(buf: Buffer) -> tuple[int, ...]:
@@ -372,7 +374,8 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
     if library is not None:  # unloaded when the wrapper (holding its functions) is gone
         weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
     return CompiledProgram(call, tuple(module.plan_of.values()), module.source, source, library,
-                           storage, module.variants, solver, namespace["proven"])
+                           storage, module.variants, solver, namespace["proven"],
+                           len(schedule.program.outputs) == 1)
 
 
 def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize: bool,
@@ -606,12 +609,18 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     for name, shape in zip(program.outputs, program.output_shapes, strict=True):
         outs.append(name if buffers[name].shape == shape
                     else f"{name}.reshape({py_shape(shape)})")
+    returned = len(lines)
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     if not frameless:
         lines[body_start:] = ["    " + line for line in lines[body_start:]]
         lines += ["    finally:", "        storage.exit(fr)"]
     # [H9] `proven(*inputs)`: the same call without the input checks, for arguments whose exact
-    # signature (shape, strides, dtype) has passed them before (stax.api's fast path)
-    lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start],
-              *lines[checks_end:]]
+    # signature (shape, strides, dtype) has passed them before (stax.api's fast path); a single
+    # output is returned by itself, a 0-d one as a NumPy scalar (as NumPy's functions return it)
+    body = lines[checks_end:]
+    if len(outs) == 1:
+        single = outs[0] + ("[()]" if program.output_shapes[0] == () else "")
+        body[returned - checks_end] = lines[returned].replace(f"return ({outs[0]},)",
+                                                              f"return {single}")
+    lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start], *body]
     return lines, env
