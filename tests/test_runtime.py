@@ -157,6 +157,14 @@ def test_cli_demo(capsys: pytest.CaptureFixture[str]) -> None:
 # --- [H9, issue 9] the warm path: a signature that passed the wrapper's checks ---------------
 
 
+def _fast_built() -> bool:
+    """Whether the fast call (fastcall.c) is built: not with STAX_FASTCALL=0 or without Python
+    headers, where calls go through ctypes and every call through the checked wrapper."""
+    from stax.runtime.fast import fastcall
+
+    return fastcall() is not None
+
+
 def _warm_twice(f: stax.api.Jitted, *args: object) -> object:
     """Call `f` twice (the second call takes the warm path) and return the second result."""
     first = f(*args)
@@ -181,7 +189,7 @@ def test_warm_path_matches_numpy_over_dtypes_layouts_and_broadcasting() -> None:
     with np.errstate(invalid="ignore"):
         for a, b in cases:
             assert_matches(_warm_twice(f, a, b), a * b - a)
-    assert len(f.fast) == len(cases)  # each signature has a warm entry
+    assert len(f.fast) == (len(cases) if _fast_built() else 0)  # a warm entry per signature
 
 
 def test_warm_path_still_refuses_or_recompiles_other_signatures() -> None:
@@ -214,7 +222,7 @@ def test_warm_path_scalars_statics_and_results() -> None:
     x = make_array((5,), "float32")
     for s, k in [(0.5, 2), (-3.0, 7), (1e30, -1)]:
         assert_matches(scaled(x, s, k), x * np.float32(s) + np.float32(k))
-    assert len(scaled.fast) == 1  # Python scalars: one signature whatever their values
+    assert len(scaled.fast) == _fast_built()  # Python scalars: one signature for all values
     with pytest.raises(OverflowError, match="int64"):
         scaled(x, 0.5, 2**70)
     assert_matches(scaled(x, True, 1), x * True + np.float32(1))  # a bool is not an int
@@ -244,7 +252,7 @@ def test_warm_path_reports_kernel_flags() -> None:
     for _ in range(2):  # cold, then warm: both warn as NumPy does
         with pytest.warns(RuntimeWarning, match="divide by zero"):
             assert_matches(f(a, b), want)
-    assert f.fast
+    assert bool(f.fast) == _fast_built()
 
 
 def test_packed_key_separates_what_the_wrapper_checks() -> None:
@@ -274,7 +282,7 @@ def test_frameless_calls_raise_flags_and_run_externs() -> None:
     gather = stax.jit(lambda a, i: a[i] * 2.0)  # small: no frame, flags on the C stack
     a = make_array((5, 3), "float64")
     good, bad = np.array([4, 0, -5]), np.array([0, 5])
-    assert "no frame" in gather.compile(a, good).program.wrapper
+    assert ("no frame" in gather.compile(a, good).program.wrapper) == _fast_built()
     for _ in range(2):  # cold, then warm
         with pytest.raises(IndexError):
             gather(a, bad)
