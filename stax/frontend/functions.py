@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dis
+import functools
 import operator
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -1647,7 +1650,8 @@ CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
             "ascontiguousarray", "eye", "identity")
 
 
-def _user_call() -> Builder | None:
+def _user_call(name: str) -> Builder | None:
+    """The builder when the user's code (not a library) calls NumPy's `name` while tracing."""
     builder = getattr(_ACTIVE, "builder", None)
     if builder is None:
         return None
@@ -1657,7 +1661,31 @@ def _user_call() -> Builder | None:
     # break while tracing) is library code too: its np.empty must allocate an array.
     library = module.split(".")[0] in ("stax", "numpy") or \
         frame.f_code.co_filename.startswith("<stax")
-    return None if library else builder
+    if library or _callee(frame.f_code, frame.f_lasti) not in (name, None):
+        return None
+    return builder
+
+
+@functools.lru_cache(maxsize=4096)
+def _callee(code: CodeType, offset: int) -> str | None:
+    """[H16] The name the call at `offset` of `code` calls (`zeros` in `np.zeros(n)`), None
+    when unknown. Extension code has no Python frame: NumPy's Cython random generators call
+    np.empty from inside `rng.normal(...)`, and the frame found is the user's, calling
+    `normal`; such a call must get NumPy's array (a traced one crashed the process)."""
+    instructions = list(dis.get_instructions(code))
+    call = next((i for i in instructions if i.offset == offset), None)
+    if call is None or call.positions is None or call.positions.lineno is None:
+        return None
+    start = (call.positions.lineno, call.positions.col_offset)
+    loads = [i for i in instructions if i.offset < offset and i.positions is not None and
+             i.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME",
+                          "LOAD_DEREF", "LOAD_FAST") and
+             (i.positions.lineno, i.positions.col_offset) == start]
+    if not loads:
+        return None
+    callee = max(loads, key=lambda i: (i.positions.end_lineno, i.positions.end_col_offset,
+                                       i.offset))
+    return callee.argval if isinstance(callee.argval, str) else None
 
 
 def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
@@ -1696,7 +1724,7 @@ def _converted(b: Builder, obj: Any, dtype: Any, copy: bool) -> Tracer:
 def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     def filled(name: str, fill: int) -> Callable[..., Any]:
         def create(shape: Any, dtype: Any = float, *args: Any, **kwargs: Any) -> Any:
-            b = _user_call()
+            b = _user_call(name)
             if b is not None and not args and set(kwargs) <= {"order"}:
                 made = _filled(b, shape, fill, dtype)
                 if made is not None:
@@ -1705,7 +1733,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
         return create
 
     def full(shape: Any, fill_value: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        b = _user_call()
+        b = _user_call("full")
         if b is not None and not args and set(kwargs) <= {"order"}:
             made = _filled(b, shape, fill_value, dtype if dtype is not None else
                            fill_value.dtype if isinstance(fill_value, Tracer) else
@@ -1716,7 +1744,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
 
     def convert(name: str, copy: bool) -> Callable[..., Any]:
         def conv(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-            b = _user_call()
+            b = _user_call(name)
             if b is not None and not args and set(kwargs) <= {"order", "copy"} and \
                     _has_tracer(obj):
                 return _converted(b, obj, dtype, copy and kwargs.get("copy", True) is True)
@@ -1726,7 +1754,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
     def constant(name: str) -> Callable[..., Any]:
         def make(*args: Any, **kwargs: Any) -> Any:  # np.eye(k)[labels] then compiles
             array = original[name](*args, **kwargs)
-            b = _user_call()
+            b = _user_call(name)
             if b is None or array.dtype not in SUPPORTED_DTYPES:
                 return array
             return api.wrap(b, api.to_value(b, array))
@@ -1745,11 +1773,14 @@ _WRAPPERS = _creation_wrappers(_ORIGINAL)
 
 # NumPy's global random generator draws new numbers on each call: a traced draw would be a
 # constant. Drawn from user code while tracing, they are a graph break (NumPy draws each call).
+# [H16] So is a generator made inside the function (`np.random.default_rng()`: fresh entropy
+# on each call; made while tracing, NumPy's Cython would get traced arrays from np.zeros).
 RANDOM = tuple(n for n in (
     "rand randn random random_sample ranf sample randint random_integers normal uniform "
     "standard_normal choice permutation shuffle binomial poisson exponential beta gamma "
     "laplace logistic lognormal multinomial multivariate_normal standard_exponential "
-    "standard_gamma standard_t triangular vonmises wald weibull zipf geometric").split()
+    "standard_gamma standard_t triangular vonmises wald weibull zipf geometric "
+    "default_rng").split()
     if hasattr(np.random, n))
 _RANDOM_ORIGINAL = {name: getattr(np.random, name) for name in RANDOM}
 
@@ -1758,7 +1789,7 @@ def _random_wrapper(name: str) -> Callable[..., Any]:
     original = _RANDOM_ORIGINAL[name]
 
     def draw(*args: Any, **kwargs: Any) -> Any:
-        b = _user_call()
+        b = _user_call(name)
         if b is None:
             return original(*args, **kwargs)
         return b.eager(original, args, kwargs, NotImplementedError(
