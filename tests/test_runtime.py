@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stax
 from stax.cli import main
@@ -319,3 +321,24 @@ def test_run_sets_the_calling_threads_team_for_the_call_only() -> None:
         assert module.run(fn, (out,), None, size) is None
         assert list(out) == [size, size]  # a team of `size` (the region is not dynamic)
         assert probe.library.max_threads() == before  # restored after the call
+
+
+def _signature_pool() -> list[np.ndarray]:
+    """Arrays of distinct signatures a warm call must never confuse: dtypes, shapes, ranks,
+    strides (transposed, reversed, stepped), 0-d and empty."""
+    base = make_array((4, 6), "float64", seed=5)
+    return [base, base.astype(np.float32), base.T, base[::-1], base[:, ::2], base[1:3],
+            base.astype(np.int32), base.reshape(24), base.reshape(24)[::3], np.array(1.5),
+            np.ones((0, 6))]
+
+
+_POOL = _signature_pool()
+_SHARED = stax.jit(lambda a: a * 3 - 1, dynamic=False)  # one function over every example
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, len(_POOL) - 1), min_size=1, max_size=12))
+def test_warm_path_never_confuses_signatures(order: list[int]) -> None:
+    for k in order:
+        a = _POOL[k]
+        assert_matches(_SHARED(a), a * 3 - 1)
