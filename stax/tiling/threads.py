@@ -13,7 +13,9 @@ At launch [H9] a region planned for P threads gets a team of `launch_team`: the 
 thread is running on now (the kernel's count of runnable threads, /proc/loadavg, sampled at
 most every SAMPLE_SECONDS), at most P, at least 1. With as many runnable threads as cores, it
 runs on the calling thread alone: a team member waiting for a core would make every barrier
-wait a scheduler time slice (issue 9: 20-200 ms instead of 5-50 us on a busy machine).
+wait a scheduler time slice (issue 9: 20-200 ms instead of 5-50 us on a busy machine). The
+count is the whole machine's (other processes, the caller's other threads; with
+OMP_WAIT_POLICY=active also Stax's own workers still spinning after a region).
 """
 
 from __future__ import annotations
