@@ -924,6 +924,15 @@ def masked_updates(x):
     return y, z, np.where(m, y, 0).sum()
 
 
+@wild(lambda r: (normal(r, 6),), lambda r: (normal(r, 2, 3),))
+def seeded_noise(x):
+    rng = np.random.default_rng(42)
+    noise = rng.normal(0.0, 0.1, size=x.shape)
+    legacy = np.random.RandomState(7).rand(*x.shape)
+    keep = np.random.Generator(np.random.PCG64(3)).random(x.shape) > 0.5
+    return x + noise, x * legacy, np.where(keep, x, 0.0), rng.permutation(len(x))
+
+
 def same(got: Any, want: Any) -> None:
     """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
     if isinstance(want, (tuple, list)):
