@@ -1647,7 +1647,7 @@ def _ufunc_of_sizes(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any])
 
 sym.UFUNC_HOOK = _ufunc_of_sizes
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
-            "ascontiguousarray", "eye", "identity")
+            "ascontiguousarray", "eye", "identity", "r_")
 
 
 def _user_call(name: str) -> Builder | None:
@@ -1721,6 +1721,41 @@ def _converted(b: Builder, obj: Any, dtype: Any, copy: bool) -> Tracer:
     return api.copy_(t) if copy and t is obj else t
 
 
+class _RConcatenator:
+    """[H16] `np.r_[...]` of traced arrays (`np.r_[0.0, np.cumsum(x)]`), NumPy's algorithm for
+    its plain form: slices are aranges (complex steps linspaces), every item at least 1-d,
+    one result type over the items (Python scalars weak), concatenated. Directives (strings)
+    and calls without traced items are NumPy's own."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+
+    def __getitem__(self, key: Any) -> Any:
+        items = key if isinstance(key, tuple) else (key,)
+        b = _user_call("r_")
+        if b is None or not builtins.any(isinstance(i, Tracer) for i in items) or \
+                builtins.any(isinstance(i, str) for i in items):
+            return self.original[key]
+        objs: list[Any] = []
+        for item in items:
+            if isinstance(item, slice):
+                start = 0 if item.start is None else item.start
+                step = 1 if item.step is None else item.step
+                item = np.linspace(start, item.stop, num=int(abs(step))) \
+                    if isinstance(step, (complex, np.complexfloating)) else \
+                    np.arange(start, item.stop, step)
+            objs.append(item)
+        kinds = [api._weak_for_result_type(o) if isinstance(o, Tracer) else o
+                 if type(o) in np.ScalarType else np.asarray(o).dtype for o in objs]
+        final = np.result_type(*kinds)
+        return api.concatenate([  # constants converted as NumPy does (OverflowError)
+            (api.reshape(o, (-1,)) if o.ndim == 0 else o) if isinstance(o, Tracer)
+            else np.array(o, dtype=final, ndmin=1) for o in objs], dtype=final)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
 def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     def filled(name: str, fill: int) -> Callable[..., Any]:
         def create(shape: Any, dtype: Any = float, *args: Any, **kwargs: Any) -> Any:
@@ -1760,7 +1795,8 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             return api.wrap(b, api.to_value(b, array))
         return make
 
-    return {"eye": constant("eye"), "identity": constant("identity"),
+    return {"r_": _RConcatenator(original["r_"]),
+            "eye": constant("eye"), "identity": constant("identity"),
             "zeros": filled("zeros", 0), "ones": filled("ones", 1),
             "empty": filled("empty", 0), "full": full,
             "asarray": convert("asarray", False), "array": convert("array", True),

@@ -186,6 +186,12 @@ def ewma_vectorized(x, alpha):
     return num / den
 
 
+@wild(lambda r: (normal(r, 12), 3), lambda r: (r.integers(0, 9, 5).astype(np.int32), 5))
+def prefix_sum_windows(x, w):
+    c = np.r_[0, np.cumsum(x)]
+    return (c[w:] - c[:-w]) / w, np.r_[x[:1], x[1:] - x[:-1], 0:2]
+
+
 @wild(lambda r: (r.standard_normal(30), 5), lambda r: (r.standard_normal(6), 6))
 def rolling_std_cumsum(x, w):
     c1 = np.concatenate(([0.0], np.cumsum(x)))
