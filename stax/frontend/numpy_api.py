@@ -19,6 +19,7 @@ from numpy.exceptions import AxisError, ComplexWarning
 from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
+from stax.ir.program import contiguous_strides
 from stax.ir.sym import Sym, as_size, slice_indices
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
 
@@ -425,7 +426,15 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, **kw: Any) -> Tracer:
     count, sum_dtype = _mean_count_dtype(a, axis, dtype)
     total = _reduce("sum", a, axis, sum_dtype, out, keepdims, **kw)
-    result = apply_ufunc("true_divide", total, count)
+    mask = kw.get("where", True)
+    if mask is not True:  # [H16] NumPy divides by the number of selected elements, in place
+        b = find_builder((a, mask))
+        shape = a.shape if isinstance(a, Tracer) else np.shape(a)
+        selected = wrap(b, broadcast_value(b, to_value(b, mask, np.dtype(bool)), tuple(shape)))
+        counted = _reduce("sum", selected, axis, np.intp, None, keepdims)
+        result = astype(apply_ufunc("true_divide", total, counted), total.dtype, copy=False)
+    else:
+        result = apply_ufunc("true_divide", total, count)
     return astype(result, dtype, copy=False) if dtype is not None else result
 
 
@@ -529,10 +538,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Tracer:
 
 
 def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
-    if order == "F":  # [H16] NumPy's column-major order: the reversed axes reshaped in C order
-        flipped = reshape(transpose(a), *shape, **kw)
-        return transpose(reshape(transpose(a), tuple(reversed(flipped.shape))))
-    if order != "C":
+    if order not in ("C", "F"):
         raise unsupported(f"reshape with order={order!r}")
     if "newshape" in kw:
         shape = (kw.pop("newshape"),)
@@ -544,9 +550,71 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
         shape = tuple(shape[0])
     size = a.size if isinstance(a, Tracer) else np.size(a)
     new = _resolve_shape(tuple(as_size(s) for s in shape), size, a.shape)
+    if order == "F":  # [H16] NumPy's column-major order: the reversed axes reshaped in C order
+        return transpose(reshape(transpose(a), tuple(reversed(new))))
     if new == tuple(a.shape):
         return a if isinstance(a, Tracer) else _view(a, "reshape", new, shape=new)
+    if isinstance(a, Tracer) and _strides(a) is not None and \
+            _reshaped_strides(a.value.shape, _strides(a), new) is None:
+        a = copy_(a)  # [H16] NumPy copies here: writes to the result must not reach `a`
     return _view(a, "reshape", new, shape=new)
+
+
+def _strides(t: Tracer) -> tuple[Any, ...] | None:
+    """[H16] `t`'s element strides in the array it views (an array of its own is C-ordered),
+    following its chain of views as NumPy lays them out; None where unknown."""
+    if t.parent is None or t.view is None:
+        return contiguous_strides(t.value.shape)
+    kind, attrs = t.view
+    outer = _strides(t.parent)
+    if outer is None:
+        return None
+    if kind == "slice":
+        return tuple(s * step for s, step in zip(outer, attrs["steps"], strict=True))
+    if kind == "transpose":
+        return tuple(outer[k] for k in attrs["perm"])
+    if kind == "reshape":
+        return _reshaped_strides(t.parent.value.shape, outer, attrs["shape"])
+    if kind == "broadcast":
+        shape, old = attrs["shape"], t.parent.value.shape
+        padded = (0,) * (len(shape) - len(old)) + outer
+        lead = len(shape) - len(old)
+        return tuple(0 if d < lead or (old[d - lead] == 1 and n != 1) else padded[d]
+                     for d, n in enumerate(shape))
+    return outer if kind == "elementwise" else None  # .real / .imag: the same layout
+
+
+def _reshaped_strides(old_shape: tuple[Any, ...], old_strides: tuple[Any, ...],
+                      new_shape: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """[H16] NumPy's _attempt_nocopy_reshape (C order): the strides of `new_shape` viewing the
+    same elements, or None when NumPy must copy. Empty arrays are always views."""
+    if math.prod(old_shape) == 0:
+        return contiguous_strides(new_shape)
+    dims = [(n, s) for n, s in zip(old_shape, old_strides, strict=True) if n != 1]
+    olddims, oldstrides = [n for n, _ in dims], [s for _, s in dims]
+    newstrides: list[Any] = [0] * len(new_shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new_shape) and oi < len(olddims):
+        np_, op = new_shape[ni], olddims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ = np_ * new_shape[nj]
+                nj += 1
+            else:
+                op = op * olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]:
+                return None
+        newstrides[nj - 1] = oldstrides[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            newstrides[nk - 1] = newstrides[nk] * new_shape[nk]
+        ni, oi = nj, oj
+        nj, oj = nj + 1, oj + 1
+    last = newstrides[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(new_shape)):
+        newstrides[nk] = last
+    return tuple(newstrides)
 
 
 def _resolve_shape(shape: tuple[int, ...], size: int, old: tuple[int, ...]) -> tuple[int, ...]:
