@@ -57,8 +57,11 @@ class Tape:
     def argument(self, obj: Any) -> None:
         """The next argument leaf (bound by position on replay)."""
         assert self.args == len(self.template), "arguments come first"
-        self._new(obj, False)
+        old = self.slots.get(id(obj))
+        new = self._new(obj, False)
         self.args += 1
+        if old is not None:  # f(x, x): the program holds for one object passed twice
+            self.steps.append((_same_object, (old, new), -1, True))
 
     def constant(self, obj: Any) -> None:
         """An array the traced function reads from its closure or globals: captured as it is
@@ -84,7 +87,15 @@ class Tape:
         if guard:
             self.steps.append((fn, slots, -1, result))
         else:  # a new slot even when fn returned an input (it may not on replay)
-            self.steps.append((fn, slots, self._new(result, False), _NO_GUARD))
+            old = self.slots.get(id(result))
+            new = self._new(result, False)
+            self.steps.append((fn, slots, new, _NO_GUARD))
+            if old is not None and old not in slots and (
+                    isinstance(result, np.ndarray) or _is_data(result)):
+                # The object is another value's too (two Ragged arguments sharing their
+                # lengths): later steps name it by the new slot, which is right only while
+                # both are one object.
+                self.steps.append((_same_object, (old, new), -1, True))
 
     def finish(self, output: Any) -> None:
         """Record the result's structure; drop what only recording needed."""
@@ -121,6 +132,10 @@ class Tape:
         except Exception as exc:  # the flattener raises the proper error (or decides anew)
             raise Retrace from exc
         return _build(self.output, env)
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    return a is b
 
 
 def _build(tree: Any, env: list[Any]) -> Any:

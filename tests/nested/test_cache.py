@@ -187,3 +187,26 @@ def test_random_programs_replayed_on_new_data(data: Any) -> None:
                                 max_size=len(lengths)))
         r = sn.Ragged(np.array(values, dtype=dtype), lengths)
         check(fn, r, np.array(ks, dtype=np.int64), jitted=f)
+
+
+def test_arguments_sharing_arrays() -> None:
+    """Recorded with two Ragged sharing one lengths array (or one array passed twice), replayed
+    with separate ones: the sharing is a guard, never an assumption."""
+    rng = np.random.default_rng(3)
+    f = sn.jit(spmv)
+    lengths = np.array([2, 0, 3])
+    cols = sn.Ragged(np.array([0, 1, 1, 0, 1]), lengths)
+    vals = sn.Ragged(rng.normal(size=5), lengths)
+    x = rng.normal(size=2)
+    check(spmv, cols, vals, x, jitted=f)
+    other = sn.Ragged(vals.values, np.array([2, 0, 3]))  # equal lengths, another array
+    check(spmv, cols, other, x, jitted=f)
+    with pytest.raises(ValueError, match="different lengths"):
+        f(cols, sn.Ragged(vals.values, np.array([3, 0, 2])), x)
+    check(spmv, cols, vals, x, jitted=f)
+    g = sn.jit(lambda a, b: sn.map(lambda u, v: u * 2 - v, a, b))
+    a = np.arange(4.0)
+    check(g.fn, a, a, jitted=g)
+    check(g.fn, a, a[::-1].copy(), jitted=g)
+    with pytest.raises(ValueError, match="different lengths"):
+        g(a, np.arange(3.0))
