@@ -66,8 +66,12 @@ class Tape:
     def constant(self, obj: Any) -> None:
         """An array the traced function reads from its closure or globals: captured as it is
         when the program is recorded (replays read that array object)."""
-        if id(obj) not in self.slots:
-            self._new(obj, True)
+        old = self.slots.get(id(obj))
+        if old is not None and self.template[old] is obj:
+            return  # already this constant
+        new = self._new(obj, True)
+        if old is not None:  # also an argument (or computed): one object on replay too
+            self.steps.append((_same_object, (old, new), -1, True))
 
     def unreplayable(self, reason: str) -> None:
         if self.reason is None:

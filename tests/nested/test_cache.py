@@ -168,6 +168,9 @@ def test_captured_arrays_are_read_at_each_replay() -> None:
     w[:] = [10.0, 0.0, 0.0]  # changed in place: the recorded program reads the same array
     assert_same(f(x), sn.interpret(f.fn, x))
     assert f.cache_info().replays == 2
+    g = sn.jit(lambda x: x * 2.0 + sn.reduce(np.add, 0.0, w))  # w also passed as x first
+    check(g.fn, w, jitted=g)
+    check(g.fn, np.arange(3.0), jitted=g)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
