@@ -1,6 +1,7 @@
 """Irregular (ragged) workloads: stax.nested vs hand-flattened NumPy vs Numba parallel loops.
 
-    python benchmarks/nested.py [--elements 10000000] [--repeat 5] [--markdown OUT.md]
+    python benchmarks/nested.py [--elements 10000000] [--repeat 5] [--small 1000]
+                                [--markdown OUT.md]
 
 Each workload is written three ways and run side by side in one process:
 
@@ -14,6 +15,8 @@ Every implementation's result is checked against the NumPy one first (that call 
 stax's kernels and Numba's loop). Each then runs one warm-up call and --repeat timed calls in a
 row (see `_median_time`); the median is reported with the ratios NumPy/stax and Numba/stax
 (> 1: stax is faster). Threads: OpenMP and Numba use every core (`os.cpu_count()`).
+A second table runs the same workloads at --small elements (per-call overhead: a warm
+`sn.jit` call replays its recorded program), median of 200 calls.
 """
 
 from __future__ import annotations
@@ -283,6 +286,8 @@ def _check(got: Any, want: Any, rtol: float, who: str, name: str) -> None:
 
 
 def run(elements: int, repeat: int) -> list[tuple[str, int, float, float, float]]:
+    """One row per workload: its name, inner elements and the median seconds of stax, numpy
+    and numba."""
     rows = []
     rng = np.random.default_rng(0)
     for wl in WORKLOADS:
@@ -318,12 +323,13 @@ def _elements(name: str, inputs: tuple[Any, ...]) -> int:
     return int(len(first))
 
 
-def table(rows: list[tuple[str, int, float, float, float]]) -> str:
-    lines = ["| workload | inner elements | stax ms | numpy ms | numba ms | numpy/stax | "
-             "numba/stax |", "|---|---:|---:|---:|---:|---:|---:|"]
+def table(rows: list[tuple[str, int, float, float, float]], unit: str = "ms") -> str:
+    scale = {"ms": 1e3, "us": 1e6}[unit]
+    lines = [f"| workload | inner elements | stax {unit} | numpy {unit} | numba {unit} | "
+             "numpy/stax | numba/stax |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, n, ts, tn, tb in rows:
-        lines.append(f"| {name} | {n:,} | {ts * 1e3:.2f} | {tn * 1e3:.2f} | {tb * 1e3:.2f} | "
-                     f"{tn / ts:.2f}x | {tb / ts:.2f}x |")
+        lines.append(f"| {name} | {n:,} | {ts * scale:.2f} | {tn * scale:.2f} | "
+                     f"{tb * scale:.2f} | {tn / ts:.2f}x | {tb / ts:.2f}x |")
     return "\n".join(lines)
 
 
@@ -331,14 +337,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--elements", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--small", type=int, default=1000)
     parser.add_argument("--markdown", type=str, default=None)
     args = parser.parse_args()
     rows = run(args.elements, args.repeat)
+    small = run(args.small, 200)
     header = (f"stax.nested vs hand-flattened NumPy vs Numba parallel, ~{args.elements:,} "
               f"elements, median of {args.repeat}; {os.cpu_count()} cores, numba threads "
               f"{numba.config.NUMBA_NUM_THREADS}, OMP_NUM_THREADS="
               f"{os.environ.get('OMP_NUM_THREADS', 'unset')}")
-    text = header + "\n\n" + table(rows)
+    text = (header + "\n\n" + table(rows) + f"\n\nSmall inputs (~{args.small:,} elements, "
+            f"median of 200 calls: per-call overhead)\n\n" + table(small, "us"))
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:
