@@ -183,6 +183,9 @@ class _Kernel:
         flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
         address = ctypes.addressof(flags)
         ps = (ctypes.c_int64 * 5)(*params, CHUNKS or 0, address)
+        if max(params[0], params[1]) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
+            self.fn(ptrs, ps)
+            return
         with interruptible(address):  # Ctrl-C stops the kernel (issue 8)
             self.fn(ptrs, ps)
 
