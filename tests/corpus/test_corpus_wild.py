@@ -939,6 +939,17 @@ def seeded_noise(x):
     return x + noise, x * legacy, np.where(keep, x, 0.0), rng.permutation(len(x))
 
 
+@wild(lambda r: (normal(r, 4, 6),), lambda r: (normal(r, 2, 3),))
+def flatten_and_write(x):
+    y = x.T.reshape(-1)
+    y[0] = 100.0
+    z = x.ravel()
+    z[-1] = -100.0
+    w = x.reshape(x.shape[0], 2, -1)
+    w[0, 0, 0] = 7.0
+    return x, y, z, np.mean(x, axis=0, where=x > 0)
+
+
 def same(got: Any, want: Any) -> None:
     """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
     if isinstance(want, (tuple, list)):
@@ -953,18 +964,13 @@ def same(got: Any, want: Any) -> None:
         assert_matches(got, want, rtol=tol, atol=tol)
 
 
-def copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-
-
 def run_case(name: str) -> set[str]:
     """Run `name` on all its inputs under one jitted function; the graph breaks met."""
     fn, inputs = CASES[name]
     jitted = stax.jit(fn)
     breaks: set[str] = set()
-    for k, make in enumerate(inputs):
-        args = make(np.random.default_rng(k))
-        theirs, mine = copies(args), copies(args)
+    for k, make in enumerate(inputs):  # made twice: copies would lose transposed layouts
+        theirs, mine = make(np.random.default_rng(k)), make(np.random.default_rng(k))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             try:
@@ -1003,6 +1009,23 @@ def test_python_int_argument_out_of_range_raises_like_numpy(dtype: str) -> None:
             x + k  # noqa: B018 - NumPy refuses the value
         with pytest.raises(OverflowError):
             f(x, k)
+
+
+@pytest.mark.xfail(strict=True, reason="the trace does not know an array argument's strides "
+                   "(stax/api.py trace): x.ravel() of a transposed or strided argument is a "
+                   "view in Stax, a copy in NumPy, so writing into it changes the argument")
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_writing_into_a_flattened_non_contiguous_argument(layout: str) -> None:
+    def flatten_and_write(x):
+        z = x.ravel()
+        z[-1] = -100.0
+        return x
+
+    def make() -> np.ndarray:
+        base = np.arange(12.0).reshape(3, 4)
+        return base.T if layout == "transposed" else base[:, ::2]
+
+    assert_matches(stax.jit(flatten_and_write)(make()), flatten_and_write(make()))
 
 
 def main(names: list[str]) -> None:
