@@ -342,3 +342,27 @@ def test_warm_path_never_confuses_signatures(order: list[int]) -> None:
     for k in order:
         a = _POOL[k]
         assert_matches(_SHARED(a), a * 3 - 1)
+
+
+def test_run_passes_a_tuple_of_sizes_as_int64_values() -> None:
+    from stax.runtime.fast import fastcall
+
+    module = fastcall()
+    if module is None:
+        pytest.skip("no Python headers: the fast call is not built")
+    probe = compile_source(r"""
+        #include <cstdint>
+        extern "C" void region(int64_t* out, const int64_t* sizes, int32_t* flags) {
+            out[0] = sizes[0] * 3 + sizes[1];
+        }
+        """, "scalar")
+    fn = ctypes.cast(probe.library.region, ctypes.c_void_p).value
+    out = np.zeros(1, np.int64)
+    module.run(fn, (out, (2**40, -7)), None)
+    assert out[0] == 3 * 2**40 - 7
+    with pytest.raises(OverflowError):
+        module.run(fn, (out, (2**70, 1)), None)
+    with pytest.raises(ValueError, match="one tuple"):
+        module.run(fn, ((1,), (2,)), None)
+    with pytest.raises(TypeError):
+        module.run(fn, (out, (1.5, 2)), None)

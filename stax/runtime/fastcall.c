@@ -105,6 +105,7 @@ static int disarm(int32_t* flags, int32_t* prev) {
 /* regions take up to MAX_ARGS pointers and the flag buffer, each case calling through the
  * matching function type; the wrapper calls regions with more arguments through ctypes */
 #define MAX_ARGS 16
+#define MAX_SIZES 64
 typedef void* P;
 
 static void call_region(void* fn, int n, P* p, int32_t* flags) {
@@ -147,7 +148,9 @@ static int openmp(void) {
  * the caller), or None [H9]: a zeroed buffer on this stack, and run returns None when the
  * kernel set no flag, else the buffer's values as a tuple (stax.runtime.wrapper.raise_flags).
  * team [H9]: the calling thread's OpenMP thread count during the call (then restored), which
- * caps the team of a region that libgomp sizes dynamically (stax.tiling.threads.team). */
+ * caps the team of a region that libgomp sizes dynamically (stax.tiling.threads.team).
+ * An element of arrays may be a tuple of ints instead (a generic program's sizes): the kernel
+ * reads them as int64 values on this stack. */
 static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     if (nargs < 3 || nargs > 4 || !PyTuple_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError,
@@ -165,8 +168,24 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
         return NULL;
     }
     P p[MAX_ARGS];
+    int64_t sizes[MAX_SIZES]; /* [H9] a generic program's sizes, given as a tuple of ints */
+    int sized = 0;
     for (Py_ssize_t k = 0; k < n; k += 1) {
         PyObject* a = PyTuple_GET_ITEM(args[1], k);
+        if (PyTuple_Check(a)) {
+            Py_ssize_t m = PyTuple_GET_SIZE(a);
+            if (sized || m > MAX_SIZES) {
+                PyErr_SetString(PyExc_ValueError, "stax: one tuple of at most 64 sizes per call");
+                return NULL;
+            }
+            for (Py_ssize_t j = 0; j < m; j += 1) {
+                sizes[j] = PyLong_AsLongLong(PyTuple_GET_ITEM(a, j));
+                if (sizes[j] == -1 && PyErr_Occurred()) return NULL;
+            }
+            sized = 1;
+            p[k] = sizes;
+            continue;
+        }
         if (!PyArray_Check(a)) {
             PyErr_Format(PyExc_TypeError, "stax: kernel argument %zd is not an ndarray", k);
             return NULL;

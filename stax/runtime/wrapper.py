@@ -487,8 +487,13 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                     bound.add(py_expr(d))
                     lines.append(f"    {py_expr(d)} = {name}.shape[{k}]")
     if symbols:
+        # [H9] fastcall.c's run reads a tuple of ints as int64 values; ctypes needs an array
+        fast = fastcall() is not None and all(
+            len(region_params(r.plans)) < FAST_MAX_ARGS for rs in variants for r in rs)
         env["sizes_array"] = np.array
-        lines.append(f"    stax_sizes = sizes_array(({', '.join(symbols)},), dtype='int64')")
+        sizes = f"({', '.join(symbols)},)"
+        lines.append(f"    stax_sizes = {sizes}" if fast else
+                     f"    stax_sizes = sizes_array({sizes}, dtype='int64')")
         if solver is not None:
             env["tiling_key"] = solver
             lines.append(f"    key = tiling_key({', '.join(symbols)})  # the tiling variant")
