@@ -5,7 +5,8 @@ equivalent single NumPy ufunc call), measured the issue's way: `a + b` on 8 floa
 
 Each case times a batch of `--calls` calls of NumPy and of the jitted function, the two
 interleaved round-robin for `--repeat` rounds (garbage collection off); medians per call are
-reported with the difference. Cases: the issue's `a + b` (8 float64); `a * s` with a Python
+reported with the difference. Cases: the issue's `a + b` (8 float64), also compiled
+shape-generic (`dynamic=True`, issue 11); `a * s` with a Python
 float; a 0-d result (`a.sum()`); a program with 8 outputs against NumPy's 8 ufunc calls. The
 breakdown times the warm path's parts: the packed signature (fastcall.c `key`), the wrapper
 without checks (`program.proven`), the checked wrapper (`program.call`).
@@ -37,11 +38,13 @@ def cases() -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
     """name -> (NumPy call, warm stax call), both on the same inputs."""
     a, b = np.arange(8.0), np.ones(8)
     add = stax.jit(lambda x, y: x + y)
+    generic = stax.jit(lambda x, y: x + y, dynamic=True)  # one program for every length
     scale = stax.jit(lambda x, s: x * s)
     total = stax.jit(lambda x: x.sum())
     many = stax.jit(eight_outputs)
     out = {
         "a + b (8 float64)": (lambda: np.add(a, b), lambda: add(a, b)),
+        "a + b, shape-generic program": (lambda: np.add(a, b), lambda: generic(a, b)),
         "a * 2.0 (Python float)": (lambda: np.multiply(a, 2.0), lambda: scale(a, 2.0)),
         "a.sum() (0-d result)": (lambda: np.add.reduce(a), lambda: total(a)),
         "8 outputs (8 NumPy ufuncs)": (lambda: eight_outputs(a), lambda: many(a)),
