@@ -846,7 +846,7 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
             exprs.append(cast_to(c.bad, INT64))
             note("bounds check fused into segreduce", f"the check of an index over "
                  f"{c.space.name} is a count reduced alongside")
-        outs = run_segreduce(child.layout, operator, exprs, summary)
+        outs = run_segreduce(child.layout, operator, exprs, summary, totals=len(checks))
         for c, count in zip(checks, outs[len(elems):], strict=True):
             if guard(_any_true, count):
                 flush_checks(before=c.seq)  # an earlier failing check reports first

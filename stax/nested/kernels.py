@@ -54,6 +54,7 @@ from stax.nested.expr import (
     rename_args,
     uses,
 )
+from stax.nested.tape import record
 from stax.ops import ANY_FLAG
 from stax.runtime.compiler import compile_source, isa_level
 from stax.runtime.fast import interruptible
@@ -215,6 +216,11 @@ def alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
     """An uninitialized array of one element per element ("n") or segment ("k") of
     `layout` (recorded: sized from the layout on replay)."""
     return tape.record(_alloc, layout, per, dtype)
+
+
+def _zero(a: np.ndarray) -> np.ndarray:
+    a.fill(0)
+    return a
 
 
 def _alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
@@ -549,22 +555,34 @@ def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence
 
 
 def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
-                  summary: str, outs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+                  summary: str, outs: Sequence[np.ndarray] | None = None,
+                  totals: int = 0) -> list[np.ndarray]:
     """Reduce each segment of `layout` into `outs` (or new arrays): one result per segment
-    and component (ne if empty)."""
+    and component (ne if empty). The last `totals` components are int64 sums wanted only
+    in total (counts of failed checks): one element each, summed over all segments."""
     m = len(op.dtypes)
-    outs = list(outs) if outs is not None else [alloc(layout, "k", t) for t in op.dtypes]
+    if outs is None:
+        outs = [alloc(layout, "k", t) for t in op.dtypes[:m - totals]] \
+            + [alloc(None, "n", t) for t in op.dtypes[m - totals:]]
+    outs = list(outs)
+    kept = m - totals  # components with one result per segment
     if empty_layout(layout, "k"):
+        for o in outs[kept:]:
+            record(_zero, o)
         return outs
     _check_loads(elems, layout.n, layout.k)
     src, macro, ne = _segmented_source(layout, op, outs, elems)
     acc = _names("acc", m)
     loop = _reduce_loop(op, elems, src, ne)
     pv = _names("pv", m)
+    tot = _names("tot", m)[kept:]
+    store = " ".join(f"o{j}[cur] = r{j};" for j in range(kept))
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
   {_vectors(op, pv, "2 * C")}
-  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
+  {" ".join(f"int64_t {t} = 0;" for t in tot)}
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1) {" ".join(
+      f"reduction(+:{t})" for t in tot)}
   for (int c = 0; c < C; ++c) {{
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
@@ -573,22 +591,26 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
       for (; s < k && OFF(s) < b; ++s) {{
         const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
         {loop}
-        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", m, "[s]"), acc)} }}
+        {" ".join(f"{t} += acc{j};" for j, t in enumerate(tot, kept))}
+        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", kept, "[s]"),
+                                                           acc[:kept])} }}
         else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
       }}
     }}
   }}
+  {" ".join(f"o{j}[0] = {t};" for j, t in enumerate(tot, kept))}
   int64_t cur = -1;
   {_decl(op, _names("r", m), ne)}
   for (int j = 0; j < 2 * C; ++j) {{
     if (pseg[j] < 0) continue;
     {_decl(op, _names("q", m), [f"{p}[j]" for p in pv])}
     if (pseg[j] == cur) {_combine(op, _names("r", m), _names("q", m), _names("r", m), src.names)}
-    else {{ if (cur >= 0) {{ {" ".join(f"o{j}[cur] = r{j};" for j in range(m))} }}
+    else {{ if (cur >= 0) {{ {store} }}
            cur = pseg[j]; {" ".join(f"r{j} = q{j};" for j in range(m))} }}
   }}
-  if (cur >= 0) {{ {" ".join(f"o{j}[cur] = r{j};" for j in range(m))} }}
-  for (int64_t s = k - 1; s >= 0 && OFF(s) >= n; --s) {{ {_assign(_names("o", m, "[s]"), ne)} }}"""
+  if (cur >= 0) {{ {store} }}
+  for (int64_t s = k - 1; s >= 0 && OFF(s) >= n; --s) {{ {_assign(_names("o", kept, "[s]"),
+                                                                  ne[:kept])} }}"""
     _launch("segreduce", summary, src.function(code), src.arrays, layout)
     return outs
 

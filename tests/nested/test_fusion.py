@@ -291,3 +291,21 @@ def test_selecting_reductions_over_long_rows(monkeypatch: pytest.MonkeyPatch,
         check(f, sn.Ragged(-values, lengths))
         _, run = sn.jit(f).run(x)
         assert "hit |=" in run.kernels[-1].source  # the blocked test ran
+
+
+@pytest.mark.parametrize("chunks", [None, 7])
+def test_index_check_counts_every_chunk(monkeypatch: pytest.MonkeyPatch,
+                                        chunks: int | None) -> None:
+    """The fused check's count is one total over the kernel: a bad index in a segment cut by
+    chunk edges, in a whole segment, or in the last element is found on every call."""
+    monkeypatch.setattr(kernels, "CHUNKS", chunks)
+    f = sn.jit(_gather_sum)
+    lengths = np.array([1, 30, 0, 4, 2])
+    good = np.arange(37) % 5
+    check(_gather_sum, sn.Ragged(good, lengths), X, jitted=f)
+    for at in (0, 3, 15, 30, 33, 36):
+        cols = good.copy()
+        cols[at] = 5 + at
+        with pytest.raises(IndexError, match=f"index {5 + at} is out of bounds"):
+            f(sn.Ragged(cols, lengths), X)
+    check(_gather_sum, sn.Ragged(good[::-1].copy(), lengths), X, jitted=f)
