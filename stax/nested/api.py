@@ -132,6 +132,7 @@ class _Programs:
 
 
 KEEP = 4  # programs kept per call signature (e.g. empty and non-empty inputs)
+SIGNATURES = 128  # call signatures kept per function (scalar arguments are part of them)
 
 
 class Jitted:
@@ -179,6 +180,8 @@ class Jitted:
         result, run = self._trace(args, tape)
         self.counts[1] += 1
         if tape is not None:
+            if key not in self.programs and len(self.programs) >= SIGNATURES:
+                del self.programs[next(iter(self.programs))]  # the oldest signature
             if tape.reason is not None:
                 self.programs[key] = _Programs([], tape.reason)
             else:
@@ -229,9 +232,10 @@ def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         elif isinstance(a, Ragged):
             out.append((1, a.values.dtype, a.values.shape[1:]))
         elif isinstance(a, (bool, int, float)):
-            out.append((type(a), a))
+            out.append((type(a), a if a == a else "nan"))  # every NaN is one key
         elif isinstance(a, np.generic):
-            out.append((a.dtype, a.item()))
+            v = a.item()
+            out.append((a.dtype, v if v == v else "nan"))
         elif isinstance(a, tuple):
             inner = _signature(a)
             if inner is None:

@@ -99,6 +99,9 @@ def test_signature_decides_the_program() -> None:
     check(f.fn, sn.Ragged.from_list([[1.5], [2.5, 1.0]]), 2, jitted=f)  # another dtype
     assert f.cache_info().compiles == 3
     assert len(f.programs) == 3
+    check(f.fn, a, float("nan"), jitted=f)
+    check(f.fn, b, float("nan"), jitted=f)  # another NaN object: the same signature
+    assert f.cache_info().compiles == 4
 
 
 def test_guards_follow_the_data() -> None:
