@@ -568,6 +568,44 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: b
     return api._view(t, "broadcast", tuple(t.shape), shape=tuple(t.shape))
 
 
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:
+    """[H16] NumPy's algorithm: views between division points along the axis."""
+    t = traced(ary, (ary,))
+    ax = _axis(axis, t.ndim)
+    total = t.shape[ax]
+    if np.ndim(indices_or_sections):  # division points (a scalar argument: sections)
+        points = [0, *(operator.index(i) for i in np.asarray(indices_or_sections).tolist()),
+                  total]
+    else:
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extras = divmod(total, sections)
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = [builtins.sum(sizes[:k + 1]) for k in range(len(sizes))]
+    return [_slice_along(t, ax, slice(points[k], points[k + 1]))
+            for k in range(len(points) - 1)]
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:
+    if not np.ndim(indices_or_sections):
+        t = traced(ary, (ary,))
+        sections = operator.index(indices_or_sections)
+        if sections and t.shape[_axis(axis, t.ndim)] % sections:
+            raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def _split_along(name: str, min_ndim: int, axis: Callable[[int], int]) -> Callable[..., Any]:
+    """np.hsplit / np.vsplit / np.dsplit: np.split along a fixed axis."""
+    def call(ary: Any, indices_or_sections: Any) -> list[Tracer]:
+        ndim = traced(ary, (ary,)).ndim
+        if ndim < min_ndim:
+            raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions")
+        return split(ary, indices_or_sections, axis(ndim))
+    return call
+
+
 # ---- reductions ----
 
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tracer:
@@ -1400,6 +1438,10 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,
     np.lib.stride_tricks.sliding_window_view: sliding_window_view,
+    np.array_split: array_split, np.split: split,
+    np.hsplit: _split_along("hsplit", 1, lambda ndim: 1 if ndim > 1 else 0),
+    np.vsplit: _split_along("vsplit", 2, lambda ndim: 0),
+    np.dsplit: _split_along("dsplit", 3, lambda ndim: 2),
     np.count_nonzero: count_nonzero, np.ptp: ptp, np.fix: fix, np.nan_to_num: nan_to_num,
     np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,

@@ -956,6 +956,15 @@ def flatten_and_write(x):
     return x, y, z, np.mean(x, axis=0, where=x > 0)
 
 
+@wild(lambda r: (normal(r, 6, 4),), lambda r: (normal(r, 4, 6).T,), lambda r: (normal(r, 2, 4),))
+def train_test_split(X):
+    n = X.shape[0]
+    train, test = np.split(X, [n * 2 // 3])
+    folds = np.array_split(X, 3, axis=0)
+    left, right = np.hsplit(X, 2)
+    return train.mean(0) - test.mean(0), [f.sum() for f in folds], left * right
+
+
 def same(got: Any, want: Any) -> None:
     """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
     if isinstance(want, (tuple, list)):
