@@ -831,8 +831,8 @@ def polyval(p: Any, x: Any) -> Tracer:
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Tracer:
-    if out is not None or offset != 0:
-        raise unsupported("np.trace with offset= or out=")
+    if out is not None:
+        raise unsupported("np.trace with out=")
     x = traced(a, (a,))
     if x.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
@@ -840,8 +840,11 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     a1, a2 = _axis(axis1, x.ndim), _axis(axis2, x.ndim)
     if a1 == a2:
         raise ValueError("axis1 and axis2 cannot be the same")
+    k = operator.index(offset)  # [H16] a[i, i + k] along (axis1, axis2), as NumPy
+    start = builtins.max(0, -k)
+    rows = np.arange(start, builtins.max(start, builtins.min(x.shape[a1], x.shape[a2] - k)))
     index: list[Any] = [slice(None)] * x.ndim
-    index[a1] = index[a2] = np.arange(builtins.min(x.shape[a1], x.shape[a2]))
+    index[a1], index[a2] = rows, rows + k
     diagonal = x[tuple(index)]  # the diagonal's axis: at the first index if adjacent, else 0
     return api.sum(diagonal, axis=builtins.min(a1, a2) if abs(a1 - a2) == 1 else 0,
                    dtype=res)

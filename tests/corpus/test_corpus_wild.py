@@ -859,7 +859,7 @@ def argmax_nan_ties(x):
 def build_matrix(v):
     n = v.shape[0]
     m = np.eye(n) * 2 - np.diag(np.ones(n - 1), 1) - np.diag(np.ones(n - 1), -1)
-    return m @ v, np.diag(v[:, 0]), np.trace(m)
+    return m @ v, np.diag(v[:, 0]), np.trace(m), np.trace(m, offset=1), np.trace(v, -1)
 
 
 @wild(lambda r: (normal(r, 10), r.integers(0, 3, 10)),
