@@ -1307,7 +1307,7 @@ def _index_template(index: Any, arrays: list[Any]) -> Any:
     template = []
     for it in items:
         if isinstance(it, (Tracer, np.ndarray, list)):
-            arrays.append(it)
+            arrays.append(api.index_array(it))
             template.append(_SLOT)
         elif it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer)):
             template.append(it)
@@ -1479,7 +1479,7 @@ def mask_assign(a: Tracer, index: Any, value: Any) -> bool:
         return False
     a.check_fresh()
     b = a.builder
-    val = api.to_value(b, value if isinstance(value, Tracer) else np.asarray(value), a.dtype)
+    val = api.to_value(b, _scalar_value(value), a.dtype)
     if val.ndim:
         val = b.add("reshape", (val,), (), val.dtype, shape=())
     mask = api.reshape(traced(index, (a,)), tuple(index.shape) + (1,) * (a.ndim - index.ndim))
@@ -1592,6 +1592,14 @@ def masked_assign(a: Tracer, index: Any, value: Masked) -> bool:
     return True
 
 
+def _scalar_value(value: Any) -> Any:
+    """[H16] A value assigned into an array: Python scalars stay Python scalars (converted as
+    NumPy's setitem: OverflowError out of range), anything else an array."""
+    if isinstance(value, (Tracer, bool, int, float, complex)):
+        return value
+    return np.asarray(value)
+
+
 # ---- ndarray methods ----
 
 def _sort_method(self: Tracer, axis: Any = -1, kind: Any = None, order: Any = None, *,
@@ -1607,7 +1615,7 @@ def _fill_method(self: Tracer, value: Any) -> None:
         raise unsupported("ndarray.fill with an array")
     self.check_fresh()
     b = self.builder
-    v = api.to_value(b, value if isinstance(value, Tracer) else np.asarray(value), self.dtype)
+    v = api.to_value(b, _scalar_value(value), self.dtype)
     if v.ndim:
         v = b.add("reshape", (v,), (), v.dtype, shape=())
     api._rebind(self, api.broadcast_value(b, v, tuple(self.shape)))
@@ -1741,7 +1749,7 @@ def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
         return None  # NumPy's own (its array, or its error)
     if isinstance(fill, Tracer):  # NumPy copies the value in with casting='unsafe'
         return api.copy_(api.broadcast_to(api.astype(fill, dtype, copy=False), shape))
-    value = b.add("const", (), (), dtype, value=np.asarray(fill).astype(dtype).item())
+    value = b.add("const", (), (), dtype, value=api.stored_fill(fill, dtype))
     return api.wrap(b, api.broadcast_value(b, value, shape))
 
 

@@ -774,8 +774,23 @@ def _check_int_index(k: int, n: int, dim: int) -> None:
         raise IndexError(f"index {k} is out of bounds for axis {dim} with size {n}")
 
 
+def index_array(idx: Any) -> Any:
+    """An index as NumPy reads it: an empty list is an (empty) integer index. [H16]"""
+    if isinstance(idx, (list, tuple)) and not np.size(idx):
+        return np.asarray(idx, dtype=np.intp)
+    return idx if isinstance(idx, Tracer) else np.asarray(idx)
+
+
+def stored_fill(value: Any, dtype: np.dtype) -> Any:
+    """A fill value as NumPy's np.full / full_like store it (copyto with casting='unsafe':
+    a Python int out of range is NumPy's OverflowError). [H16]"""
+    out = np.empty((), dtype)
+    np.copyto(out, value, casting="unsafe")
+    return out.item()
+
+
 def _index_value(b: Builder, idx: Any) -> Value:
-    v = to_value(b, idx if isinstance(idx, Tracer) else np.asarray(idx))
+    v = to_value(b, index_array(idx))
     if v.dtype.kind not in "iu":
         raise IndexError("arrays used as indices must be of integer type")
     return to_value(b, wrap(b, v), np.dtype(np.int64))
@@ -971,7 +986,9 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subo
     dtype = check_dtype(np.dtype(dtype) if dtype is not None else a.dtype, "np.full_like")
     shape = tuple(a.shape) if shape is None else (
         (as_size(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(shape))
-    value = b.add("const", (), (), dtype, value=np.asarray(fill_value).astype(dtype).item())
+    if isinstance(fill_value, Tracer):  # [H16] a traced value, cast as NumPy's copyto does
+        return copy_(broadcast_to(astype(fill_value, dtype, copy=False), shape))
+    value = b.add("const", (), (), dtype, value=stored_fill(fill_value, dtype))
     return wrap(b, broadcast_value(b, value, shape))
 
 
