@@ -965,6 +965,18 @@ def train_test_split(X):
     return train.mean(0) - test.mean(0), [f.sum() for f in folds], left * right
 
 
+@wild(lambda r: (r.integers(-5, 5, 6).astype(np.int16),), lambda r: (img(r, 6),),
+      lambda r: (img(r, 2, 3),))
+def assignment_conversions(x):
+    y = x.copy()
+    y[y > 2] = 2.7  # an unsafe float -> int cast, as NumPy
+    z = np.full(x.shape, 7, dtype=x.dtype)
+    z[[]] = 1
+    w = x.copy()
+    w[w > 3] = 300  # fits int16; NumPy raises OverflowError for uint8
+    return y, z, x[[]], np.full_like(x, x.max()), w
+
+
 def same(got: Any, want: Any) -> None:
     """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
     if isinstance(want, (tuple, list)):
