@@ -806,14 +806,27 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
     every = [*condlist, *choicelist]
-    dtype = np.result_type(*(c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype
+    # [H16] NumPy's result type: Python scalars weak (NEP 50), arrays by dtype; values are
+    # then broadcast as arrays and copied in 'unsafe' (a Python int wraps into the dtype)
+    dtype = np.result_type(*(api._weak_for_result_type(c) if isinstance(c, Tracer) else
+                             c if type(c) in (int, float, complex) else np.asarray(c).dtype
                              for c in [*choicelist, default]))
     for c in condlist:
         if (c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype) != np.bool_:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
-    result = api.astype(traced(default, every), dtype, copy=False)
+
+    def stored(c: Any, casting: str) -> Tracer:
+        source = c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype
+        if not np.can_cast(source, dtype, casting):  # NumPy's copyto of a choice
+            raise TypeError(f"Cannot cast array data from {source!r} to {dtype!r} according "
+                            f"to the rule '{casting}'")
+        if type(c) in (bool, int, float, complex):
+            c = np.asarray(c).astype(dtype)
+        return api.astype(traced(c, every), dtype, copy=False)
+
+    result = stored(default, "unsafe")  # np.full
     for cond, choice in zip(reversed(condlist), reversed(choicelist), strict=True):
-        result = api.where(cond, api.astype(traced(choice, every), dtype, copy=False), result)
+        result = api.where(cond, stored(choice, "same_kind"), result)
     return result
 
 

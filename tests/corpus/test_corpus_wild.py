@@ -977,6 +977,14 @@ def assignment_conversions(x):
     return y, z, x[[]], np.full_like(x, x.max()), w
 
 
+@wild(lambda r: (img(r, 8),), lambda r: (r.integers(-128, 128, 8).astype(np.int8),),
+      lambda r: (normal(r, 8, dtype="float32"),))
+def sentinel_values(x):
+    marked = np.where(x > 50, x, -1)  # -1 wraps to 255 for uint8, as NumPy's unsafe cast
+    graded = np.select([x > 100, x > 0], [x, 0], default=-1)
+    return marked, graded, np.where(x > 0, 1.5, x)
+
+
 def same(got: Any, want: Any) -> None:
     """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
     if isinstance(want, (tuple, list)):
