@@ -1525,7 +1525,7 @@ class Masked(Tracer):
 
         self.builder, self.full, self.mask = full.builder, full, mask
         self.where = _location()[0]  # the user's line, named by a break when materialized
-        self.weak, self.parent, self.view, self.base = False, None, None, None
+        self.weak, self.parent, self.view_op, self.base = False, None, None, None
         self.base_version = self.version = 0
         self.concrete = None
         self._value: Value | None = None

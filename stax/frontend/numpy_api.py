@@ -565,9 +565,9 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
 def _strides(t: Tracer) -> tuple[Any, ...] | None:
     """[H16] `t`'s element strides in the array it views (an array of its own is C-ordered),
     following its chain of views as NumPy lays them out; None where unknown."""
-    if t.parent is None or t.view is None:
+    if t.parent is None or t.view_op is None:
         return contiguous_strides(t.value.shape)
-    kind, attrs = t.view
+    kind, attrs = t.view_op
     outer = _strides(t.parent)
     if outer is None:
         return None
@@ -883,7 +883,7 @@ def _rebind(a: Tracer, new: Value) -> None:
     the array it views (seed 000 §7.1's renaming: each write makes a new value)."""
     node, value, chain = a, new, [a]
     while node.parent is not None:
-        kind, attrs = node.view  # type: ignore[misc]
+        kind, attrs = node.view_op  # type: ignore[misc]
         parent = node.parent
         b = parent.builder
         if kind == "slice":

@@ -96,11 +96,12 @@ class Tracer:
         self.value = value
         # A weak tracer stands for a Python scalar argument (NEP 50: it adopts the array's dtype).
         self.weak = weak
-        # A view remembers the array it views (`parent`), how (`view`: the op and its
-        # attributes, so an assignment into it can be written back), its root `base`, and the
-        # base's version when it was taken: a view left stale by a later assignment is caught.
+        # A view remembers the array it views (`parent`), how (`view_op`: the op and its
+        # attributes, so an assignment into it can be written back; not `view`, which is an
+        # ndarray method users call), its root `base`, and the base's version when it was
+        # taken: a view left stale by a later assignment is caught.
         self.parent = parent
-        self.view = view
+        self.view_op = view
         self.base = None if parent is None else parent if parent.base is None else parent.base
         self.base_version = self.base.version if self.base is not None else 0
         self.version = 0
@@ -151,9 +152,9 @@ class Tracer:
         if self.base is None or self.base.version == self.base_version:
             return
         parent = self.parent
-        assert parent is not None and self.view is not None
+        assert parent is not None and self.view_op is not None
         parent.check_fresh()
-        kind, attrs = self.view
+        kind, attrs = self.view_op
         self.value = self.builder.add(kind, (parent.value,), self.value.shape, self.value.dtype,
                                       **attrs)
         self.base_version = self.base.version

@@ -671,6 +671,14 @@ def shifts_signed(x, k):
     return x >> k, x << k, np.right_shift(-x, 1), np.left_shift(x, np.int8(1))
 
 
+@wild(lambda r: (normal(r, 8, dtype="float32"),), lambda r: (normal(r, 2, 3, dtype="float32"),))
+def float_bits(x):
+    bits = x.view(np.uint32)
+    sign = bits >> 31
+    exponent = ((bits >> 23) & 0xFF).astype(np.int32) - 127
+    return sign, exponent, np.frexp(x)[1]
+
+
 # ---- data munging -----------------------------------------------------------------------------
 
 @wild(lambda r: (r.integers(0, 6, 25),), lambda r: (np.array([3.0, np.nan, 1.0, 3.0]),),
