@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from stax.api import Compilation, Jitted, jit
 from stax.backends import get_backend
 from stax.frontend.breaks import Break, run_segmented
@@ -47,6 +49,7 @@ class Report:
     # Graph breaks (A2): what runs in NumPy; the compilation is then the last segment's.
     breaks: tuple[Break, ...] = ()
     name: str = ""  # the function's name, for the HTML page's title
+    shapes: tuple[tuple[int, ...], ...] = ()  # the explained call's argument shapes
 
     def to_html(self, path: str | Path | None = None) -> str:
         """The report as one self-contained HTML page (`stax.report`); written to `path` if
@@ -152,12 +155,19 @@ class Report:
             sizes = ", ".join(f"{s}={n}" for s, n in variant.sizes.items())
             plans = "; ".join(f"{p.name}: {p.form}, parallel depth {p.parallel_depth}"
                               + (f", blocks of {p.outer_block}" if p.outer_block else "")
+                              + (f", {p.simd_lanes}-lane vectors" if p.simd_lanes else "")
                               for p in variant.plans.values())
             lines.append(f"tiling_key={key} (planned for {sizes}): {plans}")
         env = self.compilation.traced.env
         if program.tiling_key is not None and env is not None:
+            sizes = dict(env.hints)  # the traced sizes, then the explained call's
+            inputs = self.compilation.traced.graph.inputs
+            if len(self.shapes) == len(inputs):
+                sizes.update((str(d), shape[axis])
+                             for value, shape in zip(inputs, self.shapes, strict=True)
+                             for axis, d in enumerate(value.shape) if str(d) in sizes)
             lines.append(f"for the explained call: tiling_key="
-                         f"{program.tiling_key(*env.hints.values())}; the solver plans the "
+                         f"{program.tiling_key(*sizes.values())}; the solver plans the "
                          "actual sizes and takes the variant with the same plan (memoized per "
                          "power-of-two size class), else variant 0")
         return "\n".join(lines)
@@ -251,4 +261,4 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
     gap = optimality_gap(comp.schedule) if exact else None
     verdict = verify_schedule(comp.schedule) if verify else None
     name = getattr(jitted.fn, "__qualname__", "") or ""
-    return Report(comp, gap, verdict, breaks, name)
+    return Report(comp, gap, verdict, breaks, name, tuple(np.shape(a) for a in args))

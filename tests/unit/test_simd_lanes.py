@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from stax.api import _as_array, trace
+from stax.lower import lower
 from stax.tiling.plan import plan_kernel
-from tests.unit.test_ir_decisions import lowered
+
+
+def lowered(fn, *args):
+    arrays = [_as_array(a) for a in args]
+    return lower(trace(fn, args).graph, [tuple(s // a.itemsize for s in a.strides)
+                                         for a in arrays])
 
 
 def _lanes(fn, x: np.ndarray, vectorize: bool = True) -> int:

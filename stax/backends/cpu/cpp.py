@@ -489,13 +489,13 @@ class KernelPrinter:
                     # values live across libmvec calls (spills: 10% slower sin on AVX-512)
                     out.stmt(f"const int64_t {name}n = std::min<int64_t>({step}, "
                              f"{r} - {name}c);")
-                    simd_pragma = [f"omp simd{SIMD_BAD}"] if simd_outer else []
+                    simd_pragma = [self.simd_pragma()] if simd_outer else []
                     scope.enter_context(out.loop(f"{name}i", 0, f"{name}n", pragmas=simd_pragma))
                     out.stmt(f"const int64_t {name} = {name}c + {name}i;")
                     continue
                 self.hoist_into_vector_loop(simd_outer, k)
                 if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
-                    first = [*first, f"omp simd{SIMD_BAD}"]
+                    first = [*first, self.simd_pragma()]
                 scope.enter_context(out.loop(name, 0, r, pragmas=first))
                 if k == poll:  # [A8]
                     out.stmt(POLL)
@@ -572,6 +572,12 @@ class KernelPrinter:
         else:
             raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
 
+    def simd_pragma(self, clause: str = "") -> str:
+        """`omp simd` for the kernel's row loops, on the plan's narrow vectors for short rows
+        (`simdlen`, issue 11)."""
+        lanes = f" simdlen({self.plan.simd_lanes})" if self.plan.simd_lanes else ""
+        return f"omp simd{lanes}{clause}{SIMD_BAD}"
+
     def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
         """Force `omp simd` only where every access is unit-stride (or invariant) in `var`:
         a forced vector loop with strided or data-dependent accesses becomes gathers and
@@ -591,7 +597,7 @@ class KernelPrinter:
         for k, (name, r) in enumerate(zip(names, ranges, strict=True)):
             simd = k == len(names) - 1 and simd_clause is not None and self.vectorize
             scope.enter_context(self.out.loop(
-                name, 0, r, pragmas=[f"omp simd{simd_clause}{SIMD_BAD}"] if simd else []))
+                name, 0, r, pragmas=[self.simd_pragma(simd_clause)] if simd else []))
 
     def print_tiled(self, node: Node, parallel: bool) -> None:
         """§8.2: the last two loops in TILE_ROWS x TILE_COLS tiles. Each operand read along the
@@ -814,7 +820,7 @@ class KernelPrinter:
                 lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
                 vector = k == len(rnames) - 1 and simd is not None and self.vectorize
                 scope.enter_context(self.out.loop(
-                    name, lo, hi, pragmas=[f"omp simd{simd}{SIMD_BAD}"] if vector else []))
+                    name, lo, hi, pragmas=[self.simd_pragma(simd)] if vector else []))
             printer = ExprPrinter(node.var_ranges)
             values = printer.emit([n.body for n in nodes], self.out)  # type: ignore[misc]
             position = printer.index(_flat_r(node))
