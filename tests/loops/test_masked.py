@@ -15,9 +15,9 @@ import stax
 from stax.loops import records
 
 
-def run(fn, *args, rtol: float | None = None, unrolled: bool = False):
-    """`fn` under stax.jit and under NumPy: results and mutated arguments equal; every loop of
-    two or more iterations compiled once (or, with `unrolled`, at least one unrolled)."""
+def compare(fn, *args, rtol: float | None = None):
+    """`fn` under stax.jit and under NumPy: results and mutated arguments equal; the jitted
+    function."""
     want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     want = fn(*want_args)
     got_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -28,7 +28,13 @@ def run(fn, *args, rtol: float | None = None, unrolled: bool = False):
     for g, w in zip(got_args, want_args, strict=True):
         if isinstance(w, np.ndarray):
             assert_matches(g, w, rtol=rtol)
-    recs = records(jitted)
+    return jitted
+
+
+def run(fn, *args, rtol: float | None = None, unrolled: bool = False):
+    """`compare`, and every loop of two or more iterations compiled once (or, with
+    `unrolled`, at least one unrolled)."""
+    recs = records(compare(fn, *args, rtol=rtol))
     if unrolled:
         assert any(not r.compiled for r in recs), [str(r) for r in recs]
     else:
