@@ -3,6 +3,7 @@
     python benchmarks/torch_models.py            # full table (quiet machine)
     python benchmarks/torch_models.py --quick    # smoke run: small sizes, few repetitions
     python benchmarks/torch_models.py --threads 1
+    python benchmarks/torch_models.py --threads 1 --models cnn mlp   # some models only
 
 For each model, inference (eval, no_grad) and a training step (forward, backward; the
 optimizer stays eager) at a small and a large batch. The three variants run interleaved in
@@ -137,11 +138,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--threads", type=int, default=None,
                         help="threads for PyTorch, Stax's kernels and BLAS (default: all)")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="models to run (names as in the table; default: all)")
     args = parser.parse_args(argv)
     reps = args.reps or (3 if args.quick else 30)
     rows = []
     compile_times: dict[tuple[str, ...], float] = {}
     for case in cases(args.quick):
+        if args.models is not None and case.model not in args.models:
+            continue
         for train in (False, True):
             for batch in case.batches:
                 torch._dynamo.reset()

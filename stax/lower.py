@@ -35,6 +35,7 @@ from stax.ir.expr import (
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
 from stax.ops import ELEMENTWISE  # [A1]
+from stax.runtime import externs  # [H13] transposed operands of matmul
 
 # Ops that are costly to recompute on a CPU (a libm call or a long dependency chain): the op
 # table's recompute cost. [A1]
@@ -316,14 +317,53 @@ class _Lowering:
     def lower_matmul(self, op: Op) -> Lazy:
         fn = "matmul" if op.kind == "matmul" else op.attr("fn")
         names = []
+        perms: list[tuple[int, ...] | None] = []  # [H13] operands read through a transpose
         for v in op.inputs:
+            v, perm = self._blas_operand(v) if op.kind == "matmul" else (v, None)
             lazy = self.materialize(v, "extern_input", f"input of an extern call ({fn})")
             names.append(lazy.buffer)
+            perms.append(perm)
+        if any(p is not None for p in perms):  # [H13]
+            fn = _transposed_matmul(perms)
         buf = self.new_buffer(op.out.shape, op.out.dtype)
         self.decisions.append(Materialization(str(op.out), buf.name, "extern call result",
                                               "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
                              fn=fn, extern_inputs=tuple(n for n in names if n))
+
+    def _blas_operand(self, v: Value) -> tuple[Value, tuple[int, ...] | None]:
+        """[H13] A matrix product's operand that is a transpose (or a chain of them) of a value
+        laid out with a unit stride in one of the two matrix axes: (that value, the
+        permutation), since BLAS reads a transposed matrix as it is (copying it cost as much as
+        the product); (v, None) otherwise."""
+        lazy = self.values[v.id]
+        if lazy.buffer is not None and self._plain_buffer(lazy):
+            return v, None
+        src, perm, op = v, None, self.producer.get(v.id)
+        while op is not None and op.kind == "transpose":
+            p = op.attr("perm")
+            perm = p if perm is None else tuple(p[d] for d in perm)
+            src = op.inputs[0]
+            op = self.producer.get(src.id)
+        if perm is None or len(perm) < 2:
+            return v, None
+        inner = self.values[src.id]
+        strides = (self.buffers[inner.buffer].strides  # type: ignore[index]
+                   if inner.buffer is not None and self._plain_buffer(inner)
+                   else contiguous_strides(src.shape))
+        if not any(type(s) is int and s == 1 for s in (strides[perm[-1]], strides[perm[-2]])):
+            return v, None  # (a symbolic stride is compared to nothing: no guard recorded)
+        return src, perm
+
+
+def _transposed_matmul(perms: Sequence[tuple[int, ...] | None]) -> str:
+    """[H13] The extern key of NumPy's matmul on operands transposed by `perms` (None: as is),
+    writing into the node's buffer."""
+    def call(*arrays: np.ndarray, out: np.ndarray) -> None:
+        np.matmul(*(a if p is None else a.transpose(p)
+                    for a, p in zip(arrays, perms, strict=True)), out=out)
+    spelled = ", ".join("x" if p is None else f"x.transpose{p}" for p in perms)
+    return externs.register_into(f"np.matmul({spelled})", call)
 
 
 def _consumer_counts(graph: Graph) -> dict[int, int]:

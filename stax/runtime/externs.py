@@ -25,3 +25,11 @@ def register(key: str, routine: Callable[..., Any], output: int | None = None) -
 
     EXTERNS.setdefault(key, call)
     return key
+
+
+def register_into(key: str, routine: Callable[..., None]) -> str:
+    """[H13] The official `out=` hook: `routine(*arrays, out=buffer)` writes the result into
+    the node's buffer itself (as NumPy's `out=` does: no result array, no copy). The key is
+    the caller's, spelled out as for `register`; a key registered once keeps its routine."""
+    EXTERNS.setdefault(key, routine)
+    return key
