@@ -188,6 +188,7 @@ class Traced:
     narrowed_ints: tuple[tuple[int, np.dtype], ...] = ()
     static: frozenset[int] = frozenset()  # scalar arguments the trace used as Python values
     env: ShapeEnv | None = None  # a shape-generic trace's symbols and guards (issue 11)
+    unsigned_ints: frozenset[int] = frozenset()  # [B16] Python ints read only as uint64
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -216,7 +217,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     builder = Builder() if builder is None else builder  # a SegmentBuilder runs breaks (A2)
     tracers: list[Any] = []
     for i, a in enumerate(args):
-        arr = _as_array(a)
+        arr = _int_bits(a) if type(a) is int else _as_array(a)  # [B16] checked below
         shape: tuple[Any, ...] = arr.shape
         if env is not None and isinstance(a, np.ndarray):
             shape = tuple(env.symbol(d) if d > 1 else d for d in shape)
@@ -225,6 +226,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         scalar = not isinstance(a, np.ndarray)
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))
+        if env is None and isinstance(a, np.ndarray) and not arr.flags.c_contiguous:  # [B16]
+            tracers[-1].layout = tuple(s // arr.itemsize for s in arr.strides)
     originals = [t.value for t in tracers]
     with creating(builder):  # np.zeros(n) etc. in fn make traced arrays (A2)
         result = fn(*tracers)
@@ -234,20 +237,49 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
     graph = builder.graph(outputs)
+    unsigned = _unsigned_ints(graph, args, originals)  # [B16]
+    for i, a in enumerate(args):
+        if type(a) is int and a > np.iinfo(np.int64).max and i not in unsigned:
+            raise OverflowError(f"Python integer {a} out of bounds for int64")
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
-                  frozenset(builder.static), env)
+                  frozenset(builder.static), env, unsigned)
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
                    ) -> tuple[tuple[int, np.dtype], ...]:
-    """Python int arguments cast to int32 somewhere in the graph."""
-    narrowed = []
-    for i, a in enumerate(args):
-        if isinstance(a, int) and not isinstance(a, bool) and any(
-                op.kind == "cast" and op.inputs[0] == inputs[i] and op.out.dtype.kind == "i"
-                and op.out.dtype.itemsize < 8 for op in graph.ops):
-            narrowed.append((i, np.dtype(np.int32)))
-    return tuple(narrowed)
+    """[B16] Python int arguments cast to another integer dtype somewhere in the graph (NumPy
+    raises OverflowError when the value does not fit that dtype: NEP 50), each dtype once."""
+    return tuple(dict.fromkeys(
+        (i, op.out.dtype) for i, a in enumerate(args) if type(a) is int for op in graph.ops
+        if op.kind == "cast" and op.inputs[0] == inputs[i] and op.out.dtype.kind in "iu"
+        and op.out.dtype != np.int64))
+
+
+def _unsigned_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]) -> frozenset[int]:
+    """[B16] Python int arguments read only by casts to uint64: one above int64's maximum is
+    passed as the int64 with its bits (NumPy: `uint64_array + 2**63`)."""
+    return frozenset(
+        i for i, a in enumerate(args) if type(a) is int and inputs[i] not in graph.outputs
+        and all(op.kind == "cast" and op.out.dtype == np.uint64
+                for op in graph.ops if inputs[i] in op.inputs))
+
+
+def _int_bits(a: int) -> np.ndarray:
+    """[B16] A Python int as the 0-d int64 a kernel reads; one in [2**63, 2**64) as the int64
+    with its bits (only for arguments in `Traced.unsigned_ints`)."""
+    if 2**63 <= a < 2**64:
+        return np.asarray(a, dtype=np.uint64).view(np.int64)
+    return _int_array(a)
+
+
+def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> None:
+    """[B16] Arguments mutated inside the function get their new values (and, after
+    `x.shape = ...`, their new shape, as NumPy sets it on the caller's array)."""
+    for k, i in enumerate(traced.writeback):
+        new = flat[traced.n_results + k]
+        if args[i].shape != new.shape:
+            args[i].shape = new.shape
+        np.copyto(args[i], new)
 
 
 def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
@@ -388,7 +420,9 @@ class Jitted:
                 for op in traced.graph.ops):
             raise NotImplementedError("Python loops compiled once per body (stax.loops) are "
                                       "specialized to their shapes")
-        comp = compile_traced(traced, [_as_array(a) for a in args], self.options)
+        comp = compile_traced(traced, [_int_bits(a) if i in traced.unsigned_ints  # [B16]
+                                       else _as_array(a) for i, a in enumerate(args)],
+                              self.options)
         if not comp.traced.static <= self.static:
             self.fast.clear()  # keyed without the values of arguments now static
         self.static |= comp.traced.static
@@ -476,9 +510,9 @@ class Jitted:
         traced = comp.traced
         traced.check_args(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
-                                  else _as_array(a) for a in args])
-        for k, i in enumerate(traced.writeback):
-            np.copyto(args[i], flat[traced.n_results + k])
+                                  else _int_bits(a) if i in traced.unsigned_ints  # [B16]
+                                  else _as_array(a) for i, a in enumerate(args)])
+        write_back(traced, args, flat)  # [B16]
         return _unflatten(traced.structure, flat[: traced.n_results])
 
 

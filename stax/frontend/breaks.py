@@ -361,7 +361,7 @@ def _ndarray_attribute(self: Tracer, name: str) -> Any:
 def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuilder]:
     """Call `jitted.fn` on `args` with graph breaks; its result, and the builder (its breaks,
     segments and the number of segments compiled)."""
-    from stax.api import _as_array, _unflatten, trace
+    from stax.api import _as_array, _unflatten, trace, write_back
 
     builder = SegmentBuilder(options=jitted.options)
     try:
@@ -375,8 +375,7 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
                                     "runs in NumPy"))
         return jitted.fn(*args), builder
-    for k, i in enumerate(traced.writeback):
-        np.copyto(args[i], flat[traced.n_results + k])
+    write_back(traced, args, flat)
     return _unflatten(traced.structure, tuple(flat[: traced.n_results])), builder
 
 

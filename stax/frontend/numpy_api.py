@@ -565,8 +565,8 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
 def _strides(t: Tracer) -> tuple[Any, ...] | None:
     """[H16] `t`'s element strides in the array it views (an array of its own is C-ordered),
     following its chain of views as NumPy lays them out; None where unknown."""
-    if t.parent is None or t.view_op is None:
-        return contiguous_strides(t.value.shape)
+    if t.parent is None or t.view_op is None:  # [B16] an argument as the caller laid it out
+        return t.layout if t.layout is not None else contiguous_strides(t.value.shape)
     kind, attrs = t.view_op
     outer = _strides(t.parent)
     if outer is None:
@@ -637,7 +637,10 @@ def _unknown(s: Any) -> bool:
 
 
 def ravel(a: Any, order: str = "C") -> Tracer:
-    return reshape(a, (-1,), order=order)
+    flat = reshape(a, (-1,), order=order)
+    if isinstance(flat, Tracer) and flat.size > 1 and _strides(flat) not in (None, (1,)):
+        return copy_(flat)  # [B16] NumPy's ravel is a view only of a contiguous array
+    return flat
 
 
 def broadcast_to(a: Any, shape: Any, subok: bool = False) -> Tracer:

@@ -105,6 +105,9 @@ class Tracer:
         self.base = None if parent is None else parent if parent.base is None else parent.base
         self.base_version = self.base.version if self.base is not None else 0
         self.version = 0
+        # [B16] An argument's element strides as the caller laid it out (None: C order); what
+        # NumPy's view-or-copy decisions (ravel, reshape, `.shape =`) depend on.
+        self.layout: tuple[int, ...] | None = None
         # For a scalar argument (or arithmetic on such): the argument positions it comes from
         # and its value, for use as a Python value.
         self.concrete = concrete
@@ -122,9 +125,14 @@ class Tracer:
         if self.base is not None:
             raise NotImplementedError("stax.jit: setting .shape of a view is not supported "
                                       "(use .reshape)")
-        from stax.frontend.numpy_api import reshape
+        from stax.frontend.numpy_api import _reshaped_strides, _strides, reshape
 
-        self.value = reshape(self, new).value
+        reshaped = reshape(self, new)
+        layout = _reshaped_strides(self.value.shape, _strides(self), reshaped.value.shape)
+        if layout is None:  # [B16] NumPy's refusal: the elements are not laid out that way
+            raise AttributeError("Incompatible shape for in-place modification. Use "
+                                 "`.reshape()` to make a copy with the desired shape.")
+        self.value, self.layout = reshaped.value, layout
 
     @property
     def dtype(self) -> np.dtype:

@@ -514,7 +514,8 @@ class KernelPrinter:
         work and statements may stand before it), what that loop does not change; the
         pointwise groups inside print with this printer."""
         names = xvars(len(self.plan.outer_ranges))
-        if not simd_outer or k != len(names) - 1 or k < self.plan.parallel_depth:
+        if not simd_outer or k != len(names) - 1 or k < self.plan.parallel_depth or \
+                self.plan.outer_ranges[k] == 0:  # [B16] a zero-trip loop: nothing to hoist
             return
         self.outer_printer = ExprPrinter(self.plan.nodes[0].var_ranges)
         self.outer_printer.hoist([n.body for n in self.plan.nodes if n.body is not None],
@@ -672,7 +673,8 @@ class KernelPrinter:
         printer = self.outer_printer or ExprPrinter(node.var_ranges)
         with ExitStack() as scope:
             self.open_loops(scope, names[:-1], inner[:-1], None)
-            if names:  # [G9] what the innermost loop does not change, computed before it
+            if names and inner[-1] != 0:  # [G9] what the innermost loop does not change,
+                # computed before it ([B16] not before a zero-trip loop: its loads may be empty)
                 printer.hoist([n.body for n in nodes if n.body is not None], names[-1],
                               {n.out for n in nodes}, self.out)
             self.open_loops(scope, names[-1:], inner[-1:],
