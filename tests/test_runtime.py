@@ -323,6 +323,39 @@ def test_run_sets_the_calling_threads_team_for_the_call_only() -> None:
         assert probe.library.max_threads() == before  # restored after the call
 
 
+def test_regions_take_the_launch_team_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[H9] A region's team is num_threads(min(planned, omp_get_max_threads())), the launch-time
+    team the call sets; libgomp's dynamic adjustment (load average) is never switched on; a team
+    of one opens no region. Results are NumPy's whatever the team."""
+    from stax.runtime.fast import _openmp, interruptible
+    from stax.tiling import threads
+
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")  # every kernel planned parallel
+    threads.crossover.cache_clear()
+    try:
+        fn = stax.jit(lambda a: np.exp(a - a.max(-1, keepdims=True)).sum(-1), threads=2)
+        x = make_array((64, 300), "float64", seed=3)
+        cpp = fn.compile(x).program.cpp
+        assert "omp_set_dynamic" not in cpp
+        assert "const int stax_team = std::min(2, omp_get_max_threads());" in cpp
+        assert "omp parallel num_threads(stax_team) if(stax_team > 1" in cpp
+        for runnable in (1, 2, 5):  # an idle machine (team 2), then busy ones (team 1)
+            monkeypatch.setattr(threads, "_load", threads._Load("/nonexistent"))
+            monkeypatch.setattr(threads._load, "runnable", runnable)
+            monkeypatch.setattr(threads, "CORES", 2)
+            for _ in range(2):  # cold, then warm (proven) call
+                assert_matches(fn(x), np.exp(x - x.max(-1, keepdims=True)).sum(-1), rtol=1e-12)
+    finally:
+        threads.crossover.cache_clear()
+    gomp = _openmp()  # loaded by the kernels above
+    assert gomp is not None
+    before = gomp.omp_get_max_threads()
+    flags = np.zeros(8, np.int32)
+    with interruptible(flags.ctypes.data, 1):  # the ctypes path's team (> 16 arguments)
+        assert gomp.omp_get_max_threads() == 1
+    assert gomp.omp_get_max_threads() == before
+
+
 def _signature_pool() -> list[np.ndarray]:
     """Arrays of distinct signatures a warm call must never confuse: dtypes, shapes, ranks,
     strides (transposed, reversed, stepped), 0-d and empty."""

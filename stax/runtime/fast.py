@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _signal
 import contextlib
+import ctypes
 import functools
 import importlib.machinery
 import importlib.util
@@ -65,14 +66,35 @@ def _setup(module: ModuleType) -> None:
                  int(signal.SIGINT))
 
 
+_gomp: ctypes.CDLL | None = None
+
+
+def _openmp() -> ctypes.CDLL | None:
+    """The libgomp the kernel libraries loaded (None until one is loaded)."""
+    global _gomp
+    if _gomp is None:
+        try:
+            _gomp = ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+        except OSError:
+            return None
+    return _gomp
+
+
 @contextlib.contextmanager
-def interruptible(flags: int) -> Iterator[None]:
+def interruptible(flags: int, team: int = 0) -> Iterator[None]:
     """Arm a kernel call made through ctypes with the flag buffer at address `flags`: Ctrl-C
-    stops the kernel and raises KeyboardInterrupt when the block ends."""
+    stops the kernel and raises KeyboardInterrupt when the block ends. `team` > 0 [H9]: the
+    calling thread's OpenMP thread count during the call (as fastcall's run sets it)."""
     module = fastcall()
     token = None if module is None else module.arm(flags)
+    gomp = _openmp() if team > 0 else None
+    restore = gomp.omp_get_max_threads() if gomp is not None else 0
+    if gomp is not None:
+        gomp.omp_set_num_threads(team)
     try:
         yield
     finally:
+        if gomp is not None:
+            gomp.omp_set_num_threads(restore)
         if token is not None:
             module.disarm(flags, token)  # type: ignore[union-attr]

@@ -148,7 +148,8 @@ static int openmp(void) {
  * the caller), or None [H9]: a zeroed buffer on this stack, and run returns None when the
  * kernel set no flag, else the buffer's values as a tuple (stax.runtime.wrapper.raise_flags).
  * team [H9]: the calling thread's OpenMP thread count during the call (then restored), which
- * caps the team of a region that libgomp sizes dynamically (stax.tiling.threads.team).
+ * caps the team of every region of the call (num_threads(min(planned, omp_get_max_threads())),
+ * stax.tiling.threads.team).
  * An element of arrays may be a tuple of ints instead (a generic program's sizes): the kernel
  * reads them as int64 values on this stack. */
 static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {

@@ -342,8 +342,9 @@ def emit_module(schedule: Schedule, backend: Backend, *, threads: int, vectorize
     variants = [Variant(dict(env.hints) if env is not None else {}, plan_of)]
     if env is not None and symbols:
         seen = {_signature(plan_of)}
-        for sizes in representative_sizes(symbols):
-            if not env.check(sizes):  # shapes this program never serves
+        for wanted in representative_sizes(symbols):
+            sizes = env.fit(wanted)  # [H11] sizes guarded equal made equal (x.T + y)
+            if sizes is None:  # shapes this program never serves
                 continue
             with env.assume(sizes):
                 plans = _plan_all(schedule, backend, threads, vectorize, form)
@@ -579,15 +580,16 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
             pick = "[key]" if solver is not None else ""
             groups = ", ".join(g.name for g in region.groups)
             fast = fastcall()
+            # [H9] a region that may open a team gets the cores idle at launch (the kernel's
+            # num_threads is min(planned, omp_get_max_threads()), which the call sets to this)
+            planned = max(p.threads for p in region.plans)
+            env["team"] = team
+            size = f", team({planned})" if planned > 1 else ""
             if fast is not None and len(params) <= FAST_MAX_ARGS:  # one C call (fastcall.c)
                 env["run"] = fast.run
                 ptrs = tuple(ctypes.cast(fn, ctypes.c_void_p).value for fn in fns)
                 env[f"{region.name}_ptr"] = ptrs if solver is not None else ptrs[0]
                 arrays = "".join(f"{p}, " for p in params)
-                # [H9] a region that may open a team gets the cores idle at launch
-                planned = max(p.threads for p in region.plans)
-                env["team"] = team
-                size = f", team({planned})" if planned > 1 else ""
                 if frameless:
                     lines.append(f"    bad = run({region.name}_ptr{pick}, ({arrays}), None"
                                  f"{size})  # {groups}")
@@ -599,7 +601,7 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 env["interruptible"] = interruptible
                 env[region.name] = fns if solver is not None else fns[0]
                 args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
-                lines.append(f"    with interruptible(flags): {region.name}{pick}({args})"
+                lines.append(f"    with interruptible(flags{size}): {region.name}{pick}({args})"
                              f"  # {groups}")
         freed = [name for g in (region.groups if region is not None else (group,))
                  for name in memory.frees_after.get(g.name, ())

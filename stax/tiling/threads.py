@@ -38,12 +38,12 @@ from stax.runtime.compiler import cache_dir, compile_source
 # at 256x1024 with 2 threads: 31 ms spinning, 0.20 ms passive (NumPy 0.26-0.5 ms). libgomp
 # reads this once, when it is loaded: stax sets it at import, before any kernel is loaded.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-# A region takes only the cores the load average leaves free: each parallel region turns on
-# libgomp's dynamic adjustment for itself (P - load, at least 1; codegen's `print_region`),
-# not the process (OMP_DYNAMIC=true made PyTorch's oneDNN convolutions hang in the same
-# process: they assume full teams). In one benchmark run with torch.compile in the process
-# and the machine at load 8 on 2 cores, softmax 256x1024 took 27 ms without and 0.13 ms with
-# it (NumPy 0.3-0.4).
+# The team of a region is decided at launch alone (`team` below, passed by the wrapper as the
+# calling thread's OpenMP thread count; codegen's `print_region` emits
+# num_threads(min(planned, omp_get_max_threads())) and opens no region for a team of one).
+# libgomp's dynamic adjustment is not used: it sizes teams from the load average, which lags
+# the load by minutes, and OMP_DYNAMIC=true for the process made PyTorch's oneDNN convolutions
+# hang in the same process (they assume full teams).
 
 # A region pays when the serial estimate exceeds MARGIN x the fork/join cost: the gain of P
 # threads is at most (1 - 1/P) of the serial time, and imbalance and cache misses eat into it.

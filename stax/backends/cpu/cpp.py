@@ -704,13 +704,29 @@ class KernelPrinter:
             self.open_loops(scope, xnames, node.ranges[d:], None)
             for n in nodes:
                 self.out.comment(f"{n.name}: {n.origin} over {n.reduction_ranges}")
-            if chunked:
+            if chunked and is_sym(node.reduction_ranges[0]) and not (parallel_inside
+                                                                     and not xnames):
+                # [H11] a symbolic length: a row that fits one chunk (short rows of a generic
+                # program) is reduced by one loop, without the chunk loop, its poll and fold
+                outer, self.out = self.out, Emitter()
+                self.print_whole_reduction(nodes, accs, rnames, store)
+                short, self.out = self.out.code, Emitter()
+                self.print_chunked_reduction(nodes, accs, store, False)
+                long, self.out = self.out.code, outer
+                self.out.add(Block(f"if (({node.reduction_ranges[0]}) <= {REDUCTION_CHUNK})",
+                                   short, orelse=long))
+            elif chunked:
                 self.print_chunked_reduction(nodes, accs, store, parallel_inside and not xnames)
             else:
-                for a in accs:
-                    self.out.add(*a.declare())
-                self.print_reduction_loop(nodes, accs, rnames, "")
-                self.out.add(*store)
+                self.print_whole_reduction(nodes, accs, rnames, store)
+
+    def print_whole_reduction(self, nodes: list[Node], accs: list[Accumulator],
+                              rnames: Sequence[str], store: list[Stmt]) -> None:
+        """The reduction of one output in one loop (no chunks), then its store."""
+        for a in accs:
+            self.out.add(*a.declare())
+        self.print_reduction_loop(nodes, accs, rnames, "")
+        self.out.add(*store)
 
     def print_outer_block(self, parallel: bool) -> None:
         """Reductions over an outer (strided) axis, with the work fused around them: blocks
@@ -1052,18 +1068,18 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         if shared:
             # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
             threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
-            # The team takes only the cores the load leaves free (libgomp's dynamic
-            # adjustment), for this region only: the process's setting (PyTorch's oneDNN needs
-            # full teams) is restored after it.
-            out.stmt("const int stax_dynamic = omp_get_dynamic();", "omp_set_dynamic(1);")
-            pays = f" if({' || '.join(map(parallel_pays, launch))})" if launch else ""
-            pragmas.append(f"omp parallel num_threads({threads}){pays}")
+            # [H9] The team is the launch-time decision alone: the wrapper sets the calling
+            # thread's nthreads-var to the cores idle now (stax.tiling.threads.team, set by
+            # fastcall's run), so omp_get_max_threads() caps the planned count. No dynamic
+            # adjustment (libgomp's would size it again from the lagging load average), and a
+            # team of one, or work too small to pay, opens no region at all.
+            out.stmt(f"const int stax_team = std::min({threads}, omp_get_max_threads());")
+            pays = f" && ({' || '.join(map(parallel_pays, launch))})" if launch else ""
+            pragmas.append(f"omp parallel num_threads(stax_team) if(stax_team > 1{pays})")
         with out.block(pragmas=pragmas):
             out.stmt(f"int {BAD} = 0;  // error bits of this thread (stax_raise)")
             out.add(*kernels)
             out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
-        if shared:
-            out.stmt("omp_set_dynamic(stax_dynamic);")
     return "\n".join(render(out.code))
 
 
