@@ -17,12 +17,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stax.ir.program import Buffer, Node
 from stax.ops import by_name
 from stax.ops.table import Cost
 from stax.tiling.plan import KernelPlan
+
+if TYPE_CHECKING:  # [H10] issue 10: loop drivers
+    from stax.loops.driver import LoopDriver
 
 
 class KernelRegion(NamedTuple):
@@ -85,3 +88,10 @@ class Backend(ABC):
     def build(self, source: str, isa: str) -> Any:
         """Source -> loaded module: an object whose `.library` has one callable per
         region name (ctypes' CDLL for the CPU backend)."""
+
+    # [H10] issue 10: loops compiled once per body (stax.loops.runner)
+    def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
+        """One module holding loop bodies' regions and drivers (`stax_loop<suffix>`: all the
+        iterations in one call, `stax.loops.driver`), and each driver's part of it. A backend
+        without loop drivers raises NotImplementedError."""
+        raise NotImplementedError(f"backend {self.name!r} emits no loop driver")

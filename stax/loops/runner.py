@@ -2,8 +2,9 @@
 
 The body Graph's inputs are the index (a 0-d int64), the carried values, then the loop-invariant
 values; its outputs are the carried values after one iteration. It is lowered, scheduled and
-planned like any program. When its schedule has no extern call, the kernels' C++ gets one more
-function, `stax_loop`, that runs every iteration:
+planned like any program. When its schedule has no extern call, the kernels' module gets one
+more function, `stax_loop`, that runs every iteration (the backend emits it from a
+`stax.loops.driver.LoopDriver`: `Backend.emit_loops`, for the CPU `stax.backends.cpu.loop_driver`):
 
     for (it = 0; it < n; ++it) { *index = start + it*step; region0(...); ...; stores;
                                  swap(in_k, out_k); }
@@ -37,16 +38,17 @@ from typing import Any
 
 import numpy as np
 
-from stax.backends.cpu.cpp import ctype, print_module, print_region, region_params
+from stax.backends import DEFAULT, get_backend, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value
 from stax.ir.program import Buffer, contiguous_strides
 from stax.loops import stores as in_place
 from stax.loops.affine import StoreForm
+from stax.loops.driver import CarriedSlot, LoopDriver, RowSlot
 from stax.lower import lower
 from stax.runtime import externs
-from stax.runtime.compiler import compile_source, isa_level
+from stax.runtime.compiler import isa_level
 from stax.runtime.fast import interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
@@ -57,7 +59,7 @@ from stax.runtime.wrapper import (
     new_flags,
 )
 from stax.sched.scheduler import Schedule, schedule
-from stax.tiling.plan import KernelPlan, plan_kernel, thread_count
+from stax.tiling.plan import KernelPlan, thread_count
 from stax.tiling.threads import team as launch_team
 
 _COUNTER = itertools.count()
@@ -223,12 +225,14 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
 
 @dataclass(frozen=True)
 class Prepared:
-    """A body ready to compile: its Python stepper (already built), or its C++ (regions and
-    driver, names ending in a suffix) and how to make the runner from the loaded library."""
+    """A body ready to compile: its Python stepper (already built) and its wrapper's source,
+    or its loop driver (names ending in a suffix; the backend emits it) and how to make the
+    runner from the loaded library."""
 
     decision: str
-    source: str
+    source: str = ""
     runner: Runner | None = None
+    driver: LoopDriver | None = None
     finish: Callable[[Any], Runner] | None = None
     isa: str = ""
 
@@ -244,16 +248,16 @@ def compile_bodies(bodies: Sequence[LoopBody]) -> None:
         except Exception:
             if not prepared and body is bodies[0]:
                 raise
-    in_c = [(b, p) for b, p in prepared if p.finish is not None]
+    in_c = [p for _, p in prepared if p.driver is not None]
+    sources: dict[int, str] = {}
     if in_c:
-        module = print_module([], {}) + _INCLUDES + "\n".join(p.source for _, p in in_c)
-        library = compile_source(module, in_c[0][1].isa)
+        backend = get_backend(DEFAULT)
+        module, parts = backend.emit_loops([p.driver for p in in_c if p.driver is not None])
+        library = backend.build(module, in_c[0].isa)
+        sources = {id(p): part for p, part in zip(in_c, parts, strict=True)}
     for body, p in prepared:
         body.runner = p.runner if p.finish is None else p.finish(library)
-        body.decision, body.source = p.decision, p.source
-
-
-_INCLUDES = "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n"
+        body.decision, body.source = p.decision, sources.get(id(p), p.source)
 
 
 def prepare_body(graph: Graph, trip: range, names: Sequence[str],
@@ -273,13 +277,13 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     if reason is None:
         team, why = _team(sched, carries, independent, trip)
         threads = 1 if team > 1 else _threads(sched)
-        cpp, finish = _c_driver(sched, isa, threads, carries, rows, team, suffix)
+        driver, finish = _c_driver(sched, isa, threads, carries, rows, team, suffix)
         how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
                if team > 1 else
                f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
-        return Prepared(f"all iterations in one C call (stax_loop); {how}", cpp, finish=finish,
-                        isa=isa)
+        return Prepared(f"all iterations in one C call (stax_loop); {how}", driver=driver,
+                        finish=finish, isa=isa)
     program = build(sched, threads=thread_count(), isa=isa)
     n = n_carried
 
@@ -376,19 +380,21 @@ def _span(buf: Buffer) -> int:
 
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
               rows: Sequence[Row], team: int, suffix: str
-              ) -> tuple[str, Callable[[Any], Runner]]:
-    """The body's regions and `stax_loop` (names ending in `suffix`), and the runner's maker
-    from the loaded library. `team` > 1: the iterations are independent and
-    every carried array is stored in place: they run on `team` OpenMP threads, each with its
-    own pointer table (index, row pointers, intermediates, stored values: `bufs + t*N`)."""
+              ) -> tuple[LoopDriver, Callable[[Any], Runner]]:
+    """The body's regions and `stax_loop` (names ending in `suffix`) as the backend's
+    `emit_loops` takes them, and the runner's maker from the loaded library. `team` > 1: the
+    iterations are independent and every carried array is stored in place: they run on `team`
+    OpenMP threads, each with its own pointer table (index, row pointers, intermediates, stored
+    values: `bufs + t*N`)."""
     program = sched.program
     buffers = program.buffer_map
+    backend = get_backend(DEFAULT)
     plan_of: dict[str, KernelPlan] = {}
     for k, group in enumerate(sched.kernels):
         local = {lb.buffer: lb.extent for lb in sched.local if lb.kernel == group.name}
-        plan_of[group.name] = plan_kernel(f"kernel{k}", [m.node for m in group.members],
-                                          group.depth, threads=threads, vectorize=isa != "scalar",
-                                          local=local)
+        plan_of[group.name] = backend.plan(f"kernel{k}", [m.node for m in group.members],
+                                           group.depth, threads=threads,
+                                           vectorize=isa != "scalar", local=local, form=None)
     regions = _regions(sched, plan_of, suffix)
     reused = {r.new: r.old for r in handed_over_storage(sched)}
     slots: dict[str, int] = {}  # buffer -> pointer slot
@@ -405,63 +411,16 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     n_carried = len(carries)
     carried_in = program.inputs[1:1 + n_carried]
     width = max(len(set(slots.values())), 1)  # pointers per table (reused storage shares)
-    stores = any(c.stores for c in carries)
-    if team > 1:
-        head = ["    #pragma omp parallel num_threads(team)  // the cores idle now, at most "
-                f"{team}",
-                "    {",
-                f"    void** b = bufs + (int64_t)omp_get_thread_num() * {width};",
-                "    #pragma omp for schedule(static)",
-                "    for (int64_t it = 0; it < n; ++it) {",
-                "        if (stax_interrupted(flags)) continue;  // Ctrl-C [A8]",
-                *(["        bool failed = false;"] if stores else [])]
-    else:
-        head = [f"    void* b[{width}];",
-                f"    for (int k = 0; k < {width}; ++k) b[k] = bufs[k];",
-                *(["    bool failed = false;"] if stores else []),
-                "    for (int64_t it = 0; it < n; ++it) {",
-                "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]"]
-    lines = [f"extern \"C\" void stax_loop{suffix}(void** bufs, int64_t start, int64_t step, "
-             "int64_t n, int32_t* flags, int32_t team) {", *head,
-             f"        *(int64_t*)b[{slots[program.inputs[0]]}] = start + it * step;"]
     first_row = len(program.inputs) - len(rows)
-    for k, r in enumerate(rows):  # rows of invariant arrays at the index: pointers, no gather
-        lines.append(f"        b[{slots[program.inputs[first_row + k]]}] = (char*)"
-                     f"b[{slots[program.inputs[r.source]]}] + ({r.const} + {r.coef} * "
-                     f"(start + it * step)) * {r.nbytes};")
-    calls = []
-    for region in regions:
-        args = [f"({ctype(buffers[p].dtype)}*)b[{slots[p]}]" for p in region_params(region.plans)]
-        calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
-    if team > 1:  # the regions' orphaned `omp single`s bind to a team of this one thread
-        lines += ["        #pragma omp parallel num_threads(1)", "        {",
-                  *(f"            {c}" for c in calls), "        }"]
-    else:
-        lines += [f"        {c}" for c in calls]
-    values = [f"b[{slots[name]}]" for name in program.outputs]
-    indices = {k: f"b[{slots[name]}]" for k, name in enumerate(program.inputs)}
-    for src, carry in zip(carried_in, carries, strict=True):
-        if carry.stores:
-            target = f"b[{slots[src if carry.output is None else program.outputs[carry.output]]}]"
-            lines += in_place.c_code(carry.stores, target, ctype(buffers[src].dtype), values,
-                                     indices, "        ")
-            if team == 1:
-                lines.append("        if (failed) break;  // a store out of bounds: IndexError")
-    for src, carry in zip(carried_in, carries, strict=True):
-        if carry.output is not None:
-            lines.append(f"        std::swap(b[{slots[src]}], "
-                         f"b[{slots[program.outputs[carry.output]]}]);")
-    lines.append("    }")
-    if team > 1:
-        lines.append("    }")
-    else:
-        for src in carried_in:
-            nbytes = buffers[src].nbytes
-            lines.append(f"    if (b[{slots[src]}] != bufs[{slots[src]}]) "
-                         f"std::memcpy(bufs[{slots[src]}], b[{slots[src]}], {nbytes});")
-    lines.append("}")
-    cpp = "\n\n".join([*(print_region(r.name, r.plans, buffers, r.aliased) for r in regions),
-                        "\n".join(lines)]) + "\n"
+    driver = LoopDriver(
+        suffix, tuple(regions), buffers, slots, width, slots[program.inputs[0]],
+        tuple(RowSlot(slots[program.inputs[first_row + k]], slots[program.inputs[r.source]],
+                      r.const, r.coef, r.nbytes) for k, r in enumerate(rows)),
+        tuple(CarriedSlot(slots[src], buffers[src].dtype, buffers[src].nbytes,
+                          None if c.output is None else slots[program.outputs[c.output]],
+                          tuple(c.stores)) for src, c in zip(carried_in, carries, strict=True)),
+        tuple(slots[name] for name in program.inputs),
+        tuple(slots[name] for name in program.outputs), team)
     order = sorted({s: n for n, s in slots.items()}.items())
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
@@ -497,4 +456,4 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
             check_flags(flags)
         return [common[name] for name in carried_in]
 
-    return cpp, finish
+    return driver, finish

@@ -24,7 +24,6 @@ import numpy as np
 
 from stax.graph import Graph, Op, Value
 from stax.loops.affine import StoreForm
-from stax.ops.table import flag_index
 
 # constant, ((position of a 0-d int64 body input, coefficient), ...)
 Form = tuple[int, tuple[tuple[int, int], ...]]
@@ -208,55 +207,3 @@ def apply(stores: Sequence[Store], target: np.ndarray, outputs: Sequence[np.ndar
         ranges = [i for i in index if isinstance(i, np.ndarray)]
         grids = iter(np.ix_(*ranges)) if ranges else iter(())
         target[tuple(next(grids) if isinstance(i, np.ndarray) else i for i in index)] = value
-
-
-def c_code(stores: Sequence[Store], target: str, ctype: str, value_ptr: list[str],
-           index_ptr: dict[int, str], indent: str) -> list[str]:
-    """C++ writing the stores into `target` (a `ctype*` expression): offsets computed from the
-    body's 0-d index inputs (`index_ptr`: input position -> its pointer expression), bounds
-    checked (an IndexError flag, the iteration loop left, nothing written)."""
-    def expr(form: Form) -> str:
-        terms = [f"{a}LL * *(const int64_t*){index_ptr[p]}" for p, a in form[1]]
-        return " + ".join([f"{form[0]}LL", *terms])
-
-    bad = f"(1 << {flag_index('INDEX_OUT_OF_BOUNDS')})"
-    lines: list[str] = []
-    for s in stores:
-        body = [f"{indent}{{  // {s.describe('store')}"]
-        strides = [1] * len(s.axes)
-        for k in range(len(s.axes) - 2, -1, -1):
-            strides[k] = strides[k + 1] * max(s.axes[k + 1].n, 1)
-        vstrides = [1] * len(s.shape)
-        for k in range(len(s.shape) - 2, -1, -1):
-            vstrides[k] = vstrides[k + 1] * max(s.shape[k + 1], 1)
-        checks, loops, offset, voffset, d = [], [], [], [], 0
-        for k, ax in enumerate(s.axes):
-            body.append(f"{indent}    int64_t o{k} = {expr(ax.start)};")
-            if ax.count is None:
-                assert ax.stop is not None
-                body.append(f"{indent}    o{k} = std::min<int64_t>(o{k}, {ax.n});")
-                body.append(f"{indent}    const int64_t c{k} = std::max<int64_t>(std::min<int64_t>"
-                            f"({expr(ax.stop)}, {ax.n}) - o{k} + {ax.step - 1}, "
-                            f"{ax.step - 1}) / {ax.step};")
-            else:
-                body.append(f"{indent}    const int64_t c{k} = {ax.count};")
-            body.append(f"{indent}    const int64_t l{k} = o{k} + (c{k} - 1) * {ax.step};")
-            checks.append(f"(c{k} > 0 && (std::min(o{k}, l{k}) < 0 || std::max(o{k}, l{k}) >= "
-                          f"{ax.n}))")
-            if ax.at:
-                offset.append(f"o{k} * {strides[k]}")
-                continue
-            if s.shape[d] != 1:
-                checks.append(f"c{k} > {s.shape[d]}")
-                voffset.append(f"p{k} * {vstrides[d]}")
-            loops.append(f"for (int64_t p{k} = 0; p{k} < c{k}; ++p{k})")
-            offset.append(f"(o{k} + p{k} * {ax.step}) * {strides[k]}")
-            d += 1
-        body.append(f"{indent}    if ({' || '.join(checks) or 'false'}) "
-                    f"{{ stax_raise(flags, {bad}); failed = true; }}")
-        body.append(f"{indent}    else {' '.join(loops)}")
-        body.append(f"{indent}        (({ctype}*){target})[{' + '.join(offset) or '0'}] = "
-                    f"(({ctype}*){value_ptr[s.value]})[{' + '.join(voffset) or '0'}];")
-        body.append(f"{indent}}}")
-        lines += body
-    return lines

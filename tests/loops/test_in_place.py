@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import stax
 from loops.test_masked import compare
+from stax.backends.cpu.loop_driver import store_code
 from stax.loops import records
-from stax.loops.stores import Axis, Store, apply, c_code
+from stax.loops.stores import Axis, Store, apply
 
 
 def run(fn, *args, rtol: float | None = None) -> list[str]:
@@ -207,6 +208,6 @@ def test_apply_writes_the_clamped_part_and_raises_out_of_range():
 
 @pytest.mark.fast
 def test_c_code_checks_bounds_before_writing():
-    text = "\n".join(c_code([_row_store(3)], "b[1]", "double", ["b[2]"], {0: "b[0]"}, ""))
+    text = "\n".join(store_code([_row_store(3)], "b[1]", "double", ["b[2]"], {0: "b[0]"}, ""))
     assert "stax_raise" in text and "failed = true" in text and "std::min<int64_t>" in text
     assert text.index("stax_raise") < text.index("((double*)b[1])[")

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING  # [H10]
 
 from stax.backends.base import Backend, FusionRules, KernelRegion
+from stax.backends.cpu import loop_driver  # [H10]
 from stax.backends.cpu.cpp import HEADER, print_module
 from stax.ir.program import Buffer, Node
 from stax.runtime.compiler import Compiled, compile_source
 from stax.sched.fusion import MAX_BUFFERS, MAX_NODES
 from stax.tiling.plan import KernelPlan, plan_kernel
+
+if TYPE_CHECKING:  # [H10]
+    from stax.loops.driver import LoopDriver
 
 
 class CpuBackend(Backend):
@@ -36,3 +41,7 @@ class CpuBackend(Backend):
 
     def build(self, source: str, isa: str) -> Compiled:
         return compile_source(source, isa)
+
+    # [H10] issue 10: C++ loop drivers (`stax.backends.cpu.loop_driver`)
+    def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
+        return loop_driver.emit_loops(drivers)

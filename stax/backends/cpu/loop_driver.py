@@ -1,0 +1,144 @@
+"""C++ of loop drivers (issue 10): a loop body's regions and `stax_loop<suffix>`, the function
+that runs all its iterations in one call (`stax.loops.driver.LoopDriver` describes it;
+`stax.loops.runner` binds and calls it).
+
+    for (it = 0; it < n; ++it) { *index = start + it*step; rows; region0(...); ...; stores;
+                                 swap(in_k, out_k); }
+
+One iteration's kernels run on the threads their plans chose; with `team` > 1 the iterations
+themselves run on an OpenMP team (`omp for`), each thread with its own pointer table and the
+regions inside a team of one (their orphaned `omp single`s bind to it). After an in-order loop
+a carried value whose last version sits in the other buffer of its pair is copied back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from stax.backends.base import region_params
+from stax.backends.cpu.cpp import ctype, print_module, print_region
+from stax.ops.table import flag_index
+
+if TYPE_CHECKING:
+    from stax.loops.driver import LoopDriver
+    from stax.loops.stores import Form, Store
+
+INCLUDES = "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n"
+
+
+def emit_loops(drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
+    """One C++ module holding every driver (one g++ run), and each driver's part of it."""
+    parts = tuple(driver_source(d) for d in drivers)
+    return print_module([], {}) + INCLUDES + "\n".join(parts), parts
+
+
+def driver_source(d: LoopDriver) -> str:
+    """The body's regions and its `stax_loop<suffix>`."""
+    buffers = d.buffers
+    stores = any(c.stores for c in d.carried)
+    if d.team > 1:
+        head = ["    #pragma omp parallel num_threads(team)  // the cores idle now, at most "
+                f"{d.team}",
+                "    {",
+                f"    void** b = bufs + (int64_t)omp_get_thread_num() * {d.width};",
+                "    #pragma omp for schedule(static)",
+                "    for (int64_t it = 0; it < n; ++it) {",
+                "        if (stax_interrupted(flags)) continue;  // Ctrl-C [A8]",
+                *(["        bool failed = false;"] if stores else [])]
+    else:
+        head = [f"    void* b[{d.width}];",
+                f"    for (int k = 0; k < {d.width}; ++k) b[k] = bufs[k];",
+                *(["    bool failed = false;"] if stores else []),
+                "    for (int64_t it = 0; it < n; ++it) {",
+                "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]"]
+    lines = [f"extern \"C\" void stax_loop{d.suffix}(void** bufs, int64_t start, int64_t step, "
+             "int64_t n, int32_t* flags, int32_t team) {", *head,
+             f"        *(int64_t*)b[{d.index}] = start + it * step;"]
+    for r in d.rows:  # rows of invariant arrays at the index: pointers, no gather
+        lines.append(f"        b[{r.slot}] = (char*)b[{r.source}] + ({r.const} + {r.coef} * "
+                     f"(start + it * step)) * {r.nbytes};")
+    calls = []
+    for region in d.regions:
+        args = [f"({ctype(buffers[p].dtype)}*)b[{d.slots[p]}]"
+                for p in region_params(region.plans)]
+        calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
+    if d.team > 1:  # the regions' orphaned `omp single`s bind to a team of this one thread
+        lines += ["        #pragma omp parallel num_threads(1)", "        {",
+                  *(f"            {c}" for c in calls), "        }"]
+    else:
+        lines += [f"        {c}" for c in calls]
+    values = [f"b[{s}]" for s in d.outputs]
+    indices = {k: f"b[{s}]" for k, s in enumerate(d.inputs)}
+    for c in d.carried:
+        if c.stores:
+            target = f"b[{c.source if c.output is None else c.output}]"
+            lines += store_code(c.stores, target, ctype(c.dtype), values, indices, "        ")
+            if d.team == 1:
+                lines.append("        if (failed) break;  // a store out of bounds: IndexError")
+    for c in d.carried:
+        if c.output is not None:
+            lines.append(f"        std::swap(b[{c.source}], b[{c.output}]);")
+    lines.append("    }")
+    if d.team > 1:
+        lines.append("    }")
+    else:
+        for c in d.carried:
+            lines.append(f"    if (b[{c.source}] != bufs[{c.source}]) "
+                         f"std::memcpy(bufs[{c.source}], b[{c.source}], {c.nbytes});")
+    lines.append("}")
+    return "\n\n".join([*(print_region(r.name, r.plans, buffers, r.aliased)
+                          for r in d.regions), "\n".join(lines)]) + "\n"
+
+
+def store_code(stores: Sequence[Store], target: str, ctype: str, value_ptr: Sequence[str],
+               index_ptr: Mapping[int, str], indent: str) -> list[str]:
+    """C++ writing the stores into `target` (a `ctype*` expression): offsets computed from the
+    body's 0-d index inputs (`index_ptr`: input position -> its pointer expression), bounds
+    checked (an IndexError flag, the iteration loop left, nothing written)."""
+    def expr(form: Form) -> str:
+        terms = [f"{a}LL * *(const int64_t*){index_ptr[p]}" for p, a in form[1]]
+        return " + ".join([f"{form[0]}LL", *terms])
+
+    bad = f"(1 << {flag_index('INDEX_OUT_OF_BOUNDS')})"
+    lines: list[str] = []
+    for s in stores:
+        body = [f"{indent}{{  // {s.describe('store')}"]
+        strides = [1] * len(s.axes)
+        for k in range(len(s.axes) - 2, -1, -1):
+            strides[k] = strides[k + 1] * max(s.axes[k + 1].n, 1)
+        vstrides = [1] * len(s.shape)
+        for k in range(len(s.shape) - 2, -1, -1):
+            vstrides[k] = vstrides[k + 1] * max(s.shape[k + 1], 1)
+        checks, loops, offset, voffset, d = [], [], [], [], 0
+        for k, ax in enumerate(s.axes):
+            body.append(f"{indent}    int64_t o{k} = {expr(ax.start)};")
+            if ax.count is None:
+                assert ax.stop is not None
+                body.append(f"{indent}    o{k} = std::min<int64_t>(o{k}, {ax.n});")
+                body.append(f"{indent}    const int64_t c{k} = std::max<int64_t>(std::min<int64_t>"
+                            f"({expr(ax.stop)}, {ax.n}) - o{k} + {ax.step - 1}, "
+                            f"{ax.step - 1}) / {ax.step};")
+            else:
+                body.append(f"{indent}    const int64_t c{k} = {ax.count};")
+            body.append(f"{indent}    const int64_t l{k} = o{k} + (c{k} - 1) * {ax.step};")
+            checks.append(f"(c{k} > 0 && (std::min(o{k}, l{k}) < 0 || std::max(o{k}, l{k}) >= "
+                          f"{ax.n}))")
+            if ax.at:
+                offset.append(f"o{k} * {strides[k]}")
+                continue
+            if s.shape[d] != 1:
+                checks.append(f"c{k} > {s.shape[d]}")
+                voffset.append(f"p{k} * {vstrides[d]}")
+            loops.append(f"for (int64_t p{k} = 0; p{k} < c{k}; ++p{k})")
+            offset.append(f"(o{k} + p{k} * {ax.step}) * {strides[k]}")
+            d += 1
+        body.append(f"{indent}    if ({' || '.join(checks) or 'false'}) "
+                    f"{{ stax_raise(flags, {bad}); failed = true; }}")
+        body.append(f"{indent}    else {' '.join(loops)}")
+        body.append(f"{indent}        (({ctype}*){target})[{' + '.join(offset) or '0'}] = "
+                    f"(({ctype}*){value_ptr[s.value]})[{' + '.join(voffset) or '0'}];")
+        body.append(f"{indent}}}")
+        lines += body
+    return lines
+

@@ -1,0 +1,63 @@
+"""What a backend needs to emit a loop driver: one loop body's regions and the pointer table
+its driver function keeps (`Backend.emit_loops`; the CPU one: `stax.backends.cpu.loop_driver`).
+
+The driver `stax_loop<suffix>(void** bufs, int64_t start, int64_t step, int64_t n,
+int32_t* flags, int32_t team)` runs `n` iterations: each writes the index (`start + it*step`)
+into its slot, points the row slots at their rows, calls the regions with the buffers of their
+`region_params`, writes the in-place stores and swaps the double-buffered carried values.
+Every buffer is a slot of `bufs` (`width` pointers per table; storage handed over between
+buffers shares a slot). `team` > 1: the iterations are independent and run on up to `team`
+OpenMP threads, thread `t` with its own table `bufs + t*width`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from stax.backends.base import KernelRegion
+from stax.ir.program import Buffer
+from stax.loops.stores import Store
+
+
+@dataclass(frozen=True)
+class RowSlot:
+    """Slot `slot` points at row `const + coef*index` of the invariant array in `source`."""
+
+    slot: int
+    source: int
+    const: int
+    coef: int
+    nbytes: int  # bytes per row
+
+
+@dataclass(frozen=True)
+class CarriedSlot:
+    """One carried value: its buffer's slot (the iteration reads it), `output` the slot of its
+    next version (double-buffered: swapped with `source` after each iteration; None: updated
+    in place), and the stores written into `output` (or `source` when None)."""
+
+    source: int
+    dtype: np.dtype
+    nbytes: int
+    output: int | None
+    stores: tuple[Store, ...]
+
+
+@dataclass(frozen=True)
+class LoopDriver:
+    """One loop body's regions and its driver's pointer table (names end in `suffix`)."""
+
+    suffix: str
+    regions: tuple[KernelRegion, ...]
+    buffers: Mapping[str, Buffer]
+    slots: Mapping[str, int]  # buffer -> its slot in a pointer table
+    width: int  # pointers per table
+    index: int  # slot of the 0-d int64 loop index
+    rows: tuple[RowSlot, ...]
+    carried: tuple[CarriedSlot, ...]
+    inputs: tuple[int, ...]  # slots of the body's inputs, in order (the stores' index inputs)
+    outputs: tuple[int, ...]  # slots of the body's outputs, in order (the stored values)
+    team: int
