@@ -49,7 +49,7 @@ def measure(n: int) -> dict[str, float]:
     t_sched = time.perf_counter() - start
     nodes = scheduler_nodes(remove_dead(lowered.program)[0])
     start = time.perf_counter()
-    greedy_fusion(nodes)
+    greedy_fusion(nodes, sched.rules)
     t_fusion = time.perf_counter() - start
     return {"nodes": len(lowered.program.nodes), "live": len(nodes), "kernels": len(sched.kernels),
             "trace": t_trace, "lower": t_lower, "schedule": t_sched, "fusion": t_fusion}

@@ -343,13 +343,15 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
     n_ops = len(traced.graph.ops)  # G: a progress bar on a terminal for large programs
     with progress(f"stax: compiling {n_ops} ops", 3, when=n_ops >= PROGRESS_MIN_OPS) as bar:
         graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
-        lowered = lower(graph, strides)
+        backend = get_backend(options["backend"])  # [S16] costs and limits are the backend's
+        lowered = lower(graph, strides, backend.recompute_cost)
         bar.advance("lowered")
-        sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"])
+        sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"],
+                         rules=backend.fusion_rules())
         bar.advance("scheduled")
         threads = options["threads"] or thread_count()
         program = build(sched, threads=threads, isa=isa_level(options["isa"]),
-                        form=options["form"], backend=get_backend(options["backend"]))
+                        form=options["form"], backend=backend)
         bar.advance("compiled")
     return Compilation(traced, lowered, sched, program, time.perf_counter() - start,
                        options["backend"])

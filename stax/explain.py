@@ -222,7 +222,7 @@ def fusion_problem(schedule: Schedule) -> FusionProblem:
     with progress("stax: fusion problem", len(nodes), when=len(nodes) >= 64) as bar:
         for i, a in enumerate(nodes):
             for b in nodes[i + 1:]:
-                if not can_fuse(single(a), single(b), 1 << 62, 0).ok:
+                if not can_fuse(single(a), single(b), 1 << 62, 0, schedule.rules).ok:
                     forbidden.add(frozenset((a.name, b.name)))
             bar.advance(a.name)
     return FusionProblem(tuple(n.name for n in nodes), buffers, frozenset(forbidden))

@@ -5,8 +5,9 @@ Pointwise ops and views compose loaders (function composition: pointwise work is
 its consumers, views are index arithmetic). A value becomes a buffer only when a
 materialization rule says so (`MATERIALIZE_REASONS`): graph outputs, reduction and scan
 results, extern inputs and outputs, and values with several consumers whose recomputation the
-CPU cost model calls costly (seed 000 §7.4 Ex. 7.2: on CPU `exp` with two consumers is
-materialized). Each decision is recorded with its reason.
+backend calls costly (`Backend.recompute_cost`, passed in as `recompute_cost`; seed 000 §7.4 Ex.
+7.2: on CPU `exp` with two consumers is materialized). Each decision is recorded with its
+reason.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
-from stax.ops import ELEMENTWISE  # [A1]
+from stax.ops import ELEMENTWISE, by_name  # [A1]
+from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
 
-# Ops that are costly to recompute on a CPU (a libm call or a long dependency chain): the op
-# table's recompute cost. [A1]
-EXPENSIVE = frozenset(op.name for op in ELEMENTWISE if op.cost != "cheap")
+# The calls a backend prices (`Backend.recompute_cost`): the op table's ops. Casts, selects and
+# complex parts are index or move work, never costly. [A1]
+PRICED = frozenset(op.name for op in ELEMENTWISE)
 # Inlined expressions larger than this are materialized when they have several consumers.
 MAX_INLINE_OPS = 24
 # A chain of inlined ops deeper than this is materialized [C, issue 8]: loads nest one Python
@@ -47,6 +49,9 @@ MAX_INLINE_OPS = 24
 MAX_INLINE_DEPTH = 64
 
 Loader = Callable[[tuple[Index, ...], Ranges], Expr]
+# How costly an op of the table is to recompute (`Backend.recompute_cost`): anything but "cheap"
+# with several consumers is materialized.
+CostOf = Callable[[str], Cost]
 
 
 @dataclass
@@ -99,9 +104,11 @@ def loop_index(names: Sequence[str], extents: Sequence[int]) -> tuple[Index, ...
 
 
 class _Lowering:
-    def __init__(self, graph: Graph, input_strides: Sequence[tuple[int, ...]]) -> None:
+    def __init__(self, graph: Graph, input_strides: Sequence[tuple[int, ...]],
+                 recompute_cost: CostOf) -> None:
         self.graph = graph
         self.input_strides = input_strides
+        self.recompute_cost = recompute_cost
         self.values: dict[int, Lazy] = {}
         self.buffers: dict[str, Buffer] = {}  # by name, in creation order
         self.nodes: list[Node] = []
@@ -204,10 +211,12 @@ class _Lowering:
         expr = self.values[op.out.id].load(
             loop_index(xvars(op.out.ndim), op.out.shape),
             dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
-        costly = [e.fn for e in walk(expr) if isinstance(e, Call) and e.fn in EXPENSIVE]
-        if costly:
-            return "costly_recompute", (f"{self.consumers[op.out.id]} consumers and {costly[0]} "
-                                         "is costly to recompute on CPU")
+        costly = next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
+                       and self.recompute_cost(c.fn) != "cheap"), None)
+        if costly is not None:
+            return "costly_recompute", (
+                f"{self.consumers[op.out.id]} consumers and {costly} is costly to recompute on "
+                f"this backend ({self.recompute_cost(costly)})")
         if op_count(expr) > MAX_INLINE_OPS:
             return "inline_op_limit", (f"{self.consumers[op.out.id]} consumers and "
                                         f"{op_count(expr)} ops inlined")
@@ -525,9 +534,17 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
     return load
 
 
-def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]]) -> Lowered:
-    """Graph -> LoopProgram. `input_strides` are the inputs' strides in elements."""
-    return _Lowering(graph, input_strides).run()
+def table_cost(op: str) -> Cost:
+    """The op table's recompute cost (what `Backend.recompute_cost` answers by default)."""
+    return by_name(op).cost
+
+
+def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]],
+          recompute_cost: CostOf = table_cost) -> Lowered:
+    """Graph -> LoopProgram. `input_strides` are the inputs' strides in elements;
+    `recompute_cost`: the backend's (`Backend.recompute_cost`), which decides which values with
+    several consumers get a buffer."""
+    return _Lowering(graph, input_strides, recompute_cost).run()
 
 
 def _unit_reduce(op: Op, src: Lazy) -> Lazy:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from stax.ir.program import Buffer, Node
 from stax.ops import by_name
 from stax.ops.table import Cost
+from stax.sched.fusion import FusionRules  # defined by the scheduler that applies it
 from stax.tiling.plan import KernelPlan
 
 if TYPE_CHECKING:  # [H10] issue 10: loop drivers
@@ -36,16 +36,6 @@ class KernelRegion(NamedTuple):
     name: str
     plans: Sequence[KernelPlan]
     aliased: set[str]
-
-
-@dataclass(frozen=True)
-class FusionRules:
-    """What the scheduler may put in one kernel on this backend: at most `max_nodes` nodes
-    and `max_buffers` distinct buffers; nodes of an `opaque` kind are never fused."""
-
-    max_nodes: int
-    max_buffers: int
-    opaque: frozenset[str]
 
 
 def region_params(plans: Sequence[KernelPlan]) -> list[str]:
@@ -71,7 +61,8 @@ class Backend(ABC):
         return by_name(op).cost
 
     @abstractmethod
-    def fusion_rules(self) -> FusionRules: ...
+    def fusion_rules(self) -> FusionRules:
+        """The limits of one kernel here; the scheduler applies them (`stax.sched.fusion`)."""
 
     @abstractmethod
     def plan(self, name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
@@ -95,3 +86,11 @@ class Backend(ABC):
         iterations in one call, `stax.loops.driver`), and each driver's part of it. A backend
         without loop drivers raises NotImplementedError."""
         raise NotImplementedError(f"backend {self.name!r} emits no loop driver")
+
+    # [H12] issue 12: segmented kernels of flattened nested programs (stax.nested)
+    def segmented_kernel(self, kernel: Any) -> Any:
+        """A kernel described by `stax.nested.spec` -> an object with `source`, `body` (the
+        source without the shared prelude), `arrays` (the arguments, in order) and `entry`
+        (called with n, k, W, a forced chunk count and the arrays). A backend without
+        segmented kernels raises NotImplementedError."""
+        raise NotImplementedError(f"backend {self.name!r} has no segmented kernels")

@@ -24,12 +24,21 @@ from stax.ir.sym import hint, same_size
 from stax.sched.deps import Dep, MemoryDep, SchedulerNode
 
 MAX_ROUNDS = 10
-MAX_NODES = 128
-MAX_BUFFERS = 32
 MIN_SHARED_BYTES = 10  # horizontal fusion needs at least this much shared data
 PEAK_GROWTH_FACTOR = 32  # reject if peak could grow by more than this × the bytes saved
 SCORE_RATIO = 16  # σ alone decides when two candidates differ by more than this factor
 PAIR_WINDOW = 16  # a buffer's readers pair only with the next 16 of them in program order
+
+
+@dataclass(frozen=True)
+class FusionRules:
+    """What a backend lets the scheduler put in one kernel (`Backend.fusion_rules`, issue 16):
+    at most `max_nodes` nodes and `max_buffers` distinct buffers; nodes of an `opaque` kind are
+    never fused. The scheduler has no limits of its own: it applies the rules it is given."""
+
+    max_nodes: int
+    max_buffers: int
+    opaque: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -84,9 +93,8 @@ class Group:
         return sum(m.writes[0].nbytes for m in self.members if isinstance(m.writes[0], MemoryDep))
 
     @functools.cached_property
-    def opaque(self) -> SchedulerNode | None:
-        """The first scan or extern member: such nodes are never fused."""
-        return next((m for m in self.members if m.node.kind in ("scan", "extern")), None)
+    def node_kinds(self) -> frozenset[str]:
+        return frozenset(m.node.kind for m in self.members)
 
     @functools.cached_property
     def kinds(self) -> frozenset[bool]:
@@ -226,11 +234,13 @@ def vertical_legal(producer: Node, consumer: Node, depth: int) -> tuple[str, str
     return "", ""
 
 
-def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
+def can_fuse(a: Group, b: Group, sigma: int, distance: int, rules: FusionRules) -> Verdict:
+    """Whether `a` and `b` may fuse under the backend's `rules` (and §7.3's conditions)."""
     for g in (a, b):
-        if (m := g.opaque) is not None:
-            return Verdict(False, f"{m.name} is a {m.node.kind} node (not fused: a scan "
-                           "needs a strict order, an extern call is opaque)", rule="opaque_node")
+        if not g.node_kinds.isdisjoint(rules.opaque):
+            m = next(m for m in g.members if m.node.kind in rules.opaque)
+            return Verdict(False, f"{m.name} is a {m.node.kind} node (the backend never fuses "
+                           f"{'/'.join(sorted(rules.opaque))} nodes)", rule="opaque_node")
     for x in a.signatures:
         for y in b.signatures:
             if not compatible_groups(x, y):
@@ -242,11 +252,12 @@ def can_fuse(a: Group, b: Group, sigma: int, distance: int) -> Verdict:
         return Verdict(False, f"outer loop fusion depth 0: iteration groups "
                        f"{a.members[0].group} and {b.members[0].group} share no outer loop",
                        rule="no_shared_outer_loop")
-    if len(a.members) + len(b.members) > MAX_NODES:
-        return Verdict(False, f"more than {MAX_NODES} nodes in one kernel", rule="max_nodes")
-    if len(a.buffers | b.buffers) > MAX_BUFFERS:
-        return Verdict(False, f"more than {MAX_BUFFERS} distinct buffers in one kernel",
-                       rule="max_buffers")
+    if len(a.members) + len(b.members) > rules.max_nodes:
+        return Verdict(False, f"more than {rules.max_nodes} nodes in one kernel (the "
+                       "backend's limit)", rule="max_nodes")
+    if len(a.buffers | b.buffers) > rules.max_buffers:
+        return Verdict(False, f"more than {rules.max_buffers} distinct buffers in one kernel "
+                       "(the backend's limit)", rule="max_buffers")
     vertical = False
     for first, second in ((a.outputs, b), (b.outputs, a)):
         if first.keys().isdisjoint(second.read_buffers):
@@ -480,13 +491,13 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
-    """Algorithm 7.1 over scheduler nodes in topological order."""
+def greedy_fusion(nodes: Sequence[SchedulerNode], rules: FusionRules) -> FusionResult:
+    """Algorithm 7.1 over scheduler nodes in topological order, under the backend's `rules`."""
     with collector_paused():
-        return _greedy_fusion(nodes)
+        return _greedy_fusion(nodes, rules)
 
 
-def _greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
+def _greedy_fusion(nodes: Sequence[SchedulerNode], rules: FusionRules) -> FusionResult:
     position = {n.name: i for i, n in enumerate(nodes)}
     quotient = _Quotient(nodes)
     groups: list[Group] = [single(n) for n in nodes]
@@ -514,7 +525,7 @@ def _greedy_fusion(nodes: Sequence[SchedulerNode]) -> FusionResult:
             if (x.name, y.name) in refused:
                 continue
             s = score(x, y, position)
-            verdict = can_fuse(x, y, s.sigma, s.delta)
+            verdict = can_fuse(x, y, s.sigma, s.delta, rules)
             if verdict.ok:
                 candidates.append((s, i, j, verdict))
             else:

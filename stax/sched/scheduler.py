@@ -18,6 +18,7 @@ from stax.ir.program import LoopProgram
 from stax.sched.deps import SchedulerNode, scheduler_nodes
 from stax.sched.fusion import (
     FusionRecord,
+    FusionRules,
     Group,
     collector_paused,
     greedy_fusion,
@@ -37,6 +38,7 @@ class Schedule:
     log: tuple[str, ...]
     local: tuple[LocalBuffer, ...]  # intermediates that never leave their kernel
     memory: MemoryPlan
+    rules: FusionRules  # the backend's fusion rules it applied (issue 16)
     fusion: tuple[FusionRecord, ...] = ()  # the records `log` is rendered from (G)
 
 
@@ -114,16 +116,22 @@ def memory_nodes(kernels: Sequence[Group], local: set[str], program: LoopProgram
     return out
 
 
-def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False) -> Schedule:
+def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False,
+             rules: FusionRules | None = None) -> Schedule:
+    """`rules`: the backend's fusion rules (`Backend.fusion_rules()`); None: the default
+    backend's (`stax.backends.DEFAULT`)."""
+    if rules is None:
+        from stax.backends import DEFAULT, get_backend  # the seam sits above the scheduler
+        rules = get_backend(DEFAULT).fusion_rules()
     with collector_paused():
-        return _schedule(program, fuse=fuse, pool=pool)
+        return _schedule(program, fuse=fuse, pool=pool, rules=rules)
 
 
-def _schedule(program: LoopProgram, *, fuse: bool, pool: bool) -> Schedule:
+def _schedule(program: LoopProgram, *, fuse: bool, pool: bool, rules: FusionRules) -> Schedule:
     program, removed = remove_dead(program)
     nodes = topological(scheduler_nodes(program))
     if fuse:
-        result = greedy_fusion(nodes)
+        result = greedy_fusion(nodes, rules)
         kernels, log, records = result.groups, result.log, result.records
     else:
         records = ()
@@ -139,4 +147,4 @@ def _schedule(program: LoopProgram, *, fuse: bool, pool: bool) -> Schedule:
     memory = plan_memory(memory_nodes(kernels, local_names, program), buffers, pool=pool)
     by_name = {g.name: g for g in kernels}
     ordered = tuple(by_name[name] for name in memory.order)
-    return Schedule(program, nodes, removed, ordered, log, local, memory, records)
+    return Schedule(program, nodes, removed, ordered, log, local, memory, rules, records)

@@ -25,10 +25,9 @@ from stax.backends.cpu import CpuBackend
 from stax.backends.cpu.cpp import HEADER
 from stax.ir.printer import format_node
 from stax.ir.program import Buffer, Node
-from stax.lower import EXPENSIVE, lower
+from stax.lower import lower
 from stax.ops import ELEMENTWISE
 from stax.runtime.wrapper import build, emit_module
-from stax.sched import fusion
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import KernelPlan, plan_kernel
 
@@ -130,9 +129,8 @@ def test_cpu_backend_answers_from_the_op_table_and_the_scheduler() -> None:
     cpu = get_backend("cpu")
     for op in ELEMENTWISE:
         assert cpu.recompute_cost(op.name) == op.cost
-        assert (cpu.recompute_cost(op.name) != "cheap") == (op.name in EXPENSIVE)
-    rules = cpu.fusion_rules()
-    assert (rules.max_nodes, rules.max_buffers) == (fusion.MAX_NODES, fusion.MAX_BUFFERS)
+    rules = cpu.fusion_rules()  # the scheduler has no limits of its own (test_backend_costs)
+    assert (rules.max_nodes, rules.max_buffers) == (128, 32)
     assert rules.opaque == {"scan", "extern"}
     with pytest.raises(KeyError):
         cpu.recompute_cost("not_an_op")

@@ -10,7 +10,6 @@ from stax.backends.cpu import loop_driver  # [H10]
 from stax.backends.cpu.cpp import HEADER, print_module
 from stax.ir.program import Buffer, Node
 from stax.runtime.compiler import Compiled, compile_source
-from stax.sched.fusion import MAX_BUFFERS, MAX_NODES
 from stax.tiling.plan import KernelPlan, plan_kernel
 
 if TYPE_CHECKING:  # [H10]
@@ -26,9 +25,10 @@ class CpuBackend(Backend):
     prelude = HEADER
 
     def fusion_rules(self) -> FusionRules:
-        # the limits `stax.sched.fusion` applies (its constants: measured on this backend);
-        # scans keep a strict order and extern calls run in the wrapper: never fused
-        return FusionRules(MAX_NODES, MAX_BUFFERS, frozenset({"scan", "extern"}))
+        # at most 128 nodes and 32 distinct buffers per kernel (the limits the scheduler has
+        # applied since the first session, used with this backend); scans keep a strict order
+        # and extern calls run in the wrapper: never fused
+        return FusionRules(max_nodes=128, max_buffers=32, opaque=frozenset({"scan", "extern"}))
 
     def plan(self, name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
              vectorize: bool, local: Mapping[str, int], form: str | None) -> KernelPlan:
@@ -45,3 +45,9 @@ class CpuBackend(Backend):
     # [H10] issue 10: C++ loop drivers (`stax.backends.cpu.loop_driver`)
     def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
         return loop_driver.emit_loops(drivers)
+
+    # [H12] issue 12: segmented kernels (`stax.backends.cpu.segmented`, imported on first use)
+    def segmented_kernel(self, kernel: object) -> object:
+        from stax.backends.cpu import segmented
+
+        return segmented.build(kernel, self)
