@@ -149,13 +149,16 @@ def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Tracer:
 # ---- calculus ----
 
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
-    """NumPy's second-order central differences with first-order edges, uniform spacing."""
+    """NumPy's second-order central differences with first- or ([B16]) second-order edges,
+    uniform spacing (NumPy's coefficients, in its order of operations)."""
     x = traced(f, (f,))
     axes = api.normalize_axes(axis, x.ndim)
     spacing = list(varargs) or [1.0]
-    if edge_order != 1 or builtins.any(
-            not isinstance(d, (int, float)) or isinstance(d, bool) for d in spacing):
-        raise unsupported("np.gradient with edge_order=2 or spacing given as arrays")
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    if builtins.any(isinstance(d, bool) or not isinstance(d, (int, float)) and not (
+            isinstance(d, Tracer) and d.ndim == 0) for d in spacing):  # [B16] traced scalars
+        raise unsupported("np.gradient with spacing given as arrays")
     if len(spacing) == 1:
         spacing = spacing * len(axes)
     if len(spacing) != len(axes):
@@ -165,18 +168,30 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     outs = []
     for ax, dx in zip(axes, spacing, strict=True):
         n = x.shape[ax]
-        if n < 2:
+        if n < edge_order + 1:
             raise ValueError("Shape of array too small to calculate a numerical gradient, "
                              "at least (edge_order + 1) elements are required.")
         u = api.apply_ufunc
-        first = u("true_divide", u("subtract", _slice_along(x, ax, slice(1, 2)),
-                                   _slice_along(x, ax, slice(0, 1))), dx)
-        last = u("true_divide", u("subtract", _slice_along(x, ax, slice(n - 1, n)),
-                                  _slice_along(x, ax, slice(n - 2, n - 1))), dx)
+        if edge_order == 1:
+            first = u("true_divide", u("subtract", _slice_along(x, ax, slice(1, 2)),
+                                       _slice_along(x, ax, slice(0, 1))), dx)
+            last = u("true_divide", u("subtract", _slice_along(x, ax, slice(n - 1, n)),
+                                      _slice_along(x, ax, slice(n - 2, n - 1))), dx)
+        else:
+            first = _edge(x, ax, (-1.5 / dx, 2.0 / dx, -0.5 / dx), 0)
+            last = _edge(x, ax, (0.5 / dx, -2.0 / dx, 1.5 / dx), n - 3)
         inner = u("true_divide", u("subtract", _slice_along(x, ax, slice(2, None)),
                                    _slice_along(x, ax, slice(None, -2))), 2.0 * dx)
         outs.append(api.concatenate([first, inner, last], axis=ax))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _edge(x: Tracer, ax: int, weights: tuple[Any, Any, Any], start: int) -> Tracer:
+    """[B16] np.gradient's second-order edge: a*x[start] + b*x[start+1] + c*x[start+2]."""
+    u = api.apply_ufunc
+    a, b, c = (u("multiply", w, _slice_along(x, ax, slice(start + k, start + k + 1)))
+               for k, w in enumerate(weights))
+    return u("add", u("add", a, b), c)
 
 
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
@@ -1276,10 +1291,16 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
 
 
 def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any = None,
-                 out: Any = None, **kwargs: Any) -> Tracer:
-    """`ufunc.accumulate` / `ufunc.reduce` of a binary ufunc Stax has no scan/reduction for."""
-    if out is not None or kwargs or isinstance(dtype, Tracer):
-        raise unsupported(f"np.{ufunc.__name__}.{method} with out= or other arguments")
+                 out: Any = None, keepdims: bool = False, **kwargs: Any) -> Tracer:
+    """`ufunc.accumulate` / `ufunc.reduce` of a binary ufunc Stax has no scan/reduction for
+    ([B16] `keepdims=` of reduce; `out=` a traced array, written as NumPy writes it)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if kwargs or isinstance(dtype, Tracer) or keepdims and method != "reduce" or \
+            out is not None and (len(outs) != 1 or not isinstance(outs[0], Tracer)):
+        raise unsupported(f"np.{ufunc.__name__}.{method} with other arguments")
+    if out is not None:
+        outs[0][...] = ufunc_method(ufunc, method, a, axis, dtype, None, keepdims)
+        return outs[0]
     x = traced(a, (a,))
     routine = getattr(ufunc, method)
     if method == "accumulate":
@@ -1287,11 +1308,12 @@ def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any
         shape = tuple(x.shape) if x.ndim else (1,)
     else:
         ax = axis if axis is None or isinstance(axis, (int, np.integer)) else tuple(axis)
-        shape = _reduced_shape(x, ax, False)
+        shape = _reduced_shape(x, ax, keepdims)
     res = routine(_probe(x) if x.ndim else np.ones(1, x.dtype), axis=0 if x.ndim <= 1 else ax,
                   dtype=dtype).dtype
+    spec = {"keepdims": True} if keepdims else {}
     return _extern(f"np.{ufunc.__name__}.{method}", routine, (x,), shape, res, axis=ax,
-                   dtype=None if dtype is None else np.dtype(dtype).name)
+                   dtype=None if dtype is None else np.dtype(dtype).name, **spec)
 
 
 # ---- writes NumPy performs in place, as extern calls on a copy ----
@@ -1443,11 +1465,22 @@ def linalg_function(name: str) -> Callable[..., Any]:
     return call
 
 
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    """[B16] Known while tracing: a traced array stands for its dtype, a traced Python scalar
+    argument for a Python scalar of its kind (weak under NEP 50)."""
+    def stand_in(a: Any) -> Any:
+        if not isinstance(a, Tracer):
+            return a
+        return {"b": False, "i": 0, "f": 0.0, "c": 0j}[a.dtype.kind] if a.weak else a.dtype
+    return np.result_type(*map(stand_in, arrays_and_dtypes))
+
+
 # ---- registration ----
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
     np.rot90: rot90, np.pad: pad, np.gradient: gradient, np.trapezoid: trapezoid,
+    np.result_type: result_type,  # [B16]
     np.diagonal: diagonal, np.diag: diag, np.tril: tril, np.triu: triu, np.tile: tile,
     np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
