@@ -2,11 +2,15 @@
 torch.compile(dynamic=True), and a serving loop where every call has a new batch size.
 
     python benchmarks/dynamic.py [--elements 1000000] [--repeat 5] [--only softmax,...]
-                                 [--calls 200] [--no-torch] [--markdown OUT.md]
+                                 [--calls 200] [--no-torch] [--no-serving] [--stat min|median]
+                                 [--clock wall|cpu] [--markdown OUT.md]
 
 Sweep: for each workload, shapes rows x cols with rows*cols = --elements from 1 x N to N x 1
 (powers of ten) plus the square sizes 256^2, 1024^2, 2048^2. Per shape, round-robin after a
-warm-up, medians of --repeat runs:
+warm-up, the best (default; `--stat median` for medians) of --repeat runs: on a machine shared
+with other work the minimum is the run least disturbed by it (`--clock cpu` with
+OMP_NUM_THREADS=1 times the process's CPU time instead of wall time: on a loaded machine, the
+time a single-threaded kernel ran rather than the time it also waited for a core):
 - specialized: `stax.jit(fn, dynamic=False)` compiled for that shape;
 - generic: ONE `stax.jit(fn, dynamic=True)` per workload and shape class (rank, dtype, which
   dimensions are 1), compiled on the first shape of its class and reused for every other;
@@ -46,12 +50,16 @@ def sweep_shapes(elements: int) -> list[tuple[int, int]]:
     return shapes + [(256, 256), (1024, 1024), (2048, 2048)]
 
 
+CLOCK: list[Callable[[], float]] = [time.perf_counter]  # --clock cpu: time.process_time
+
+
 def batch_time(fn: Callable[[], Any], number: int) -> float:
     """Seconds per call over `number` back-to-back calls."""
-    start = time.perf_counter()
+    clock = CLOCK[0]
+    start = clock()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - start) / number
+    return (clock() - start) / number
 
 
 def calls_per_batch(fn: Callable[[], Any]) -> int:
@@ -63,8 +71,8 @@ def shape_class(args: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
     return tuple((a.dtype.str, tuple(min(d, 2) for d in a.shape)) for a in args)
 
 
-def sweep(workload: Workload, shapes: list[tuple[int, int]], repeat: int, use_torch: bool
-          ) -> list[dict[str, Any]]:
+def sweep(workload: Workload, shapes: list[tuple[int, int]], repeat: int, use_torch: bool,
+          stat: Callable[[list[float]], float]) -> list[dict[str, Any]]:
     rng = np.random.default_rng(0)
     generic: dict[tuple[Any, ...], Any] = {}
     compiled_torch = None
@@ -104,7 +112,7 @@ def sweep(workload: Workload, shapes: list[tuple[int, int]], repeat: int, use_to
             for name, run in runs.items():
                 times[name].append(batch_time(run, number[name]))
         row = {"workload": workload.name, "shape": f"{rows}x{cols}"}
-        row |= {name: statistics.median(ts) for name, ts in times.items()}
+        row |= {name: stat(ts) for name, ts in times.items()}
         rows_out.append(row)
         print(_fmt(row), flush=True)
     for cls, f in generic.items():
@@ -155,17 +163,26 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(SWEEP_WORKLOADS))
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--no-serving", action="store_true")
+    parser.add_argument("--stat", choices=("min", "median"), default="min")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--markdown")
     opts = parser.parse_args()
+    if opts.clock == "cpu":
+        if os.environ.get("OMP_NUM_THREADS") != "1":
+            parser.error("--clock cpu sums the CPU time of all threads: set OMP_NUM_THREADS=1")
+        CLOCK[0] = time.process_time
     os.environ.setdefault("STAX_CACHE_DIR", tempfile.mkdtemp(prefix="stax-dyn-"))
     use_torch = not opts.no_torch
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"numpy {np.__version__}", flush=True)
+          f"numpy {np.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+          f"statistic: {opts.stat} of {opts.repeat}, clock: {opts.clock}", flush=True)
     shapes = sweep_shapes(opts.elements)
     rows = []
     for name in opts.only.split(","):
         w = next(w for w in WORKLOADS if w.name == name)
-        rows += sweep(w, shapes, opts.repeat, use_torch)
+        rows += sweep(w, shapes, opts.repeat, use_torch,
+                      min if opts.stat == "min" else statistics.median)
     ratios = [r["generic"] / r["specialized"] for r in rows]
     geo = math.exp(statistics.fmean(map(math.log, ratios)))
     print(f"generic/specialized: geomean {geo:.3f}, worst {max(ratios):.2f}")
@@ -175,7 +192,7 @@ def main() -> None:
               f"{math.exp(statistics.fmean(map(math.log, vs_torch))):.3f}, worst "
               f"{max(vs_torch):.2f}, shapes slower than torch: "
               f"{sum(v > 1 for v in vs_torch)}/{len(vs_torch)}")
-    served = serving(opts.calls, use_torch)
+    served = [] if opts.no_serving else serving(opts.calls, use_torch)
     if opts.markdown:
         with open(opts.markdown, "w") as fh:
             fh.write("| workload | shape | specialized ms | generic ms | generic/spec |"

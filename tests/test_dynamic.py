@@ -291,3 +291,46 @@ def test_sizes_compared_with_floats_guard_exactly(op, bound):
         assert fn(n, bound) == fn(traced_size, bound)
         for other in range(2, 7):  # the guard admits exactly the sizes deciding alike
             assert env.check({"s0": other}) == (fn(other, bound) == fn(traced_size, bound))
+
+
+def _transpose_other(x, y):
+    return x.T + y
+
+
+def test_transpose_of_one_input_added_to_another_every_variant():
+    """`x.T + y`: the sizes of x and y are guarded equal; the tiled variant (planned for sizes
+    made to satisfy those guards) and the vectorized one both give NumPy's result, partial
+    tiles and sizes below a tile included."""
+    f = stax.jit(_transpose_other, dynamic=True)
+    rng = np.random.default_rng(12)
+    f(rng.standard_normal((30, 7)).astype(np.float32), rng.standard_normal((7, 30)).astype(
+        np.float32))
+    program = next(iter(f.cache.values())).program
+    assert len(program.variants) >= 2
+    used = set()
+    for rows, cols in [(2, 3), (7, 30), (17, 33), (16, 257), (100, 531), (531, 100), (3, 4099),
+                       (5, 200000)]:
+        x = rng.standard_normal((cols, rows)).astype(np.float32)
+        y = rng.standard_normal((rows, cols)).astype(np.float32)
+        _check(f(x, y), _transpose_other(x, y))
+        used.add(program.tiling_key(cols, rows, rows, cols))
+    assert used == set(range(len(program.variants)))
+    assert f.cache_info().compiles == 1
+
+
+def _row_stats(x):
+    return x.sum(-1), x.max(-1), softmax(x)
+
+
+def test_reductions_either_side_of_one_chunk():
+    """A generic row reduction reduces a row of at most one chunk in one loop and longer rows
+    in chunks (cascade): both paths, at the boundary, with NaN and inf."""
+    f = stax.jit(_row_stats, dynamic=True)
+    rng = np.random.default_rng(13)
+    for cols in (3, 10, 4095, 4096, 4097, 8193):
+        x = rng.standard_normal((3, cols)).astype(np.float32)
+        x[1, cols // 2] = np.nan
+        x[2, cols - 1] = np.inf
+        with np.errstate(invalid="ignore"):  # inf - inf in the softmax, as NumPy has it
+            _check(f(x), _row_stats(x), rtol=1e-4, atol=1e-5)
+    assert f.cache_info().compiles == 1

@@ -83,6 +83,35 @@ class ShapeEnv:
         """Do all guards hold for these symbol values?"""
         return all(_OPS[op](evaluate(lhs, values), rhs) for op, lhs, rhs in self.guards)
 
+    def fit(self, values: Mapping[str, int]) -> dict[str, int] | None:
+        """`values` (a representative shape to plan a tiling variant for) repaired to satisfy
+        the guards where a simple repair does: a symbol guarded equal to another
+        (`s1 - s2 == 0`, e.g. `x.T + y`) takes the other's value, one guarded equal to a
+        constant (`s0 == 9`) that value, and if a guard still fails the free sizes are moved
+        apart (`s0 != s1`: 4096 and 4097). None when the guards still fail: a shape this
+        program never serves. Without the repair every representative shape of `x.T + y`
+        failed `s1 == s2` and its tiled variant was never compiled."""
+        equal: dict[str, Sym | int] = {}  # symbol -> what it equals (another symbol or a value)
+        for op, lhs, rhs in self.guards:
+            linear = [(m[0], c) for m, c in lhs.terms if len(m) == 1 and m[0] in self.hints]
+            const = sum(c for m, c in lhs.terms if m == ())
+            if op != "==" or len(linear) + (const != 0) != len(lhs.terms):
+                continue
+            if len(linear) == 1 and (rhs - const) % linear[0][1] == 0:
+                equal[linear[0][0]] = (rhs - const) // linear[0][1]
+            elif len(linear) == 2 and not const and rhs == 0 and \
+                    {linear[0][1], linear[1][1]} == {1, -1}:
+                first, second = sorted((linear[0][0], linear[1][0]), key=list(self.hints).index)
+                equal[second] = Sym((((first,), 1),), self)
+        for spread in range(3):  # 0: as given; then free sizes apart by 1, 2, ... x spread
+            fitted = {s: v + spread * k for k, (s, v) in enumerate(values.items())}
+            for name in self.hints:  # in trace order: what a symbol equals comes before it
+                if name in equal:
+                    fitted[name] = evaluate(equal[name], fitted)
+            if self.check(fitted):
+                return fitted
+        return None
+
     def guard_text(self) -> list[str]:
         return [f"{lhs} {op} {rhs}" for op, lhs, rhs in self.guards]
 
