@@ -1465,6 +1465,35 @@ def linalg_function(name: str) -> Callable[..., Any]:
     return call
 
 
+def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, **kw: Any) -> Any:
+    """[B16] np.linspace of traced scalar ends (a count known while tracing): NumPy's own
+    steps — arange * step (or / div * delta where the step is 0) + start, the last = stop."""
+    if kw or axis != 0 or builtins.any(np.ndim(v) for v in (start, stop)):
+        raise unsupported("np.linspace of array ends, with axis= or other arguments")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    dt = result_type(start, stop, 1.0)
+    ends = [api.astype(v, dt) if isinstance(v, Tracer) else np.asarray(v, dt)
+            for v in (start, stop)]
+    delta = np.subtract(ends[1], ends[0])  # NumPy's subtract(stop, start, dtype=dt)
+    y: Any = np.arange(0, num, dtype=dt)
+    if div > 0:
+        step = np.true_divide(delta, div)
+        y = np.where(step == 0, y / div * delta, y * step)
+    else:
+        step, y = np.nan, y * delta
+    y = traced(np.add(y, start), (start, stop))
+    if endpoint and num > 1:
+        y[-1] = stop
+    if dtype is not None and np.issubdtype(dtype, np.integer):
+        y = np.floor(y)
+    y = y if dtype is None else api.astype(y, dtype)
+    return (y, step) if retstep else y
+
+
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """[B16] Known while tracing: a traced array stands for its dtype, a traced Python scalar
     argument for a Python scalar of its kind (weak under NEP 50)."""
@@ -1480,7 +1509,7 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
     np.rot90: rot90, np.pad: pad, np.gradient: gradient, np.trapezoid: trapezoid,
-    np.result_type: result_type,  # [B16]
+    np.result_type: result_type, np.linspace: linspace,  # [B16]
     np.diagonal: diagonal, np.diag: diag, np.tril: tril, np.triu: triu, np.tile: tile,
     np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,

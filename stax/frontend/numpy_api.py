@@ -548,7 +548,8 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
         shape = (kw.pop("shape"),)
     if kw:
         raise unsupported(f"reshape with {', '.join(kw)}")
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) and not (
+            isinstance(shape[0], Tracer) and shape[0].ndim == 0):  # [B16] a traced Python int
         shape = tuple(shape[0])
     size = a.size if isinstance(a, Tracer) else np.size(a)
     new = _resolve_shape(tuple(as_size(s) for s in shape), size, a.shape)

@@ -109,3 +109,34 @@ def test_flattening_a_non_contiguous_argument_copies(layout: str) -> None:
     mine, theirs = make(), make()
     assert_matches(stax.jit(flatten_write_reshape)(mine), flatten_write_reshape(theirs))
     assert_matches(mine, theirs)
+
+
+LINSPACES: dict[str, Callable[..., Any]] = {
+    "endpoint": lambda a, b: np.linspace(a, b, 7),
+    "open_retstep": lambda a, b: np.linspace(a, b, 5, endpoint=False, retstep=True),
+    "one_and_none": lambda a, b: (np.linspace(a, b, 1), np.linspace(a, b, 0)),
+    "int_dtype": lambda a, b: np.linspace(a, b, 6, dtype=np.int32),
+    "grid": lambda a, b: np.linspace(a, b, 4)[:, None] + 1j * np.linspace(b, a, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINSPACES))
+def test_linspace_of_traced_ends(name: str) -> None:
+    """npbench mandelbrot1: np.linspace(xmin, xmax, xn) of the function's Python arguments
+    (was a graph break). Exact: NumPy's own order of operations."""
+    fn = LINSPACES[name]
+    f = stax.jit(fn)
+    for a, b in ((-2.0, 0.5), (np.float32(1), np.float32(3)), (3, 10), (1.0, 1.0)):
+        got, want = f(a, b), fn(a, b)
+        assert_matches(got, want, rtol=0, atol=0)
+
+
+def _flatten_by_product(x, m, n):
+    y = x * 2
+    y.shape = m * n  # npbench mandelbrot2: a size computed from Python int arguments
+    return y.reshape(m * n, 1)
+
+
+def test_shape_from_traced_python_ints() -> None:
+    x = np.arange(12.0).reshape(3, 4)
+    assert_matches(stax.jit(_flatten_by_product)(x, 3, 4), _flatten_by_product(x, 3, 4))
