@@ -94,3 +94,11 @@ class Backend(ABC):
         (called with n, k, W, a forced chunk count and the arrays). A backend without
         segmented kernels raises NotImplementedError."""
         raise NotImplementedError(f"backend {self.name!r} has no segmented kernels")
+
+    # [H12] issue 12: segmented kernels of flattened nested programs (stax.nested)
+    def segmented_kernel(self, kernel: Any) -> Any:
+        """A kernel described by `stax.nested.spec` -> an object with `source`, `body` (the
+        source without the shared prelude), `arrays` (the arguments, in order) and `entry`
+        (called with n, k, W, a forced chunk count and the arrays). A backend without
+        segmented kernels raises NotImplementedError."""
+        raise NotImplementedError(f"backend {self.name!r} has no segmented kernels")

@@ -15,9 +15,10 @@ import numpy as np
 
 from stax.nested import flatten as fl
 from stax.nested import interp
-from stax.nested.kernels import KernelRecord, Layout, deferring, kernel_log, size_of
+from stax.nested.kernels import KernelRecord, deferring, kernel_log, size_of
 from stax.nested.operator import check_binary
 from stax.nested.ragged import Ragged
+from stax.nested.spec import Layout
 from stax.nested.tape import Retrace, Tape, record, recording
 
 _INTERPRETING: ContextVar[bool] = ContextVar("stax_nested_interpreting", default=False)
@@ -353,18 +354,13 @@ class Explanation:
     def __str__(self) -> str:
         rules = "\n".join(f"- {rule}: {detail}" for rule, detail in self.run.rules)
         flat = "\n".join(f"{j}. {k.kind}: {k.summary}" for j, k in enumerate(self.run.kernels))
-        kernels = "\n\n".join(f"// kernel {j} ({k.kind}: {k.summary})\n{_body(k.source)}"
+        kernels = "\n\n".join(f"// kernel {j} ({k.kind}: {k.summary})\n{k.body}"
                                 for j, k in enumerate(self.run.kernels))
         return "\n\n".join(f"== {title} ==\n{body or 'none'}" for title, body in (
             ("Nested program", self.source), ("Flattening rules applied", rules),
             ("Flat program (segmented kernels, in launch order)", flat),
             ("Recorded program (replayed by later calls with this signature)", self.replay),
             ("Kernels (C++, shared prelude omitted)", kernels)))
-
-
-def _body(source: str) -> str:
-    """A kernel's C++ without the shared prelude."""
-    return source[source.index('extern "C"'):].strip()
 
 
 def explain(fn: Callable[..., Any] | Jitted, *args: Any) -> Explanation:

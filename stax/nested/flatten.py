@@ -58,8 +58,6 @@ from stax.nested.expr import (
     where,
 )
 from stax.nested.kernels import (
-    Layout,
-    Store,
     alloc,
     defer_segreduce,
     empty_layout,
@@ -71,6 +69,7 @@ from stax.nested.kernels import (
     size_of,
 )
 from stax.nested.ragged import Ragged
+from stax.nested.spec import Layout, Store
 from stax.nested.tape import guard, record
 
 tape.register_data_types(Layout, Ragged)

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from stax.nested.kernels import Layout
 from stax.nested.operator import check_binary, neutral
 from stax.nested.ragged import Ragged
+from stax.nested.spec import Layout
 
 
 def check_range(start: np.ndarray, stop: np.ndarray, step: np.ndarray) -> None:

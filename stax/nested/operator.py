@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from stax.nested.expr import Arg, Const, Expr, cast_to, const, ufunc_call
-from stax.nested.kernels import Operator
+from stax.nested.spec import Operator
 
 
 class UntraceableOperator(TypeError):

@@ -22,9 +22,10 @@ from stax.nested.expr import (
     where,
 )
 from stax.nested.interp import segmented
-from stax.nested.kernels import Layout, Store, native, run_map, run_segreduce, run_segscan
+from stax.nested.kernels import native, run_map, run_segreduce, run_segscan
 from stax.nested.operator import UntraceableOperator, make_operator
 from stax.nested.ragged import Ragged
+from stax.nested.spec import Layout, Store
 
 
 def _vector(x: Any, what: str) -> np.ndarray:

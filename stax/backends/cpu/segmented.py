@@ -1,0 +1,795 @@
+"""C++ for the segmented kernels of flattened nested programs (issue 12), behind the Backend seam.
+
+`stax.nested` describes each kernel it needs (`stax.nested.spec`: a map over a space's
+elements, a segmented reduction, a segmented scan, a chain of per-segment reductions ending in
+a map); `CpuBackend.segmented_kernel` hands the description to `build` here, which prints one C++
+function `stax_nested(void** B, const int64_t* P)` (B: the arrays; P: the run-time sizes n, k,
+W, the chunk count forced by tests, the address of the call's flag word), compiles it through
+the backend's `build` (`stax.runtime.compiler`: g++, OpenMP, the disk cache) and returns a
+callable. Sizes are parameters, so one compiled kernel serves every data size.
+
+The kernel shapes (decisions recorded in the comments of the text they print):
+
+- map: one parallel loop over the n elements (`omp parallel for simd`), or, when an expression
+  needs the element's segment, a walk over the segments each chunk touches, found by binary
+  search in the segment bounds;
+- segmented reduction, parallel over *elements* (one long segment and many short ones balance
+  alike): equal chunks (4 per thread, handed out dynamically), each reducing the segments inside
+  it and keeping at most two partial results (the segments cut by its edges), combined by one
+  serial pass in element order, so non-commutative operators are exact;
+- segmented scan in three phases (local scans per chunk, a serial pass over the chunks'
+  carries, a fix-up of each chunk's leading continuation), inclusive or exclusive;
+- chain (segment-local fusion): chunks of whole segments, each segment's reductions in order,
+  then the map over its elements, reading results as registers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from stax.nested import expr as nested_expr
+from stax.nested.expr import (
+    BOOL,
+    INT64,
+    Arg,
+    Buf,
+    Call,
+    Const,
+    Expr,
+    Idx,
+    Load,
+    Seg,
+    buffers,
+    guarded_load,
+    rename_args,
+)
+from stax.nested.spec import (
+    ChainKernel,
+    Layout,
+    MapKernel,
+    Operator,
+    SegmentedKernel,
+    SegReduceKernel,
+    SegScanKernel,
+)
+from stax.ops import ANY_FLAG
+from stax.runtime.compiler import isa_level
+from stax.runtime.fast import interruptible
+
+if TYPE_CHECKING:
+    from stax.backends.base import Backend
+
+# Below this many elements a kernel runs on one thread (OpenMP start-up costs more).
+PARALLEL_MIN = 1 << 15
+CHUNKS_PER_THREAD = 4
+
+CPP_TYPES = {
+    "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+    "uint64": "uint64_t", "float32": "float", "float64": "double",
+}
+BINARY = {
+    "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
+    "divide": "({0} / {1})", "floor_divide": "stax_floordiv({0}, {1})",
+    "remainder": "stax_mod({0}, {1})", "power": "stax_pow({0}, {1})",
+    "maximum": "stax_max({0}, {1})", "minimum": "stax_min({0}, {1})",
+    "fmax": "stax_fmax({0}, {1})", "fmin": "stax_fmin({0}, {1})",
+    "equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
+    "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
+    "logical_and": "({0} && {1})", "logical_or": "({0} || {1})",
+    "logical_xor": "(bool({0}) != bool({1}))", "bitwise_and": "({0} & {1})",
+    "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
+    "arctan2": "std::atan2({0}, {1})", "hypot": "std::hypot({0}, {1})",
+}
+UNARY = {
+    "negative": "(-{0})", "positive": "({0})", "absolute": "stax_abs({0})",
+    "sqrt": "std::sqrt({0})", "exp": "std::exp({0})", "log": "std::log({0})",
+    "log1p": "std::log1p({0})", "expm1": "std::expm1({0})", "sin": "std::sin({0})",
+    "cos": "std::cos({0})", "tan": "std::tan({0})", "tanh": "std::tanh({0})",
+    "floor": "std::floor({0})", "ceil": "std::ceil({0})", "rint": "std::nearbyint({0})",
+    "square": "({0} * {0})", "logical_not": "(!{0})", "invert": "stax_invert({0})",
+    "isnan": "stax_isnan({0})", "isinf": "stax_isinf({0})", "isfinite": "stax_isfinite({0})",
+    "sign": "stax_sign({0})",
+}
+# OpenMP reduction identifiers for operators that are associative and commutative on
+# every dtype they accept (max/min only on integers: the float versions propagate NaN).
+OMP_REDUCTIONS = {"add": "+", "multiply": "*", "bitwise_and": "&", "bitwise_or": "|",
+                  "bitwise_xor": "^", "logical_and": "&&", "logical_or": "||"}
+OMP_INT_REDUCTIONS = {"maximum": "max", "minimum": "min"}
+
+# every ufunc nested code supports has its C++
+assert set(BINARY) == nested_expr.BINARY and set(UNARY) == nested_expr.UNARY
+PRELUDE = r"""
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+#include <omp.h>
+// glibc's libmvec vector variants (as in stax/backends/cpu/runtime_header.h): with these
+// declarations `omp simd` loops calling them are vectorized; libmvec is accurate to 4 ulp.
+#define STAX_NESTED_SIMD_MATH(name) \
+    __attribute__((simd("notinbranch"))) float name##f(float) noexcept; \
+    __attribute__((simd("notinbranch"))) double name(double) noexcept;
+extern "C" {
+STAX_NESTED_SIMD_MATH(exp) STAX_NESTED_SIMD_MATH(expm1) STAX_NESTED_SIMD_MATH(log)
+STAX_NESTED_SIMD_MATH(log1p) STAX_NESTED_SIMD_MATH(sin) STAX_NESTED_SIMD_MATH(cos)
+STAX_NESTED_SIMD_MATH(tan) STAX_NESTED_SIMD_MATH(tanh)
+}
+template <class T> static inline T stax_floordiv(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) { return std::floor(a / b); }
+  else { if (b == 0) return 0;
+         if constexpr (std::is_signed_v<T>) { if (b == -1) return T(0) - a;
+           T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) --q; return q; }
+         else return a / b; }
+}
+template <class T> static inline T stax_mod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (b == 0) return std::fmod(a, b); T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b; else if (r == 0) r = std::copysign(T(0), b);
+    return r; }
+  else { if (b == 0) return 0; if constexpr (std::is_signed_v<T>) { if (b == -1) return 0;
+         T r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; } else return a % b; }
+}
+template <class T> static inline T stax_pow(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) { return std::pow(a, b); }
+  else { if (b < 0) return 0; T r = 1; while (b) { if (b & 1) r = r * a; a = a * a; b >>= 1; }
+         return r; }
+}
+template <class T> static inline bool stax_isnan(T a) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(a); else return false; }
+template <class T> static inline bool stax_isinf(T a) {
+  if constexpr (std::is_floating_point_v<T>) return std::isinf(a); else return false; }
+template <class T> static inline bool stax_isfinite(T a) {
+  if constexpr (std::is_floating_point_v<T>) return std::isfinite(a); else return true; }
+template <class T> static inline T stax_max(T a, T b) {
+  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a < b ? b : a)); }
+template <class T> static inline T stax_min(T a, T b) {
+  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (b < a ? b : a)); }
+template <class T> static inline T stax_fmax(T a, T b) {
+  return stax_isnan(b) ? a : (stax_isnan(a) ? b : (a < b ? b : a)); }
+template <class T> static inline T stax_fmin(T a, T b) {
+  return stax_isnan(b) ? a : (stax_isnan(a) ? b : (b < a ? b : a)); }
+template <class T> static inline T stax_abs(T a) {
+  if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return a;
+  else return a < 0 ? T(0) - a : a; }
+template <class T> static inline T stax_invert(T a) {
+  if constexpr (std::is_same_v<T, bool>) return !a; else return ~a; }
+template <class T> static inline T stax_sign(T a) {
+  if (stax_isnan(a)) return a; return T((a > 0) - (a < 0)); }
+template <class To, class From> static inline To stax_cast(From x) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>
+                && !std::is_same_v<To, bool>) {
+    if (!(x >= From(std::numeric_limits<To>::min())
+          && x < From(std::numeric_limits<To>::max()) + From(1)))
+      return std::is_signed_v<To> ? std::numeric_limits<To>::min() : To(0);
+    return To(x); }
+  else if constexpr (std::is_same_v<To, bool>) { return x != From(0); }
+  else return To(x);
+}
+"""
+
+
+def cpp_type(dtype: np.dtype) -> str:
+    try:
+        return _CPP_BY_DTYPE[dtype]
+    except (KeyError, TypeError):
+        pass
+    try:
+        name = CPP_TYPES[np.dtype(dtype).name]
+    except KeyError:
+        raise TypeError(f"stax.nested: dtype {np.dtype(dtype)} is not supported") from None
+    if isinstance(dtype, np.dtype) and dtype.isnative:
+        _CPP_BY_DTYPE[dtype] = name  # dtype.name is slow; kernels ask for it thousands of times
+    return name
+
+
+_CPP_BY_DTYPE: dict[np.dtype, str] = {}
+
+
+def _literal(c: Const) -> str:
+    t = cpp_type(c.dtype)
+    if c.dtype.kind == "b":
+        return "true" if c.value else "false"
+    if c.dtype.kind == "f":
+        v = float(c.value)
+        if np.isnan(v):
+            return f"std::numeric_limits<{t}>::quiet_NaN()"
+        if np.isinf(v):
+            return f"({'-' if v < 0 else ''}std::numeric_limits<{t}>::infinity())"
+        return f"{t}({v!r})"
+    if c.dtype == INT64 and c.value == np.iinfo(np.int64).min:
+        return "std::numeric_limits<int64_t>::min()"
+    return f"{t}({int(c.value)}LL)" if c.dtype.kind == "i" else f"{t}({int(c.value)}ULL)"
+
+
+def emit(e: Expr, names: dict[int, str]) -> str:
+    """C++ for `e`; `names` maps id(Buf) to its pointer; Idx is `i`, Seg is `s`."""
+    if isinstance(e, Const):
+        return _literal(e)
+    if isinstance(e, Idx):
+        return "i"
+    if isinstance(e, Seg):
+        return "s"
+    if isinstance(e, Arg):
+        return e.name
+    if isinstance(e, Load):
+        return f"{names[id(e.buf)]}[{emit(e.index, names)}]"
+    assert isinstance(e, Call)
+    args = [emit(a, names) for a in e.args]
+    if e.fn == "cast":
+        return f"stax_cast<{cpp_type(e.dtype)}>({args[0]})"
+    if e.fn == "where":
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    table = BINARY if len(args) == 2 else UNARY
+    return f"{cpp_type(e.dtype)}({table[e.fn].format(*args)})"
+
+
+class _Source:
+    """Pointer declarations: B[j] is the j-th array; the parameters are n, k, W."""
+
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
+        self.decls: list[str] = []
+        self.names: dict[int, str] = {}
+        self.bounds: np.ndarray | None = None  # the segment bounds `off`, if any
+        self.code = ""  # the function's body
+
+    def add(self, array: np.ndarray, name: str, const: bool = True) -> str:
+        j = len(self.arrays)
+        self.arrays.append(array)
+        q = "const " if const else ""
+        t = cpp_type(array.dtype)
+        self.decls.append(f"  {q}{t}* __restrict {name} = ({q}{t}*)B[{j}];")
+        return name
+
+    def add_inputs(self, exprs: Sequence[Expr]) -> None:
+        for j, buf in enumerate(buffers(tuple(exprs))):
+            self.names[id(buf)] = self.add(buf.array, f"in{j}")
+
+    def function(self) -> str:
+        # Ctrl-C (issue 8): every chunk loop polls the flag word of the armed call (P[4];
+        # stax/runtime/fastcall.c sets the interrupt bit) and skips the chunks left
+        polled = self.code.replace(CHUNK_LOOP, CHUNK_LOOP + "\n    if (stax_interrupted(flags)) "
+                              "continue;  // Ctrl-C: skip what is left")
+        return (PRELUDE + INTERRUPT
+                + '\nextern "C" void stax_nested(void** B, const int64_t* P) {\n'
+                "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
+                "  const int32_t* flags = reinterpret_cast<const int32_t*>(P[4]);\n"
+                + "\n".join(self.decls) + "\n" + polled + "\n}\n")
+
+
+def _layout_source(src: _Source, layout: Layout) -> str:
+    """The OFF(s) macro text for a layout (its sizes are the parameters n, k, W)."""
+    if layout.width is None:
+        assert layout.bounds is not None and layout.bounds.dtype == INT64
+        src.add(layout.bounds, "off")
+        src.bounds = layout.bounds
+        return "#define OFF(s) off[s]"
+    return "#define OFF(s) ((s) * W)"
+
+
+def _first_segment(layout: Layout) -> str:
+    if layout.width is not None:
+        return "      int64_t s = a / W;"
+    return ("      int64_t s = std::min<int64_t>(std::lower_bound(off, off + k + 1, a) - off,\n"
+            "                                    std::upper_bound(off, off + k + 1, a) - off - 1);")
+
+
+CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
+INTERRUPT = f"""
+static inline bool stax_interrupted(const int32_t* flags) {{  // the bit fastcall.c sets
+    return (__atomic_load_n(&flags[{ANY_FLAG}], __ATOMIC_RELAXED) & (1 << 30)) != 0;
+}}
+"""
+
+
+def _chunks() -> str:
+    """The number of chunks: P[3] when set (tests force many chunks on small inputs), else
+    CHUNKS_PER_THREAD per thread for large inputs, handed out dynamically (a thread that
+    loses its core to another process does not hold the others up)."""
+    return (f"  const int C = P[3] > 0 ? int(P[3]) : n >= {PARALLEL_MIN} ? "
+            f"{CHUNKS_PER_THREAD} * omp_get_max_threads() : 1;\n")
+
+
+def _combine(op: Operator, left: Sequence[str], right: Sequence[str], dest: Sequence[str],
+             names: dict[int, str]) -> str:
+    """C++ statements dest = op(left, right) for tuples of locals."""
+    m = len(op.dtypes)
+    args: dict[str, Expr] = {}
+    for j in range(m):
+        args[f"a{j}"] = Arg(op.dtypes[j], left[j])
+        args[f"b{j}"] = Arg(op.dtypes[j], right[j])
+    temps = [f"const {cpp_type(op.dtypes[j])} t{j} = "
+             f"{emit(rename_args(op.combine[j], args), names)};" for j in range(m)]
+    moves = [f"{dest[j]} = t{j};" for j in range(m)]
+    return "{ " + " ".join(temps + moves) + " }"
+
+
+def _decl(op: Operator, names: Sequence[str], init: Sequence[str]) -> str:
+    return " ".join(f"{cpp_type(t)} {n} = {v};" for t, n, v in
+                    zip(op.dtypes, names, init, strict=True))
+
+
+def _elements(op: Operator, elems: Sequence[Expr], src: _Source) -> str:
+    return " ".join(f"const {cpp_type(t)} x{j} = {emit(e, src.names)};"
+                    for j, (t, e) in enumerate(zip(op.dtypes, elems, strict=True)))
+
+
+def _names(prefix: str, m: int, suffix: str = "") -> list[str]:
+    return [f"{prefix}{j}{suffix}" for j in range(m)]
+
+
+def _assign(dests: Sequence[str], srcs: Sequence[str]) -> str:
+    return " ".join(f"{d} = {v};" for d, v in zip(dests, srcs, strict=True))
+
+
+def _vectors(op: Operator, names: Sequence[str], size: str) -> str:
+    return " ".join(f"std::vector<{cpp_type(t)}> {p}({size});"
+                    for t, p in zip(op.dtypes, names, strict=True))
+
+
+def _segmented_source(layout: Layout, op: Operator, outs: Sequence[np.ndarray],
+                      elems: Sequence[Expr]) -> tuple[_Source, str, list[str]]:
+    """A segmented kernel's arrays: the layout's, outputs `o0, o1, ...`, the element inputs;
+    with the layout macro, its parameters and the neutral element's C++."""
+    src = _Source()
+    macro = _layout_source(src, layout)
+    for j, o in enumerate(outs):
+        src.add(o, f"o{j}", const=False)
+    src.add_inputs(elems)
+    return src, macro, [emit(c, src.names) for c in op.ne]
+
+
+def _omp(op: Operator) -> tuple[str, ...] | None:
+    """The OpenMP reduction identifiers when every component j is a plain commutative ufunc
+    of (a_j, b_j) (float max/min too: `_vector_loop` tracks NaN on the side)."""
+    ids = []
+    for j, (c, dtype) in enumerate(zip(op.combine, op.dtypes, strict=True)):
+        if not (isinstance(c, Call) and c.args == (Arg(dtype, f"a{j}"), Arg(dtype, f"b{j}"))
+                and dtype.kind != "b"):
+            return None
+        ident = (OMP_INT_REDUCTIONS.get(c.fn) if dtype.kind in "iuf" else None) \
+            or OMP_REDUCTIONS.get(c.fn)
+        if ident is None:
+            return None
+        ids.append(ident)
+    return tuple(ids)
+
+
+def _select(op: Operator) -> Expr | None:
+    """For a selecting operator (every component `where(c, b_j, a_j)`, one condition c, e.g.
+    an argmax): c, over the accumulators a_j and the element b_j."""
+    conds = set()
+    for j, (e, t) in enumerate(zip(op.combine, op.dtypes, strict=True)):
+        if not (isinstance(e, Call) and e.fn == "where"
+                and e.args[1:] == (Arg(t, f"b{j}"), Arg(t, f"a{j}"))):
+            return None
+        conds.add(e.args[0])
+    return conds.pop() if len(conds) == 1 else None
+
+
+def _select_cpp(op: Operator, cond: Expr, names: dict[int, str]) -> str:
+    args: dict[str, Expr] = {}
+    for j, t in enumerate(op.dtypes):
+        args[f"a{j}"], args[f"b{j}"] = Arg(t, f"acc{j}"), Arg(t, f"x{j}")
+    return emit(rename_args(cond, args), names)
+
+
+def _increasing(e: Expr, bounds: np.ndarray | None) -> bool:
+    """Whether an element expression grows strictly with the element index inside a segment,
+    without overflow: the element index, or the index in the segment (i - bounds[s])."""
+    if isinstance(e, Idx):
+        return True
+    return (isinstance(e, Call) and e.fn == "subtract" and e.dtype == INT64
+            and isinstance(e.args[0], Idx) and isinstance(e.args[1], Load)
+            and isinstance(e.args[1].index, Seg) and e.args[1].buf.array is bounds)
+
+
+# a_j vs b_j when b_j comes from a later element than a_j and component j is increasing
+_ORDERED = {"less": (True, False), "less_equal": (True, False), "greater": (False, True),
+            "greater_equal": (False, True), "equal": (False, False),
+            "not_equal": (True, True)}
+
+
+def _in_order(e: Expr, up: frozenset[int]) -> Expr:
+    """`e` (an operator's expression) knowing a_j < b_j for the components j in `up`: what
+    holds while a sequential loop combines an accumulator taken from earlier elements with
+    the next one (for an argmax's tie rule, `b1 < a1` is false: the first index wins by
+    order alone)."""
+    if not isinstance(e, Call):
+        return e
+    args = tuple(_in_order(a, up) for a in e.args)
+    if e.fn in _ORDERED and len(args) == 2 and all(isinstance(a, Arg) for a in args):
+        x, y = args
+        for j in up:
+            if (x.name, y.name) in ((f"a{j}", f"b{j}"), (f"b{j}", f"a{j}")):
+                forward, backward = _ORDERED[e.fn]
+                return Const(BOOL, forward if x.name[0] == "a" else backward)
+    if e.fn in ("logical_and", "bitwise_and", "logical_or", "bitwise_or") \
+            and e.dtype == BOOL:
+        absorbing = e.fn.endswith("and") is False
+        for p, q in (args, args[::-1]):
+            if isinstance(p, Const):
+                return Const(BOOL, absorbing) if bool(p.value) == absorbing else q
+    if e.fn == "cast" and e.dtype == BOOL and isinstance(args[0], Const):
+        return Const(BOOL, bool(args[0].value))
+    return Call(e.dtype, e.fn, args)
+
+
+def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _Source,
+                 ne: Sequence[str], keep: str = "") -> str:
+    """A segment's reduction loop as `omp simd` with one OpenMP reduction per component. A
+    float max/min is `x > acc ? x : acc` (which vectorizes) plus a flag for NaN, which
+    np.maximum/np.minimum propagate (the zero kept among -0.0 and 0.0 may differ from a
+    sequential loop, as in NumPy's own vectorized reductions)."""
+    decls, steps, clauses, after = [], [], [], []
+    for j, (t, r) in enumerate(zip(op.dtypes, ids, strict=True)):
+        ctype = cpp_type(t)
+        decls.append(f"{ctype} acc{j} = {ne[j]};")
+        clauses.append(f"reduction({r}:acc{j})")
+        if t.kind == "f" and r in ("max", "min"):
+            decls.append(f"int nan{j} = {ne[j]} != {ne[j]};")
+            clauses.append(f"reduction(|:nan{j})")
+            cmp = ">" if r == "max" else "<"
+            steps.append(f"acc{j} = x{j} {cmp} acc{j} ? x{j} : acc{j}; nan{j} |= x{j} != x{j};")
+            after.append(f"if (nan{j}) acc{j} = std::numeric_limits<{ctype}>::quiet_NaN();")
+        else:
+            args = {f"a{j}": Arg(t, f"acc{j}"), f"b{j}": Arg(t, f"x{j}")}
+            steps.append(f"acc{j} = {emit(rename_args(op.combine[j], args), src.names)};")
+    return (f"{' '.join(decls)}\n        #pragma omp simd {' '.join(clauses)}\n"
+            f"        for (int64_t i = lo; i < hi; ++i) {{\n"
+            f"          {_elements(op, elems, src)} {keep}\n          {' '.join(steps)}\n"
+            f"        }}\n"
+            f"        {' '.join(after)}")
+
+
+SELECT_BLOCK = 64  # elements tested at once by a selecting reduction (see `_reduce_loop`)
+
+
+def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str],
+                 keep: str = "") -> str:
+    """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them (`keep`:
+    a statement storing the element x0 as well)."""
+    m = len(op.dtypes)
+    acc, x = _names("acc", m), _names("x", m)
+    unguarded = not any(guarded_load(e) for e in elems)
+    ids = _omp(op) if unguarded else None
+    if ids:
+        return _vector_loop(op, ids, elems, src, ne, keep)
+    select = _select(op)
+    if select is None:
+        step = _combine(op, acc, x, acc, src.names)
+    else:  # a rarely taken branch: branch-free, each comparison would wait for the last one
+        step = f"if (__builtin_expect({_select_cpp(op, select, src.names)}, 0)) " \
+               f"{{ {_assign(acc, x)} }}"
+
+    def scalar(start: str, step: str) -> str:
+        return f"""for (int64_t i = {start}; i < hi; ++i) {{
+          {_elements(op, elems, src)} {keep}
+          {step}
+        }}"""
+    if select is None or keep or not unguarded:
+        return f"{_decl(op, acc, ne)}\n        {scalar('lo', step)}"
+    # A selecting reduction: the first element is combined with the neutral element; after
+    # it the accumulators come from earlier elements, so the condition simplifies for the
+    # components that grow with the index (`_in_order`: an argmax's tie rule). The first
+    # SELECT_BLOCK elements after it run sequentially (the accumulators change often there);
+    # then by blocks: a vectorized test whether any element of the block would be selected
+    # against the accumulators as they are at its start, and only then the sequential loop
+    # over the block (the same result: the accumulators change only where it holds).
+    up = frozenset(j for j, e in enumerate(elems) if _increasing(e, src.bounds))
+    cond = _select_cpp(op, _in_order(select, up), src.names)
+    later = f"if (__builtin_expect({cond}, 0)) {{ {_assign(acc, x)} }}"
+    return f"""{_decl(op, acc, ne)}
+        if (lo < hi) {{ const int64_t i = lo; {_elements(op, elems, src)} {step} }}
+        const int64_t warm = std::min(hi, lo + 1 + {SELECT_BLOCK});
+        {scalar('lo + 1', later).replace('i < hi', 'i < warm')}
+        int64_t blk = warm;
+        for (; blk + {SELECT_BLOCK} <= hi; blk += {SELECT_BLOCK}) {{
+          int hit = 0;
+          #pragma omp simd reduction(|:hit)
+          for (int64_t i = blk; i < blk + {SELECT_BLOCK}; ++i) {{
+            {_elements(op, elems, src)}
+            hit |= int({cond});
+          }}
+          if (__builtin_expect(hit, 0)) {{
+            {scalar('blk', later).replace('i < hi', f'i < blk + {SELECT_BLOCK}')}
+          }}
+        }}
+        {scalar('blk', later)}"""
+
+
+def _bind(e: Expr, local: dict[int, Arg]) -> Expr:
+    """`e` with loads x[s] of the arrays in `local` replaced by the locals."""
+    if isinstance(e, Load):
+        if id(e.buf.array) in local and isinstance(e.index, Seg):
+            return local[id(e.buf.array)]
+        return Load(e.dtype, e.buf, _bind(e.index, local))
+    if isinstance(e, Call):
+        return Call(e.dtype, e.fn, tuple(_bind(a, local) for a in e.args))
+    return e
+
+
+def _contains(e: Expr, part: Expr) -> bool:
+    if e == part:
+        return True
+    if isinstance(e, Load):
+        return _contains(e.index, part)
+    return isinstance(e, Call) and any(_contains(a, part) for a in e.args)
+
+
+def _replace(e: Expr, part: Expr, by: Expr) -> Expr:
+    if e == part:
+        return by
+    if isinstance(e, Load):
+        return Load(e.dtype, e.buf, _replace(e.index, part, by))
+    if isinstance(e, Call):
+        return Call(e.dtype, e.fn, tuple(_replace(a, part, by) for a in e.args))
+    return e
+
+
+def _chain_source(chain: ChainKernel) -> _Source:
+    """One kernel: for each segment, every phase's reduction in order, then the stores."""
+    layout, stores = chain.layout, chain.stores
+    src = _Source()
+    macro = _layout_source(src, layout)
+    aliases: dict[int, str] = {}
+    for p, phase in enumerate(chain.phases):
+        for j, o in enumerate(phase.outs):
+            aliases[id(o)] = src.add(o, f"o{p}_{j}", const=False)
+    outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
+    exprs = [e for phase in chain.phases for e in phase.elems] + [st.value for st in stores]
+    for j, buf in enumerate(buffers(tuple(exprs))):
+        src.names[id(buf)] = aliases.get(id(buf.array)) or src.add(buf.array, f"in{j}")
+    # Later phases read a result as the local r<p>_<j> (x[s] -> a scalar the loops keep in a
+    # register; through the array, gcc would not vectorize them).
+    local = {id(o): Arg(o.dtype, f"r{p}_{j}") for p, phase in enumerate(chain.phases)
+             for j, o in enumerate(phase.outs)}
+    elems = [[_bind(e, local) for e in phase.elems] for phase in chain.phases]
+    values = [_bind(st.value, local) for st in stores]
+    # A store whose value contains a phase's (computed) element keeps that element from the
+    # reduction's pass (out[i] = x0) and reads it back (softmax: exp once per element).
+    keeps: dict[int, str] = {}
+    for j, st in enumerate(stores):
+        for p in reversed(range(len(chain.phases))):
+            e = elems[p][0]
+            if (p not in keeps and len(elems[p]) == 1 and isinstance(e, Call)
+                    and e.dtype == st.out.dtype and _contains(values[j], e)):
+                buf = Buf(st.out)
+                src.names[id(buf)] = outs[j]
+                keeps[p] = f"{outs[j]}[i] = x0;"
+                values[j] = _replace(values[j], e, Load(e.dtype, buf, Idx()))
+                break
+    blocks = []
+    for p, phase in enumerate(chain.phases):
+        ne = [emit(c, src.names) for c in phase.op.ne]
+        loop = _reduce_loop(phase.op, elems[p], src, ne, keeps.get(p, ""))
+        results = " ".join(f"r{p}_{j} = o{p}_{j}[s] = acc{j};" for j in range(len(phase.outs)))
+        decls = " ".join(f"{cpp_type(o.dtype)} r{p}_{j};" for j, o in enumerate(phase.outs))
+        blocks.append(f"      {decls}\n      {{ {loop}\n        {results} }}")
+    if stores:
+        body = " ".join(f"{name}[i] = {emit(v, src.names)};"
+                        for name, v in zip(outs, values, strict=True))
+        simd = "" if any(guarded_load(st.value) for st in stores) else "      #pragma omp simd\n"
+        blocks.append(f"{simd}      for (int64_t i = lo; i < hi; ++i) {{ {body} }}")
+    code = (f"{macro}\n{_chunks()}"
+            "  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)\n"
+            "  for (int c = 0; c < C; ++c) {\n"
+            "    // whole segments: those starting in [n*c/C, n*(c+1)/C) (the last chunk: to k)\n"
+            "    const int64_t s0 = std::lower_bound(off, off + k + 1, n * c / C) - off;\n"
+            "    const int64_t s1 = c == C - 1 ? k : std::lower_bound(off, off + k + 1, "
+            "n * (c + 1) / C) - off;\n"
+            "    for (int64_t s = s0; s < s1; ++s) {\n"
+            "      const int64_t lo = OFF(s), hi = OFF(s + 1);\n"
+            + "\n".join(blocks) + "\n    }\n  }")
+    src.code = code
+    return src
+
+
+def _map_source(kernel: MapKernel) -> _Source:
+    stores, layout = kernel.stores, kernel.layout
+    exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    src = _Source()
+    macro = ""
+    if kernel.segmented:
+        assert layout is not None
+        macro = _layout_source(src, layout)
+    outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
+    src.add_inputs(exprs)
+    lines = []
+    for name, st in zip(outs, stores, strict=True):
+        at = "i" if st.index is None else f"(int64_t)({emit(st.index, src.names)})"
+        line = f"{name}[{at}] = {emit(st.value, src.names)};"
+        if st.cond is not None:
+            line = f"if ({emit(st.cond, src.names)}) {line}"
+        lines.append("        " + line)
+    body = "\n".join(lines)
+    # No `omp simd` for scatters or loads guarded by a condition: a vector loop may execute
+    # a guarded load for lanes whose condition is false.
+    simd = "" if any(st.cond is not None or st.index is not None for st in stores) or any(
+        guarded_load(e) for e in exprs) else " simd"
+    if not kernel.segmented:
+        code = (f"  #pragma omp parallel for{simd} schedule(static) if(n >= {PARALLEL_MIN})\n"
+                f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
+    else:
+        code = (f"{macro}\n{_chunks()}"
+                "  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)\n"
+                "  for (int c = 0; c < C; ++c) {\n"
+                "    const int64_t a = n * c / C, b = n * (c + 1) / C;\n"
+                "    if (a < b) {\n"
+                f"{_first_segment(layout)}\n"
+                "      for (; s < k && OFF(s) < b; ++s) {\n"
+                "        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));\n"
+                + ("        #pragma omp simd\n" if simd else "") +
+                f"        for (int64_t i = lo; i < hi; ++i) {{\n{body}\n        }}\n"
+                "      }\n    }\n  }")
+    src.code = code
+    return src
+
+
+def _segreduce_source(kernel: SegReduceKernel) -> _Source:
+    layout, op, elems, outs = kernel.layout, kernel.op, kernel.elems, kernel.outs
+    m = len(op.dtypes)
+    kept = m - kernel.totals  # components with one result per segment
+    src, macro, ne = _segmented_source(layout, op, outs, elems)
+    acc = _names("acc", m)
+    loop = _reduce_loop(op, elems, src, ne)
+    pv = _names("pv", m)
+    tot = _names("tot", m)[kept:]
+    store = " ".join(f"o{j}[cur] = r{j};" for j in range(kept))
+    code = f"""{macro}
+{_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
+  {_vectors(op, pv, "2 * C")}
+  {" ".join(f"int64_t {t} = 0;" for t in tot)}
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1) {" ".join(
+      f"reduction(+:{t})" for t in tot)}
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a < b) {{
+{_first_segment(layout)}
+      int np_ = 0;
+      for (; s < k && OFF(s) < b; ++s) {{
+        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
+        {loop}
+        {" ".join(f"{t} += acc{j};" for j, t in enumerate(tot, kept))}
+        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", kept, "[s]"),
+                                                           acc[:kept])} }}
+        else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
+      }}
+    }}
+  }}
+  {" ".join(f"o{j}[0] = {t};" for j, t in enumerate(tot, kept))}
+  int64_t cur = -1;
+  {_decl(op, _names("r", m), ne)}
+  for (int j = 0; j < 2 * C; ++j) {{
+    if (pseg[j] < 0) continue;
+    {_decl(op, _names("q", m), [f"{p}[j]" for p in pv])}
+    if (pseg[j] == cur) {_combine(op, _names("r", m), _names("q", m), _names("r", m), src.names)}
+    else {{ if (cur >= 0) {{ {store} }}
+           cur = pseg[j]; {" ".join(f"r{j} = q{j};" for j in range(m))} }}
+  }}
+  if (cur >= 0) {{ {store} }}
+  for (int64_t s = k - 1; s >= 0 && OFF(s) >= n; --s) {{ {_assign(_names("o", kept, "[s]"),
+                                                                  ne[:kept])} }}"""
+    src.code = code
+    return src
+
+
+def _segscan_source(kernel: SegScanKernel) -> _Source:
+    layout, op, elems, outs = kernel.layout, kernel.op, kernel.elems, kernel.outs
+    m = len(op.dtypes)
+    src, macro, ne = _segmented_source(layout, op, outs, elems)
+    acc, x = _names("acc", m), _names("x", m)
+    store = " ".join(f"o{j}[i] = acc{j};" for j in range(m))
+    step = _combine(op, acc, x, acc, src.names)
+    scan = f"{store} {step}" if kernel.exclusive else f"{step} {store}"
+    last, carry = _names("last", m), _names("carry", m)
+    code = f"""{macro}
+{_chunks()}  std::vector<char> mid(C, 0), open(C, 0), whole(C, 0), cin(C, 0);
+  std::vector<int64_t> fix(C, 0);
+  {_vectors(op, last, "C")}
+  {_vectors(op, [p + "v" for p in carry], "C")}
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a < b) {{
+{_first_segment(layout)}
+      for (; s < k && OFF(s) < b; ++s) {{
+        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
+        {_decl(op, acc, ne)}
+        for (int64_t i = lo; i < hi; ++i) {{
+          {_elements(op, elems, src)}
+          {scan}
+        }}
+        if (lo > OFF(s)) {{ mid[c] = 1; fix[c] = hi; }}
+        if (hi < OFF(s + 1)) {{ open[c] = 1; whole[c] = lo > OFF(s);
+          {" ".join(f"{p}[c] = acc{j};" for j, p in enumerate(last))} }}
+      }}
+    }}
+  }}
+  bool valid = false;
+  {_decl(op, carry, ne)}
+  for (int c = 0; c < C; ++c) {{
+    const int64_t a = n * c / C, b = n * (c + 1) / C;
+    if (a >= b) continue;
+    cin[c] = mid[c] && valid;
+    {" ".join(f"{p}v[c] = {p};" for p in carry)}
+    if (!open[c]) {{ valid = false; continue; }}
+    {_decl(op, _names("l", m), [f"{p}[c]" for p in last])}
+    if (whole[c] && valid) {_combine(op, carry, _names("l", m), carry, src.names)}
+    else {{ {" ".join(f"{p} = l{j};" for j, p in enumerate(carry))} }}
+    valid = true;
+  }}
+  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)
+  for (int c = 0; c < C; ++c) {{
+    if (!cin[c]) continue;
+    const int64_t a = n * c / C;
+    for (int64_t i = a; i < fix[c]; ++i) {{
+      {_decl(op, _names("l", m), [f"{p}v[c]" for p in carry])}
+      {_decl(op, _names("r", m), [f"o{j}[i]" for j in range(m)])}
+      {_combine(op, _names("l", m), _names("r", m), _names("r", m), src.names)}
+      {" ".join(f"o{j}[i] = r{j};" for j in range(m))}
+    }}
+  }}"""
+    src.code = code
+    return src
+
+
+_PRINTERS = {MapKernel: _map_source, SegReduceKernel: _segreduce_source,
+             SegScanKernel: _segscan_source, ChainKernel: _chain_source}
+
+
+class Entry:
+    """A loaded kernel: `stax_nested(void** B, const int64_t* P)`, called with the arrays and
+    P = (n, k, W, chunks, the address of this call's flag word)."""
+
+    def __init__(self, fn: ctypes._CFuncPtr) -> None:
+        self.fn = fn
+
+    def __call__(self, n: int, k: int, width: int, chunks: int,
+                 arrays: Sequence[np.ndarray]) -> None:
+        # (__array_interface__ is twice as fast as .ctypes.data: a warm call is mostly this)
+        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(
+            *[a.__array_interface__["data"][0] for a in arrays])
+        flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
+        address = ctypes.addressof(flags)
+        ps = (ctypes.c_int64 * 5)(n, k, width, chunks, address)
+        if max(n, k) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
+            self.fn(ptrs, ps)
+            return
+        with interruptible(address):  # Ctrl-C stops the kernel (issue 8)
+            self.fn(ptrs, ps)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A segmented kernel ready to run: its C++ (`body`: without the shared prelude), the
+    arrays it takes in order, and the loaded function."""
+    source: str
+    body: str
+    arrays: tuple[np.ndarray, ...]
+    entry: Entry
+
+
+def build(kernel: SegmentedKernel, backend: Backend) -> Built:
+    """Print `kernel` as C++, compile it with `backend.build` (cached per source text)."""
+    src = _PRINTERS[type(kernel)](kernel)
+    source = src.function()
+    return Built(source, source[source.index('extern "C"'):].strip(), tuple(src.arrays),
+                 _load(source, backend))
+
+
+@functools.cache
+def _load(source: str, backend: Backend) -> Entry:
+    fn = backend.build(source, isa_level()).library.stax_nested
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
+    fn.restype = None
+    return Entry(fn)
