@@ -1,6 +1,11 @@
-"""The corpus of ordinary NumPy functions (tests/corpus/programs.py) under stax.jit.
+"""The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
+test_corpus_wild2.py) under stax.jit.
 
-    python benchmarks/corpus.py [--repeat N] [--only name,...] [--markdown OUT.md]
+    python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
+                                [--markdown OUT.md]
+
+The wild corpora run each function on its first input (the others are edge cases: 0- and
+1-sized, transposed), named `wild:NAME` / `wild2:NAME`.
 
 Per function: whether it compiles without a graph break, runs with breaks (how many; "whole"
 when the whole function falls back to NumPy), or fails (an exception or a result that differs
@@ -26,7 +31,9 @@ import numpy as np
 os.environ.setdefault("STAX_CACHE_DIR", tempfile.mkdtemp(prefix="stax-corpus-"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-from corpus.programs import CASES  # noqa: E402
+from corpus.programs import CASES as PROGRAMS  # noqa: E402
+from corpus.test_corpus_wild import CASES as WILD  # noqa: E402
+from corpus.test_corpus_wild2 import CASES2 as WILD2  # noqa: E402
 
 import stax  # noqa: E402
 from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
@@ -34,6 +41,16 @@ from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
 
 def copies(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+Maker = Callable[[np.random.Generator], tuple[Any, ...]]
+CORPORA: dict[str, dict[str, tuple[Callable[..., Any], Maker]]] = {
+    "programs": dict(PROGRAMS),
+    "wild": {f"wild:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD.items()},
+    "wild2": {f"wild2:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD2.items()},
+}
+CASES = {name: case for corpus in CORPORA.values() for name, case in corpus.items()}
+TOLERANCE = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}
 
 
 def same(got: Any, want: Any) -> bool:
@@ -44,7 +61,8 @@ def same(got: Any, want: Any) -> bool:
     if g.shape != w.shape or g.dtype != w.dtype:
         return False
     if w.dtype.kind in "fc":
-        return bool(np.allclose(g, w, rtol=1e-9, atol=1e-12, equal_nan=True))
+        tol = TOLERANCE.get(w.dtype.name, 1e-9)
+        return bool(np.allclose(g, w, rtol=tol, atol=tol * 1e-3, equal_nan=True))
     return bool(np.array_equal(g, w))
 
 
@@ -90,16 +108,27 @@ def measure(name: str, repeat: int) -> tuple[str, str, float | None]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--corpus", default=",".join(CORPORA))
     parser.add_argument("--only", default="")
     parser.add_argument("--markdown", default="")
     opts = parser.parse_args()
-    names = opts.only.split(",") if opts.only else sorted(CASES)
+    names = opts.only.split(",") if opts.only else [
+        n for c in opts.corpus.split(",") for n in sorted(CORPORA[c])]
     rows = [(n, *measure(n, opts.repeat)) for n in names]
-    counts = {k: sum(r[1] == k for r in rows) for k in ("compiled", "breaks", "whole", "fail")}
-    lines = [f"Corpus: {len(rows)} functions; compiled without a break: {counts['compiled']}; "
-             f"with graph breaks: {counts['breaks']}; whole function in NumPy: "
-             f"{counts['whole']}; failed: {counts['fail']}", "",
-             "| function | status | breaks | Stax/NumPy time |", "|---|---|---|---|"]
+    lines = []
+    for corpus in [*opts.corpus.split(","), "all"]:
+        mine = [r for r in rows if corpus == "all" or r[0] in CORPORA[corpus]]
+        if not mine:
+            continue
+        counts = {k: sum(r[1] == k for r in mine) for k in ("compiled", "breaks", "whole", "fail")}
+        medians = {k: statistics.median(rs) if (rs := [r[3] for r in mine if r[1] == k]) else None
+                   for k in ("compiled", "breaks")}
+        shown = {k: "-" if v is None else f"{v:.2f}" for k, v in medians.items()}
+        lines.append(f"{corpus}: {len(mine)} functions; compiled without a break: "
+                     f"{counts['compiled']} (median Stax/NumPy {shown['compiled']}); with graph "
+                     f"breaks: {counts['breaks']} (median {shown['breaks']}); whole function in "
+                     f"NumPy: {counts['whole']}; failed: {counts['fail']}")
+    lines += ["", "| function | status | breaks | Stax/NumPy time |", "|---|---|---|---|"]
     for name, status, detail, ratio in rows:
         shown = "-" if ratio is None else f"{ratio:.2f}"
         lines.append(f"| {name} | {status} | {detail.replace('|', '/')} | {shown} |")

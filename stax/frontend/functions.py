@@ -340,7 +340,8 @@ def tile(A: Any, reps: Any) -> Tracer:
 
 
 def repeat(a: Any, repeats: Any, axis: Any = None) -> Tracer:
-    if not isinstance(repeats, (int, np.integer)):
+    if not isinstance(repeats, (int, np.integer)) and not (
+            isinstance(repeats, Tracer) and repeats.ndim == 0):  # [B16] a traced Python int
         raise unsupported("np.repeat with an array of repeats")
     r = operator.index(repeats)
     if r < 0:

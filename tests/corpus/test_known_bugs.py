@@ -140,3 +140,14 @@ def _flatten_by_product(x, m, n):
 def test_shape_from_traced_python_ints() -> None:
     x = np.arange(12.0).reshape(3, 4)
     assert_matches(stax.jit(_flatten_by_product)(x, 3, 4), _flatten_by_product(x, 3, 4))
+
+
+def _repeat_by_power(x, r, k):
+    return np.repeat(x, r**k, axis=1), x.repeat(r, axis=0)  # npbench stockham_fft
+
+
+def test_repeat_count_from_traced_python_ints() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    f = stax.jit(_repeat_by_power)
+    for r, k in ((2, 1), (3, 0), (2, 2)):
+        assert_matches(f(x, r, k), _repeat_by_power(x, r, k))
