@@ -8,9 +8,10 @@ Programs: the corpus (tests/corpus), the shape-generic programs of tests/test_dy
 integer / gather / strided / each forced form / loops compiled once per body. The source is
 captured where the backend would build it (`CpuBackend.build`, and the loops runner's
 `compile_source`), so nothing is compiled; the planner's parallel crossover is fixed
-(STAX_PARALLEL_MIN_NS), hashes are seeded (PYTHONHASHSEED=0), gather terms are ordered by their
-text (`_stable_atom_key`), and the ISA and thread count are given, so the text does not depend
-on the machine. Programs with graph breaks dump their first compiled segment.
+(STAX_PARALLEL_MIN_NS), hashes are seeded (PYTHONHASHSEED=0), and the ISA and thread count are
+given, so the text does not depend on the machine (gather terms are ordered by structure,
+`stax.ir.expr.structural_key`, in every run). Programs with graph breaks dump their first
+compiled segment.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import numpy as np  # noqa: E402
 import stax  # noqa: E402
 import stax.api  # noqa: E402
 from stax.backends.cpu import CpuBackend  # noqa: E402
-from stax.ir import expr  # noqa: E402
 from stax.loops import runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,20 +39,10 @@ sys.path[:0] = [str(ROOT / "tests")]
 
 from corpus.programs import CASES  # noqa: E402
 
-ORIGINAL_ATOM_KEY = expr._atom_key
-
 
 class Captured(BaseException):  # not an Exception: no fallback path may swallow it
     def __init__(self, source: str) -> None:
         self.source = source
-
-
-def _stable_atom_key(a: Any) -> tuple[int, str]:
-    """`stax.ir.expr._atom_key` orders gather terms (Indirect atoms) by the address of their
-    expression, which differs from run to run; the dump orders them by their text."""
-    if isinstance(a, expr.Indirect):
-        return 3, repr(a.expr)
-    return ORIGINAL_ATOM_KEY(a)
 
 
 def _capture(*args: Any) -> None:
@@ -189,7 +179,6 @@ def main(out_dir: str) -> None:
     CpuBackend.build = _capture  # type: ignore[method-assign]
     runner.compile_source = _capture  # type: ignore[attr-defined]
     stax.api.isa_level = lambda forced=None: forced or "avx2"  # type: ignore[attr-defined]
-    expr._atom_key = _stable_atom_key  # type: ignore[attr-defined]
     programs = all_programs()
     modules = 0
     with warnings.catch_warnings():

@@ -11,6 +11,7 @@ hashes; lowering shares subexpressions, so they form DAGs that codegen prints wi
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,9 +94,48 @@ class Indirect(_Cached):
 Atom = Var | FloorDiv | Mod | Indirect
 
 
-def _atom_key(a: Atom) -> tuple[int, str]:
+def _atom_key(a: Atom) -> tuple[int, str, bytes]:
+    """The order of an index's terms: variables, divisions, remainders, gathers; by printed
+    text, then by structure (two gathers print alike): the same in every process, so the same
+    program prints the same source (one compile-cache key)."""
     order = {Var: 0, FloorDiv: 1, Mod: 2, Indirect: 3}[type(a)]
-    return order, str(a) if not isinstance(a, Indirect) else f"{id(a.expr)}"
+    return order, str(a), structural_key(a)
+
+
+def _parts(node: Any) -> tuple[Any, ...]:
+    """What `node`'s structure is made of: child nodes and plain values, in field order."""
+    if isinstance(node, Index):
+        return (*(x for term in node.terms for x in term), node.const)
+    if isinstance(node, Const):
+        return (node.bits, node.dtype)
+    if isinstance(node, Call):
+        return (node.fn, node.dtype, *node.args)
+    return tuple(getattr(node, name) for name, f in node.__dataclass_fields__.items()
+                 if f.compare)
+
+
+def structural_key(node: Any) -> bytes:
+    """A canonical digest of an index or body expression's structure (16 bytes): equal for
+    equal structures in any process and allocation order, unlike `id()` or `hash()` of
+    strings. Memoized on each node, computed without recursion: linear in the size of a
+    shared DAG."""
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if "_key" in top.__dict__:
+            stack.pop()
+            continue
+        pending = [p for p in _parts(top) if isinstance(p, _Cached) and "_key" not in p.__dict__]
+        if pending:
+            stack.extend(pending)
+            continue
+        digest = hashlib.blake2b(type(top).__name__.encode(), digest_size=16)
+        for p in _parts(top):
+            digest.update(p.__dict__["_key"] if isinstance(p, _Cached) else repr(p).encode())
+            digest.update(b"\0")
+        object.__setattr__(top, "_key", digest.digest())
+        stack.pop()
+    return node.__dict__["_key"]
 
 
 @dataclass(frozen=True, eq=True)
