@@ -94,21 +94,55 @@ def index_points(ids: list[int], ranges: Mapping[int, range]
     if not closure & set(links):
         return None
     order = tuple(sorted(closure))  # value ids grow as loops open: enclosing indices first
-    rows: list[dict[int, int]] = [{}]
+    key = tuple((k, ranges[k], _link_key(links.get(k))) for k in order)
+    if key not in _POINTS:  # a function of the key alone: shared by traces and calls
+        if len(_POINTS) >= 64:
+            del _POINTS[next(iter(_POINTS))]
+        _POINTS[key] = _points(order, ranges, links)
+    return _POINTS[key]
 
-    def value(form: Affine, row: dict[int, int]) -> int:
-        return form[0] + sum(a * row[k] for k, a in form[1].items())
+
+# index_points by the ranges and links they use (every slice of a body asks for the same
+# points: enumerated once, with arrays, not once per slice with Python dicts)
+_POINTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _link_key(link: tuple[Affine, Affine, int] | None) -> tuple[Any, ...] | None:
+    return None if link is None else (_key(link[0]), _key(link[1]), link[2])
+
+
+def _points(order: tuple[int, ...], ranges: Mapping[int, range],
+            links: Mapping[int, tuple[Affine, Affine, int]]
+            ) -> tuple[tuple[int, ...], dict[int, np.ndarray]] | None:
+    """`index_points` enumerated with arrays: one column per index, a row per point."""
+    cols: dict[int, np.ndarray] = {}
+    count = 1
+
+    def value(form: Affine) -> np.ndarray:
+        out = np.full(count, form[0], np.int64)
+        for k, a in form[1].items():
+            out += a * cols[k]
+        return out
 
     for k in order:
         if k in links:
             start, stop, step = links[k]
-            rows = [{**row, k: v} for row in rows
-                    for v in range(value(start, row), value(stop, row), step)]
+            first = value(start)
+            lengths = np.maximum(-(-(value(stop) - first) // step), 0)  # len(range(...))
         else:
-            rows = [{**row, k: v} for row in rows for v in ranges[k]]
-        if len(rows) > POINTS_LIMIT:
+            r = ranges[k]
+            first = np.full(count, r.start, np.int64)
+            step, lengths = r.step, np.full(count, len(r), np.int64)
+        total = int(lengths.sum())
+        if total > POINTS_LIMIT:
             return None
-    return order, {k: np.array([row[k] for row in rows], np.int64) for k in order}
+        rows = np.repeat(np.arange(count), lengths)
+        within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths,
+                                                              lengths)
+        cols = {j: c[rows] for j, c in cols.items()}
+        cols[k] = first[rows] + step * within
+        count = total
+    return order, cols
 
 
 def _key(form: Affine) -> tuple[Any, ...]:
