@@ -850,7 +850,10 @@ class KernelPrinter:
         """argmax/argmin with vector accumulators: ARG_LANES lanes each keep the best value
         and its position over the elements congruent to the lane (updated by selects, so the
         loop vectorizes); the remainder goes to lane 0; lanes are combined at the end,
-        ties to the first position and a NaN first of all (NumPy's rule)."""
+        ties to the first position and a NaN first of all (NumPy's rule).
+        [H9] A NaN only sets a flag in the lane loop (the select stays one compare); when one
+        was seen, a scalar pass finds the first NaN. Lanes are combined by two vector
+        reductions (the best value, then the least position holding it)."""
         out = self.out
         n_lanes = ARG_LANES
         # [G9] lane positions as wide as the values where they fit: float32 values with int64
@@ -858,24 +861,23 @@ class KernelPrinter:
         length = nodes[0].reduction_ranges[0]
         pos_t = "int32_t" if not is_sym(length) and length < 2**31 and all(
             n.body is not None and n.body.dtype.itemsize <= 4 for n in nodes) else "int64_t"
+        nans = "".join(f" reduction(|:{a.name}_an)" for a in accs if a.float_value)
         with out.block():
             for a in accs:
                 out.stmt(f"{a.acc_type} {a.name}_lv[{n_lanes}];",
                          f"{pos_t} {a.name}_li[{n_lanes}];",
                          f"for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
-                         f"{a.name}_lv[lane] = {a.init()}; {a.name}_li[lane] = -1; }}")
+                         f"{a.name}_lv[lane] = {_arg_extreme(a)}; {a.name}_li[lane] = -1; }}")
+                if a.float_value:
+                    out.stmt(f"int {a.name}_an = 0;  // a NaN was seen")
             out.stmt(f"int64_t rb = {start};")
             with out.block(f"for (; rb + {n_lanes} <= {stop}; rb += {n_lanes})"), \
-                    out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}"]):
+                    out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
                 self._arg_lane_body(nodes, accs, "rb + lane", "lane", pos_t)
             with out.loop("r", "rb", stop):
                 self._arg_lane_body(nodes, accs, "r", "0", pos_t)
             for a in accs:
-                n, idx = a.var("", suffix), a.var("_idx", suffix)
-                lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
-                with out.loop("lane", 0, n_lanes):
-                    out.stmt(f"if ({li} >= 0 && ({idx} < 0 || "
-                             f"{_arg_wins(a, lv, li, n, idx)})) {{ {n} = {lv}; {idx} = {li}; }}")
+                self._arg_combine(nodes, accs, a, suffix, start, stop, pos_t)
 
     def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], position: str,
                        lane: str, pos_t: str) -> None:
@@ -886,10 +888,44 @@ class KernelPrinter:
         for a, v in zip(accs, values, strict=True):
             lv, li = f"{a.name}_lv[{lane}]", f"{a.name}_li[{lane}]"
             op = ">" if a.fn == "argmax" else "<"
-            nan = f" | (({v} != {v}) & ({lv} == {lv}))" if a.float_value else ""
-            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv}){nan};",
+            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv});",
                      f"{lv} = {a.name}_b ? {v} : {lv};",
                      f"{li} = {a.name}_b ? r0p : {li};")
+            if a.float_value:
+                out.stmt(f"{a.name}_an = {a.name}_an | (int)({v} != {v});")
+
+    def _arg_combine(self, nodes: list[Node], accs: list[Accumulator], a: Accumulator,
+                     suffix: str, start: str, stop: str, pos_t: str) -> None:
+        """[H9] The lanes of `a` into its result (`n`, `idx`): the first NaN if the lanes saw
+        one (a scalar pass), else the best value and its least position."""
+        out = self.out
+        n, idx = a.var("", suffix), a.var("_idx", suffix)
+        lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
+        scope = ExitStack()
+        if a.float_value:
+            with out.block(f"if ({a.name}_an)"), out.loop("r", start, stop):
+                out.stmt("const int64_t r0 = r;")
+                printer = ExprPrinter(nodes[0].var_ranges)
+                values = printer.emit([m.body for m in nodes], out)  # type: ignore[misc]
+                v = values[accs.index(a)]
+                out.stmt(f"if ({v} != {v}) {{ {n} = {v}; {idx} = r; break; }}")
+            scope.enter_context(out.block("else"))
+        with scope:
+            if a.acc_type == "bool" or a.acc_type.startswith("stax_complex"):
+                with out.loop("lane", 0, ARG_LANES):  # no vector max/min reduction for them
+                    out.stmt(f"if ({li} >= 0 && ({idx} < 0 || {_arg_wins(a, lv, li, n, idx)})) "
+                             f"{{ {n} = {lv}; {idx} = {li}; }}")
+                return
+            red, op = ("max", ">") if a.fn == "argmax" else ("min", "<")
+            best, none = f"{a.name}_bp", f"std::numeric_limits<{pos_t}>::max()"
+            out.stmt(f"{a.acc_type} {a.name}_bv = {_arg_extreme(a)};", f"{pos_t} {best} = {none};")
+            with out.loop("lane", 0, ARG_LANES, pragmas=[f"omp simd reduction({red}:{a.name}_bv)"]):
+                out.stmt(f"{a.name}_bv = {lv} {op} {a.name}_bv ? {lv} : {a.name}_bv;")
+            with out.loop("lane", 0, ARG_LANES, pragmas=[f"omp simd reduction(min:{best})"]):
+                c = f"{a.name}_cp"
+                out.stmt(f"const {pos_t} {c} = ({li} >= 0 && {lv} == {a.name}_bv) ? {li} : {none};",
+                         f"{best} = {c} < {best} ? {c} : {best};")
+            out.stmt(f"if ({best} != {none}) {{ {n} = {a.name}_bv; {idx} = {best}; }}")
 
     def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator],
                                 store: list[Stmt], parallel: bool) -> None:
@@ -1012,6 +1048,14 @@ class KernelPrinter:
             out.stmt(f"acc = {first}acc {op} ({t}){v};",
                      f"{node.out}[{printer.index(node.out_index)}] = acc;")
         self.work_shared = True
+
+
+def _arg_extreme(a: Accumulator) -> str:
+    """[H9] The value every other beats for argmax/argmin (lanes start from it)."""
+    t = a.acc_type
+    if a.float_value:
+        return f"{'-' if a.fn == 'argmax' else ''}std::numeric_limits<{t}>::infinity()"
+    return f"std::numeric_limits<{t}>::{'lowest' if a.fn == 'argmax' else 'max'}()"
 
 
 def _arg_wins(a: Accumulator, v: str, i: str, n: str, idx: str) -> str:
