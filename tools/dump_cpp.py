@@ -6,8 +6,8 @@
 Programs: the corpus (tests/corpus), the shape-generic programs of tests/test_dynamic.py
 (dynamic=True), and reductions / scans / tiles / outer blocks / argmax / complex / float16 /
 integer / gather / strided / each forced form / loops compiled once per body. The source is
-captured where the backend would build it (`CpuBackend.build`, and the loops runner's
-`compile_source`), so nothing is compiled; the planner's parallel crossover is fixed
+captured where the backend would build it (`CpuBackend.build`, loop drivers included), so
+nothing is compiled; the planner's parallel crossover is fixed
 (STAX_PARALLEL_MIN_NS), hashes are seeded (PYTHONHASHSEED=0), and the ISA and thread count are
 given, so the text does not depend on the machine (gather terms are ordered by structure,
 `stax.ir.expr.structural_key`, in every run). Programs with graph breaks dump their first
@@ -22,17 +22,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-if os.environ.get("PYTHONHASHSEED") != "0":  # string hashes (set orders) fixed, so that
-    os.environ["PYTHONHASHSEED"] = "0"  # two dumps compare line by line
-    os.execv(sys.executable, [sys.executable, *sys.argv])
-os.environ.setdefault("STAX_PARALLEL_MIN_NS", "20000")  # before stax reads it
+if __name__ == "__main__":  # a dump (imported, e.g. by tests/unit/test_ir_validate_dump.py:
+    # the programs only)
+    if os.environ.get("PYTHONHASHSEED") != "0":  # string hashes (set orders) fixed, so that
+        os.environ["PYTHONHASHSEED"] = "0"  # two dumps compare line by line
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+    os.environ.setdefault("STAX_PARALLEL_MIN_NS", "20000")  # before stax reads it
 
 import numpy as np  # noqa: E402
 
 import stax  # noqa: E402
 import stax.api  # noqa: E402
 from stax.backends.cpu import CpuBackend  # noqa: E402
-from stax.loops import runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
@@ -177,7 +178,6 @@ def main(out_dir: str) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     CpuBackend.build = _capture  # type: ignore[method-assign]
-    runner.compile_source = _capture  # type: ignore[attr-defined]
     stax.api.isa_level = lambda forced=None: forced or "avx2"  # type: ignore[attr-defined]
     programs = all_programs()
     modules = 0
