@@ -38,6 +38,7 @@ from stax.api import Jitted
 from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
 from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
+from stax.torch.pooling import max_pool
 
 aten = torch.ops.aten
 
@@ -54,6 +55,11 @@ VIEWS = frozenset((aten.view.default, aten._unsafe_view.default, aten.permute.de
                    aten.squeeze.default, aten.slice.Tensor, aten.select.int,
                    aten.alias.default, aten.as_strided.default, aten.diagonal.default,
                    aten.reshape.default))
+
+
+# Pooling Stax computes itself when the windows tile the input (`stax.torch.pooling`; None:
+# the extern call), in graphs whose tensors cross in PyTorch's order (not `channels_last`).
+POOLS: dict[Any, Callable[..., Any]] = {aten.max_pool2d_with_indices.default: max_pool}
 
 
 class NodeFailed(Exception):  # noqa: N818 - carries the node back to the planner
@@ -570,6 +576,11 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
     if node.target is operator.getitem:
         return args[0][args[1]]
     metas = _metas(node)
+    pool = POOLS.get(node.target)
+    if pool is not None and not channels_last and np.dtype(args[0].dtype).kind == "f":
+        pooled = pool(*args, **kwargs)  # windows that tile the input: Stax's own pooling
+        if pooled is not None:
+            return pooled
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
         return extern_call(node, args, kwargs, channels_last, [
             None if m is None else (_concrete(m.shape), DTYPES[m.dtype]) for m in metas])
