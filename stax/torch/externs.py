@@ -31,8 +31,9 @@ import torch.fx as fx
 import torch.utils._pytree as pytree
 
 from stax.frontend import functions
+from stax.frontend import numpy_api as api
 from stax.frontend.trace import Tracer
-from stax.runtime.externs import EXTERNS
+from stax.runtime import externs
 from stax.torch.ops import TABLE
 
 aten = torch.ops.aten
@@ -331,16 +332,12 @@ def matrix_product(node: fx.Node, values: dict[fx.Node, Any], shape: tuple[int, 
         replays.append(replay)
         spelled.append(f"{tuple(bases[-1].shape)}{_spell(chain)}")  # the replay's shape
     left, right = replays
-    name = f"torch.matmul[{spelled[0]} @ {spelled[1]}]"
-
-    def routine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return np.matmul(left(a), right(b))
 
     def into(a: np.ndarray, b: np.ndarray, *, out: np.ndarray) -> None:
         np.matmul(left(a), right(b), out=out)
 
-    # Written straight into the node's buffer: registered under the key `functions._extern`
-    # gives a routine without keyword arguments (its own entry, which copies the routine's
-    # result into the buffer, is then not made).
-    EXTERNS.setdefault(f"{name}()", into)
-    return functions._extern(name, routine, bases, shape, dtype)
+    # Written straight into the node's buffer (the runtime's `out=` hook: no result array).
+    key = externs.register_into(f"torch.matmul[{spelled[0]} @ {spelled[1]}]", into)
+    builder = api.find_builder(bases)
+    values = tuple(api.to_value(builder, functions.traced(b, bases)) for b in bases)
+    return api.wrap(builder, builder.add("extern", values, tuple(shape), dtype, fn=key))
