@@ -119,6 +119,10 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
     "argmax_last": (lambda x: x.argmax(-1), lambda: (with_nan(f32()),)),
     "argmin_last_i32": (lambda a: a.argmin(-1), lambda: (i32(lo=-3, hi=3),)),
     "argmax_first_f64": (lambda x: x.argmax(0), lambda: (f64(),)),
+    # [H9] lanes with a NaN flag and vector combines: float64, an expression, small ints
+    "argmin_last_f64_nan": (lambda x: x.argmin(-1), lambda: (with_nan(f64()),)),
+    "argmax_expr_f32": (lambda x, y: (x * x - y).argmax(-1), lambda: (f32(), f32()[::-1])),
+    "argmax_last_i64": (lambda a: a.argmax(-1), lambda: (i64(lo=-3, hi=3),)),
     "any_cmp_last": (lambda x: (x > 2).any(-1), lambda: (f32(),)),
     "all_bool_last": (lambda m: m.all(-1), lambda: (mask(),)),
     "count_pos_last": (lambda x: (x > 0).sum(-1), lambda: (f32(),)),
