@@ -198,12 +198,19 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
         return None
 
     rows: list[Row] = []
-    replaced: set[int] = set()
+    row_values: list[Value] = []
+    replaced: dict[int, Op | None] = {}  # take -> the slice of its row that replaces it
+    fresh = itertools.count(1 + max(v.id for op in graph.ops for v in (op.out, *op.inputs)))
     for op in graph.ops:
         if op.kind != "take" or op.attr("axes") != (0,) or op.inputs[1].shape != ():
             continue
-        x = op.inputs[0]
-        form = affine(op.inputs[1].id)
+        x, form = op.inputs[0], affine(op.inputs[1].id)
+        cut = producer.get(x.id)
+        if cut is not None and cut.kind == "slice" and \
+                position.get(cut.inputs[0].id, 0) > n_carried and form is not None:
+            # `x[a:b, c:d][i]` (`L[i, :i]` has a fixed start): the row `x[a + i]`, sliced
+            first, step = cut.attr("starts")[0], cut.attr("steps")[0]
+            x, form = cut.inputs[0], (first + step * form[0], step * form[1])
         if form is None or position.get(x.id, 0) <= n_carried or not trip:
             continue
         ends = (form[0] + form[1] * trip[0], form[0] + form[1] * trip[-1])
@@ -211,15 +218,22 @@ def row_inputs(graph: Graph, trip: range, n_carried: int) -> tuple[Graph, tuple[
             continue  # NumPy wraps or raises: the gather does
         rows.append(Row(position[x.id], form[0], form[1],
                         int(np.prod(x.shape[1:], dtype=np.int64)) * x.dtype.itemsize))
-        replaced.add(op.out.id)
+        if x is op.inputs[0]:
+            row_values.append(op.out)
+            replaced[op.out.id] = None
+        else:
+            row = Value(next(fresh), x.shape[1:], x.dtype)
+            row_values.append(row)
+            replaced[op.out.id] = Op("slice", (row,), op.out, (
+                ("starts", cut.attr("starts")[1:]), ("steps", cut.attr("steps")[1:])))
     if not rows:
         return graph, ()
-    outs = [op.out for op in graph.ops if op.out.id in replaced]
-    inputs = (*graph.inputs, *outs)
+    inputs = (*graph.inputs, *row_values)
     new_inputs = tuple(Op("input", (), v, (("index", len(graph.inputs) + k),))
-                       for k, v in enumerate(outs))
+                       for k, v in enumerate(row_values))
     ops = [op for op in graph.ops if op.kind == "input"] + list(new_inputs) + [
-        op for op in graph.ops if op.kind != "input" and op.out.id not in replaced]
+        replaced.get(op.out.id) or op for op in graph.ops
+        if op.kind != "input" and not (op.out.id in replaced and replaced[op.out.id] is None)]
     return Graph(inputs, tuple(ops), graph.outputs), tuple(rows)
 
 
