@@ -1466,6 +1466,53 @@ def linalg_function(name: str) -> Callable[..., Any]:
     return call
 
 
+def inner(a: Any, b: Any) -> Tracer:
+    """[B16] Sum over the last axes (a product with a scalar where one is 0-d)."""
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    if x.ndim == 0 or y.ndim == 0:
+        return api.apply_ufunc("multiply", x, y)
+    return tensordot(x, y, axes=(-1, -1))
+
+
+def vdot(a: Any, b: Any) -> Tracer:
+    """[B16] The conjugated first operand, both flattened, summed products."""
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    if x.size != y.size:
+        raise ValueError("cannot reshape array: vdot needs arrays of the same size")
+    return api.sum(api.apply_ufunc("multiply", api.apply_ufunc("conjugate", api.ravel(x)),
+                                   api.ravel(y)))
+
+
+def kron(a: Any, b: Any) -> Tracer:
+    """[B16] Block products: a's axes interleaved with b's (the shorter shape padded with
+    leading 1s), then each pair of axes merged."""
+    x, y = traced(a, (a, b)), traced(b, (a, b))
+    nd = builtins.max(x.ndim, y.ndim)
+    xs = (1,) * (nd - x.ndim) + tuple(x.shape)
+    ys = (1,) * (nd - y.ndim) + tuple(y.shape)
+    xr = api.reshape(x, tuple(d for n in xs for d in (n, 1)))
+    yr = api.reshape(y, tuple(d for n in ys for d in (1, n)))
+    return api.reshape(api.apply_ufunc("multiply", xr, yr),
+                       tuple(m * n for m, n in zip(xs, ys, strict=True)))
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tracer:
+    """[B16] Differences of the flattened array, with the ends cast to its dtype as NumPy
+    does (refusing casts that are not same_kind)."""
+    x = api.ravel(traced(ary, (ary,)))
+    parts = [diff(x)]
+    for end, front in ((to_begin, True), (to_end, False)):
+        if end is None:
+            continue
+        e = traced(end, (ary,))
+        if not np.can_cast(e.dtype, x.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{'to_begin' if front else 'to_end'}` must be "
+                            "compatible with input `ary` under the `same_kind` rule.")
+        e = api.ravel(api.astype(e, x.dtype))
+        parts.insert(0 if front else len(parts), e)
+    return api.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0, **kw: Any) -> Any:
     """[B16] np.linspace of traced scalar ends (a count known while tracing): NumPy's own
@@ -1510,7 +1557,8 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diff: diff, np.roll: roll, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
     np.rot90: rot90, np.pad: pad, np.gradient: gradient, np.trapezoid: trapezoid,
-    np.result_type: result_type, np.linspace: linspace,  # [B16]
+    np.result_type: result_type, np.linspace: linspace, np.inner: inner,  # [B16]
+    np.vdot: vdot, np.kron: kron, np.ediff1d: ediff1d,
     np.diagonal: diagonal, np.diag: diag, np.tril: tril, np.triu: triu, np.tile: tile,
     np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
@@ -1540,7 +1588,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.fill_diagonal: _in_place("fill_diagonal", np.fill_diagonal, 1),
     np.copyto: _in_place("copyto", np.copyto, 1),
     **{getattr(np.linalg, n): linalg_function(n) for n in (
-        "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd")},
+        "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd",
+        "pinv")},
 }
 
 

@@ -803,7 +803,7 @@ def _index_value(b: Builder, idx: Any) -> Value:
 
 
 def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Tracer:
-    if out is not None or mode != "raise":
+    if out is not None or mode not in ("raise", "wrap", "clip"):
         raise unsupported("np.take with out= or mode=")
     b = find_builder((a, indices))
     v = to_value(b, a)
@@ -811,7 +811,15 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
         v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
         axis = 0
     (ax,) = normalize_axes(axis, v.ndim)
-    return _take(b, v, [_index_value(b, indices)], (ax,), ax)
+    index = wrap(b, _index_value(b, indices))
+    n = v.shape[ax]
+    if mode != "raise" and n == 0 and index.size:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if mode == "wrap" and n:  # [B16] NumPy's modes: indices taken modulo n, or clipped
+        index = apply_ufunc("remainder", index, n)
+    elif mode == "clip" and n:
+        index = clip(index, 0, n - 1)
+    return _take(b, v, [index.value], (ax,), ax)
 
 
 def _take(b: Builder, v: Value, indices: list[Value], axes: tuple[int, ...],
