@@ -33,8 +33,13 @@ UNARY = frozenset({
 
 def check_dtype(dtype: np.dtype) -> None:
     """A TypeError unless nested code supports `dtype`."""
+    if dtype in _NATIVE:  # (dtype.name is slow: every call of a jitted function checks)
+        return
     if np.dtype(dtype).name not in DTYPES:
         raise TypeError(f"stax.nested: dtype {np.dtype(dtype)} is not supported")
+
+
+_NATIVE = frozenset(np.dtype(name) for name in DTYPES)
 
 
 @dataclass(frozen=True, eq=False)

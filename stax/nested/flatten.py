@@ -1161,16 +1161,6 @@ def _take_checks(space: Space) -> list[Check]:
     return mine
 
 
-def _clamp(e: Expr, last: Expr) -> Expr:
-    return ufunc_call(np.minimum, (ufunc_call(np.maximum, (e, _i64(0))), last))
-
-
-def _last_row(a: np.ndarray, width: int) -> np.ndarray:
-    """[the last row index of `a` read as rows of `width`] (a one-element array: the clamp
-    bound is a run-time value, so the kernel serves arrays of any length)."""
-    return np.array([a.size // width - 1], dtype=np.int64)
-
-
 def _is_empty_array(a: np.ndarray) -> bool:
     return a.size == 0
 
@@ -1189,8 +1179,11 @@ def index_row(row: Row, i: Any) -> Any:
     base = row.space
     size = lift(Scalar(row.parent, base.length()), space)
     pos = cast_to(idx.expr, INT64)
-    bad = ufunc_call(np.logical_or, (ufunc_call(np.less, (pos, _neg(size.expr))),
-                                     ufunc_call(np.greater_equal, (pos, size.expr))))
+    pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
+    # out of bounds: pos (negatives counted from the end) outside [0, size): one unsigned
+    # comparison (a negative pos is a huge unsigned one)
+    unsigned = np.dtype("uint64")
+    bad = ufunc_call(np.greater_equal, (cast_to(pos, unsigned), cast_to(size.expr, unsigned)))
 
     def fail() -> None:
         iv, nv = materialize(idx), materialize(size)
@@ -1198,7 +1191,6 @@ def index_row(row: Row, i: Any) -> Any:
         raise IndexError(f"index {iv[j]} is out of bounds for axis 0 with size {nv[j]}")
 
     start = lift(Scalar(row.parent, base.start()), space)
-    pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
     flat = _add(start.expr, pos)
     inner = row.elem.space if isinstance(row.elem, Row) else None
     if inner is not None and inner.width is None:
@@ -1209,8 +1201,9 @@ def index_row(row: Row, i: Any) -> Any:
             fail()
     else:
         _defer_check(space, bad, fail)
-        last = record(_last_row, buf.array, max(1, inner.width) if inner is not None else 1)
-        flat = _clamp(flat, Load(INT64, Buf(last), _i64(0)))
+        # until the check has run, a bad index reads row 0 (which exists: the array is not
+        # empty); a good one is in its row, which lies inside the array
+        flat = where(bad, _i64(0), flat)
     note("map-of-index -> gather" if space.parent is not None else "index",
          f"row[i] read at start of row + i over {space.name}; the bounds check runs in "
          f"the next reduction over {space.name} (or on its own before a value is read)")

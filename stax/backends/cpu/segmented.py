@@ -260,7 +260,7 @@ class _Source:
         polled = self.code.replace(CHUNK_LOOP, CHUNK_LOOP + "\n    if (stax_interrupted(flags)) "
                               "continue;  // Ctrl-C: skip what is left")
         return (PRELUDE + INTERRUPT
-                + '\nextern "C" void stax_nested(void** B, const int64_t* P) {\n'
+                + f"\n{_SIGNATURE} {{\n"
                 "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
                 "  const int32_t* flags = reinterpret_cast<const int32_t*>(P[4]);\n"
                 + "\n".join(self.decls) + "\n" + polled + "\n}\n")
@@ -283,6 +283,7 @@ def _first_segment(layout: Layout) -> str:
             "                                    std::upper_bound(off, off + k + 1, a) - off - 1);")
 
 
+_SIGNATURE = 'extern "C" void stax_nested(void** B, const int64_t* P)'
 CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
 INTERRUPT = f"""
 static inline bool stax_interrupted(const int32_t* flags) {{  // the bit fastcall.c sets
@@ -747,21 +748,25 @@ _PRINTERS = {MapKernel: _map_source, SegReduceKernel: _segreduce_source,
              SegScanKernel: _segscan_source, ChainKernel: _chain_source}
 
 
+_FLAGS = ctypes.c_int32 * (ANY_FLAG + 1)
+_PARAMS = ctypes.c_int64 * 5
+
+
 class Entry:
     """A loaded kernel: `stax_nested(void** B, const int64_t* P)`, called with the arrays and
     P = (n, k, W, chunks, the address of this call's flag word)."""
 
-    def __init__(self, fn: ctypes._CFuncPtr) -> None:
+    def __init__(self, fn: ctypes._CFuncPtr, count: int) -> None:
         self.fn = fn
+        self.pointers = ctypes.c_void_p * max(1, count)  # B's type (one array per argument)
 
     def __call__(self, n: int, k: int, width: int, chunks: int,
                  arrays: Sequence[np.ndarray]) -> None:
         # (__array_interface__ is twice as fast as .ctypes.data: a warm call is mostly this)
-        ptrs = (ctypes.c_void_p * max(1, len(arrays)))(
-            *[a.__array_interface__["data"][0] for a in arrays])
-        flags = (ctypes.c_int32 * (ANY_FLAG + 1))()
+        ptrs = self.pointers(*[a.__array_interface__["data"][0] for a in arrays])
+        flags = _FLAGS()
         address = ctypes.addressof(flags)
-        ps = (ctypes.c_int64 * 5)(n, k, width, chunks, address)
+        ps = _PARAMS(n, k, width, chunks, address)
         if max(n, k) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
             self.fn(ptrs, ps)
             return
@@ -783,13 +788,13 @@ def build(kernel: SegmentedKernel, backend: Backend) -> Built:
     """Print `kernel` as C++, compile it with `backend.build` (cached per source text)."""
     src = _PRINTERS[type(kernel)](kernel)
     source = src.function()
-    return Built(source, source[source.index('extern "C"'):].strip(), tuple(src.arrays),
-                 _load(source, backend))
+    body = source[source.index(_SIGNATURE):].strip()
+    return Built(source, body, tuple(src.arrays), _load(source, len(src.arrays), backend))
 
 
 @functools.cache
-def _load(source: str, backend: Backend) -> Entry:
+def _load(source: str, count: int, backend: Backend) -> Entry:
     fn = backend.build(source, isa_level()).library.stax_nested
     fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
     fn.restype = None
-    return Entry(fn)
+    return Entry(fn, count)
