@@ -96,10 +96,10 @@ Atom = Var | FloorDiv | Mod | Indirect
 
 def _atom_key(a: Atom) -> tuple[int, str, bytes]:
     """The order of an index's terms: variables, divisions, remainders, gathers; by printed
-    text, then by structure (two gathers print alike): the same in every process, so the same
-    program prints the same source (one compile-cache key)."""
+    text, then by structure (two gathers print alike; a variable is its name): the same in
+    every process, so the same program prints the same source (one compile-cache key)."""
     order = {Var: 0, FloorDiv: 1, Mod: 2, Indirect: 3}[type(a)]
-    return order, str(a), structural_key(a)
+    return order, str(a), b"" if order == 0 else structural_key(a)
 
 
 def _parts(node: Any) -> tuple[Any, ...]:
