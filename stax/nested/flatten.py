@@ -1178,16 +1178,24 @@ def index_row(row: Row, i: Any) -> Any:
         raise IndexError(f"stax.nested: row indices must be integers, got {idx.dtype}")
     base = row.space
     size = lift(Scalar(row.parent, base.length()), space)
-    pos = cast_to(idx.expr, INT64)
-    pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
-    # out of bounds: pos (negatives counted from the end) outside [0, size): one unsigned
-    # comparison (a negative pos is a huge unsigned one)
+    # out of bounds: the index (negatives counted from the end) outside [0, size), as one
+    # unsigned comparison (a negative position, or an unsigned index past the int64 range,
+    # is a huge unsigned number)
     unsigned = np.dtype("uint64")
-    bad = ufunc_call(np.greater_equal, (cast_to(pos, unsigned), cast_to(size.expr, unsigned)))
+    pos = cast_to(idx.expr, INT64)
+    if idx.dtype.kind == "u":
+        bad = ufunc_call(np.greater_equal, (cast_to(idx.expr, unsigned),
+                                            cast_to(size.expr, unsigned)))
+    else:
+        pos = where(ufunc_call(np.less, (pos, _i64(0))), _add(pos, size.expr), pos)
+        bad = ufunc_call(np.greater_equal, (cast_to(pos, unsigned),
+                                            cast_to(size.expr, unsigned)))
 
     def fail() -> None:
         iv, nv = materialize(idx), materialize(size)
         j = int(np.argmax(materialize(Scalar(space, bad))))
+        if int(iv[j]) > np.iinfo(np.int64).max:  # NumPy's error for such an index
+            raise OverflowError(f"index {iv[j]} is too large for a C long (int64)")
         raise IndexError(f"index {iv[j]} is out of bounds for axis 0 with size {nv[j]}")
 
     start = lift(Scalar(row.parent, base.start()), space)
