@@ -171,6 +171,13 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
         shape, dtype = results_meta[j]  # type: ignore[misc]
         if shape is None:
             raise NotImplementedError(f"{node.target}: symbolic result shape")
+        if node.target is aten.convolution_backward.default and j == 2 and not nhwc:
+            # The bias gradient: the output gradient summed over all axes but the channels,
+            # by Stax (fused with the batch norm backward's sums over the same tensor)
+            # instead of a second convolution_backward call.
+            grad = args[0]
+            results[j] = np.sum(grad, axis=(0, *range(2, grad.ndim))).astype(dtype)
+            continue
         call_args = template_args if one_result is None else one_result(j, template_args)
         flip = nhwc and len(shape) == 4
         routine = _routine(node.target, call_args, template_kwargs, None if n == 1 else j,
