@@ -647,6 +647,7 @@ class KernelPrinter:
         copy = Emitter()
         with copy.loop(vb, f"{vb}t", b_hi), copy.loop(va, f"{va}t", a_hi):
             copy.stmt(f"{at} = {printer.expr(ld)};")
+        a_full, b_full = f"{tile}_af", f"{tile}_bf"  # [H11] a partial tile's 8x8 part ends
         # [G9] a whole tile of 4-byte elements is copied in 8x8 blocks transposed in
         # registers (the element-wise copy is scalar: 8-element rows, strided stores)
         blocks = ld.dtype.itemsize == 4 and ld.dtype.kind in "fiu" and \
@@ -659,8 +660,21 @@ class KernelPrinter:
                     whole.loop(va, f"{va}t", f"{va}t + {ta}", step=8):
                 whole.stmt(f"stax_transpose8x8_4(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
                            f"&{at}, {tb});")
+            # [H11] a partial tile (a side shorter than the tile: every tile of a 100-column
+            # transpose) in 8x8 blocks too; element by element only its ragged edges
+            part = Emitter()
+            part.stmt(f"const int64_t {a_full} = {va}t + ({a_hi} - {va}t) / 8 * 8;",
+                      f"const int64_t {b_full} = {vb}t + ({b_hi} - {vb}t) / 8 * 8;")
+            with part.loop(vb, f"{vb}t", b_full, step=8), \
+                    part.loop(va, f"{va}t", a_full, step=8):
+                part.stmt(f"stax_transpose8x8_4(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
+                          f"&{at}, {tb});")
+            for (b_lo, b_stop), a_lo in (((f"{vb}t", b_full), a_full),
+                                          ((b_full, b_hi), f"{va}t")):
+                with part.loop(vb, b_lo, b_stop), part.loop(va, a_lo, a_hi):
+                    part.stmt(f"{at} = {printer.expr(ld)};")
             self.out.add(Block(f"if ({va}t + {ta} <= {ra} && {vb}t + {tb} <= {rb})",
-                               whole.code, orelse=copy.code))
+                               whole.code, orelse=part.code))
         else:
             self.out.add(*copy.code)
         printer.names[ld] = at
