@@ -99,16 +99,31 @@ class LoopBody:
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
                             suffix)
 
-    def run(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run(self, arrays: Sequence[np.ndarray], into: np.ndarray | None = None
+            ) -> list[np.ndarray]:
         """The carried values after the loop, from their initial values, the invariants and
-        the run-time bounds of its range."""
+        the run-time bounds of its range. `into`: where the first carried value goes (the
+        extern's buffer): the loop starts from a copy of its initial value there and, where
+        the runner keeps it, updates it in place (one copy, not a copy in and a copy out)."""
         n_dynamic = sum(x is None for x in self.bounds)
         trip = self.trip
         if n_dynamic:
             given = iter(int(a) for a in arrays[len(arrays) - n_dynamic:])
             trip = range(*(next(given) if x is None else x for x in self.bounds))
             arrays = arrays[:len(arrays) - n_dynamic]
-        return self.compile()(arrays, trip)
+        n = len(self.graph.outputs)  # the runners update the carried arrays: their own copies
+        first = arrays[0] if n else None
+        there = first is not None and into is not None and into.flags.c_contiguous and \
+            into.flags.writeable and (into.shape, into.dtype) == (first.shape, first.dtype) \
+            and not any(np.may_share_memory(into, a) for a in arrays[1:])
+        if there:
+            np.copyto(into, first)
+        own = [into if k == 0 and there else np.array(a, order="C")
+               for k, a in enumerate(arrays[:n])]
+        results = self.compile()([*own, *arrays[n:]], trip)
+        if into is not None and n and results[0] is not into:
+            np.copyto(into, results[0], casting="unsafe")
+        return results
 
     def describe(self) -> str:
         self.compile()
@@ -136,17 +151,14 @@ def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
     BODIES[key] = body
     outs: list[Value] = []
     for k, param in enumerate(body.graph.inputs[1:1 + len(initials)]):
-        if k == 0:
-            def first(*arrays: np.ndarray) -> np.ndarray:
-                results = body.run(arrays)
-                body.stash.results = results
-                return results[0]
-            routine = first
+        if k == 0:  # the loop runs in the extern's buffer (`LoopBody.run`'s `into`)
+            def first(*arrays: np.ndarray, out: np.ndarray) -> None:
+                body.stash.results = body.run(arrays, into=out)
+            name = externs.register_into(f"{key} result {k}", first)
         else:
             def later(*arrays: np.ndarray, k: int = k) -> np.ndarray:
                 return body.stash.results[k]  # type: ignore[no-any-return]
-            routine = later
-        name = externs.register(f"{key} result {k}", routine)
+            name = externs.register(f"{key} result {k}", later)
         inputs = (*initials, *free, *bounds) if k == 0 else (*initials, *free, *outs[-1:])
         outs.append(b.add("extern", tuple(inputs), param.shape, param.dtype, fn=name))
     return outs
@@ -302,7 +314,7 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     n = n_carried
 
     def python_loop(arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
-        cur = [np.array(a) for a in arrays[:n]]
+        cur = list(arrays[:n])  # the loop's own (LoopBody.run)
         free = [np.asarray(a, order="C") for a in arrays[n:]]
         for t in trip:
             views = [free[r.source - 1 - n][r.const + r.coef * t, ...] for r in rows]
@@ -454,7 +466,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         return functools.partial(run, fn)
 
     def run(fn: Any, arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
-        given = [*(np.array(a, order="C") for a in arrays[:n_carried]),
+        given = [*arrays[:n_carried],  # the loop's own, C-contiguous (LoopBody.run)
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         common = dict(zip(program.inputs[1:first_row], given, strict=True))
         kept = getattr(scratch, "tables", None)
