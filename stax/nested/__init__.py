@@ -7,9 +7,12 @@
 - `Ragged` (ragged.py): the segmented representation (values, lengths, offsets, flags,
   segment_ids, inner_index).
 - Segmented primitives on NumPy arrays (primitives.py): segscan, segreduce, exscan/expresum,
-  segiota, repiota, seggather, segscatter, partition; parallel C++ kernels (kernels.py) for
-  any associative operator (ufuncs, or Python functions of two values traced to C++, tuples
+  segiota, repiota, seggather, segscatter, partition; parallel kernels for any associative
+  operator (ufuncs, or Python functions of two values traced to expressions, tuples
   included; operators that branch in Python fall back to a per-segment Python loop).
+  kernels.py decides which kernels run (described in spec.py); the backend prints, builds
+  and runs them (`Backend.segmented_kernel`; CPU: stax/backends/cpu/segmented.py, C++ with
+  OpenMP).
 - Nested operations (api.py): map, reduce, scan, iota, range, replicate, concat, slicing and
   indexing rows, cond, loop, scatter, length, and NumPy ufuncs/methods on traced values.
   `sn.jit` flattens them (flatten.py); outside it, and under `sn.interpret`, they run the

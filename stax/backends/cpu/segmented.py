@@ -256,9 +256,12 @@ class _Source:
 
     def function(self) -> str:
         # Ctrl-C (issue 8): every chunk loop polls the flag word of the armed call (P[4];
-        # stax/runtime/fastcall.c sets the interrupt bit) and skips the chunks left
+        # stax/runtime/fastcall.c sets the interrupt bit) and skips the chunks left; every
+        # segment loop polls it too (a chunk can take seconds: a busy machine, costly elements)
         polled = self.code.replace(CHUNK_LOOP, CHUNK_LOOP + "\n    if (stax_interrupted(flags)) "
-                              "continue;  // Ctrl-C: skip what is left")
+                                   "continue;  // Ctrl-C: skip what is left")
+        for loop in SEGMENT_LOOPS:
+            polled = polled.replace(loop, loop + " if (stax_interrupted(flags)) break;")
         return (PRELUDE + INTERRUPT
                 + f"\n{_SIGNATURE} {{\n"
                 "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
@@ -285,6 +288,8 @@ def _first_segment(layout: Layout) -> str:
 
 _SIGNATURE = 'extern "C" void stax_nested(void** B, const int64_t* P)'
 CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
+# the loops over the segments of a chunk (a chunk of elements; a chain's whole segments)
+SEGMENT_LOOPS = ("for (; s < k && OFF(s) < b; ++s) {", "for (int64_t s = s0; s < s1; ++s) {")
 INTERRUPT = f"""
 static inline bool stax_interrupted(const int32_t* flags) {{  // the bit fastcall.c sets
     return (__atomic_load_n(&flags[{ANY_FLAG}], __ATOMIC_RELAXED) & (1 << 30)) != 0;
