@@ -1666,8 +1666,25 @@ class Masked(Tracer):
 
     def same_mask(self, mask: Any) -> bool:
         if isinstance(mask, Tracer) and isinstance(self.mask, Tracer):
-            return mask.value == self.mask.value
+            return _computed_alike(self.builder, mask.value, self.mask.value)
         return mask is self.mask
+
+
+def _computed_alike(b: Builder, v: Value, w: Value, depth: int = 4) -> bool:
+    """[B16] `v` and `w` are one value, or the same ops on alike inputs (`x[x > 0] =
+    x[x > 0] ** -1.5` builds its mask twice; CSE's keys, which never merge inputs or
+    constant arrays)."""
+    from stax.cse import _key
+
+    if v == w:
+        return True
+    producers = {op.out.id: op for op in b.ops}
+    p, q = producers.get(v.id), producers.get(w.id)
+    if depth == 0 or p is None or q is None or len(p.inputs) != len(q.inputs):
+        return False
+    key = _key(p, ())
+    return key is not None and key == _key(q, ()) and builtins.all(
+        _computed_alike(b, x, y, depth - 1) for x, y in zip(p.inputs, q.inputs, strict=True))
 
 
 def _masked_operator(py: str, reflected_ok: bool, kind: str) -> Callable[..., Any]:
