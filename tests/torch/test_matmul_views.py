@@ -89,3 +89,11 @@ def test_vector_and_nonfinite_operands() -> None:
     m = make_array((4, 3), "float64")
     m[1, 2] = np.nan
     assert_matches(g(v, m), numpy_call(lambda v, m: v @ (m * 1).T, v, m))
+
+
+def test_shape_generic_program_reads_the_transpose() -> None:
+    f = stax.jit(_t_both, dynamic=True)
+    for n in (5, 9, 0):
+        a, b = make_array((n, 3), "float64"), make_array((4, n), "float64", seed=1)
+        assert_matches(f(a, b), numpy_call(_t_both, a, b))
+    assert "np.matmul(x" in str(stax.explain(f, a, b))
