@@ -347,7 +347,7 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     if form == "outer-reduction":
         notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs"))
     lanes = 0
-    if form == "vectorized":
+    if form in ("vectorized", "tiled"):  # tiled: the compute loop along a short last axis
         lanes, why_lanes = simd_lanes(nodes, shared_depth)
         if lanes:
             notes.append(PlanDecision("simd_lanes", name, lanes, why_lanes))

@@ -67,3 +67,14 @@ def test_forced_forms_and_kernel_local_buffers() -> None:
     local = [(d.subject, d.value) for d in softmax.decisions if d.rule == "kernel_local"]
     assert local == list(softmax.local) and len(local) == 1
     assert {"form", "parallel_depth", "threads"} <= {d.rule for d in softmax.decisions}
+
+
+def test_tiled_form_with_a_short_last_axis_runs_narrow_vectors() -> None:
+    """A transpose with 30 float32 columns: every tile's compute loop is 30 elements long, on
+    32-byte vectors (8 lanes; at full width 14 of the 30 would run scalar); 192 columns of
+    float64 (1536 bytes) keep the full width."""
+    (short,) = plans(lambda x, y: x.T + y, np.ones((30, 300), np.float32),
+                     np.ones((300, 30), np.float32))
+    assert short.form == "tiled" and short.simd_lanes == 8 == by_rule(short)["simd_lanes"]
+    (wide,) = plans(lambda x: x.T + x, X[:192, :192].copy())
+    assert wide.form == "tiled" and wide.simd_lanes == 0

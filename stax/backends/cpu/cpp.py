@@ -631,8 +631,8 @@ class KernelPrinter:
                            if isinstance(e, Load) and e not in transposed]
                 simd = self.vectorize and all(abs(e.index.coef(vb)) <= 1 for e in untiled)
                 with out.loop(va, f"{va}t", a_hi), \
-                        out.loop(vb, f"{vb}t", b_hi,
-                                 pragmas=[f"omp simd{SIMD_BAD}"] if simd else []):
+                        out.loop(vb, f"{vb}t", b_hi,  # [H11] the plan's lanes (short rows)
+                                 pragmas=[self.simd_pragma()] if simd else []):
                     (value,) = printer.emit([node.body], out)
                     out.stmt(f"{node.out}[{printer.index(node.out_index)}] = {value};")
 
