@@ -230,7 +230,12 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
             tracers[-1].layout = tuple(s // arr.itemsize for s in arr.strides)
     originals = [t.value for t in tracers]
     with creating(builder):  # np.zeros(n) etc. in fn make traced arrays (A2)
-        result = fn(*tracers)
+        try:
+            result = fn(*tracers)
+        except Exception as e:
+            if isinstance(e.__cause__, GraphBreak):  # [B16] NumPy made the break its own
+                raise e.__cause__ from None  # error (`out[0] = x.sum()` into an ndarray)
+            raise
     leaves: list[Value] = []
     structure = _flatten(result, builder, leaves)
     mutated = tuple(i for i, t in enumerate(tracers)

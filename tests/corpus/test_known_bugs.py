@@ -151,3 +151,20 @@ def test_repeat_count_from_traced_python_ints() -> None:
     f = stax.jit(_repeat_by_power)
     for r, k in ((2, 1), (3, 0), (2, 2)):
         assert_matches(f(x, r, k), _repeat_by_power(x, r, k))
+
+
+def _fill_ndarray(x):
+    out = np.ndarray(3)  # npbench nbody: KE[0], PE[0] = getEnergy(...) into np.ndarray
+    out[0] = x.sum()
+    out[1], out[2] = x.max(), x.min()
+    return out * 2
+
+
+def test_traced_scalar_stored_into_an_ndarray_is_a_break() -> None:
+    """NumPy's setitem turned the graph break into 'setting an array element with a
+    sequence' (a Tracer looks like a sequence): now a break, equal to NumPy."""
+    x = np.arange(4.0)
+    with pytest.warns(UserWarning, match="float\\(\\) of a traced array"):
+        assert_matches(stax.jit(_fill_ndarray)(x), _fill_ndarray(x))
+    with pytest.raises(TypeError, match="stax.jit"):
+        stax.jit(_fill_ndarray, strict=True)(x)
