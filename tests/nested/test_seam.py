@@ -76,3 +76,29 @@ def test_gather_bounds_at_the_edges_of_the_index_dtype(dtype: str) -> None:
             sn.interpret(_gather, idx, X)
         with pytest.raises(want.type, match=f"index {bad} is"):
             f(idx, X)
+
+
+def _wide(idx: np.ndarray, arrays: tuple[np.ndarray, ...]) -> Any:
+    return sn.map(lambda j: sum(a[j] for a in arrays), idx)
+
+
+def test_kernels_with_more_arguments_than_the_fast_call_takes() -> None:
+    rng = np.random.default_rng(5)
+    arrays = tuple(rng.normal(size=7) for _ in range(17))  # 17 loads + indices + result
+    check(_wide, np.array([0, 6, -1, 3]), arrays)
+
+
+def test_kernels_run_through_ctypes_without_the_fast_call(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from stax.backends.cpu import segmented
+
+    monkeypatch.setattr(segmented, "fastcall", lambda: None)
+    segmented._load.cache_clear()  # entries made from here on call through ctypes
+    monkeypatch.setattr(kernels, "CHUNKS", 3)
+    try:
+        cols = sn.Ragged(np.array([0, 4, -1, 2, 3]), np.array([2, 0, 3]))
+        check(_gather_sum, cols, X)
+        with pytest.raises(IndexError, match="index 5 is out of bounds"):
+            sn.jit(_gather_sum)(sn.Ragged(np.array([5]), np.array([1])), X)
+    finally:
+        segmented._load.cache_clear()

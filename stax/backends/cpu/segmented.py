@@ -3,8 +3,9 @@
 `stax.nested` describes each kernel it needs (`stax.nested.spec`: a map over a space's
 elements, a segmented reduction, a segmented scan, a chain of per-segment reductions ending in
 a map); `CpuBackend.segmented_kernel` hands the description to `build` here, which prints one C++
-function `stax_nested(void** B, const int64_t* P)` (B: the arrays; P: the run-time sizes n, k,
-W, the chunk count forced by tests, the address of the call's flag word), compiles it through
+function `stax_nested(void* B0, ..., const int64_t* P, int32_t* flags)` (B0..: the arrays; P:
+the run-time sizes n, k, W and the chunk count forced by tests; the call's flag buffer, the
+calling convention of Stax's regions, so fastcall.c runs it), compiles it through
 the backend's `build` (`stax.runtime.compiler`: g++, OpenMP, the disk cache) and returns a
 callable. Sizes are parameters, so one compiled kernel serves every data size.
 
@@ -60,7 +61,7 @@ from stax.nested.spec import (
 )
 from stax.ops import ANY_FLAG
 from stax.runtime.compiler import isa_level
-from stax.runtime.fast import interruptible
+from stax.runtime.fast import MAX_ARGS, fastcall, interruptible
 
 if TYPE_CHECKING:
     from stax.backends.base import Backend
@@ -247,7 +248,7 @@ class _Source:
         self.arrays.append(array)
         q = "const " if const else ""
         t = cpp_type(array.dtype)
-        self.decls.append(f"  {q}{t}* __restrict {name} = ({q}{t}*)B[{j}];")
+        self.decls.append(f"  {q}{t}* __restrict {name} = ({q}{t}*)B{j};")
         return name
 
     def add_inputs(self, exprs: Sequence[Expr]) -> None:
@@ -255,7 +256,7 @@ class _Source:
             self.names[id(buf)] = self.add(buf.array, f"in{j}")
 
     def function(self) -> str:
-        # Ctrl-C (issue 8): every chunk loop polls the flag word of the armed call (P[4];
+        # Ctrl-C (issue 8): every chunk loop polls the flag word of the armed call (`flags`;
         # stax/runtime/fastcall.c sets the interrupt bit) and skips the chunks left; every
         # segment loop polls it too (a chunk can take seconds: a busy machine, costly elements)
         polled = self.code.replace(CHUNK_LOOP, CHUNK_LOOP + "\n    if (stax_interrupted(flags)) "
@@ -263,9 +264,10 @@ class _Source:
         for loop in SEGMENT_LOOPS:
             polled = polled.replace(loop, loop + " if (stax_interrupted(flags)) break;")
         return (PRELUDE + INTERRUPT
-                + f"\n{_SIGNATURE} {{\n"
+                + f"\n{_SIGNATURE}("
+                + "".join(f"void* B{j}, " for j in range(len(self.arrays)))
+                + "const int64_t* P, int32_t* flags) {\n"
                 "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
-                "  const int32_t* flags = reinterpret_cast<const int32_t*>(P[4]);\n"
                 + "\n".join(self.decls) + "\n" + polled + "\n}\n")
 
 
@@ -286,7 +288,7 @@ def _first_segment(layout: Layout) -> str:
             "                                    std::upper_bound(off, off + k + 1, a) - off - 1);")
 
 
-_SIGNATURE = 'extern "C" void stax_nested(void** B, const int64_t* P)'
+_SIGNATURE = 'extern "C" void stax_nested'
 CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
 # the loops over the segments of a chunk (a chunk of elements; a chain's whole segments)
 SEGMENT_LOOPS = ("for (; s < k && OFF(s) < b; ++s) {", "for (int64_t s = s0; s < s1; ++s) {")
@@ -754,29 +756,40 @@ _PRINTERS = {MapKernel: _map_source, SegReduceKernel: _segreduce_source,
 
 
 _FLAGS = ctypes.c_int32 * (ANY_FLAG + 1)
-_PARAMS = ctypes.c_int64 * 5
+_SIZES = ctypes.c_int64 * 4
 
 
 class Entry:
-    """A loaded kernel: `stax_nested(void** B, const int64_t* P)`, called with the arrays and
-    P = (n, k, W, chunks, the address of this call's flag word)."""
+    """A loaded kernel: `stax_nested(void* B0, ..., const int64_t* P, int32_t* flags)`, called
+    with its arrays, P = (n, k, W, a forced chunk count) and a zeroed flag buffer. Through
+    fastcall's `run` (stax/runtime/fastcall.c: one C call, the sizes as an int64 array on its
+    stack, armed for Ctrl-C on the main thread) when it is built and takes this many
+    arguments; through ctypes otherwise."""
 
     def __init__(self, fn: ctypes._CFuncPtr, count: int) -> None:
+        fn.argtypes = [ctypes.c_void_p] * count + [ctypes.POINTER(ctypes.c_int64),
+                                                   ctypes.c_void_p]
+        fn.restype = None
         self.fn = fn
-        self.pointers = ctypes.c_void_p * max(1, count)  # B's type (one array per argument)
+        self.address = ctypes.cast(fn, ctypes.c_void_p).value
+        module = fastcall()
+        self.fast = module.run if module is not None and count + 1 <= MAX_ARGS else None
 
     def __call__(self, n: int, k: int, width: int, chunks: int,
                  arrays: Sequence[np.ndarray]) -> None:
-        # (__array_interface__ is twice as fast as .ctypes.data: a warm call is mostly this)
-        ptrs = self.pointers(*[a.__array_interface__["data"][0] for a in arrays])
+        if self.fast is not None:
+            self.fast(self.address, (*arrays, (n, k, width, chunks)), None)
+            return
+        # (__array_interface__ is twice as fast as .ctypes.data)
+        args = [a.__array_interface__["data"][0] for a in arrays]
         flags = _FLAGS()
         address = ctypes.addressof(flags)
-        ps = _PARAMS(n, k, width, chunks, address)
+        sizes = _SIZES(n, k, width, chunks)
         if max(n, k) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
-            self.fn(ptrs, ps)
+            self.fn(*args, sizes, address)
             return
         with interruptible(address):  # Ctrl-C stops the kernel (issue 8)
-            self.fn(ptrs, ps)
+            self.fn(*args, sizes, address)
 
 
 @dataclass(frozen=True)
@@ -799,7 +812,4 @@ def build(kernel: SegmentedKernel, backend: Backend) -> Built:
 
 @functools.cache
 def _load(source: str, count: int, backend: Backend) -> Entry:
-    fn = backend.build(source, isa_level()).library.stax_nested
-    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)]
-    fn.restype = None
-    return Entry(fn, count)
+    return Entry(backend.build(source, isa_level()).library.stax_nested, count)
