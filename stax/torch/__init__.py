@@ -9,7 +9,9 @@ partitioner choosing what the forward saves) -> forward and backward ATen graphs
 by a `GraphRunner` (`stax.torch.graph`): ATen ops of `stax.torch.ops.TABLE` become NumPy
 expressions traced and compiled by `stax.jit` in as few segments as possible, on zero-copy
 NumPy views of the tensors; convolutions, pooling and embedding bags run inside segments as
-extern calls to PyTorch (`stax.torch.externs`); other ops (random ops, scatters, ...) run in
+extern calls to PyTorch (`stax.torch.externs`; matrix products as NumPy's matmul on the
+operands' buffers; max pooling over tiling windows in training graphs as Stax's own,
+`stax.torch.pooling`); other ops (random ops, scatters, ...) run in
 eager PyTorch between segments, with a one-time warning per graph. After its first call a
 graph runs through a generated straight-line function (`GraphRunner.fast_source`). The
 models of the tests and benchmark are in `stax.torch.models`. Graphs whose inputs
