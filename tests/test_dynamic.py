@@ -319,7 +319,7 @@ def test_transpose_of_one_input_added_to_another_every_variant():
 
 
 def _row_stats(x):
-    return x.sum(-1), x.max(-1), softmax(x)
+    return x.sum(-1), x.max(-1), x.argmax(-1), x.argmin(-1), softmax(x)
 
 
 def test_reductions_either_side_of_one_chunk():
