@@ -110,7 +110,7 @@ def render_nested(explanation: Any, title: str) -> str:
     flattening rules applied in order, and each segmented kernel's C++."""
     run = explanation.run
     kernels = [{"id": f"n{j}", "kind": k.kind, "summary": k.summary,
-                "code": Markup(code_html(k.source[k.source.find('extern "C"'):].strip()))}
+                "code": Markup(code_html(k.body.strip()))}
                for j, k in enumerate(run.kernels)]
     nested = {"source": Markup(code_html(explanation.source, python=True)),
               "rules": list(run.rules), "kernels": kernels}

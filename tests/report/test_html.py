@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -261,4 +262,7 @@ def test_a_nested_program_shows_its_flattening_steps(tmp_path: Path) -> None:
     assert "map-of-reduce -&gt; segreduce" in steps
     sections = Elements(page).find("details", "kernel-section")
     assert len(sections) == len(explanation.run.kernels) > 0
+    # each kernel shows its own code, not the backend's shared prelude
+    shown = html.unescape(re.sub("<[^>]+>", "", page[page.index('class="kernel-section'):]))
+    assert "STAX_NESTED_SIMD_MATH" not in shown
     assert text_report(page) == str(explanation)
