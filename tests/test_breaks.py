@@ -290,6 +290,35 @@ def test_shapes_that_depend_on_the_data_stop_compiling() -> None:
     assert jf.segment_counts[jf.key((np.zeros(16),))][1] <= breaks.MAX_RECOMPILES + 2
 
 
+
+def test_a_call_needing_many_segments_runs_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A break inside a Python loop whose segment differs per iteration (npbench nussinov: one
+    g++ run per iteration) stops compiling after MAX_CALL_SEGMENTS; the call starts over in
+    NumPy, nothing applied twice to the mutated argument, and later calls compile nothing."""
+    monkeypatch.setattr(breaks, "MAX_CALL_SEGMENTS", 3)
+
+    def fn(x: Any, out: Any) -> Any:
+        for i in range(12):
+            if x[i] > 0:  # a break per iteration, each segment with its own slice
+                out[i:] += x[i]
+            else:
+                out[:i] -= 1.0
+        return out.sum()
+
+    jf = stax.jit(fn)
+    x = np.linspace(-1.0, 1.0, 12) * np.array([1, -1] * 6)
+    for _ in range(2):
+        out, want_out = np.ones(12), np.ones(12)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", GraphBreakWarning)
+            got = jf(x, out)
+        assert_matches(got, fn(x, want_out))
+        assert_matches(out, want_out)
+    assert jf.segment_counts[jf.key((x, out))][1] > breaks.MAX_RECOMPILES
+    assert not record  # the second call: NumPy directly, warned once before
+    assert any("more than 3 compiled segments" in str(b) for b in jf.breaks[jf.key((x, out))])
+
+
 STEPS: dict[str, Any] = {
     "exp_scale": lambda x: np.tanh(x) * 2 + 1,
     "unwrap": lambda x: np.unwrap(x),  # a break

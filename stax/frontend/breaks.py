@@ -15,7 +15,9 @@ function again with a `SegmentBuilder`, which at every break
 
 Values already computed by a segment are inputs of later segments (never recomputed).
 If a function cannot be traced even so (say, a dtype Stax does not support flows through it),
-the whole function runs in NumPy; that too is recorded as a break.
+or one call would compile more than MAX_CALL_SEGMENTS new segments (a break inside a Python
+loop whose segments differ per iteration: hundreds of g++ runs), the whole function runs in
+NumPy; that too is recorded as a break.
 """
 
 from __future__ import annotations
@@ -96,6 +98,13 @@ MAX_SEGMENTS = 1024
 # A signature whose later calls compile more segments than this (data-dependent shapes after
 # a break: each new shape is a new program) runs in NumPy from then on.
 MAX_RECOMPILES = 8
+# One call compiling more new segments than this runs in NumPy instead (from then on).
+MAX_CALL_SEGMENTS = 16
+
+
+class SegmentBudget(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
+    """One call needs more than MAX_CALL_SEGMENTS new segments. A BaseException: neither the
+    user's `except Exception:` nor a loop's fallback may catch it and go on compiling."""
 
 
 @dataclass
@@ -111,6 +120,7 @@ class SegmentBuilder(Builder):
     # the next segment starts from them (a loop with a break compiles its body once).
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
     compiles: int = 0  # segments compiled during this call
+    exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
@@ -219,6 +229,8 @@ class SegmentBuilder(Builder):
                tuple(sorted((k, str(v)) for k, v in self.options.items())))
         hit = SEGMENTS.get(key)
         if hit is None:
+            if self.compiles >= MAX_CALL_SEGMENTS:
+                raise SegmentBudget
             hit = compile_traced(Traced(graph, None, len(graph.outputs), ()), inputs,
                                  self.options)
             SEGMENTS[key] = hit
@@ -369,6 +381,13 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         traced = trace(jitted.fn, args, builder)
         traced.check_args(args)
         flat = builder.evaluate(list(traced.graph.outputs))
+    except SegmentBudget:  # nothing was written back yet: the call starts over in NumPy
+        builder.breaks.append(Break(f"the whole function (one call needed more than "
+                                    f"{MAX_CALL_SEGMENTS} compiled segments: breaks whose "
+                                    "segments differ, e.g. in a loop)", jitted.fn.__name__,
+                                    "runs in NumPy from now on"))
+        builder.exhausted = True
+        return jitted.fn(*args), builder
     except (NotImplementedError, TypeError) as e:
         if not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
             raise
@@ -388,7 +407,9 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
     calls[1] += builder.compiles if calls[0] else 0
     calls[0] += 1
     found = list(builder.breaks)
-    if calls[1] > MAX_RECOMPILES:
+    if builder.exhausted:  # its break says why
+        calls[1] = MAX_RECOMPILES + 1
+    elif calls[1] > MAX_RECOMPILES:
         found.append(Break(f"the whole function (its later calls compiled more than "
                            f"{MAX_RECOMPILES} segments: shapes that depend on the data)",
                            jitted.fn.__name__, "runs in NumPy from now on"))
