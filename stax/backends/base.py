@@ -5,7 +5,10 @@ depend on the target: how costly an op is to recompute (materialization, seed 00
 7.2), the fusion limits of one kernel, the plan of each kernel (loops, threads, vector form),
 the source of a module of kernel regions (`emit`) and how that source becomes loaded code
 (`build`). `stax.backends.get_backend(name)` gives the registered one; `CpuBackend`
-(`stax/backends/cpu/`, C++ with OpenMP) is the first implementation.
+(`stax/backends/cpu/`, C++ with OpenMP) is the first implementation. The pipeline
+(`stax.api.compile_traced`) hands the chosen backend's `recompute_cost` to lowering and its
+`fusion_rules()` to the scheduler (the recompute costs and kernel limits are the backend's;
+lowering's inline-size limits and the fusion score's heuristics stay target-neutral).
 
 The calling convention every backend keeps: a region is one function taking its kernels'
 buffers (`region_params`, in that order), then the sizes of a shape-generic program
@@ -86,14 +89,6 @@ class Backend(ABC):
         iterations in one call, `stax.loops.driver`), and each driver's part of it. A backend
         without loop drivers raises NotImplementedError."""
         raise NotImplementedError(f"backend {self.name!r} emits no loop driver")
-
-    # [H12] issue 12: segmented kernels of flattened nested programs (stax.nested)
-    def segmented_kernel(self, kernel: Any) -> Any:
-        """A kernel described by `stax.nested.spec` -> an object with `source`, `body` (the
-        source without the shared prelude), `arrays` (the arguments, in order) and `entry`
-        (called with n, k, W, a forced chunk count and the arrays). A backend without
-        segmented kernels raises NotImplementedError."""
-        raise NotImplementedError(f"backend {self.name!r} has no segmented kernels")
 
     # [H12] issue 12: segmented kernels of flattened nested programs (stax.nested)
     def segmented_kernel(self, kernel: Any) -> Any:

@@ -51,9 +51,3 @@ class CpuBackend(Backend):
         from stax.backends.cpu import segmented
 
         return segmented.build(kernel, self)
-
-    # [H12] issue 12: segmented kernels (`stax.backends.cpu.segmented`, imported on first use)
-    def segmented_kernel(self, kernel: object) -> object:
-        from stax.backends.cpu import segmented
-
-        return segmented.build(kernel, self)
