@@ -121,6 +121,8 @@ class SegmentBuilder(Builder):
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
     compiles: int = 0  # segments compiled during this call
     exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
+    producers: dict[int, tuple[int, Op]] = field(default_factory=dict)  # see `producer`
+    indexed: int = 0  # ops[:indexed] are in `producers`
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
@@ -199,22 +201,35 @@ class SegmentBuilder(Builder):
                 self.arrays[v.id] = array
         return [self.arrays[v.id] for v in values]
 
+    def producer(self, v: Value) -> tuple[int, Op]:
+        """The op computing `v` and its position in `ops`, from an index kept across the
+        call's breaks and extended by the ops traced since (rebuilt only when ops were dropped
+        below its end: a loop's trial trace), so a break costs the ops it needs, not every op
+        traced so far (a loop with a break per iteration was quadratic in its trip count)."""
+        hit = self.producers.get(v.id)
+        if hit is not None and hit[0] < len(self.ops) and self.ops[hit[0]] is hit[1]:
+            return hit
+        start = self.indexed
+        if start > len(self.ops) or start and self.producers.get(
+                self.ops[start - 1].out.id, (0, None))[1] is not self.ops[start - 1]:
+            self.producers, start = {}, 0
+        self.producers.update((op.out.id, (k, op)) for k, op in enumerate(self.ops[start:], start))
+        self.indexed = len(self.ops)
+        return self.producers[v.id]
+
     def subgraph(self, outputs: list[Value]) -> tuple[Graph, list[Value]]:
         """The ops `outputs` need; values already known become the graph's inputs."""
-        producer = {op.out.id: op for op in self.ops}
-        needed: set[int] = set()
+        needed: dict[int, tuple[int, Op]] = {}
         stack = list(outputs)
         while stack:
             v = stack.pop()
             if v.id in needed:
                 continue
-            needed.add(v.id)
+            needed[v.id] = self.producer(v)
             if v.id not in self.arrays:
-                stack.extend(producer[v.id].inputs)
+                stack.extend(needed[v.id][1].inputs)
         leaves, ops = [], []
-        for op in self.ops:
-            if op.out.id not in needed:
-                continue
+        for _, op in sorted(needed.values(), key=lambda hit: hit[0]):
             if op.out.id in self.arrays:
                 leaves.append(op.out)
                 ops.append(Op("input", (), op.out, (("index", len(leaves) - 1),)))
