@@ -296,8 +296,9 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         names or [f"carried{k}" for k in range(n_carried)], carries, strict=True))
     graph, rows = row_inputs(graph, trip, n_carried)
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
-    lowered = lower(eliminate_common_subexpressions(graph)[0], strides)
-    sched = schedule(lowered.program, fuse=True)
+    backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
+    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost)
+    sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
     isa = isa_level(None)
     reason = _driver_refusal(sched, carries)
     if reason is None:
