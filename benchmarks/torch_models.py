@@ -8,9 +8,9 @@
 For each model, inference (eval, no_grad) and a training step (forward, backward; the
 optimizer stays eager) at a small and a large batch. The three variants run interleaved in
 one loop (each repetition times eager, inductor and stax in turn) and the median and the
-best are kept; every compiled result is checked against eager's before timing. Compile time is the first
-call's wall time with cold caches (fresh Stax and Inductor cache directories). Prints a
-Markdown table with Stax/Inductor ratios and their geometric mean.
+best are kept; every compiled result is checked against eager's before timing. Compile time
+is the first call's wall time with cold caches (fresh Stax and Inductor cache directories).
+Prints a Markdown table with Stax/Inductor ratios and their geometric mean.
 """
 
 from __future__ import annotations
