@@ -336,3 +336,23 @@ def test_reductions_over_unit_axes_are_the_element(dtype):
         x[1, 0, 0] = np.nan
     for arr in (x, x[::-1], x[:0]):
         assert_matches(stax.jit(f)(arr), f(arr))
+
+
+def _column_folds(x: Any) -> Any:
+    return (x.sum(0), (x * 0.01 + 1).prod(0), x.max(0), x.min(0), (x > 0).any(0),
+            (x > -40).all(0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_folds_read_rows_four_at_a_time(dtype: str) -> None:
+    """The outer-reduction form reads rows four per pass over a block (then the remainder):
+    every row count around a multiple of four, NaN in a jammed row and in a remainder row."""
+    f = stax.jit(_column_folds, dynamic=True)
+    for rows in (1, 2, 3, 4, 5, 7, 8, 11):
+        x = make_array((rows, 37), dtype, seed=rows, low=-50, high=50)
+        x[rows // 2, 3] = np.nan
+        x[rows - 1, 9] = np.nan
+        assert_matches(f(x), _column_folds(x), rtol=1e-5 if dtype == "float32" else 1e-12)
+    assert f.cache_info().compiles <= 2
+    plans = stax.explain(_column_folds, x).compilation.program.plans
+    assert any(p.form == "outer-reduction" for p in plans)

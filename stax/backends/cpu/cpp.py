@@ -10,7 +10,7 @@ one renderer owns the indentation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +68,10 @@ SIMD_BAD = f" reduction(|:{BAD})"
 # iteration of their outermost work-shared loop; a flat pointwise nest whose polled loop is the
 # vector loop is strip-mined into chunks of stax_poll_step elements (the runtime header).
 POLL = "if (stax_interrupted(flags)) continue;  // Ctrl-C: skip what is left [A8]"
+# The outer-reduction form reads ROW_JAM rows per pass over a block's lanes, for reductions
+# whose update is a plain in-order fold (the row order stays NumPy's).
+ROW_JAM = 4
+JAMMED = frozenset({"sum", "prod", "any", "all", "max", "min"})
 
 
 def const_str(value: object, dtype: np.dtype) -> str:
@@ -811,15 +815,38 @@ class KernelPrinter:
                     accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
                     for a in accs:
                         out.add(*a.declare(lanes=size))
-                    with ExitStack() as rloops:
-                        self.open_loops(rloops, rvars(len(nodes[0].reduction_ranges)),
-                                        nodes[0].reduction_ranges, None)
+
+                    def update(rows: Sequence[str | None], nodes: list[Node] = nodes,
+                               accs: list[Accumulator] = accs) -> None:
+                        """One pass over the block's lanes applying rows `rows` in order
+                        (None: the enclosing loop's r0; else r0's value in its own scope)."""
                         with out.loop("lane", 0, "lanes", pragmas=simd):
-                            printer = lane_printer(nodes)
-                            values = printer.emit([n.body for n in nodes],  # type: ignore[misc]
-                                                  out)
-                            for a, v in zip(accs, values, strict=True):
-                                out.add(*a.update(v, "", lane="lane"))
+                            for r in rows:
+                                with out.block() if r else nullcontext():
+                                    if r:
+                                        out.stmt(f"const int64_t r0 = {r};")
+                                    printer = lane_printer(nodes)
+                                    bodies = [n.body for n in nodes]
+                                    values = printer.emit(bodies, out)  # type: ignore[arg-type]
+                                    for a, v in zip(accs, values, strict=True):
+                                        out.add(*a.update(v, "", lane="lane"))
+
+                    ranges = nodes[0].reduction_ranges
+                    with ExitStack() as rloops:
+                        if len(ranges) == 1 and self.vectorize and all(
+                                a.fn in JAMMED for a in accs):
+                            # ROW_JAM rows per pass over the lanes, each lane's accumulator
+                            # updated row after row (NumPy's order): that many row streams in
+                            # flight once the input leaves the caches (4096x4096 f32 column
+                            # sums, one thread: 2.9 -> 1.7 ms, NumPy 1.9)
+                            (extent_r,) = ranges
+                            with out.loop("rj", 0, f"({extent_r}) - {ROW_JAM - 1}", step=ROW_JAM):
+                                update([f"rj + {k}" for k in range(ROW_JAM)])
+                            rloops.enter_context(out.loop(
+                                "r0", f"({extent_r}) / {ROW_JAM} * {ROW_JAM}", extent_r))
+                        else:
+                            self.open_loops(rloops, rvars(len(ranges)), ranges, None)
+                        update([None])
                     with out.loop("lane", 0, "lanes"):
                         printer = lane_printer(nodes)
                         for n, a in zip(nodes, accs, strict=True):
