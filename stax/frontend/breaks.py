@@ -149,7 +149,11 @@ class SegmentBuilder(Builder):
         unique = list({id(t): t for t in tracers}.values())
         values = self.evaluate([_fresh(t) for t in unique], with_live=True)
         originals = dict(zip((id(t) for t in unique), values, strict=True))
-        copies = {k: np.array(v, copy=True) for k, v in originals.items()}
+        # [HUNT3] a traced Python scalar (a weak 0-d value: `n`, `seed`, `n * 2`) reaches NumPy
+        # as the Python scalar, as in the user's code (np.random.default_rng(seed) refuses 0-d)
+        weak = {id(t) for t in unique if t.weak and t.ndim == 0}
+        copies = {k: v.item() if k in weak else np.array(v, copy=True)
+                  for k, v in originals.items()}
         c_args, c_kwargs = _substitute((args, kwargs), copies)
         with suspended():  # NumPy's own creation functions inside NumPy's code
             result = func(*c_args, **c_kwargs)
