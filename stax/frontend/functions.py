@@ -760,16 +760,19 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         x.dtype, np.float64, *(() if y is None else (np.asarray(y).dtype if not isinstance(
             y, Tracer) else y.dtype,)))
 
-    def rows(v: Tracer) -> Tracer:  # NumPy: ndmin=2, one variable per row
+    def rows(v: Tracer, transpose: bool) -> Tracer:  # NumPy: ndmin=2, one variable per row
         v = api.astype(api.reshape(v, (1, -1)) if v.ndim < 2 else v, res, copy=False)
-        return api.transpose(v) if not rowvar and v.shape[0] != 1 else v
+        return api.transpose(v) if transpose else v
 
-    x = rows(x)
+    # [HUNT3] NumPy transposes m unless it is 1-d (a (1, n) m with rowvar=False is n
+    # variables), y unless it has one row
+    x = rows(x, not rowvar and x.ndim != 1)
     if y is not None:  # [H16] the variables of y follow those of m
         ty = traced(y, (m, y))
         if ty.ndim > 2:
             raise ValueError("y has more than 2 dimensions")
-        x = api.concatenate([x, rows(ty)], axis=0)
+        x = api.concatenate([x, rows(ty, not rowvar and ty.ndim == 2 and ty.shape[0] != 1)],
+                            axis=0)
     if x.shape[0] == 0:
         raise unsupported("np.cov of no variables")
     ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
