@@ -582,6 +582,95 @@ def stable_sigmoid_softplus(x):
     return sig, naive, np.logaddexp(0, x), np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
 
 
+# ---- dtype and aliasing edges people meet ----------------------------------------------------
+
+@case(lambda r: (normal(r, 8),), lambda r: (r.integers(-5, 5, 6).astype(np.int8),),
+      lambda r: (normal(r, 3, 4).T.copy(),), lambda r: (np.zeros(1),))
+def overlapping_inplace(x):
+    x[1:] += x[:-1]
+    y = x.copy()
+    y[:-1] = y[1:] * 2
+    z = x.copy()
+    z[::-1] -= z[:]
+    return x, y, z
+
+
+@case(lambda r: (img(r, 6, 4), img(r, 4, 3)), lambda r: (img(r, 3, 3), img(r, 3, 3).T),
+      lambda r: (r.integers(-100, 100, (4, 5)).astype(np.int8),
+                 r.integers(-100, 100, (5, 2)).astype(np.int8)))
+def small_int_matmul_wraps(a, b):
+    return (a @ b, np.dot(a, b), np.einsum("ij,jk->ik", a, b), a.T @ a, np.add.outer(a[0], b[0]),
+            np.multiply.outer(a[:, 0], b[0]))
+
+
+@case(lambda r: (img(r, 9),), lambda r: (r.random(7) > 0.5,),
+      lambda r: (np.int8([100, 100, -128]),),
+      lambda r: (normal(r, 5, dtype="float16"),))
+def accumulate_dtypes(x):
+    return (np.cumsum(x), np.cumprod(x[:4]), x.sum(), np.add.reduce(x), x.mean(), np.diff(x),
+            np.maximum.accumulate(x), np.sum(x, dtype=np.int16), x.prod(dtype=np.float32))
+
+
+@case(lambda r: (np.array([-1.5, -0.5, 0.0, 3.7, 255.2, 255.9]),),
+      lambda r: (np.array([1e3, -1e3, 12.5], np.float32),), lambda r: (normal(r, 4) * 100,))
+def float_to_small_ints(x):
+    safe = np.clip(x, 0, 255).astype(np.uint8)
+    rounded = np.rint(np.clip(x, -128, 127)).astype(np.int8)
+    return safe, rounded, np.clip(x, -1000, 1000).astype(np.int16), x.astype(np.int64)
+
+
+@case(lambda r: (np.array([3.0, np.nan, -1.0, 0.0, -0.0, np.inf, np.nan, 2.0]),),
+      lambda r: (np.array([[np.nan, 1.0], [0.5, -np.inf]], np.float32),),
+      lambda r: (normal(r, 7),))
+def sorting_with_nans(x):
+    return (np.sort(x, axis=-1), np.argsort(x, axis=-1, kind="stable"), np.maximum.accumulate(
+        x, axis=-1), np.fmax.accumulate(x, axis=-1), np.median(x, axis=-1),
+        np.nanmedian(x, axis=-1), np.percentile(x, 50, axis=-1, method="lower"))
+
+
+@case(lambda r: (normal(r, 6), normal(r, 6) > 0),
+      lambda r: (normal(r, 2, 3), np.ones((2, 3), bool)),
+      lambda r: (np.zeros(0), np.zeros(0, bool)))
+def masked_copy_between_arrays(x, m):
+    y = np.zeros_like(x)
+    y[m] = x[m]
+    z = x.copy()
+    z[~m] = x[~m] * -1
+    w = np.full(x.shape, np.nan)
+    np.copyto(w, x, where=m)
+    return y, z, w
+
+
+@case(lambda r: (5, 0.0, 1.0), lambda r: (1, -2.0, 2.0), lambda r: (0, 0.0, 1.0))
+def linspace_arange_edges(n, a, b):
+    return (np.linspace(a, b, n), np.linspace(a, b, n, endpoint=False), np.arange(a, b, 0.1),
+            np.arange(n)[::-1], np.logspace(0, 2, n), np.geomspace(1, 1000, max(n, 1)))
+
+
+@case(lambda r: (normal(r, 5, 4),), lambda r: (normal(r, 2, 3).T,), lambda r: (normal(r, 1, 3),))
+def stats_with_options(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.std(x, axis=0, ddof=1), np.var(x, ddof=x.shape[0]), np.cov(x, rowvar=False),
+                np.cov(x, bias=True), np.percentile(x, [10, 90], axis=0, method="nearest"),
+                np.average(x, axis=1, weights=np.arange(1, x.shape[1] + 1)))
+
+
+@case(lambda r: (r.integers(-3, 4, 6), r.integers(0, 3, 6)),
+      lambda r: (np.array([2, -2, 0], np.int8), np.array([-1, 3, 0], np.int8)))
+def integer_power_errors(a, b):
+    return a ** 2, a ** b
+
+
+@case(lambda r: (normal(r, 3, 4),), lambda r: (np.zeros((0, 4)),), lambda r: (normal(r, 4, 2).T,))
+def reshape_edges(x):
+    return x.reshape(-1, 2), x.reshape(2, -1, 2), np.sum(x, axis=()), x.reshape(x.shape[0], -1, 1)
+
+
+@case(lambda r: (normal(r, 4) + 1j * normal(r, 4),), lambda r: (np.array([1 + 1j, 0j, -2j]),))
+def complex_stats(z):
+    return z.var(), z.std(), np.abs(z).argmax(), z.mean(), np.sort_complex(z), np.real_if_close(z)
+
+
 @pytest.mark.parametrize("name", sorted(CASES3))
 def test_wild3_function_matches_numpy(name: str) -> None:
     run_case(name, CASES3)
