@@ -671,6 +671,105 @@ def complex_stats(z):
     return z.var(), z.std(), np.abs(z).argmax(), z.mean(), np.sort_complex(z), np.real_if_close(z)
 
 
+# ---- writing into arguments, fancy-index gotchas, layout -------------------------------------
+
+@case(lambda r: (normal(r, 4, 6), normal(r, 8, 3)), lambda r: (normal(r, 2, 2).T, normal(r, 2, 2)))
+def out_into_argument_views(x, y):
+    np.add(x[:, :1], 1, out=y[: x.shape[0], :1])
+    np.multiply(x, 2, out=x)
+    np.negative(x[:, 0], out=x[:, -1])
+    return x.sum(), y
+
+
+@case(lambda r: (normal(r, 5, 3),), lambda r: (r.integers(0, 9, (4, 4)).T,),
+      lambda r: (normal(r, 1, 6, dtype="float32"),))
+def sort_in_place_argument(x):
+    x.sort(axis=0)
+    x[0, ::-1].sort()
+    y = x.copy()
+    y.sort(axis=-1)
+    return x, y
+
+
+@case(lambda r: (normal(r, 10), np.array([1, 3, 3, 3, 7])),
+      lambda r: (r.integers(0, 5, 6), np.array([0, 0, -1])),
+      lambda r: (normal(r, 4), np.array([], int)))
+def fancy_index_duplicates(x, idx):
+    a = x.copy()
+    a[idx] += 1
+    b = x.copy()
+    np.add.at(b, idx, 1)
+    c = x.copy()
+    c[idx] = np.arange(idx.size)  # the last write wins
+    return a, b, c
+
+
+@case(lambda r: (normal(r, 4, 3),), lambda r: (r.integers(0, 9, (3, 5)).T,),
+      lambda r: (normal(r, 1, 2),))
+def broadcast_assign_and_swap(x):
+    x[[0, -1]] = x[[-1, 0]]
+    y = np.empty_like(x)
+    y[:] = x[0]
+    y[1:, :2] = 0
+    y[..., -1] = np.arange(x.shape[0])
+    x[::-2] = -x[::-2]
+    return x, y
+
+
+@case(lambda r: (normal(r, 3, 4),), lambda r: (normal(r, 4, 3).T,),
+      lambda r: (normal(r, 2, 3, 2)[:, ::2],))
+def flatten_order_of_transposes(x):
+    t = x.T
+    return (np.cumsum(t), t.ravel(), t.flatten(), t.reshape(-1), np.argmax(t), t.ravel("F"),
+            np.unravel_index(np.argmin(t), t.shape), t[t > 0])
+
+
+@case(lambda r: (normal(r, 6, 5),), lambda r: (normal(r, 3, 7).T,), lambda r: (np.ones((2, 2)),))
+def triangles_and_offsets(x):
+    n, m = x.shape
+    return (np.tril(x, -1), np.triu(x, 2), np.diag(x, k=1), np.diagonal(x, offset=-1),
+            np.eye(n, m, k=1) * x, np.tri(n, m, -1) * x, np.diag(np.diag(x)))
+
+
+# ---- NEP 50 and dtype corner cases ----------------------------------------------------------
+
+@case(lambda r: (normal(r, 4, dtype="float32") + np.float32(0.1), np.float32(0.1)),
+      lambda r: (np.array([0.1, 0.2], np.float32), np.float32(0.2)))
+def float32_vs_python_float(x, s):
+    return (x == 0.1, x == s, x < 0.1, x + 0.1, x * np.float64(0.1), x == np.float64(0.1),
+            np.isclose(x, 0.1), x.astype(np.float64) == 0.1)
+
+
+@case(lambda r: (r.integers(0, 2**31, 5).astype(np.int32),),
+      lambda r: (np.array([2**31 - 1, -2**31, 0], np.int32),),
+      lambda r: (np.array([0, 1, 2**32 - 1], np.uint32),))
+def int32_wraparound(x):
+    with np.errstate(over="ignore"):
+        return (x * 2**20, x + np.int32(7) if x.dtype == np.int32 else x + np.uint32(7), x - 1,
+                np.abs(x), -x, x.astype(np.int16), x // 3, x.sum(), x.sum(dtype=x.dtype))
+
+
+@case(lambda r: (r.random(6) > 0.5,), lambda r: (np.ones((2, 3), bool),))
+def boolean_arithmetic(m):
+    return m + m, m * 3, ~m, m & ~m, m.sum(), m ^ True, m * 1.5, np.add(m, m, dtype=np.int8)
+
+
+@case(lambda r: (r.random(4) > 0.5,))
+def boolean_subtract_raises(m):
+    return m - m
+
+
+@case(lambda r: (r.integers(0, 2**63, 4, dtype=np.uint64), r.integers(-5, 5, 4)),
+      lambda r: (np.array([2**64 - 1], np.uint64), np.array([-1])))
+def uint64_int64_mix(u, i):
+    return u + i, u > i, u == i, np.maximum(u, i), u // np.uint64(3), u + 1
+
+
+@case(lambda r: (r.integers(0, 2**63, 4, dtype=np.uint64),))
+def uint64_minus_python_negative_raises(u):
+    return u + -1
+
+
 @pytest.mark.parametrize("name", sorted(CASES3))
 def test_wild3_function_matches_numpy(name: str) -> None:
     run_case(name, CASES3)
