@@ -114,3 +114,43 @@ def test_mutated_argument_aliasing_another() -> None:
     # Disjoint views of one array are fine.
     a, b = np.arange(4.0), np.arange(4.0)
     np.testing.assert_array_equal(stax.jit(fn)(a[::2], a[1::2]), fn(b[::2], b[1::2]))
+
+
+# ---- found by tests/test_random_programs_wide.py (helper FUZZ) ---------------------------------
+
+def _scalar_inplace(x: Any, c: Any) -> Any:
+    s = x.sum()  # NumPy scalars are immutable: `s += 1` rebinds s, u keeps the old value
+    u = s
+    s += 1
+    v = x[0, 1]  # a scalar too (a copy): `v -= 1` must not write into x
+    w = v
+    v -= 1
+    z = x[1, 0] * 2
+    z2 = z
+    z += np.ones(2)  # rebinds to an array, as NumPy's scalar does
+    d = c  # a Python scalar argument
+    c *= 3
+    row = x[1]  # a view: `row += 5` does write into x
+    row += 5
+    return s, u, v, w, z, z2, c, d, x
+
+
+def test_inplace_on_scalars_rebinds() -> None:
+    check(_scalar_inplace, make_array((3, 4), "float64", seed=7), 1.5)
+    check(_scalar_inplace, make_array((3, 4), "int32", seed=8), 2)
+
+
+@pytest.mark.filterwarnings("ignore::stax.frontend.breaks.GraphBreakWarning")
+def test_masked_selection_reshaped() -> None:
+    """x[x > 0] (lazy, data-dependent) then reshaped by np.stack / np.reshape: AttributeError
+    'layout' (the lazy selection lacked a Tracer attribute)."""
+    check(lambda x: (np.stack([x[x > 0], x]), np.reshape(x[x > 1], (-1, 1))),
+          np.array([5, 1, 3], np.uint32))
+
+
+@pytest.mark.filterwarnings("ignore::stax.frontend.breaks.GraphBreakWarning")
+def test_var_std_integer_dtype() -> None:
+    """np.std(x, dtype=np.int32) is an int32 in NumPy (truncated mean and quotient): stax gave
+    a float64; now NumPy's own var/std runs (a graph break)."""
+    check(lambda x: (np.std(x, dtype=np.int32), np.var(x, axis=0, dtype=np.int64),
+                     x.var(dtype=np.uint8)), make_array((3, 4), "int8", seed=9))

@@ -1643,6 +1643,7 @@ class Masked(Tracer):
         self.weak, self.parent, self.view_op, self.base = False, None, None, None
         self.base_version = self.version = 0
         self.concrete = None
+        self.layout, self.scalar = None, False  # [FUZZ] Tracer's (np.stack read .layout)
         self._value: Value | None = None
 
     @property  # type: ignore[override]

@@ -156,8 +156,15 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
     weak = not function and builtins.all(
         isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex)) for a in args)
-    return Tracer(b, out, weak=weak and out.dtype.kind in "bifc" and not isinstance(
-        args[0], np.generic), concrete=_concrete_result(ufunc, args))
+    return _scalar(Tracer(b, out, weak=weak and out.dtype.kind in "bifc" and not isinstance(
+        args[0], np.generic), concrete=_concrete_result(ufunc, args)))
+
+
+def _scalar(t: Tracer) -> Tracer:
+    """[FUZZ] `t`, marked as a NumPy scalar when it is 0-d (the result of a ufunc or a
+    reduction over every axis; not a view): in-place operators on it rebind, never write."""
+    t.scalar = t.scalar or (t.ndim == 0 and t.parent is None)
+    return t
 
 
 _COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
@@ -364,7 +371,7 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     kept = tuple(1 if i in axes else s for i, s in enumerate(v.shape))
     shape = kept if keepdims else tuple(s for i, s in enumerate(v.shape) if i not in axes)
     out = b.add("reduce", (v,), shape, acc_dtype, fn=fn, axes=axes, keepdims=bool(keepdims))
-    return wrap(b, to_value(b, wrap(b, out), res_dtype))
+    return _scalar(wrap(b, to_value(b, wrap(b, out), res_dtype)))
 
 
 # [H16] reductions that take initial= and where=: their ufunc and identity (None: none)
@@ -453,6 +460,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         keepdims: bool = False, **kw: Any) -> Tracer:
     if out is not None or kw:
         raise unsupported("np.var/np.std with out=, where= or mean=")
+    if dtype is not None and np.dtype(dtype).kind in "biu":
+        # [FUZZ] NumPy truncates the mean, the squares' sum and the quotient to that integer
+        # type (and std's sqrt refuses to cast back into an array): not reproduced
+        raise unsupported("np.var/np.std with an integer dtype=")
     count, _ = _mean_count_dtype(a, axis, dtype)
     centered = apply_ufunc("subtract", a, mean(a, axis, dtype, keepdims=True))
     squared = apply_ufunc("multiply", centered, centered)
@@ -751,7 +762,13 @@ def getitem(a: Tracer, index: Any) -> Tracer:
             builtins.any(isinstance(it, Tracer) and it.dtype == bool for it in arrays):
         raise unsupported("boolean mask indexing (its result shape depends on the data)")
     if not arrays:
-        return _basic_index(a, items)[0]
+        view = _basic_index(a, items)[0]
+        # [FUZZ] integers for every axis give NumPy a scalar, a copy: `s = x[0]; s += 1` must
+        # not write into x (a 0-d view did).
+        raw = index if isinstance(index, tuple) else (index,)
+        if len(raw) == a.ndim and builtins.all(_is_int(it) for it in raw):
+            return _scalar(copy_(view))
+        return view
     # Advanced indexing: once an array is present, integers are 0-d index arrays too. All
     # index arrays broadcast together; their dimensions replace the indexed axes in place when
     # the advanced indices are adjacent, and go first otherwise (NumPy's rule).
@@ -923,16 +940,17 @@ def _rebind(a: Tracer, new: Value) -> None:
 def inplace(a: Tracer, result: Tracer, ufunc: str = "positive") -> Tracer:
     """`a op= b` / `out=a`: NumPy writes the result of `ufunc` into `a` (casting 'same_kind';
     refused with NumPy's own UFuncTypeError)."""
-    if not isinstance(a, Tracer):
+    if not isinstance(a, Tracer) or a.scalar:  # [FUZZ] a scalar is immutable: rebinds
         return result
-    if tuple(result.shape) != tuple(a.shape):
-        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
-                         f"match the broadcast shape {result.shape}")
+    # [FUZZ] the casting rule is checked before the shape, as NumPy does
     if not np.can_cast(result.dtype, a.dtype, casting="same_kind"):
         fn = getattr(np, ufunc)  # [H16] NumPy's error, raised by NumPy on one element
         fn(*[np.ones((1, 1), result.dtype)] * fn.nin, out=np.ones((1, 1), a.dtype))
         raise TypeError(f"Cannot cast ufunc {ufunc!r} output from dtype('{result.dtype}') to "
                         f"dtype('{a.dtype}') with casting rule 'same_kind'")
+    if tuple(result.shape) != tuple(a.shape):
+        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
+                         f"match the broadcast shape {result.shape}")
     a.check_fresh()
     _rebind(a, to_value(a.builder, result, a.dtype))
     return a

@@ -111,6 +111,9 @@ class Tracer:
         # For a scalar argument (or arithmetic on such): the argument positions it comes from
         # and its value, for use as a Python value.
         self.concrete = concrete
+        # [FUZZ] NumPy holds a scalar here (a 0-d reduction or ufunc result, `x[i, j]`): it is
+        # immutable, so `s += 1` rebinds `s` and leaves every other name for it unchanged.
+        self.scalar = weak
         builder.created(self)
 
     # ---- array attributes -------------------------------------------------------------------
