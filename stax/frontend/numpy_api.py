@@ -263,10 +263,14 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
+    # [HUNT3] of two equal values (-0.0, 0.0) np.maximum / np.minimum return the second: the
+    # bound (one bound, or array bounds, as NumPy); with two scalar bounds NumPy's clip keeps x
+    keep_x = a_min is not None and a_max is not None and builtins.all(
+        (b.ndim if isinstance(b, Tracer) else np.ndim(b)) == 0 for b in (a_min, a_max))
     if a_min is not None:
-        result = apply_ufunc("maximum", result, a_min)
+        result = apply_ufunc("maximum", *((a_min, result) if keep_x else (result, a_min)))
     if a_max is not None:
-        result = apply_ufunc("minimum", result, a_max)
+        result = apply_ufunc("minimum", *((a_max, result) if keep_x else (result, a_max)))
     if result is a:
         result = copy_(a)
     if out is not None:  # [H16] np.clip(x, lo, hi, out=x): written as NumPy's ufunc would
@@ -899,6 +903,10 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
             steps.append(step)
             sel_shape.append(count)
         dim += 1
+    # [FUZZ] NumPy drops the value's leading unit dimensions the region lacks (`x[0] = v` with
+    # v of shape (1,))
+    while val.ndim > len(region.shape) and val.shape[0] == 1:
+        val = b.add("reshape", (val,), val.shape[1:], val.dtype, shape=val.shape[1:])
     val = broadcast_value(b, val, tuple(region.shape))
     val = b.add("reshape", (val,), tuple(sel_shape), val.dtype, shape=tuple(sel_shape)) \
         if tuple(region.shape) != tuple(sel_shape) else val
@@ -949,8 +957,17 @@ def inplace(a: Tracer, result: Tracer, ufunc: str = "positive") -> Tracer:
         raise TypeError(f"Cannot cast ufunc {ufunc!r} output from dtype('{result.dtype}') to "
                         f"dtype('{a.dtype}') with casting rule 'same_kind'")
     if tuple(result.shape) != tuple(a.shape):
-        raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
-                         f"match the broadcast shape {result.shape}")
+        # [FUZZ] `out=` may be larger than the inputs' broadcast shape (NumPy iterates over
+        # out's shape): np.add(v, v, out=x) with v (2,) and x (1, 2)
+        try:
+            fits = broadcast_shapes(tuple(result.shape), tuple(a.shape)) == tuple(a.shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"non-broadcastable output operand with shape {a.shape} doesn't "
+                             f"match the broadcast shape {result.shape}")
+        result = wrap(a.builder, broadcast_value(a.builder, to_value(a.builder, result),
+                                                 tuple(a.shape)))
     a.check_fresh()
     _rebind(a, to_value(a.builder, result, a.dtype))
     return a

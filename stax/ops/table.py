@@ -203,9 +203,12 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("less_equal", np.less_equal, _every("stax_less_equal({a0}, {a1})")),
     Elementwise("greater", np.greater, _every("stax_less({a1}, {a0})")),
     Elementwise("greater_equal", np.greater_equal, _every("stax_less_equal({a1}, {a0})")),
-    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})",
+    # [HUNT3] operands swapped: of two equal values NumPy's loops return the second
+    # (np.maximum(-0.0, 0.0) is 0.0, np.minimum(0.0, -0.0) is -0.0; the header's
+    # stax_maximum returns its first)
+    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a1}, {a0})",
                                           complex="stax_cmaximum({a0}, {a1})")),
-    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})",
+    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a1}, {a0})",
                                           complex="stax_cminimum({a0}, {a1})")),
     Elementwise("fmax", np.fmax, Cpp("stax_fmax<{t}>({a0}, {a1})",
                                           complex="stax_cfmax({a0}, {a1})")),
