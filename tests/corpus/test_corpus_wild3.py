@@ -770,6 +770,67 @@ def uint64_minus_python_negative_raises(u):
     return u + -1
 
 
+# ---- NaN-heavy statistics and searching ------------------------------------------------------
+
+@case(lambda r: (np.array([[np.nan, np.nan], [1.0, np.nan], [2.0, 3.0]]),),
+      lambda r: (np.where(r.random((4, 3)) > 0.6, np.nan, normal(r, 4, 3)).astype(np.float32),))
+def nan_reductions_all_nan_slices(x):
+    with np.errstate(invalid="ignore"):
+        return (np.nanmean(x, axis=1), np.nanmax(x, axis=1), np.nansum(x, axis=0),
+                np.nanstd(x, axis=1), np.nanmin(x, axis=0), np.nanpercentile(x, 50, axis=1),
+                np.nanvar(x, axis=0, ddof=1), np.nanprod(x, axis=1), np.nancumsum(x, axis=0))
+
+
+@case(lambda r: (np.array([-0.0, 0.0, np.nan, 1.0, -1.0]),
+                 np.array([0.0, -0.0, 1.0, np.nan, -1.0])),
+      lambda r: (normal(r, 4, dtype="float32"), normal(r, 4, dtype="float32")))
+def signed_zero_and_nan_minmax(a, b):
+    return (np.maximum(a, b), np.minimum(a, b), np.fmax(a, b), np.fmin(a, b),
+            np.signbit(np.maximum(a, b)), np.clip(a, b, None), np.argmax(np.stack([a, b]), axis=0))
+
+
+@case(lambda r: (np.sort(normal(r, 8)), normal(r, 5)),
+      lambda r: (np.array([1.0, 2.0, 2.0, 2.0, 3.0]), np.array([2.0, 0.0, 4.0, np.nan])),
+      lambda r: (np.arange(4, dtype=np.int32), np.array([1.5, -1.0, 3.0])))
+def searchsorted_sorter_and_nan(a, v):
+    perm = np.argsort(-a)
+    shuffled = a[perm]
+    return (np.searchsorted(a, v), np.searchsorted(a, v, side="right"),
+            np.searchsorted(shuffled, v, sorter=np.argsort(shuffled)), np.digitize(v, a),
+            np.digitize(v, a[::-1], right=True))
+
+
+@case(lambda r: (normal(r, 40), 5), lambda r: (r.integers(0, 10, 15), 3),
+      lambda r: (np.array([1.0, 1.0, 1.0]), 2))
+def histogram_variants(x, bins):
+    counts, edges = np.histogram(x, bins=bins)
+    dens, _ = np.histogram(x, bins=bins, range=(-1, 1), density=True)
+    w, _ = np.histogram(x, bins=np.array([-1.0, 0.0, 0.5, 10.0]), weights=np.ones_like(x) * 0.5)
+    return counts, edges, dens, w
+
+
+@case(lambda r: (normal(r, 11),), lambda r: (normal(r, 4, 5).T,),
+      lambda r: (np.array([1.0, 2.0]),))
+def percentile_methods(x):
+    q = [0, 33, 50, 100]
+    return tuple(np.percentile(x, q, axis=0, method=m)
+                 for m in ("linear", "lower", "higher", "midpoint", "nearest"))
+
+
+@case(lambda r: (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.125, 1e16 + 1]),),
+      lambda r: (np.array([0.5, 1.5, 2.5, -2.5, 0.125, 0.375], np.float32),),
+      lambda r: (np.array([1.005, 2.675, -0.045], np.float16),))
+def round_half_even(x):
+    return np.round(x), np.round(x, 2), np.round(x, -1), np.rint(x), np.around(x * 10) / 10
+
+
+@case(lambda r: (np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 10.0, np.nan, 30.0]),
+                 np.array([np.nan, -1.0, 0.5, 2.5, 9.0, np.inf])),
+      lambda r: (np.array([1.0, 1.0, 2.0]), np.array([0.0, 5.0, 6.0]), np.array([1.0, 1.5])))
+def interp_nan_and_duplicates(xp, fp, x):
+    return np.interp(x, xp, fp), np.interp(x, xp, fp, left=np.nan, right=-np.inf)
+
+
 @pytest.mark.parametrize("name", sorted(CASES3))
 def test_wild3_function_matches_numpy(name: str) -> None:
     run_case(name, CASES3)
