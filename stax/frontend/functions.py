@@ -1419,7 +1419,8 @@ def _linalg(name: str, *args: Any, **kwargs: Any) -> Any:
     k = builtins.min(m, n)
     if name in ("solve",):
         b = xs[1]
-        shapes: Any = tuple(b.shape) if b.ndim == 1 else \
+        # [HUNT3] a 1-d b is one vector solved against every matrix of the stack (NumPy 2)
+        shapes: Any = batch + tuple(b.shape) if b.ndim == 1 else \
             api.broadcast_shapes(batch, tuple(b.shape[:-2])) + tuple(b.shape[-2:])
     elif name in ("inv", "cholesky", "pinv"):
         shapes = batch + (n, m) if name == "pinv" else tuple(x.shape)
