@@ -32,6 +32,7 @@ import pytest
 
 import stax
 from corpus.test_corpus_wild import img, main, normal, run_case, same, wild
+from corpus.test_corpus_wild2 import img16
 
 CASES3: dict[str, Any] = {}
 case = functools.partial(wild, cases=CASES3)
@@ -829,6 +830,75 @@ def round_half_even(x):
       lambda r: (np.array([1.0, 1.0, 2.0]), np.array([0.0, 5.0, 6.0]), np.array([1.0, 1.5])))
 def interp_nan_and_duplicates(xp, fp, x):
     return np.interp(x, xp, fp), np.interp(x, xp, fp, left=np.nan, right=-np.inf)
+
+
+# ---- intermediate precision, shapes crossing vector widths, Python-level composition ---------
+
+@case(lambda r: (np.array([60000, -60000, 300, 0.1, 255.9], np.float16),),
+      lambda r: (normal(r, 33, dtype="float16") * 200,), lambda r: (np.float16([65504]),))
+def float16_intermediate_overflow(x):
+    return (x * x + x) * x - 1, (x + x) / 2, x * 2 / 2, np.sqrt(x * x), (x * 1.5).astype(np.float32)
+
+
+@case(lambda r: (np.array([1e20, -1e20, 3.0, 1e-30], np.float32),),
+      lambda r: (normal(r, 17, dtype="float32") * 1e19,))
+def float32_intermediate_overflow(x):
+    return x * 1e30 * 1e-30, (x * x) / x, np.exp(x) * 0, x * np.float32(1e-30) * np.float32(1e30)
+
+
+@case(lambda r: (np.array([100, 120, -128, 127], np.int8), np.array([100, 10, -1, 1], np.int8)),
+      lambda r: (img(r, 19), img(r, 19)), lambda r: (img16(r, 9), img16(r, 9)))
+def small_int_intermediate_wrap(a, b):
+    return (a + b) // 2, (a * b) >> 1, (a - b).astype(np.int32), (a + b).mean(), -(a * 2)
+
+
+@case(lambda r: (normal(r, 3, 1),), lambda r: (normal(r, 3, 15),), lambda r: (normal(r, 2, 33),),
+      lambda r: (normal(r, 2, 1025, dtype="float32"),), lambda r: (normal(r, 130, 9).T,))
+def softmax_across_widths(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    return p, p.argmax(axis=-1), np.cumsum(p, axis=-1)[:, -1], (p > 0.5).any(axis=-1)
+
+
+@case(lambda r: (normal(r, 7),), lambda r: (np.array([-1.0, 0.0, 0.5, 2.0]),),
+      lambda r: (normal(r, 2, 3, dtype="float32"),))
+def piecewise_functions(x):
+    pw = np.piecewise(x, [x < 0, x >= 1], [lambda v: -v, lambda v: v ** 2, lambda v: 0.5])
+    return pw, np.select([x < 0, x < 1], [-x, x * 0.5], default=x ** 2)
+
+
+@case(lambda r: (normal(r, 4, 3), normal(r, 3)), lambda r: (normal(r, 1, 2), normal(r, 2)))
+def python_level_composition(A, v):
+    rows = [A[i] * v for i in range(A.shape[0])]
+    if A.ndim == 2 and A.shape[0] > 1:
+        rows.append(functools.reduce(np.maximum, rows))
+    stacked = np.stack(rows)
+    total = sum(rows)
+    return stacked, total, v @ A.T, A @ v, v @ v, np.linalg.matrix_power(A.T @ A, 3)
+
+
+@case(lambda r: (normal(r, 3, 3, 3) + 3 * np.eye(3), normal(r, 3)),
+      lambda r: (np.eye(2)[None].repeat(2, 0), np.ones(2)))
+def linalg_batches_more(A, b):
+    x = np.linalg.solve(A, b)  # b (n,): solved against every matrix of the stack
+    w, V = np.linalg.eigh(A + A.transpose(0, 2, 1), UPLO="U")
+    r = np.linalg.qr(A, mode="r")
+    s = np.linalg.svd(A, compute_uv=False)
+    return x, w, np.abs(V), np.abs(r), s, np.linalg.matrix_rank(A), np.trace(A, axis1=1, axis2=2)
+
+
+@case(lambda r: (np.arange(5.0),), lambda r: (normal(r, 3, dtype="float32"),))
+def index_tricks(x):
+    return (np.r_[0:3, 10, x], np.c_[x, x * 2], np.r_["-1", x, x], np.column_stack((x, -x)),
+            np.block([[x, x], [x * 0, x]]), np.dstack((x, x)), np.roll(x, -2), np.flip(x))
+
+
+@case(lambda r: (r.integers(-9, 10, 6),), lambda r: (img(r, 5),),
+      lambda r: (np.array([-7, 7], np.int8),))
+def int_by_float_division(x):
+    with np.errstate(invalid="ignore"):
+        return (x // 2.5, x % 2.5, x / 2, np.divmod(x, 1.5), np.sqrt(x), np.power(x, 0.5),
+                x ** -1.0, np.float_power(x, 2))
 
 
 @pytest.mark.parametrize("name", sorted(CASES3))
