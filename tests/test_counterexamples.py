@@ -154,3 +154,23 @@ def test_var_std_integer_dtype() -> None:
     a float64; now NumPy's own var/std runs (a graph break)."""
     check(lambda x: (np.std(x, dtype=np.int32), np.var(x, axis=0, dtype=np.int64),
                      x.var(dtype=np.uint8)), make_array((3, 4), "int8", seed=9))
+
+
+def _assign_unit_dims(x: Any, v: Any) -> Any:
+    x[0] = v[:1]  # a (1,) value into one element
+    x[1:3] = v[None, None, :2] * 2  # leading unit dimensions beyond the region's
+    return x
+
+
+@pytest.mark.filterwarnings("ignore:Conversion of an array with ndim:DeprecationWarning")
+def test_assignment_drops_leading_unit_dims() -> None:
+    """NumPy drops a value's leading size-1 dimensions the region lacks: stax raised
+    ValueError('cannot broadcast shape (1,) to ()') (NumPy deprecates it for one element)."""
+    check(_assign_unit_dims, make_array((4,), "float64", seed=10), make_array((3,), "int16"))
+
+
+def test_out_larger_than_inputs_broadcast() -> None:
+    """np.add(v, v, out=x) with v (2,) and x (1, 2): NumPy iterates over out's shape; stax
+    raised 'non-broadcastable output operand'."""
+    check(lambda x, v: (np.add(v, v, out=x), np.multiply(v[:1], 3, out=x[0])),
+          make_array((1, 2), "float64", seed=11), make_array((2,), "float32", seed=12))

@@ -75,6 +75,11 @@ def build_input(desc: InputDesc) -> Any:
     """A fresh input from its description (the same values and memory layout every time)."""
     if desc[0] == "scalar":
         return desc[1]
+    arr = _layout(desc)
+    return arr if isinstance(arr, np.ndarray) else np.array(arr)  # 0-d: an array, not a scalar
+
+
+def _layout(desc: InputDesc) -> Any:
     _, dtype, shape, layout, seed = desc
     rng = np.random.default_rng(seed)
     ndim = len(shape)
@@ -284,6 +289,11 @@ def run_recipe(steps: list[Step], n_out: int, *inputs: Any) -> tuple[Any, ...]:
 
 # ----------------------------------------------------------------------------- drawing
 
+def _is_array(v: Any) -> bool:
+    """An ndarray or a NumPy scalar (not a Python scalar)."""
+    return isinstance(v, (np.ndarray, np.generic))
+
+
 def _shape_draw(draw: st.DrawFn, ndim: int) -> tuple[int, ...]:
     sizes = (0, 1, 1, 2, 3, 3, 4, 5, 7, 17, 33) if ndim < 3 else (0, 1, 1, 2, 3, 4, 5)
     return tuple(draw(st.sampled_from(sizes)) for _ in range(ndim))
@@ -334,14 +344,19 @@ def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
          "stack", "inplace", "out", "matmul", "dot")))
     i = draw(st.integers(0, len(pool) - 1))
     x = pool[i]
-    if not isinstance(x, np.ndarray) and kind not in ("binary", "scalar"):
-        return None  # Python scalar input: only as an operand
-    arrays = [j for j, v in enumerate(pool) if isinstance(v, np.ndarray)]
+    if not _is_array(x) and kind != "binary":
+        # a Python scalar argument: only as an operand beside an array (Python's own arithmetic
+        # on two Python scalars, `0.25 // 0` raising, big ints, is outside Stax's semantics:
+        # a scalar argument is traced as a NumPy value)
+        return None
+    arrays = [j for j, v in enumerate(pool) if _is_array(v)]
+    if kind in ("inplace", "out") and not isinstance(x, np.ndarray):
+        return None  # NumPy scalars are immutable
     if kind == "unary":
         return ("unary", draw(st.sampled_from(sorted(UNARY))), i)
     if kind == "binary":
-        partners = [j for j, y in enumerate(pool)
-                    if _broadcastable(np.shape(x), np.shape(y))]
+        partners = [j for j, y in enumerate(pool) if _broadcastable(np.shape(x), np.shape(y))
+                    and (_is_array(x) or _is_array(y))]
         return ("binary", draw(st.sampled_from(sorted(BINARY))), i, draw(st.sampled_from(partners)))
     if kind == "scalar":
         return ("scalar", draw(st.sampled_from(sorted(BINARY))), i,
@@ -416,8 +431,9 @@ def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
         return ("inplace", op, i, j, key)
     if kind == "out":
         partners = [j for j in arrays if _broadcastable(x.shape, pool[j].shape)]
+        outs = [k for k in arrays if isinstance(pool[k], np.ndarray)]
         return ("out", draw(st.sampled_from(("add", "mul", "maximum"))), i,
-                draw(st.sampled_from(partners)), draw(st.sampled_from(arrays)))
+                draw(st.sampled_from(partners)), draw(st.sampled_from(outs)))
     inner = [j for j in arrays if x.ndim and pool[j].ndim
              and x.shape[-1] == pool[j].shape[-2 if pool[j].ndim > 1 else 0]]
     return (kind, i, draw(st.sampled_from(inner or arrays)))
