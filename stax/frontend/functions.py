@@ -215,13 +215,32 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
 
 # ---- diagonals ----
 
+def derived_view(x: Tracer, derive: Callable[[Tracer], Tracer], writeable: bool,
+                 result: Tracer | None = None) -> Tracer:
+    """[HUNT3] `derive(x)` (or its `result` already made) where NumPy returns a view of `x`
+    (np.diagonal, np.einsum of one operand) and Stax computes a new array: written to later,
+    `x` shows through, as in NumPy (the result is derived again from it); writing into the
+    result is NumPy's ValueError (read-only) or, where NumPy's view is writeable, a graph
+    break."""
+    result = derive(x) if result is None else result
+    if result.parent is not None or result is x:
+        return result
+    result.parent, result.view_op = x, ("derived", {"derive": derive, "writeable": writeable})
+    result.base = x if x.base is None else x.base
+    result.base_version = result.base.version
+    return result
+
+
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
     x = traced(a, (a,))
     if x.ndim != 2 or (_axis(axis1, 2), _axis(axis2, 2)) != (0, 1):
         raise unsupported("np.diagonal of other than the two axes of a 2-d array")
     k = operator.index(offset)
     rows = np.arange(builtins.max(0, -k), builtins.min(x.shape[0], x.shape[1] - k))
-    return x[rows, rows + k] if rows.size else x[np.zeros(0, np.intp), np.zeros(0, np.intp)]
+
+    def derive(v: Tracer) -> Tracer:
+        return v[rows, rows + k] if rows.size else v[np.zeros(0, np.intp), np.zeros(0, np.intp)]
+    return derived_view(x, derive, writeable=False)
 
 
 def diag(v: Any, k: int = 0) -> Tracer:
@@ -460,7 +479,7 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     """Explicit or implicit subscripts without ellipsis: each operand is laid out over all
     letters, the product taken elementwise and the summed letters reduced (one fused loop
     nest). Repeated letters within an operand take its diagonal."""
-    if set(kwargs) - {"optimize"} or not isinstance(operands[0], str):
+    if set(kwargs) - {"optimize", "_derived"} or not isinstance(operands[0], str):
         raise unsupported("np.einsum with out=, dtype=, casting= or the interleaved form")
     spec, arrays = operands[0].replace(" ", ""), operands[1:]
     broadcast: set[str] = set()  # letters standing for ellipsis dimensions (they broadcast)
@@ -508,6 +527,10 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     full = tuple(sizes[c] for c in order)
     product = api.broadcast_to(product, full) if tuple(product.shape) != full else product
     if not letters:
+        if len(arrays) == 1 and isinstance(arrays[0], Tracer) and not kwargs.get("_derived"):
+            return derived_view(  # [HUNT3] NumPy returns a view of the one operand
+                arrays[0], lambda v: einsum(operands[0], v, _derived=True), writeable=True,
+                result=api.copy_(product))
         return api.copy_(product)
     return api.sum(product, axis=tuple(range(len(output), len(order))), dtype=dtype)
 

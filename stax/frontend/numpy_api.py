@@ -934,7 +934,10 @@ def _rebind(a: Tracer, new: Value) -> None:
             value = b.add("transpose", (value,), parent.value.shape, value.dtype, perm=inverse)
         elif kind == "elementwise":  # [E16] z.real / z.imag of a complex array
             raise unsupported("assignment into .real or .imag of a complex array")
-        else:  # a broadcast view: NumPy's broadcast_to returns a read-only array
+        elif kind == "derived" and attrs["writeable"]:  # [HUNT3] np.einsum's view
+            raise unsupported("assignment into the view np.einsum returns")
+        else:  # a broadcast view: NumPy's broadcast_to returns a read-only array (so does
+            # np.diagonal) [HUNT3]
             raise ValueError("assignment destination is read-only")
         parent.value = value
         node = parent

@@ -166,8 +166,11 @@ class Tracer:
         assert parent is not None and self.view_op is not None
         parent.check_fresh()
         kind, attrs = self.view_op
-        self.value = self.builder.add(kind, (parent.value,), self.value.shape, self.value.dtype,
-                                      **attrs)
+        if kind == "derived":  # [HUNT3] a view NumPy returns and Stax computes: again
+            self.value = attrs["derive"](parent).value
+        else:
+            self.value = self.builder.add(kind, (parent.value,), self.value.shape,
+                                          self.value.dtype, **attrs)
         self.base_version = self.base.version
 
     # ---- things a traced value cannot do ----------------------------------------------------
