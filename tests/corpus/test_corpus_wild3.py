@@ -901,6 +901,76 @@ def int_by_float_division(x):
                 x ** -1.0, np.float_power(x, 2))
 
 
+# ---- loops, iterative solvers, views of transposed arguments ---------------------------------
+
+@case(lambda r: (r.random(6) * 10 + 1,), lambda r: (np.array([4.0, 9.0]),),
+      lambda r: (r.random((2, 2)).astype(np.float32) + 1,))
+def while_until_converged(a):
+    x = a.copy()
+    it = 0
+    while np.abs(x * x - a).max() > 1e-6 * a.max() and it < 50:
+        x = 0.5 * (x + a / x)
+        it += 1
+    return x, it
+
+
+@case(lambda r: (normal(r, 5, 4),), lambda r: (normal(r, 4, 5).T,),
+      lambda r: (normal(r, 3, 3)[::-1, ::2],))
+def write_through_transposed_views(x):
+    t = x.T
+    t[0] = 0.0  # column 0 of x
+    d = np.einsum("ii->i", x[: min(x.shape), : min(x.shape)])
+    x[:, -1] *= 2
+    s = x[1:, 1:]
+    s -= s.mean()
+    return x, d.copy(), t.sum(axis=1)
+
+
+@case(lambda r: (normal(r, 6), 4), lambda r: (normal(r, 3, 2), 7))
+def generator_methods_inside(mu, seed):
+    rng = np.random.default_rng(seed)
+    draws = rng.normal(mu, 0.1)
+    u = rng.uniform(low=mu - 1, high=mu + 1)
+    pick = rng.integers(0, mu.shape[0], size=3)
+    return draws, u, mu[pick], rng.permutation(mu.shape[0])
+
+
+@case(lambda r: (normal(r, 20), 0.3), lambda r: (normal(r, 5, dtype="float32"), 0.9))
+def exponential_smoothing_loop(x, alpha):
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for t in range(1, x.shape[0]):
+        out[t] = alpha * x[t] + (1 - alpha) * out[t - 1]
+    return out
+
+
+@case(lambda r: (np.abs(normal(r, 4, 4)) + np.eye(4) * 4, normal(r, 4)),
+      lambda r: (np.eye(3) * 5 + 0.1, np.ones(3)))
+def jacobi_iterations(A, b):
+    D = np.diag(A)
+    R = A - np.diagflat(D)
+    x = np.zeros_like(b)
+    for _ in range(25):
+        x = (b - R @ x) / D
+    return x, np.linalg.norm(A @ x - b) < 1e-3
+
+
+@case(lambda r: (normal(r, 4, 4),), lambda r: (normal(r, 3, 5).T,), lambda r: (normal(r, 1, 1),))
+def views_numpy_returns_then_base_written(x):
+    d, e, t = x.diagonal(), np.einsum("ii->i", x[:1, :1]), np.einsum("ij->ji", x)
+    before = d * 1
+    x[0] = -1.0
+    x[:, 0] += 10
+    return d + 0, e + 0, t + 0, before, np.diag(x, 1) + 0
+
+
+@case(lambda r: (normal(r, 3, 3),))
+def write_into_diagonal_raises(x):
+    d = x.diagonal()
+    d[0] = 1.0
+    return x
+
+
 @pytest.mark.parametrize("name", sorted(CASES3))
 def test_wild3_function_matches_numpy(name: str) -> None:
     run_case(name, CASES3)
