@@ -223,7 +223,7 @@ def derived_view(x: Tracer, derive: Callable[[Tracer], Tracer], writeable: bool,
     result is NumPy's ValueError (read-only) or, where NumPy's view is writeable, a graph
     break."""
     result = derive(x) if result is None else result
-    if result.parent is not None or result is x:
+    if result is x:
         return result
     result.parent, result.view_op = x, ("derived", {"derive": derive, "writeable": writeable})
     result.base = x if x.base is None else x.base
@@ -598,13 +598,15 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: b
             raise ValueError(f"Must provide matching length window_shape and axis; got "
                              f"{len(windows)} window_shape elements and {len(axes)} axes "
                              "elements.")
-    for ax, w in zip(axes, windows, strict=True):
-        n = t.shape[ax]
-        if n < w:
-            raise ValueError("window shape cannot be larger than input array shape")
-        starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
-        t = api.moveaxis(api.take(t, starts, axis=ax), ax + 1, -1)
-    return api._view(t, "broadcast", tuple(t.shape), shape=tuple(t.shape))
+    def derive(v: Tracer) -> Tracer:
+        for ax, w in zip(axes, windows, strict=True):
+            n = v.shape[ax]
+            if n < w:
+                raise ValueError("window shape cannot be larger than input array shape")
+            starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
+            v = api.moveaxis(api.take(v, starts, axis=ax), ax + 1, -1)
+        return v
+    return derived_view(t, derive, writeable=False)  # [HUNT3] x written later shows through
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:
@@ -1023,6 +1025,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         full = api.broadcast_shapes(*(tuple(o.shape) for o in out))
         out = [api.copy_(api.broadcast_to(o, full)) if copy else api.broadcast_to(o, full)
                for o in out]
+    elif copy:  # [HUNT3] sparse grids are copies too unless copy=False (they viewed xi)
+        out = [api.copy_(o) for o in out]
     return tuple(out)
 
 
