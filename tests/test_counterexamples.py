@@ -174,3 +174,11 @@ def test_out_larger_than_inputs_broadcast() -> None:
     raised 'non-broadcastable output operand'."""
     check(lambda x, v: (np.add(v, v, out=x), np.multiply(v[:1], 3, out=x[0])),
           make_array((1, 2), "float64", seed=11), make_array((2,), "float32", seed=12))
+
+
+def test_float16_mean_rounds_once() -> None:
+    """NumPy's float16 mean sums and divides in float32, rounding once: stax divided the
+    float16-rounded sum (50.03 for NumPy's 50.0)."""
+    x = np.linspace(0, 100, 1000).astype(np.float16)
+    check(lambda x: (x.mean(), x.reshape(10, 100).mean(1), x.reshape(10, 100).mean(0),
+                     x.mean(keepdims=True), x.mean(where=x > 50)), x)

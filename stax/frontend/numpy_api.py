@@ -438,7 +438,10 @@ def _arg(fn: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, **kw: Any) -> Tracer:
     count, sum_dtype = _mean_count_dtype(a, axis, dtype)
-    total = _reduce("sum", a, axis, sum_dtype, out, keepdims, **kw)
+    # [FUZZ] NumPy's float16 mean sums and divides in float32 and rounds once (the float16 sum
+    # divided gave 50.03 for NumPy's 50.0)
+    half = dtype is None and sum_dtype == np.float16
+    total = _reduce("sum", a, axis, np.float32 if half else sum_dtype, out, keepdims, **kw)
     mask = kw.get("where", True)
     if mask is not True:  # [H16] NumPy divides by the number of selected elements, in place
         b = find_builder((a, mask))
@@ -448,6 +451,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
         result = astype(apply_ufunc("true_divide", total, counted), total.dtype, copy=False)
     else:
         result = apply_ufunc("true_divide", total, count)
+    if half:
+        return _scalar(astype(result, np.float16, copy=False))
     return astype(result, dtype, copy=False) if dtype is not None else result
 
 
