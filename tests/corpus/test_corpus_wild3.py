@@ -964,6 +964,15 @@ def views_numpy_returns_then_base_written(x):
     return d + 0, e + 0, t + 0, before, np.diag(x, 1) + 0
 
 
+@case(lambda r: (normal(r, 4, 5),), lambda r: (normal(r, 5, 4).T,))
+def windows_and_sparse_grids_then_written(x):
+    win = np.lib.stride_tricks.sliding_window_view(x, (2, 3))
+    gx, gy = np.meshgrid(x[0], x[:, 0], sparse=True)
+    gx[0, 0] = 50.0  # a copy: x is unchanged
+    x[1] = 0.0
+    return win.sum(axis=(-1, -2)), gx, gy, x
+
+
 @case(lambda r: (normal(r, 3, 3),))
 def write_into_diagonal_raises(x):
     d = x.diagonal()
