@@ -270,6 +270,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
     """np.pad's constant, edge, reflect, symmetric and wrap modes, axis by axis as NumPy does
     (later axes fill the corners); pads wider than one reflection are a graph break."""
     x = traced(array, (array,))
+    if isinstance(pad_width, Tracer) and pad_width.concrete is not None:
+        pad_width = pad_width.python_value()  # [HUNT3] from scalar arguments (`w // 2`)
     if isinstance(pad_width, Tracer) or callable(mode):
         raise unsupported("np.pad with a traced pad_width or a callable mode")
     widths = np.round(np.asarray(pad_width)).astype(np.intp)
