@@ -243,6 +243,29 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
     return derived_view(x, derive, writeable=False)
 
 
+def diagflat(v: Any, k: int = 0) -> Tracer:
+    """[HUNT3] The flattened input on the k-th diagonal."""
+    return diag(api.ravel(traced(v, (v,))), k)
+
+
+def sinc(x: Any) -> Tracer:
+    """[HUNT3] NumPy's own formula: sin(y) / y, y = pi * x (x = 0 replaced by 1e-20)."""
+    t = traced(x, (x,))
+    y = api.apply_ufunc("multiply", np.pi, api.where(api.apply_ufunc("equal", t, 0), 1.0e-20, t))
+    return api.apply_ufunc("true_divide", api.apply_ufunc("sin", y), y)
+
+
+def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Tracer, ...]:
+    """[HUNT3] Every argument broadcast to their common shape: the arguments themselves when
+    all have it (as NumPy), else broadcast views (read-only: NumPy's are writeable with a
+    FutureWarning that they will not be; writing into one raises here)."""
+    ts = [traced(a, args) for a in args]
+    shape = api.broadcast_shapes(*(tuple(t.shape) for t in ts))
+    if builtins.all(tuple(t.shape) == shape for t in ts):
+        return tuple(ts)
+    return tuple(api.broadcast_to(t, shape) for t in ts)
+
+
 def diag(v: Any, k: int = 0) -> Tracer:
     x = traced(v, (v,))
     k = operator.index(k)
@@ -1592,7 +1615,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.rot90: rot90, np.pad: pad, np.gradient: gradient, np.trapezoid: trapezoid,
     np.result_type: result_type, np.linspace: linspace, np.inner: inner,  # [B16]
     np.vdot: vdot, np.kron: kron, np.ediff1d: ediff1d,
-    np.diagonal: diagonal, np.diag: diag, np.tril: tril, np.triu: triu, np.tile: tile,
+    np.diagonal: diagonal, np.diag: diag, np.diagflat: diagflat, np.sinc: sinc,  # [HUNT3]
+    np.broadcast_arrays: broadcast_arrays, np.tril: tril, np.triu: triu, np.tile: tile,
     np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
