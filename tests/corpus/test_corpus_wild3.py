@@ -446,6 +446,15 @@ def ufuncs_rare(x, y):
             np.spacing(x), np.float_power(np.abs(x), 0.5))
 
 
+@case(lambda r: (normal(r, 6),), lambda r: (np.array([0.0, -0.0, np.inf, np.nan, 1.0, -2.0]),),
+      lambda r: (r.integers(-3, 4, (2, 3)),), lambda r: (normal(r, 2, 2, dtype="float32").T,))
+def sinc_diagflat_broadcast_arrays(x):
+    a, b = np.broadcast_arrays(x, x.reshape(-1)[:1])
+    same_shape = np.broadcast_arrays(x, x)
+    return (np.sinc(x), np.diagflat(x, 1), np.diagflat(x.T, -2), a - b, same_shape[1] * 2,
+            np.broadcast_arrays(x, 0.5)[1])
+
+
 # ---- structured arguments and results, Python calling styles --------------------------------
 
 Stats = namedtuple("Stats", ["mean", "std", "n"])
