@@ -124,6 +124,17 @@ UNARY: dict[str, Callable[[Any], Any]] = {
     "logical_not": np.logical_not,
     "real": np.real,
     "copy": np.copy,
+    "expm1": np.expm1,
+    "log1p": np.log1p,
+    "cbrt": np.cbrt,
+    "cos": np.cos,
+    "arccos": np.arccos,
+    "isinf": np.isinf,
+    "signbit": np.signbit,
+    "reciprocal": np.reciprocal,
+    "conj": np.conjugate,
+    "round1": lambda x: np.round(x, 1),
+    "round_neg": lambda x: np.round(x, -1),
 }
 
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
@@ -153,6 +164,12 @@ BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "ge": lambda x, y: x >= y,
     "logical_and": np.logical_and,
     "logical_xor": np.logical_xor,
+    "fmod": np.fmod,
+    "copysign": np.copysign,
+    "heaviside": np.heaviside,
+    "logaddexp": np.logaddexp,
+    "float_power": np.float_power,
+    "divmod": lambda x, y: np.divmod(x, y)[1],
 }
 
 SCALARS: tuple[Any, ...] = (0, 1, 2, 3, -1, -3, 7, 127, 200, 255, 300, -129, 2**31, 2**40,
@@ -457,7 +474,7 @@ def programs(draw: st.DrawFn) -> Program:
                       draw(st.sampled_from(LAYOUTS)), draw(st.integers(0, 2**16))))
     pool = [build_input(d) for d in descs]
     steps: list[Step] = []
-    for _ in range(draw(st.integers(1, 6))):
+    for _ in range(draw(st.integers(1, 8))):
         step = _draw_step(draw, pool)
         if step is None:
             continue
