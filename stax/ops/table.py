@@ -177,6 +177,12 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
                 "transcendental", flags=("NEGATIVE_INT_POWER",),
                 domain=Domain(0.0, 4.0, rtol=_T, int_low=0, int_high=5),
                 decomposition="exp(multiply(y, log(x)))"),
+    # [HUNT3] NumPy's float_power: power in float64 / complex128 (its only loops but longdouble)
+    Elementwise("float_power", np.float_power, Cpp("pow{f}({a0}, {a1})",
+                                                   complex="stax_cpow({a0}, {a1})",
+                                                   complex_scalar=True),
+                "transcendental", domain=Domain(0.0, 4.0, rtol=_T),
+                decomposition="exp(multiply(y, log(x)))"),
     Elementwise("negative", np.negative, Cpp("stax_neg<{t}>({a0})", complex="(-{a0})"),
                 decomposition="subtract(0, x)"),
     Elementwise("positive", np.positive, _every("{a0}")),
