@@ -27,6 +27,11 @@ computed as copies (diagonal, diag, einsum of one operand, sliding_window_view: 
 afterwards did not show through) and sparse meshgrids that were views (NumPy copies). Still
 wrong (strict xfails below): arrays captured from globals, closures or instances are constants
 of the compiled program, and a method assigning its instance's arrays leaves Tracers there.
+Final (107 functions): 79 compiled, 28 break, 0 FAIL. Breaks left: seeded generators made
+inside (deterministic, still NumPy), Python control flow and float() on values, data-dependent
+shapes (nonzero, masks), np.frexp/ldexp/nextafter/spacing/logaddexp2 (not in the op table),
+np.unwrap, np.piecewise, ufunc.reduceat, searchsorted sorter=, matrix_rank/matrix_power,
+nanprod/nancumsum, as_strided, np.block, real_if_close/sort_complex, np.add(dtype=).
 """
 
 from __future__ import annotations
