@@ -9,43 +9,40 @@ loop IR's text and refuse to build.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from stax import api
 from stax.backends import FACTORIES, Backend, FusionRules, KernelRegion, get_backend
+from stax.backends.cpu.backend import CpuBackend
 from stax.ir.expr import Call, walk
-from stax.ir.program import Buffer, Node
+from stax.ir.program import Buffer
 from stax.lower import Lowered, lower
 from stax.ops.table import Cost
 from stax.sched.fusion import FusionDecision
 from stax.sched.scheduler import Schedule, schedule
-from stax.tiling.plan import KernelPlan, plan_kernel
 
 
 class Emitted(Exception):
     """Raised by the fake backends' `build`: carries the kernels' output buffers."""
 
 
-class Fake(Backend):
-    """The CPU backend's costs and rules except where a test overrides them; emits the names of
-    the buffers each kernel writes, builds nothing."""
+class Fake(CpuBackend):
+    """The CPU backend's costs, rules and plans except where a test overrides them; emits the
+    names of the buffers each kernel writes, builds nothing."""
 
     name = "fake"
     cheap: frozenset[str] = frozenset()
-    max_nodes = 128
+    max_nodes: int | None = None  # None: the CPU's
 
     def recompute_cost(self, op: str) -> Cost:
         return "cheap" if op in self.cheap else super().recompute_cost(op)
 
     def fusion_rules(self) -> FusionRules:
-        return FusionRules(self.max_nodes, 32, frozenset({"scan", "extern"}))
-
-    def plan(self, name: str, nodes: Sequence[Node], shared_depth: int, *, threads: int,
-             vectorize: bool, local: Mapping[str, int], form: str | None) -> KernelPlan:
-        return plan_kernel(name, nodes, shared_depth, threads=threads, vectorize=vectorize,
-                           local=local, form=form)
+        rules = super().fusion_rules()
+        return rules if self.max_nodes is None else replace(rules, max_nodes=self.max_nodes)
 
     def emit(self, regions: Sequence[KernelRegion], buffers: Mapping[str, Buffer],
              symbols: Sequence[str] = ()) -> str:
@@ -122,7 +119,7 @@ def test_opaque_kinds_are_the_backends() -> None:
 
     class FusesScans(Fake):
         def fusion_rules(self) -> FusionRules:
-            return FusionRules(128, 32, frozenset({"extern"}))
+            return replace(super().fusion_rules(), opaque=frozenset({"extern"}))
 
     other = scheduled(scan_then_add, FusesScans())
     assert not any(isinstance(r, FusionDecision) and r.rule == "opaque_node"
