@@ -294,6 +294,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None, help="array length")
     parser.add_argument("--orders", type=int, nargs="*", default=None,
                         help="matrix orders of the second table (only that table)")
+    parser.add_argument("--kernels", nargs="*", default=None,
+                        help="only the second table's kernels of these names")
     args = parser.parse_args()
     n = args.n or (256 if args.smoke else 10_000)
     trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
@@ -330,6 +332,8 @@ def main() -> None:
           f"{'numpy/stax':>10} {'stax/numba':>10}  loops")
     for size in sizes:
         for name, fn, numba_fn, make in masked_kernels(size):
+            if args.kernels is not None and name not in args.kernels:
+                continue
             fresh_cache()
             jitted = stax.jit(fn)
             start = time.perf_counter()

@@ -33,8 +33,9 @@ from stax.ir.expr import (
     children,
     walk,
 )
+from stax.ir.prefix import prefix_stop  # [H10]
 from stax.ir.program import Buffer, Node, rvars, xvars
-from stax.ir.sym import is_sym
+from stax.ir.sym import is_data, is_sym
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import (
@@ -43,6 +44,7 @@ from stax.tiling.plan import (
     TILE_COLS,
     TILE_ROWS,
     KernelPlan,
+    output_space,
 )
 from stax.tiling.threads import parallel_pays
 
@@ -558,11 +560,17 @@ class KernelPrinter:
             return self.plan.form == "tiled"
         if node.kind == "reduction":
             return len(node.reduction_ranges) == 1 and \
-                node.reduction_ranges[0] > REDUCTION_CHUNK and \
+                self.long(node.reduction_ranges[0]) and \
                 len(node.ranges) == self.plan.shared_depth
         if node.kind == "scan":  # one long scan: two passes over the threads
-            return not node.ranges and node.reduction_ranges[0] > REDUCTION_CHUNK
+            return not node.ranges and self.long(node.reduction_ranges[0])
         return False
+
+    @staticmethod
+    def long(n: int) -> bool:
+        """Longer than one chunk; [DYN16] a data-dependent length may be (the chunked form
+        serves every length: no guard on a size only known mid-call)."""
+        return is_data(n) or n > REDUCTION_CHUNK
 
     def print_group_body(self, nodes: list[Node], parallel_inside: bool) -> None:
         kind = nodes[0].kind
@@ -604,29 +612,34 @@ class KernelPrinter:
             scope.enter_context(self.out.loop(
                 name, 0, r, pragmas=[self.simd_pragma(simd_clause)] if simd else []))
 
-    def print_tiled(self, node: Node, parallel: bool) -> None:
+    def print_tiled(self, node: Node, parallel: bool, rows: tuple[str, str] | None = None,
+                    printer: ExprPrinter | None = None) -> None:
         """§8.2: the last two loops in TILE_ROWS x TILE_COLS tiles. Each operand read along the
         outer axis (a transpose) is first copied into a small tile along its contiguous axis,
-        so every cache line it brings in is used whole; the compute loop then reads the tile."""
+        so every cache line it brings in is used whole; the compute loop then reads the tile.
+        `rows`: the range of the outer of the two loops when it is not the whole axis (a block
+        of the outer-reduction form), with the block's `printer`."""
         out = self.out
         n = len(node.ranges)
         (ra, rb), (va, vb) = node.ranges[-2:], (f"x{n - 2}", f"x{n - 1}")
-        xnames = xvars(n)[self.plan.shared_depth:-2]
+        a_lo, ra = rows if rows is not None else (0, ra)
+        xnames = xvars(n)[self.plan.shared_depth:-2] if rows is None else []
         ta, tb = TILE_ROWS, TILE_COLS
-        printer = ExprPrinter(node.var_ranges)
+        printer = printer or ExprPrinter(node.var_ranges)
         assert node.body is not None
         transposed = [e for e in walk(node.body) if isinstance(e, Load)
                       and abs(e.index.coef(va)) == 1 and abs(e.index.coef(vb)) > 1]
         a_hi = f"std::min<int64_t>({va}t + {ta}, {ra})"
         b_hi = f"std::min<int64_t>({vb}t + {tb}, {rb})"
         with ExitStack() as scope:
-            self.open_loops(scope, xnames, node.ranges[self.plan.shared_depth:-2], None)
+            self.open_loops(scope, xnames, node.ranges[self.plan.shared_depth:-2][:len(xnames)],
+                            None)
             out.comment(f"{node.name}: {node.origin} in {ta}x{tb} tiles")
             pragmas = []
             if parallel and not xnames:
                 pragmas.append("omp for collapse(2) schedule(static)")
                 self.work_shared = True
-            with out.loop(f"{va}t", 0, ra, step=ta, pragmas=pragmas), \
+            with out.loop(f"{va}t", a_lo, ra, step=ta, pragmas=pragmas), \
                     out.loop(f"{vb}t", 0, rb, step=tb):
                 out.stmt(POLL)
                 for k, ld in enumerate(transposed):
@@ -743,8 +756,26 @@ class KernelPrinter:
         """The reduction of one output in one loop (no chunks), then its store."""
         for a in accs:
             self.out.add(*a.declare())
-        self.print_reduction_loop(nodes, accs, rnames, "")
+        self.print_reduction_loop(nodes, accs, rnames, "", "0", self.print_prefix_stop(nodes))
         self.out.add(*store)
+
+    def print_prefix_stop(self, nodes: list[Node]) -> str | None:
+        """[H10] `stax_rstop_<node>`, where the reduction loop may stop: every node's terms past it
+        are the reduction's identity (`stax.ir.prefix`, a masked slice of index-dependent
+        length); None: the loop runs to its extent."""
+        stops = [prefix_stop(n, self.buffers) for n in nodes]
+        if stops[0] is None or any(s != stops[0] for s in stops) or is_sym(
+                nodes[0].reduction_ranges[0]):
+            return None
+        extent = nodes[0].reduction_ranges[0]
+        self.out.comment("masked_prefix: the terms past the slice's length are the identity")
+        name = f"stax_rstop_{nodes[0].name}"
+        self.out.stmt(f"int64_t {name};")
+        with self.out.block():
+            (value,) = ExprPrinter(nodes[0].var_ranges).emit([stops[0]], self.out)
+            self.out.stmt(f"{name} = std::min<int64_t>({extent}, "
+                          f"std::max<int64_t>((int64_t)({value}), 0));")
+        return name
 
     def print_outer_block(self, parallel: bool) -> None:
         """Reductions over an outer (strided) axis, with the work fused around them: blocks
@@ -754,10 +785,10 @@ class KernelPrinter:
         values local to the kernel (one per output) live in a block-wide array."""
         out = self.out
         plan = self.plan
-        node0 = plan.nodes[0]
-        last = f"x{len(node0.ranges) - 1}"
-        xnames = xvars(len(node0.ranges))[plan.shared_depth:-1]
-        extent = node0.ranges[-1]
+        space = output_space(plan.nodes)
+        last = f"x{len(space) - 1}"
+        xnames = xvars(len(space))[plan.shared_depth:-1]
+        extent = space[-1]
         block = plan.outer_block  # an int, or C text evaluated at launch (issue 11)
         size = block if isinstance(block, int) else MAX_OUTER_BLOCK  # the arrays' extent
         local = {name for name, _ in plan.local}
@@ -777,7 +808,7 @@ class KernelPrinter:
                 f"{n.out}[{printer.index(n.out_index)}]"
 
         with ExitStack() as scope:
-            self.open_loops(scope, xnames, node0.ranges[plan.shared_depth:-1], None)
+            self.open_loops(scope, xnames, space[plan.shared_depth:-1], None)
             if not isinstance(block, int):
                 out.stmt(f"const int64_t stax_block = {block};  // outputs per block")
                 block = "stax_block"
@@ -852,8 +883,20 @@ class KernelPrinter:
                         for n, a in zip(nodes, accs, strict=True):
                             out.stmt(f"{target(n, printer)} = "
                                      f"({ctype(self.buffers[n.out].dtype)}){a.result('lane')};")
-                else:
-                    with out.loop("lane", 0, "lanes", pragmas=simd):
+                elif _transposes(nodes, len(space)):  # the block's rows, in tiles
+                    printer = ExprPrinter(nodes[0].var_ranges)
+                    printer.names.update(
+                        (ld, f"{ld.buf}[{last} - block]") for ld in walk(nodes[0].body)  # type: ignore[arg-type]
+                        if isinstance(ld, Load) and ld.buf in local)
+                    self.print_tiled(nodes[0], False, ("block", "block + lanes"), printer)
+                else:  # pointwise; loops of its own (beyond the outputs) outside the lanes
+                    own = nodes[0].ranges[len(space):]
+                    with ExitStack() as loops:
+                        self.open_loops(loops, xvars(len(nodes[0].ranges))[len(space):], own,
+                                        None)
+                        loops.enter_context(out.loop(
+                            "lane", 0, "lanes",
+                            pragmas=simd if not own or self.simd_ok(nodes, last) else []))
                         printer = lane_printer(nodes)
                         for n in nodes:
                             (value,) = printer.emit([n.body], out)  # type: ignore[list-item]
@@ -1108,6 +1151,19 @@ def _arg_wins(a: Accumulator, v: str, i: str, n: str, idx: str) -> str:
         return (f"(({v} != {v}) ? ({n} == {n} || {later}) : "
                 f"({n} == {n} && ({v} {op} {n} || ({v} == {n} && {later}))))")
     return f"({v} {op} {n} || ({v} == {n} && {later}))"
+
+
+def _transposes(nodes: Sequence[Node], rank: int) -> bool:
+    """A pointwise node with one loop of its own beyond an outer-reduction block's `rank`
+    output loops, storing along that loop and reading an operand along the block's rows:
+    a transpose, printed in tiles."""
+    node = nodes[0]
+    if len(nodes) != 1 or len(node.ranges) != rank + 1 or node.body is None:
+        return False
+    row, own = f"x{rank - 1}", f"x{rank}"
+    return abs(node.out_index.coef(own)) == 1 and any(
+        isinstance(e, Load) and abs(e.index.coef(row)) == 1 and abs(e.index.coef(own)) > 1
+        for e in walk(node.body))
 
 
 def _is_arg(node: Node) -> bool:
