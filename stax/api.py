@@ -23,6 +23,7 @@ from stax.dask import call as dask_call
 from stax.dask import is_dask_array
 from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, is_plain
 from stax.frontend.functions import creating
+from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.ir.program import contiguous_strides
@@ -48,6 +49,15 @@ class CacheInfo(NamedTuple):
     calls: int
     compiles: int
     generic: int
+
+
+class ReplayInfo(NamedTuple):
+    """`f.replay_info()` [BRK]: how calls of signatures with graph breaks ran."""
+
+    traced: int
+    replayed: int
+    missed: int
+    tapes: int
 
 
 def _shape_class(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -373,8 +383,13 @@ class Jitted:
     breaks: dict[tuple[Any, ...], list[Break]] = field(default_factory=dict)
     warned: set[Break] = field(default_factory=set)
     variants: dict[Any, Jitted] = field(default_factory=dict)  # by non-array arguments
-    # Per signature with breaks: [calls, segments compiled after the first call] (A2).
+    # Per signature with breaks: [calls run segmented, segments compiled after the first
+    # call, replayed calls, missed replays] (A2).
     segment_counts: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
+    # [BRK] Per signature with breaks: recorded tapes that warm calls replay (newest last),
+    # or why its calls are not replayed (stax.frontend.replay).
+    tapes: dict[tuple[Any, ...], list[Tape]] = field(default_factory=dict)
+    no_replay: dict[tuple[Any, ...], str] = field(default_factory=dict)
     # [issue 11] shape-generic programs by shape class; classes seen once (dynamic=None
     # compiles a generic program on the second shape); classes that stay specialized, why.
     generic: dict[tuple[Any, ...], list[Compilation]] = field(default_factory=dict)
@@ -399,6 +414,8 @@ class Jitted:
         self.cache.clear()
         self.fast.clear()
         self.breaks.clear()
+        self.tapes.clear()
+        self.no_replay.clear()
         self.variants.clear()
         self.generic.clear()
         self.seen.clear()
@@ -471,6 +488,14 @@ class Jitted:
     def cache_info(self) -> CacheInfo:
         """Calls, programs compiled, and how many of those are shape-generic (issue 11)."""
         return CacheInfo(self.counts[0], self.counts[1], self.counts[2])
+
+    def replay_info(self) -> ReplayInfo:
+        """[BRK] Calls of signatures with graph breaks: run segmented (the Python function
+        traced again), replayed from a tape, replays whose guards failed; tapes kept."""
+        own = (*(sum(c[k] for c in self.segment_counts.values()) for k in (0, 2, 3)),
+               sum(map(len, self.tapes.values())))
+        infos = [own, *(v.replay_info() for v in self.variants.values())]  # keyword calls
+        return ReplayInfo(*map(sum, zip(*infos, strict=True)))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.counts[0] += 1

@@ -18,6 +18,9 @@ If a function cannot be traced even so (say, a dtype Stax does not support flows
 or one call would compile more than MAX_CALL_SEGMENTS new segments (a break inside a Python
 loop whose segments differ per iteration: hundreds of g++ runs), the whole function runs in
 NumPy; that too is recorded as a break.
+
+Each segmented call records what it ran as a tape (`stax.frontend.replay`); later calls of the
+signature replay it, without running the Python function, while its guards hold.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from stax.frontend import replay
 from stax.frontend.functions import suspended
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
@@ -123,6 +127,11 @@ class SegmentBuilder(Builder):
     exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
     producers: dict[int, tuple[int, Op]] = field(default_factory=dict)  # see `producer`
     indexed: int = 0  # ops[:indexed] are in `producers`
+    # What the call ran, for replay (stax.frontend.replay); why it cannot be replayed, if so.
+    steps: list[replay.Step] = field(default_factory=list)
+    no_replay: str = ""
+    tape: replay.Tape | None = None  # set when the call finished and can be replayed
+    in_numpy: bool = False  # a NumPy call of a break is running
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
@@ -138,12 +147,22 @@ class SegmentBuilder(Builder):
         where, conversion = _location()
         what = CONVERSIONS.get(conversion, "a concrete value of a traced array")
         self.breaks.append(Break(what, where, "computed by a compiled segment"))
-        return self.evaluate([_fresh(tracer)], with_live=True)[0]
+        array = self.evaluate([_fresh(tracer)], with_live=True)[0]
+        self.steps.append(replay.Guard(tracer.value.id, np.array(array, copy=True)))
+        self._nested("a traced array converted inside a NumPy call")
+        return array
+
+    def _nested(self, what: str) -> None:
+        if self.in_numpy:  # NumPy met a traced value the tape cannot name
+            self.no_replay = self.no_replay or what
 
     def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               error: Exception, where: str | None = None) -> Any:
         where = where or _location()[0]  # [H16] given: a lazy x[mask] materialized later
         self.breaks.append(Break(_what(error), where, "runs in NumPy"))
+        self._nested("a graph break inside a NumPy call")
+        if replay.is_random(func):
+            self.no_replay = self.no_replay or "draws random numbers (new ones on each call)"
         tracers: list[Tracer] = []
         _collect((args, kwargs), tracers)
         unique = list({id(t): t for t in tracers}.values())
@@ -155,22 +174,45 @@ class SegmentBuilder(Builder):
         copies = {k: v.item() if k in weak else np.array(v, copy=True)
                   for k, v in originals.items()}
         c_args, c_kwargs = _substitute((args, kwargs), copies)
-        with suspended():  # NumPy's own creation functions inside NumPy's code
-            result = func(*c_args, **c_kwargs)
+        self.in_numpy = True
+        try:
+            with suspended():  # NumPy's own creation functions inside NumPy's code
+                result = func(*c_args, **c_kwargs)
+        except BaseException as e:
+            self.no_replay = self.no_replay or f"a NumPy call raised {type(e).__name__}"
+            raise
+        finally:
+            self.in_numpy = False
+        rebound: list[int | None] = []
         for t in unique:  # NumPy mutated an argument in place: so does the traced program
-            if not np.array_equal(copies[id(t)], originals[id(t)], equal_nan=True):
-                from stax.frontend.numpy_api import _rebind
+            if np.array_equal(copies[id(t)], originals[id(t)], equal_nan=True):
+                rebound.append(None)
+                continue
+            from stax.frontend.numpy_api import _rebind
 
-                t.check_fresh()
-                _rebind(t, self.constant(copies[id(t)]).value)
-        return self._wrap(result)
+            t.check_fresh()
+            new = self.constant(copies[id(t)]).value
+            _rebind(t, new)
+            rebound.append(new.id)
+        wrapped = self._wrap(result)
+        refs = {id(t): replay.Ref(t.value.id, id(t) in weak) for t in unique}
+        t_args, t_kwargs = _substitute((args, kwargs), refs)
+        try:
+            shape = replay.template(result, wrapped)
+        except replay.NoReplay as e:
+            self.no_replay = self.no_replay or str(e)
+        else:
+            self.steps.append(replay.Call(func, t_args, t_kwargs, tuple(refs.values()),
+                                          tuple(rebound), shape))
+        return wrapped
 
     # ---- running compiled segments --------------------------------------------------------
     def constant(self, array: np.ndarray) -> Tracer:
         """A NumPy result as a new input of the traced program."""
         value = Builder.input(self, array.shape, array.dtype)
         self.arrays[value.id] = array
-        scalar = (frozenset(), array[()]) if array.ndim == 0 else None
+        # its value, once Python uses it, adds the marker to `static`: a guard on replay
+        scalar = (frozenset({-1 - value.id}), array[()]) if array.ndim == 0 else None
         return Tracer(self, value, concrete=scalar)
 
     def _wrap(self, result: Any) -> Any:
@@ -203,6 +245,9 @@ class SegmentBuilder(Builder):
             flat = program.program.call(list(inputs))
             for v, array in zip(needed, flat, strict=True):
                 self.arrays[v.id] = array
+            self.steps.append(replay.Run(program.program, tuple(v.id for v in leaves),
+                                         tuple(v.id for v in needed),
+                                         tuple(a.shape for a in flat)))
         return [self.arrays[v.id] for v in values]
 
     def producer(self, v: Value) -> tuple[int, Op]:
@@ -241,6 +286,35 @@ class SegmentBuilder(Builder):
                 ops.append(op)
         return Graph(tuple(leaves), tuple(ops), tuple(outputs)), leaves
 
+    def record(self, traced: Any) -> replay.Tape | None:
+        """The tape of this call (None, with `no_replay` saying why, if it cannot be replayed).
+        Values Python used through their known value (a scalar argument as a shape, a NumPy
+        scalar result in an `if`: positions and markers in `static`) are guarded where they
+        are defined."""
+        if self.no_replay:
+            return None
+        arguments = tuple(v.id for v in self.inputs[: len(self.args)])
+        read = {self.inputs[p].id if p >= 0 else -1 - p for p in self.static}
+        guards = {v: replay.Guard(v, np.array(self.arrays[v], copy=True)) for v in read}
+        defined: set[int] = set()
+        steps: list[replay.Step] = []
+        for step in (None, *self.steps):
+            new = arguments if step is None else _defines(step)
+            if step is not None:
+                used = step.inputs if isinstance(step, replay.Run) else \
+                    [r.value for r in step.refs] if isinstance(step, replay.Call) else \
+                    [step.value]
+                if not defined.issuperset(used):  # never expected: no tape then
+                    self.no_replay = "a value the tape does not compute"
+                    return None
+                steps.append(step)
+            defined.update(new)
+            steps += [guards.pop(v) for v in new if v in guards]
+        if guards or not defined.issuperset(v.id for v in traced.graph.outputs):
+            self.no_replay = "a value the tape does not compute"
+            return None
+        return replay.Tape(arguments, tuple(steps), traced)
+
     def compiled(self, graph: Graph, inputs: list[np.ndarray]) -> Any:
         from stax.api import Traced, compile_traced
 
@@ -258,6 +332,23 @@ class SegmentBuilder(Builder):
                 del SEGMENTS[next(iter(SEGMENTS))]
         self.segments.append(Segment(graph, hit))
         return hit
+
+
+def _defines(step: replay.Step) -> list[int]:
+    """The values `step` computes."""
+    if isinstance(step, replay.Run):
+        return list(step.outputs)
+    if isinstance(step, replay.Guard):
+        return []
+    out = [v for v in step.rebound if v is not None]
+    stack = [step.result]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, replay.Out):
+            out.append(t.value)
+        elif isinstance(t, replay.Items):
+            stack.extend(t.items)
+    return out
 
 
 def structural_key(graph: Graph) -> tuple[Any, ...]:
@@ -303,15 +394,16 @@ def _collect(obj: Any, out: list[Tracer]) -> None:
             _collect(o, out)
 
 
-def _substitute(obj: Any, arrays: dict[int, np.ndarray]) -> Any:
-    if isinstance(obj, Tracer):
+def _substitute(obj: Any, arrays: dict[int, Any], leaf: type = Tracer) -> Any:
+    """`obj` with each `leaf` (a Tracer, or a replay.Ref) replaced by `arrays[id(leaf)]`."""
+    if isinstance(obj, leaf):
         return arrays[id(obj)]
     if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_substitute(o, arrays) for o in obj)
+        return tuple(_substitute(o, arrays, leaf) for o in obj)
     if isinstance(obj, list):
-        return [_substitute(o, arrays) for o in obj]
+        return [_substitute(o, arrays, leaf) for o in obj]
     if isinstance(obj, dict):
-        return {k: _substitute(o, arrays) for k, o in obj.items()}
+        return {k: _substitute(o, arrays, leaf) for k, o in obj.items()}
     return obj
 
 
@@ -366,11 +458,19 @@ def install(tracer: type[Tracer]) -> None:
     for name in (*api.METHODS, *METHODS):
         setattr(tracer, name, breakable(getattr(tracer, name), getattr(np.ndarray, name)))
     tracer.__getattr__ = _ndarray_attribute  # type: ignore[attr-defined]
-    tracer.__str__ = lambda self: str(self.builder.concretize(  # type: ignore[method-assign]
-        self, NotImplementedError("stax.jit: printing a traced array is not supported")))
+    tracer.__str__ = lambda self: str(_printed(  # type: ignore[method-assign]
+        self, "printing"))
     tracer.__format__ = lambda self, spec: format(  # type: ignore[method-assign]
-        self.builder.concretize(self, NotImplementedError(
-            "stax.jit: formatting a traced array is not supported"))[()], spec)
+        _printed(self, "formatting")[()], spec)
+
+
+def _printed(tracer: Tracer, how: str) -> np.ndarray:
+    """A traced array's value for text: the function prints on each call, never replayed."""
+    builder = tracer.builder
+    if isinstance(builder, SegmentBuilder):
+        builder.no_replay = builder.no_replay or f"{how} a traced array"
+    return builder.concretize(tracer, NotImplementedError(
+        f"stax.jit: {how} a traced array is not supported"))
 
 
 def _ndarray_attribute(self: Tracer, name: str) -> Any:
@@ -413,16 +513,37 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
                                     "runs in NumPy"))
         return jitted.fn(*args), builder
+    builder.tape = builder.record(traced)
     write_back(traced, args, flat)
     return _unflatten(traced.structure, tuple(flat[: traced.n_results])), builder
 
 
 def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
-    """A call of a function with breaks; each break is warned about once per function."""
-    calls = jitted.segment_counts.setdefault(key, [0, 0])
+    """A call of a function with breaks: a replay of a recorded tape whose guards hold, else
+    the function run segmented (recording a tape); each break is warned about once."""
+    # calls run segmented, segments they compiled after the first, replays, missed replays
+    calls = jitted.segment_counts.setdefault(key, [0, 0, 0, 0])
     if calls[1] > MAX_RECOMPILES:
         return jitted.fn(*args)
+    tapes = jitted.tapes.get(key, [])
+    for tape in reversed(tapes):  # the newest first
+        result = tape.replay(args)
+        if result is not replay.MISS:
+            calls[2] += 1
+            return result
+        calls[3] += 1
+    if tapes and calls[3] >= replay.MAX_MISSES and calls[3] > calls[2]:
+        jitted.tapes[key] = []
+        jitted.no_replay[key] = (f"its replays missed {calls[3]} times (Python uses values "
+                                 "that differ from call to call)")
     result, builder = run_segmented(jitted, args)
+    if key not in jitted.no_replay:
+        if builder.tape is not None:
+            tapes = jitted.tapes.setdefault(key, [])
+            tapes.append(builder.tape)
+            del tapes[: -replay.MAX_TAPES]
+        else:
+            jitted.no_replay[key] = builder.no_replay or "the whole function runs in NumPy"
     calls[1] += builder.compiles if calls[0] else 0
     calls[0] += 1
     found = list(builder.breaks)

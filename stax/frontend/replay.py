@@ -1,0 +1,232 @@
+"""Replaying a function with graph breaks without running its Python (issue 16, item 6).
+
+A segmented call (`stax.frontend.breaks`) records a *tape* as it goes: each compiled segment it
+runs (`Run`: which values feed it, which it computes), each NumPy call at a break (`Call`: the
+function and its arguments, traced values as `Ref`s), and a `Guard` for every value that flowed
+into Python (`if x.sum() > 0`, `float()`, `.item()`, a scalar argument used as a Python int),
+plus how the function's result and mutated arguments are made of the tape's values. A later
+call with the same signature replays the tape: segment, NumPy, segment, ... on its arrays,
+without executing the Python function. Replay is exact only while Python would take the same
+path, so each guard compares the recomputed value (bit for bit) with the recorded one, a break's
+array results must have the recorded shape, dtype and strides (later segments were compiled
+for them), an argument NumPy did not mutate when recorded must not be mutated now, and a
+Python value a NumPy call returned must be the recorded one. When any of that fails the call is
+a `MISS` and runs segmented again (recording a new tape; a signature keeps MAX_TAPES, like a
+guard cache). Nothing is written back to the arguments before the whole tape has run.
+
+A tape is not recorded (`SegmentBuilder.no_replay` says why) when the Python function does
+something replay would skip or cannot check: prints a traced array, draws random numbers,
+gets an object Stax cannot compare from NumPy (a generator, flags), or a NumPy call raised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from stax.frontend.functions import suspended
+
+MISS = object()  # a replay whose guards failed: the call runs segmented
+MAX_TAPES = 4  # tapes kept per signature (the newest first tried)
+# A signature whose replays missed this often, and more often than they hit, stops replaying:
+# Python decides on values that differ on nearly every call (a full array used in Python).
+MAX_MISSES = 8
+
+
+@dataclass(frozen=True)
+class Run:
+    """A compiled segment: `program` computes `outputs` from `inputs` (value ids)."""
+
+    program: Any  # stax.runtime.wrapper.CompiledProgram
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    shapes: tuple[tuple[int, ...], ...]  # of the outputs when recorded (Python saw them)
+
+    def run(self, env: dict[int, Any]) -> bool:
+        flat = self.program.call([env[i] for i in self.inputs])
+        env.update(zip(self.outputs, flat, strict=True))
+        return all(a.shape == s for a, s in zip(flat, self.shapes, strict=True))
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A value Python saw (a branch, a float, a Python int): it must recompute bit for bit."""
+
+    value: int
+    expected: np.ndarray
+
+    def run(self, env: dict[int, Any]) -> bool:
+        return same(self.expected, np.asarray(env[self.value]))
+
+
+@dataclass(frozen=True, eq=False)
+class Ref:
+    """A traced value among a NumPy call's arguments (`weak`: passed as the Python scalar)."""
+
+    value: int
+    weak: bool
+
+
+@dataclass(frozen=True)
+class Out:
+    """An array a NumPy call returned: a new value of the traced program."""
+
+    value: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Items:
+    """A tuple or list a NumPy call returned, item by item."""
+
+    kind: type
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A Python value a NumPy call returned (it went to Python: it must be the same)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """A graph break: NumPy's `func` on copies of the `refs`' arrays; `rebound[k]` is the
+    value that holds `refs[k]` after NumPy mutated it in place (None: not mutated)."""
+
+    func: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    refs: tuple[Ref, ...]
+    rebound: tuple[int | None, ...]
+    result: Any  # Out, Items or Seen
+
+    def run(self, env: dict[int, Any]) -> bool:
+        from stax.frontend.breaks import _substitute
+
+        originals = [env[r.value] for r in self.refs]
+        copies = {id(r): a.item() if r.weak else np.array(a, copy=True)
+                  for r, a in zip(self.refs, originals, strict=True)}
+        args, kwargs = _substitute((self.args, self.kwargs), copies, Ref)
+        with suspended():
+            result = self.func(*args, **kwargs)
+        for r, original, new in zip(self.refs, originals, self.rebound, strict=True):
+            if new is not None:
+                env[new] = copies[id(r)]
+            elif not np.array_equal(copies[id(r)], original, equal_nan=True):
+                return False  # mutated now, not when recorded: the trace would differ
+        return bind(self.result, result, env)
+
+
+Step = Run | Guard | Call
+
+
+@dataclass(frozen=True)
+class Tape:
+    """What one segmented call did, to be done again on other arrays of its signature."""
+
+    inputs: tuple[int, ...]  # the values of the call's arguments
+    steps: tuple[Step, ...]
+    traced: Any  # stax.api.Traced: outputs, result structure, arguments written back
+
+    def count(self, kind: type) -> int:
+        return sum(isinstance(s, kind) for s in self.steps)
+
+    def describe(self) -> str:
+        return (f"{self.count(Run)} compiled segments, {self.count(Call)} NumPy calls, "
+                f"{self.count(Guard)} guards")
+
+    def replay(self, args: tuple[Any, ...]) -> Any:
+        """The function's result on `args`, or MISS (nothing written back then)."""
+        from stax.api import _as_array, _unflatten, write_back
+
+        traced = self.traced
+        traced.check_args(args)
+        env: dict[int, Any] = dict(zip(self.inputs, map(_as_array, args), strict=True))
+        try:
+            for step in self.steps:
+                if not step.run(env):
+                    return MISS
+        except Exception:  # noqa: BLE001 - an error on another path: the trace reports it
+            return MISS
+        flat = [env[v.id] for v in traced.graph.outputs]
+        write_back(traced, args, flat)
+        return _unflatten(traced.structure, tuple(flat[: traced.n_results]))
+
+
+class NoReplay(Exception):  # noqa: N818 - internal signal
+    """What a NumPy call returned cannot be compared on replay."""
+
+
+def template(result: Any, wrapped: Any) -> Any:
+    """How a NumPy call's `result` became traced values (`wrapped`, see SegmentBuilder._wrap)."""
+    from stax.frontend.trace import Tracer
+
+    if isinstance(wrapped, Tracer):
+        array = np.asarray(result)
+        return Out(wrapped.value.id, array.shape, array.dtype, array.strides)
+    if isinstance(result, (tuple, list)) and wrapped is not result:
+        return Items(type(result), tuple(template(r, w)
+                                         for r, w in zip(result, wrapped, strict=True)))
+    if not comparable(result):
+        raise NoReplay(f"a NumPy call returned a {type(result).__name__}")
+    return Seen(result)
+
+
+def bind(template: Any, result: Any, env: dict[int, Any]) -> bool:
+    """`result` has the recorded form: its arrays become the template's values."""
+    if isinstance(template, Out):
+        if not (type(result) is np.ndarray or isinstance(result, np.generic)):
+            return False
+        array = np.asarray(result)
+        if (array.shape, array.dtype, array.strides) != \
+                (template.shape, template.dtype, template.strides):
+            return False  # later segments were compiled for the recorded layout
+        env[template.value] = array
+        return True
+    if isinstance(template, Items):
+        return type(result) is template.kind and len(result) == len(template.items) and \
+            all(bind(t, r, env) for t, r in zip(template.items, result, strict=True))
+    return same(template.value, result)
+
+
+SCALARS = (type(None), bool, int, str, bytes, np.dtype, type, slice, type(Ellipsis))
+
+
+def comparable(obj: Any) -> bool:
+    """`same` can tell whether `obj` is unchanged."""
+    if type(obj) is np.ndarray or isinstance(obj, np.generic):
+        return obj.dtype.kind != "O"
+    if isinstance(obj, (tuple, list)):
+        return all(map(comparable, obj))
+    if isinstance(obj, dict):
+        return all(map(comparable, obj.values()))
+    return isinstance(obj, (*SCALARS, float, complex))
+
+
+def same(a: Any, b: Any) -> bool:
+    """`a` and `b` are the same value, bit for bit (-0.0 is not 0.0)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (np.ndarray, np.generic)):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(map(same, a.values(), b.values()))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
+def is_random(func: Any) -> bool:
+    """`func` draws random numbers (np.random's functions, a generator's methods)."""
+    owner = getattr(func, "__self__", None)
+    return isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
+        str(getattr(func, "__module__", "") or "").startswith("numpy.random")
