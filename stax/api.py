@@ -27,12 +27,12 @@ from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Value
 from stax.ir.program import contiguous_strides
-from stax.ir.sym import ShapeEnv
+from stax.ir.sym import ShapeEnv, Sym, is_data
 from stax.lower import Lowered, lower
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
 from stax.runtime.fast import fastcall
-from stax.runtime.wrapper import CompiledProgram, build, release_all
+from stax.runtime.wrapper import CompiledProgram, DataSizeMiss, build, release_all
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import thread_count
 
@@ -224,7 +224,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         from stax.loops import trace_with_loops  # compiled once per body (stax.loops)
 
         return trace_with_loops(functools.partial(trace, env=env), fn, args)
-    builder = Builder() if builder is None else builder  # a SegmentBuilder runs breaks (A2)
+    builder = Builder(env=env) if builder is None else builder  # SegmentBuilder: breaks (A2)
     tracers: list[Any] = []
     for i, a in enumerate(args):
         arr = _int_bits(a) if type(a) is int else _as_array(a)  # [B16] checked below
@@ -245,12 +245,21 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         except Exception as e:
             if isinstance(e.__cause__, GraphBreak):  # [B16] NumPy made the break its own
                 raise e.__cause__ from None  # error (`out[0] = x.sum()` into an ndarray)
+            if builder.env is not None and builder.env.data:  # [DYN16] decided on a size's
+                raise GraphBreak(e) from e  # stand-in: NumPy's values decide (a break)
             raise
+    if builder.env is not None and set(builder.env.data) & set(builder.env.specialized):
+        raise GraphBreak(NotImplementedError(  # [DYN16] known only at run time
+            "stax.jit: the length of a data-dependent result (x[mask], np.unique, ...) used "
+            "as a Python int"))
     leaves: list[Value] = []
     structure = _flatten(result, builder, leaves)
     mutated = tuple(i for i, t in enumerate(tracers)
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
+    outputs += tuple(dict.fromkeys(  # [DYN16] each call binding a data-dependent size runs,
+        op.out for op in builder.ops if op.kind == "extern" and op.out not in outputs
+        and any(is_data(d) for d in op.out.shape)))  # also when only its size is used
     graph = builder.graph(outputs)
     unsigned = _unsigned_ints(graph, args, originals)  # [B16]
     for i, a in enumerate(args):
@@ -312,6 +321,11 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
         return ("dict", {k: _flatten(v, builder, leaves) for k, v in obj.items()})
     if obj is None:
         return ("none",)
+    if isinstance(obj, Sym):  # [DYN16] a size known at launch or mid-call: a Python int
+        from stax.frontend.numpy_api import to_value
+
+        leaves.append(to_value(builder, obj))
+        return ("int", len(leaves) - 1)
     if not isinstance(obj, np.ndarray):
         # a Python or NumPy scalar, a string, a type: fixed while tracing (a value computed
         # from the data is a graph break, so it is computed on each call), returned as is (A2)
@@ -334,6 +348,8 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return [_unflatten(s, flat) for s in structure[1]]
     if kind == "dict":
         return {k: _unflatten(s, flat) for k, s in structure[1].items()}
+    if kind == "int":  # [DYN16]
+        return int(flat[structure[1]])
     if kind == "static":
         return structure[1]
     return None
@@ -502,7 +518,10 @@ class Jitted:
         if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
             run = self.fast.get(_packed_key(args))  # type: ignore[misc]  # set with `fast`
             if run is not None:
-                return run(*args)
+                try:
+                    return run(*args)
+                except DataSizeMiss:  # [DYN16] a count of 0 or 1, or a broken guard
+                    return self.fn(*args)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:
@@ -520,7 +539,10 @@ class Jitted:
                 if self.options["strict"]:
                     raise
                 return call_segmented(self, args, key)
-        result = self._run(hit, args)
+        try:
+            result = self._run(hit, args)
+        except DataSizeMiss:  # [DYN16] a count of 0 or 1, or a broken guard: NumPy runs it
+            return self.fn(*args)
         self._remember(hit, args)
         return result
 

@@ -1155,11 +1155,13 @@ def _nan_arg(name: str) -> Callable[..., Tracer]:
 def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Tracer:
     """[H16] NumPy's bincount (an extern call) when its length is known from the dtype: bool
     or unsigned values with `minlength` beyond the dtype's maximum (a uint8 histogram with
-    minlength=256); otherwise the length depends on the data (a graph break)."""
+    minlength=256); otherwise the length depends on the data: a size bound at run time [DYN16]."""
     t = traced(x, (x, weights))
     if t.ndim != 1 or t.dtype.kind not in "bu" or isinstance(minlength, Tracer) or \
             operator.index(minlength) <= (1 if t.dtype.kind == "b" else np.iinfo(t.dtype).max):
-        raise unsupported("np.bincount whose length depends on the data")
+        from stax.frontend import data_dependent  # [DYN16] sized at run time
+
+        return data_dependent.bincount(t, weights, operator.index(minlength))
     args = (t,) if weights is None else (t, traced(weights, (x, weights)))
     return _extern("np.bincount", np.bincount, args, (operator.index(minlength),),
                    np.dtype(np.intp if weights is None else np.float64),
@@ -1703,6 +1705,12 @@ class Masked(Tracer):
     @property  # type: ignore[override]
     def value(self) -> Value:
         if self._value is None:
+            from stax.frontend.data_dependent import select  # [DYN16] sized at run time
+
+            selected = select(self.full, self.mask)
+            if selected is not None:
+                self._value = selected.value
+                return self._value
             selected = self.builder.eager(operator.getitem, (self.full, self.mask), {},
                                           NotImplementedError(
                 "stax.jit: boolean mask indexing (its result shape depends on the data)"),
@@ -1832,7 +1840,10 @@ METHODS: dict[str, Callable[..., Any]] = {
 
 def register(tracer: type[Tracer]) -> None:
     """Add the functions to the NEP 18 dispatch, and `ufunc.outer` to the NEP 13 one."""
-    api.FUNCTIONS.update(FUNCTIONS)
+    from stax.frontend import data_dependent  # [DYN16]
+
+    api.FUNCTIONS.update(FUNCTIONS | data_dependent.FUNCTIONS)
+    METHODS.update(data_dependent.METHODS)
     for name, method in METHODS.items():
         setattr(tracer, name, method)
     tracer.nbytes = property(lambda t: t.size * t.dtype.itemsize)  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
-from stax.ir.sym import is_sym
+from stax.ir.sym import ShapeEnv, is_sym
 
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
@@ -51,6 +51,20 @@ class Builder:
     # Scalar arguments whose value the function used as a Python value (an axis, a shape, an
     # `if`): the compiled code is specialized on their values.
     static: set[int] = field(default_factory=set)
+    # [DYN16] the trace's symbols (a generic trace's), which data-dependent sizes join; None
+    # until one is needed in a trace specialized on its shapes
+    env: ShapeEnv | None = None
+    # [DYN16] data-dependent results by (routine key, input ids): the same call on the same
+    # values is one value with one size (`np.unique(x).size + np.unique(x).sum()`)
+    sized: dict[tuple[str, tuple[int, ...]], Value] = field(default_factory=dict)
+
+    def data_size(self, bound: int, what: str) -> int:
+        """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):
+        a data-dependent symbol the wrapper binds from the array `what` returns. `bound`
+        (its largest value, or a stand-in) is its hint."""
+        if self.env is None:
+            self.env = ShapeEnv()
+        return self.env.data_symbol(bound, what)  # type: ignore[return-value]
 
     def new_value(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = Value(self.next_id, tuple(s if is_sym(s) else int(s) for s in shape),

@@ -48,11 +48,43 @@ class ShapeEnv:
     # shapes (`assume`); guards are always decided on the traced sizes.
     assumed: dict[str, int] | None = None
     _seen: set[tuple[str, Any, int]] = field(default_factory=set)
+    # [DYN16] Data-dependent sizes (`d0`, `d1`, ...): the length of a result computed at run
+    # time (`x[mask]`, `np.unique`), bound by the wrapper from the array the extern call
+    # returns -> what computes it. Their hints are the traced upper bounds (or a stand-in);
+    # like every symbol they stand for sizes >= 2; the wrapper checks that and their guards
+    # once they are bound, and a call where either fails runs in NumPy.
+    data: dict[str, str] = field(default_factory=dict)
 
     def symbol(self, hint: int) -> Sym:
-        name = f"s{len(self.hints)}"
+        name = f"s{len(self.hints) - len(self.data)}"
         self.hints[name] = int(hint)
         return Sym(((((name,), 1),)), self)
+
+    def data_symbol(self, hint: int, what: str) -> Sym:
+        """[DYN16] A size known only once `what` has run (the hint is for heuristics and the
+        decisions guards record, checked when it is bound)."""
+        name = f"d{len(self.data)}"
+        self.data[name] = what
+        self.hints[name] = max(int(hint), SYM_MIN)
+        return Sym(((((name,), 1),)), self)
+
+    def atoms_of(self, x: Sym | int) -> set[str]:
+        """The symbols `x` is computed from (through derived atoms too)."""
+        if not isinstance(x, Sym):
+            return set()
+        out: set[str] = set()
+        for mono, _ in x.terms:
+            for name in mono:
+                if name in self.hints:
+                    out.add(name)
+                else:
+                    _, num, div = self.derived[name]
+                    out |= self.atoms_of(num) | self.atoms_of(div)
+        return out
+
+    def data_guards(self) -> list[tuple[str, Sym, int]]:
+        """[DYN16] The guards on data-dependent sizes (checked by the wrapper once bound)."""
+        return [g for g in self.guards if self.atoms_of(g[1]) & set(self.data)]
 
     def value_of(self, name: str, values: Mapping[str, int]) -> int:
         if name in values:
@@ -81,7 +113,9 @@ class ShapeEnv:
 
     def check(self, values: Mapping[str, int]) -> bool:
         """Do all guards hold for these symbol values?"""
-        return all(_OPS[op](evaluate(lhs, values), rhs) for op, lhs, rhs in self.guards)
+        data = self.data_guards()  # [DYN16] checked by the wrapper, once bound
+        return all(_OPS[op](evaluate(lhs, values), rhs) for op, lhs, rhs in self.guards
+                   if (op, lhs, rhs) not in data)
 
     def fit(self, values: Mapping[str, int]) -> dict[str, int] | None:
         """`values` (a representative shape to plan a tiling variant for) repaired to satisfy
@@ -118,7 +152,7 @@ class ShapeEnv:
     @property
     def fully_specialized(self) -> bool:
         """No symbol, or every symbol pinned to its hint: the program serves one shape only."""
-        return set(self.specialized) >= set(self.hints)
+        return set(self.specialized) >= set(self.hints) - set(self.data)
 
 
 _OPS: dict[str, Callable[[int, int], bool]] = {
@@ -162,6 +196,33 @@ def traced(x: Sym | int) -> int:
 
 def is_sym(x: Any) -> bool:
     return isinstance(x, Sym)
+
+
+def data_atoms_in(obj: Any, seen: set[int] | None = None) -> set[str]:
+    """[DYN16] The data-dependent sizes anything (a loop-IR node, its expressions, a shape)
+    refers to: a walk over tuples and dataclass fields."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, (str, int, float, bool, type(None), np.dtype)):
+        return set()
+    seen.add(id(obj))
+    if isinstance(obj, Sym):
+        return obj.env.atoms_of(obj) & set(obj.env.data)
+    if isinstance(obj, (tuple, list)):
+        items: Iterable[Any] = obj
+    elif hasattr(obj, "__dataclass_fields__"):
+        items = (getattr(obj, f) for f in obj.__dataclass_fields__)
+    else:
+        return set()
+    out: set[str] = set()
+    for item in items:
+        out |= data_atoms_in(item, seen)
+    return out
+
+
+def is_data(x: Any) -> bool:
+    """[DYN16] A size computed from a data-dependent one (known only mid-call): structural
+    choices take the form that serves every size rather than record a guard on it."""
+    return isinstance(x, Sym) and bool(x.env.atoms_of(x) & set(x.env.data))
 
 
 class Sym:

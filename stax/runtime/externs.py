@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 
-EXTERNS: dict[str, Callable[..., None]] = {}
+EXTERNS: dict[str, Callable[..., Any]] = {}
+# [DYN16] Keys of routines that return their result (its length depends on the data): the
+# wrapper binds the data-dependent size from it instead of allocating the node's buffer.
+SIZED: set[str] = set()
 
 
 def register(key: str, routine: Callable[..., Any], output: int | None = None) -> str:
@@ -32,4 +35,15 @@ def register_into(key: str, routine: Callable[..., None]) -> str:
     the node's buffer itself (as NumPy's `out=` does: no result array, no copy). The key is
     the caller's, spelled out as for `register`; a key registered once keeps its routine."""
     EXTERNS.setdefault(key, routine)
+    return key
+
+
+def register_sized(key: str, routine: Callable[..., Any], dtype: np.dtype) -> str:
+    """[DYN16] `routine(*arrays)` returns the node's array itself, whose length the wrapper
+    reads (`x[mask]`, `np.unique`): C-contiguous, of the traced dtype (spelled in `key`)."""
+    def call(*arrays: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(routine(*arrays), dtype=dtype)
+
+    EXTERNS.setdefault(key, call)
+    SIZED.add(key)
     return key

@@ -25,11 +25,11 @@ import numpy as np
 
 from stax.backends import DEFAULT, Backend, KernelRegion, get_backend, region_params
 from stax.ir.program import Buffer
-from stax.ir.sym import ShapeEnv, env_of, is_sym, py_expr, py_shape
+from stax.ir.sym import ShapeEnv, data_atoms_in, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled
-from stax.runtime.externs import EXTERNS
+from stax.runtime.externs import EXTERNS, SIZED
 from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
 from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
@@ -61,6 +61,16 @@ def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
     for k in (*range(len(FLAG_MESSAGES)), ANY_FLAG):
         flags[k] = 0
     raise_flags(values, stacklevel=4)
+
+
+class DataSizeMiss(Exception):  # noqa: N818 - a control-flow signal, caught by stax.api
+    """[DYN16] A data-dependent size bound during a call is 0 or 1, or breaks a guard the
+    program was compiled under: the call runs the function in NumPy instead."""
+
+
+def data_size_miss(symbol: str, value: int) -> None:
+    raise DataSizeMiss(f"data-dependent size {symbol} = {value} is outside what the program "
+                       "was compiled for")
 
 
 def assert_input(arr: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...],
@@ -407,8 +417,10 @@ def handed_over_storage(schedule: Schedule) -> list[Reuse]:
     """The memory plan's reuses the wrapper applies: outputs never take storage from the
     scratch (the caller keeps them), so only intermediates receive another's storage."""
     buffers = schedule.program.buffer_map
+    sized = {m.node.out for g in schedule.kernels for m in g.members
+             if m.node.kind == "extern" and m.node.fn in SIZED}  # [DYN16] returned by NumPy
     return [r for r in schedule.memory.reuses + schedule.memory.inplace
-            if buffers[r.new].kind == "intermediate"]
+            if buffers[r.new].kind == "intermediate" and r.new not in sized]
 
 
 @dataclass(frozen=True)
@@ -479,6 +491,9 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     lines.append("    args.clear()")
     prelude_start = len(lines)
     bound: set[str] = set()
+    shape_env = env_of(b.shape for b in buffers.values())
+    data = {s: shape_env.hints[s] for s in symbols if shape_env and s in shape_env.data}
+    generic = bool(set(symbols) - set(data))  # input sizes are symbols
     for name in ins:
         b = buffers[name]
         env[f"dtype_{name}"] = b.dtype
@@ -487,28 +502,34 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 if is_sym(d) and py_expr(d) in symbols and py_expr(d) not in bound:
                     bound.add(py_expr(d))
                     lines.append(f"    {py_expr(d)} = {name}.shape[{k}]")
+    size_lines: list[str] = []
     if symbols:
         # [H9] fastcall.c's run reads a tuple of ints as int64 values; ctypes needs an array
         fast = fastcall() is not None and all(
             len(region_params(r.plans)) < FAST_MAX_ARGS for rs in variants for r in rs)
         env["sizes_array"] = np.array
         sizes = f"({', '.join(symbols)},)"
-        lines.append(f"    stax_sizes = {sizes}" if fast else
-                     f"    stax_sizes = sizes_array({sizes}, dtype='int64')")
+        size_lines.append(f"    stax_sizes = {sizes}" if fast else
+                          f"    stax_sizes = sizes_array({sizes}, dtype='int64')")
         if solver is not None:
             env["tiling_key"] = solver
-            lines.append(f"    key = tiling_key({', '.join(symbols)})  # the tiling variant")
-        assert bound == set(symbols), "every symbol is an input dimension"
+            size_lines.append(f"    key = tiling_key({', '.join(symbols)})  # the tiling variant")
+        # [DYN16] data-dependent sizes: their traced stand-in until the call that computes
+        # them has run (no kernel before it reads them), then bound and the sizes passed again
+        lines += [f"    {s} = {hint}  # bound below, by the extern call that computes it"
+                  for s, hint in data.items()]
+        lines += size_lines
+        assert bound | set(data) == set(symbols), "every symbol is an input dimension or data"
     checks_start = len(lines)
     for name in ins:
         b = buffers[name]
         shape, strides = py_shape(b.shape), py_shape(_byte_strides(b))
         # a generic program takes C-contiguous inputs (strides of 0/1-sized axes vary)
-        layout = f"not {name}.flags.c_contiguous" if symbols else f"{name}.strides != {strides}"
+        layout = f"not {name}.flags.c_contiguous" if generic else f"{name}.strides != {strides}"
         lines.append(f"    if {name}.shape != {shape} or {layout} or "
                      f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
         lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r}, "
-                     f"{bool(symbols)})")
+                     f"{generic})")
     checks_end = len(lines)
     for b in buffers.values():
         if b.kind == "const":
@@ -534,9 +555,15 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     handed_over = {r.old for r in reused.values()}  # deleted when reused, not when freed
     region_of = {g.name: r for r in regions for g in r.groups}
     pending: list[str] = []  # storage handed over inside the current region: delete after it
+    data_guards = shape_env.data_guards() if data else []
     for group in schedule.kernels:
+        unbound = set(data) - bound
+        if unbound and any(data_atoms_in((m.node, buffers[m.node.out].shape)) & unbound
+                           for m in group.members if m.node.fn not in SIZED):  # [DYN16]
+            raise NotImplementedError(f"stax.jit: {group.name} uses a data-dependent size "
+                                      "before the call that computes it")
         for m in group.members:
-            if m.node.out in local:
+            if m.node.out in local or m.node.kind == "extern" and m.node.fn in SIZED:
                 continue
             out = buffers[m.node.out]
             env[f"dtype_{out.name}"] = out.dtype
@@ -561,7 +588,13 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         region = region_of.get(group.name)
         if region is not None and group is not region.groups[-1]:
             continue  # the region's function runs once its last kernel's buffers exist
-        if node.kind == "extern" and node.fn != "matmul":  # a NumPy routine (A2, externs.py)
+        if node.kind == "extern" and node.fn in SIZED:  # [DYN16] the routine returns it
+            env["externs"] = EXTERNS
+            lines.append(f"    {node.out} = externs[{node.fn!r}]({', '.join(node.extern_inputs)})"
+                         f"  # {group.name}: {node.origin} (extern, NumPy; sized by its result)")
+            lines += _bind_data(buffers[node.out], data, bound, data_guards, size_lines)
+            env["data_size_miss"] = data_size_miss
+        elif node.kind == "extern" and node.fn != "matmul":  # a NumPy routine (A2, externs.py)
             env["externs"] = EXTERNS
             lines.append(f"    externs[{node.fn!r}]({', '.join(node.extern_inputs)}, "
                          f"out={node.out})  # {group.name}: {node.origin} (extern, NumPy)")
@@ -631,3 +664,31 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                                                               f"return {single}")
     lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start], *body]
     return lines, env
+
+
+def _bind_data(out: Buffer, data: Mapping[str, int], bound: set[str],
+               guards: list[tuple[str, Any, int]], size_lines: list[str]) -> list[str]:
+    """[DYN16] After an extern call that returned `out`: bind the data-dependent sizes its
+    shape holds (or check them, bound by an earlier call), check that each is at least 2 and
+    every guard whose sizes are now all bound, then pass the sizes again."""
+    lines = []
+    for axis, d in enumerate(out.shape):
+        name = py_expr(d) if is_sym(d) else ""
+        if name not in data:
+            continue
+        if name in bound:
+            lines += [f"    if {out.name}.shape[{axis}] != {name}:",
+                      f"        data_size_miss({name!r}, {out.name}.shape[{axis}])"]
+            continue
+        bound.add(name)
+        lines += [f"    {name} = {out.name}.shape[{axis}]  # [DYN16] a data-dependent size",
+                  f"    if {name} < 2:", f"        data_size_miss({name!r}, {name})"]
+        env = d.env
+        ready = [g for g in guards if env.atoms_of(g[1]) & set(data) <= bound
+                 and name in env.atoms_of(g[1])]
+        if ready:
+            checks = " and ".join(f"{py_expr(lhs)} {op} {rhs}" for op, lhs, rhs in ready)
+            lines += [f"    if not ({checks}):  # guards on it",
+                      f"        data_size_miss({name!r}, {name})"]
+        lines += size_lines
+    return lines

@@ -1,0 +1,194 @@
+"""[DYN16] Results whose length depends on the data, computed inside the compiled program.
+
+`x[mask]`, `np.nonzero` / `flatnonzero` / `argwhere`, `np.compress` / `extract`, `np.unique`
+(sorted values, `return_index`, `return_counts`) and `np.bincount` whose length is not known
+from the dtype run as extern calls of NumPy's routine (as matmul and `np.sort` do) whose
+result the wrapper does not allocate: it takes the array the routine returns and binds its
+length to a data-dependent symbol (`d0`, `stax.ir.sym.ShapeEnv.data`) that sizes every later
+kernel, as a generic program's symbols are bound at launch. Later ops on the result
+(`x[mask].sum()`, `x[mask] * 2`) compile in the same program, with loops over `d0`.
+
+Only plain traces do this: in a function that already runs with graph breaks the values are
+at hand, and NumPy's routine runs on them as before. A result whose largest length is below 2
+stays a break too (a symbol stands for sizes >= 2; a call whose count is 0 or 1 runs the
+function in NumPy, see `stax.runtime.wrapper`).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stax.frontend import numpy_api as api
+from stax.frontend.trace import Builder, Tracer
+from stax.ir import sym
+from stax.runtime import externs
+
+
+def _compiles(b: Builder) -> bool:
+    """Data-dependent sizes are compiled in a plain trace (not a SegmentBuilder's: breaks)."""
+    return type(b) is Builder
+
+
+def _sized(name: str, routine: Callable[..., Any], args: Sequence[Any],
+           shape: Callable[[Any], tuple[Any, ...]], length: Any, dtype: np.dtype,
+           **kwargs: Any) -> Tracer:
+    """The extern call `routine(*args, **kwargs)`, whose result has `shape(n)`: `n` is a
+    data-dependent symbol the wrapper binds from the returned array, with hint `length`
+    (`length` itself when it is `Exact`). One call per routine and inputs."""
+    b = api.find_builder(args)
+    values = tuple(api.to_value(b, a if isinstance(a, Tracer) else np.asarray(a)) for a in args)
+    spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
+    key = externs.register_sized(f"{name}({spelled})->{np.dtype(dtype).name}",
+                                 lambda *arrays: routine(*arrays, **kwargs), np.dtype(dtype))
+    memo = (key, tuple(v.id for v in values))
+    if memo not in b.sized:
+        from stax.frontend.breaks import _location
+
+        n = int(length) if isinstance(length, Exact) else \
+            b.data_size(length, f"{name} at {_location()[0]}")
+        b.sized[memo] = b.add("extern", values, shape(n), api.check_dtype(np.dtype(dtype), name),
+                              fn=key)
+    return api.wrap(b, b.sized[memo])
+
+
+class Exact(int):
+    """A result length known while tracing (a constant mask's count)."""
+
+
+def _length(bound: Any) -> int | None:
+    """The hint of a data-dependent length at most `bound` (a size, maybe symbolic), or None
+    when it cannot reach 2 (left to NumPy: a graph break)."""
+    bound = sym.traced(bound)
+    return bound if bound >= 2 else None
+
+
+def select(full: Tracer, mask: Any) -> Tracer | None:
+    """`full[mask]` for a boolean mask over `full`'s leading axes (a Tracer or an ndarray:
+    then its count is known now), or None (the caller's graph break)."""
+    b = full.builder
+    if not _compiles(b):
+        return None
+    rest = tuple(full.shape[np.ndim(mask):])
+    count = Exact(np.count_nonzero(mask)) if isinstance(mask, np.ndarray) else \
+        _length(math.prod(mask.shape))
+    if count is None:
+        return None
+    return _sized("x[mask]", operator.getitem, (full, mask), lambda n: (n, *rest), count,
+                  full.dtype)
+
+
+def _tracer(*args: Any) -> Tracer | None:
+    """The first traced argument, when its trace compiles data-dependent sizes."""
+    for a in args:
+        if isinstance(a, Tracer):
+            return a if _compiles(a.builder) else None
+    return None
+
+
+def argwhere(a: Any) -> Tracer:
+    t = _tracer(a)
+    n = None if t is None or t.ndim == 0 else _length(t.size)
+    if n is None:
+        raise api.unsupported("np.argwhere of a 0-d array (its result's length depends on "
+                              "the data)")
+    return _sized("np.argwhere", np.argwhere, (t,), lambda d: (d, t.ndim), n,
+                  np.dtype(np.intp))
+
+
+def nonzero(a: Any) -> tuple[Tracer, ...]:
+    """The columns of argwhere (NumPy's nonzero is argwhere's transpose)."""
+    t = _tracer(a)
+    if t is None or t.ndim == 0:  # NumPy refuses nonzero of a 0-d array
+        raise api.unsupported("np.nonzero of a 0-d array")
+    where = argwhere(t)
+    return tuple(api.getitem(where, (slice(None), k)) for k in range(t.ndim))
+
+
+def flatnonzero(a: Any) -> Tracer:
+    t = _tracer(a)
+    n = None if t is None else _length(t.size)
+    if n is None:
+        raise api.unsupported("np.flatnonzero (its result's length depends on the data)")
+    return _sized("np.flatnonzero", np.flatnonzero, (t,), lambda d: (d,), n, np.dtype(np.intp))
+
+
+def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Tracer:
+    t = _tracer(a, condition)
+    if t is None or out is not None or isinstance(axis, Tracer):
+        raise api.unsupported("np.compress with out= or a traced axis")
+    b = t.builder
+    x = a if isinstance(a, Tracer) else api.wrap(b, api.to_value(b, np.asarray(a)))
+    x = api.ravel(x) if axis is None else x
+    ax = 0 if axis is None else operator.index(axis)
+    if not -x.ndim <= ax < x.ndim:
+        raise np.exceptions.AxisError(ax, x.ndim)
+    ax %= x.ndim
+    cond = condition if isinstance(condition, Tracer) else np.asarray(condition)
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    n = _length(min(sym.traced(cond.shape[0]), sym.traced(x.shape[ax])))
+    if n is None:
+        raise api.unsupported("np.compress (its result's length depends on the data)")
+    return _sized("np.compress", np.compress, (cond, x),
+                  lambda c: tuple(c if d == ax else s for d, s in enumerate(x.shape)), n,
+                  x.dtype, axis=ax)
+
+
+def extract(condition: Any, arr: Any) -> Tracer:
+    t = _tracer(arr, condition)
+    cond = condition if isinstance(condition, Tracer) else np.asarray(condition)
+    n = None if t is None else _length(cond.size)
+    if n is None:
+        raise api.unsupported("np.extract (its result's length depends on the data)")
+    x = arr if isinstance(arr, Tracer) else np.asarray(arr)
+    return _sized("np.extract", np.extract, (cond, x), lambda c: (c,), n, x.dtype)
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
+           **kwargs: Any) -> Any:
+    """Sorted unique values of the flattened array (NumPy's, an extern call), with the first
+    indices and the counts as further calls of the same routine (each checked to have the
+    values' length)."""
+    t = _tracer(ar)
+    if t is None or return_inverse or axis is not None or kwargs or \
+            t.dtype.kind == "c":  # complex: NumPy sorts lexicographically, as here, but
+        raise api.unsupported("np.unique with return_inverse=, axis= or of complex values")
+    n = _length(t.size)
+    if n is None:
+        raise api.unsupported("np.unique of fewer than 2 elements")
+    values = _sized("np.unique", np.unique, (t,), lambda d: (d,), n, t.dtype,
+                    equal_nan=equal_nan)
+    results = [values]
+    for flag, name, pick in ((return_index, "index", 1), (return_counts, "counts", -1)):
+        if flag:
+            results.append(_sized(
+                f"np.unique[{name}]",
+                lambda x, k=pick, **kw: np.unique(x, return_index=k == 1,
+                                                  return_counts=k == -1, **kw)[k],
+                (t,), lambda d: values.shape, n, np.dtype(np.intp), equal_nan=equal_nan))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
+    """The length is max(x) + 1 (at least `minlength`): NumPy's bincount, an extern call
+    (a negative value raises NumPy's ValueError)."""
+    if not _compiles(x.builder) or x.ndim != 1 or x.dtype.kind not in "biu":
+        raise api.unsupported("np.bincount whose length depends on the data")
+    args = (x,) if weights is None else (x, weights)
+    return _sized("np.bincount", np.bincount, args, lambda d: (d,),
+                  max(sym.traced(x.size), minlength, 2),
+                  np.dtype(np.intp if weights is None else np.float64), minlength=minlength)
+
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.argwhere: argwhere, np.nonzero: nonzero, np.flatnonzero: flatnonzero,
+    np.compress: compress, np.extract: extract, np.unique: unique}
+METHODS: dict[str, Callable[..., Any]] = {
+    "nonzero": nonzero, "compress": lambda a, condition, axis=None, out=None:
+    compress(condition, a, axis, out)}

@@ -1,0 +1,224 @@
+"""[DYN16] Data-dependent result shapes compiled, sized at run time (issue 16, item 5).
+
+`x[mask]`, `np.nonzero` / `flatnonzero` / `argwhere`, `np.compress` / `extract`, `np.unique`
+and `np.bincount` without a known length compile: the wrapper binds the result's length (a
+data-dependent symbol `d0`) from NumPy's routine and later ops run in the same program. Every
+result is compared with NumPy's on the same arguments; no `GraphBreakWarning` may be raised.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stax
+from stax.frontend.breaks import GraphBreakWarning
+
+DTYPES = ["bool", "int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64"]
+
+
+def _check(fn: Callable[..., Any], *calls: tuple[Any, ...], **options: Any) -> stax.api.Jitted:
+    """Each call's result equals NumPy's (dtype, shape, values), with no graph break."""
+    jitted = stax.jit(fn, **options)
+    for args in calls:
+        want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            got = jitted(*args)
+        _same(got, want)
+    return jitted
+
+
+def _same(got: Any, want: Any) -> None:
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    if want.dtype.kind == "f":
+        tol = 1e-2 if want.dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def _data(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0 if np.dtype(dtype).kind == "u" else -4, 5, shape).astype(dtype)
+
+
+def _compiled(jitted: stax.api.Jitted, *args: Any) -> None:
+    """The program holds a data-dependent size and no break."""
+    comp = jitted.compile(*args)
+    assert "# [DYN16] a data-dependent size" in comp.program.wrapper
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mask_select_then_ops_over_dtypes(dtype: str) -> None:
+    def fn(x: np.ndarray) -> Any:
+        y = x[x > 0] if dtype != "bool" else x[x]
+        return y, y.sum(), y * 2
+    x = _data(dtype, (64,))
+    j = _check(fn, (x,), (_data(dtype, (64,), 1),), (_data(dtype, (64,), 2),))
+    _compiled(j, x)
+
+
+def test_counts_change_between_calls_and_shapes() -> None:
+    def fn(x: np.ndarray, t: float) -> Any:
+        y = x[x > t]
+        return y.mean(), y.max(), (y - y.min()) / 2
+    rng = np.random.default_rng(3)
+    calls = [(rng.standard_normal(n), t) for n in (50, 50, 300, 7, 5000) for t in (-1.0, 0.5)]
+    j = _check(fn, *calls)
+    _compiled(j, *calls[0])
+    _check(fn, *calls, dynamic=True)
+    _check(fn, *calls, fuse=False)
+
+
+def test_empty_all_true_and_single_results_run_in_numpy() -> None:
+    def fn(x: np.ndarray) -> Any:
+        y = x[x > 0]
+        return y.sum(), y * 3, y.size
+    j = _check(fn, (np.arange(1.0, 9.0),), (-np.ones(8),), (np.array([-1.0, 2, -3, -4]),),
+               (np.zeros(8),), (np.ones(8),))
+    _compiled(j, np.ones(8))
+    with pytest.raises(ValueError, match="zero-size"):  # NumPy's error for an empty max
+        stax.jit(lambda x: x[x > 0].max())(-np.ones(8))
+
+
+def test_mask_over_leading_axes_strided_and_transposed() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((12, 10))
+    _check(lambda x: x[x[:, 0] > 0].sum(0), (a,), (a[::-1],))
+    _check(lambda x: x[x > 0.2] + 1, (a.T,), (a[::2, ::3],))
+    _check(lambda x, m: x[m] * 2, (a, a > 0), (a.T.copy(), a.T > 1))  # a mask argument
+    const = np.array([True, False, False] * 4)
+    _check(lambda x: x[const].sum(1), (a,))  # a constant mask: its count is known
+
+
+def test_nan_and_inf_selected() -> None:
+    x = np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan, -3.0])
+    _check(lambda x: x[~np.isnan(x)].sum(), (x,))
+    _check(lambda x: x[x == x] * 2, (x,))
+    _check(lambda x: np.unique(x), (x,))
+
+
+def test_chained_selections() -> None:
+    def fn(x: np.ndarray) -> Any:
+        y = x[x > 0]
+        z = y[y < 1.0]
+        return z.sum(), z * y.mean(), y.shape[0] > 0
+    rng = np.random.default_rng(5)
+    j = _check(fn, *[(rng.standard_normal(200),) for _ in range(4)])
+    comp = j.compile(rng.standard_normal(200))
+    call = comp.program.wrapper.split("def proven")[0]
+    assert call.count("# [DYN16] a data-dependent size") == 2
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "uint8", "float32", "float64"])
+def test_nonzero_flatnonzero_argwhere(dtype: str) -> None:
+    x2 = _data(dtype, (6, 7))
+    _check(lambda x: np.nonzero(x), (x2,), (_data(dtype, (6, 7), 9),), (x2.T,))
+    _check(lambda x: x.nonzero()[1] * 2, (x2,))
+    _check(lambda x: np.flatnonzero(x) + 1, (x2,), (x2[::2],))
+    _check(lambda x: np.argwhere(x).sum(0), (x2,))
+    _check(lambda x: np.argwhere(x > 0), (x2,))
+
+
+def test_compress_and_extract() -> None:
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((5, 8))
+    _check(lambda x: np.compress(x[:, 0] > 0, x, axis=0).sum(), (a,), (-np.abs(a) + 1,))
+    _check(lambda x: np.compress(x[0] > 0, x, axis=1) * 2, (a,))
+    _check(lambda x: np.compress(x.ravel() > 0, x), (a,))
+    _check(lambda x, c: x.compress(c, axis=1), (a, np.arange(8) % 3 == 0))
+    _check(lambda x: np.extract(x > 0.5, x) - 1, (a,), (a.T,))
+    _check(lambda x: np.extract(np.mod(np.arange(x.size), 3) == 0, x), (a,))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float64"])
+def test_unique_values_index_counts(dtype: str) -> None:
+    x = _data(dtype, (40,))
+    _check(lambda x: np.unique(x), (x,), (_data(dtype, (3, 5), 1),))
+    _check(lambda x: np.unique(x, return_counts=True), (x,))
+    _check(lambda x: np.unique(x, return_index=True, return_counts=True), (x,))
+
+
+def test_unique_nan_and_later_ops() -> None:
+    x = np.array([3.0, np.nan, 1.0, np.nan, 3.0, 2.0])
+    _check(lambda x: np.unique(x) * 2, (x,))
+    _check(lambda x: np.unique(x, equal_nan=False), (x,))
+    rng = np.random.default_rng(7)
+    j = _check(lambda ids: np.unique(ids).size + np.unique(ids).sum(),
+               *[(rng.integers(0, k, 300),) for k in (3, 50, 1000)])
+    _compiled(j, rng.integers(0, 9, 300))
+
+
+def test_bincount_without_minlength() -> None:
+    rng = np.random.default_rng(8)
+    calls = [(rng.integers(0, k, 100),) for k in (3, 17, 400)]
+    j = _check(lambda x: np.bincount(x), *calls)
+    _compiled(j, *calls[0])
+    _check(lambda x: np.bincount(x) / x.size, *calls)
+    _check(lambda x: np.bincount(x, minlength=5), *calls)
+    _check(lambda x, w: np.bincount(x, weights=w).cumsum(),
+           *[(c[0], rng.random(100)) for c in calls])
+    _check(lambda x: np.bincount(x.astype(np.int32)), (np.array([0, 0, 0, 0]),))
+    with pytest.raises(ValueError):  # NumPy's error for a negative value
+        stax.jit(lambda x: np.bincount(x) * 2)(np.array([1, -1, 3]))
+
+
+def test_explain_names_the_data_dependent_size() -> None:
+    def fn(x: np.ndarray) -> Any:
+        return x[x > 0].sum()
+    text = str(stax.explain(fn, np.arange(-4.0, 6.0)))
+    assert "d0" in text and "x[mask]" in text
+
+
+SANITIZED = textwrap.dedent("""
+    import numpy as np, stax
+    rng = np.random.default_rng(0)
+    cases = [
+        (lambda x: (x[x > 0] * 2, x[x > 0].sum()), [rng.standard_normal(n) for n in (9, 300)]),
+        (lambda x: np.unique(x, return_counts=True), [rng.integers(0, 9, 50)]),
+        (lambda x: np.bincount(x).cumsum(), [rng.integers(0, 30, 64)]),
+        (lambda x: np.nonzero(x > 0.3)[1] + 1, [rng.random((7, 9)).astype(np.float32)]),
+    ]
+    for fn, xs in cases:
+        jitted = stax.jit(fn)
+        for x in xs:
+            got, want = jitted(x), fn(x)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert g.dtype == w.dtype and np.allclose(g, w), (g, w)
+    print("sanitized ok")
+""")
+
+
+def test_data_dependent_programs_run_clean_under_sanitizers(tmp_path: Path) -> None:
+    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan is not installed with this g++")
+    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path / "cache"),
+               LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", SANITIZED], env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "sanitized ok" in result.stdout
