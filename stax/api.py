@@ -310,6 +310,8 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
     if isinstance(obj, Tracer):
         obj.check_fresh()
         leaves.append(obj.value)
+        if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
+            return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
         return len(leaves) - 1
     if isinstance(obj, tuple):
         # a namedtuple (np.linalg.eigh's EighResult, the user's own) keeps its type (A2)
@@ -352,7 +354,12 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return int(flat[structure[1]])
     if kind == "static":
         return structure[1]
+    if kind == "py":
+        return structure[2](flat[structure[1]][()])
     return None
+
+
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 @dataclass(frozen=True)
@@ -438,7 +445,10 @@ class Jitted:
         self.not_generic.clear()
 
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(_arg_signature(a) + ((type(a), a),) if i in self.static
+        # [HUNT] a position static for a scalar may hold an array in another call: its
+        # signature alone (an array's value is never specialized on, and is unhashable)
+        return tuple(_arg_signature(a) + ((type(a), a),)
+                     if i in self.static and not isinstance(a, np.ndarray)
                      else _arg_signature(a) for i, a in enumerate(args))
 
     def compile(self, *args: Any) -> Compilation:
@@ -478,7 +488,8 @@ class Jitted:
             else None
         if shapes is None:
             return None
-        cls = (shapes, tuple((i, type(args[i]), args[i]) for i in sorted(self.static)))
+        cls = (shapes, tuple((i, type(args[i]), args[i]) for i in sorted(self.static)
+                             if not isinstance(args[i], np.ndarray)))
         if cls in self.not_generic or not (dynamic or cls in self.seen):
             self.seen.add(cls)
             return None

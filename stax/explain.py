@@ -15,7 +15,7 @@ from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.graph import Graph
 from stax.ir.printer import format_program
-from stax.ir.sym import ShapeEnv, Sym
+from stax.ir.sym import ShapeEnv, Sym, env_of, is_data
 from stax.ir.validate import Problem, validate
 from stax.report.progress import progress
 from stax.sched.deps import SchedulerNode
@@ -50,6 +50,7 @@ class Report:
     breaks: tuple[Break, ...] = ()
     name: str = ""  # the function's name, for the HTML page's title
     shapes: tuple[tuple[int, ...], ...] = ()  # the explained call's argument shapes
+    replay: str = ""  # [BRK] with breaks: whether warm calls replay a tape (stax.frontend.replay)
 
     def to_html(self, path: str | Path | None = None) -> str:
         """The report as one self-contained HTML page (`stax.report`); written to `path` if
@@ -107,6 +108,8 @@ class Report:
     def __str__(self) -> str:
         c = self.compilation
         sections = [("Graph breaks", "\n".join(map(str, self.breaks)) or "none")]
+        if self.replay:  # [BRK]
+            sections.append(("Warm calls with breaks", self.replay))
         from stax.loops.runner import describe as describe_loops  # H (issue 10): loop bodies
 
         sections.append(("Loops compiled once per body (stax.loops)",
@@ -188,10 +191,12 @@ class Report:
 
 def describe_sizes(graph: Graph, env: ShapeEnv | None) -> str:
     """[issue 11] Which sizes are symbols, where each comes from, and the guards a later call's
-    sizes must satisfy to reuse the program."""
+    sizes must satisfy to reuse the program; [DYN16] the data-dependent sizes bound mid-call."""
+    data = _describe_data_sizes(graph)
     if env is None or env.fully_specialized:
         return ("specialized: compiled for these shapes only (dynamic=False, the first shape "
-                "of its class under dynamic=None, or every size was needed as a Python int)")
+                "of its class under dynamic=None, or every size was needed as a Python int)"
+                + data)
     lines = ["shape-generic: one program for every shape whose guards hold"]
     for k, value in enumerate(graph.inputs):
         for axis, d in enumerate(value.shape):
@@ -201,6 +206,30 @@ def describe_sizes(graph: Graph, env: ShapeEnv | None) -> str:
                              f"{env.hints[str(d)]}){pinned}")
     lines.append("  sizes 0 and 1, ranks, dtypes and C-contiguity are part of the cache key")
     lines.append("guards: " + ("; ".join(env.guard_text()) or "none"))
+    return "\n".join(lines) + data
+
+
+def _describe_data_sizes(graph: Graph) -> str:
+    """[DYN16] Each data-dependent size, the extern call whose result binds it, and what the
+    wrapper checks once it is bound."""
+    env = env_of(op.out.shape for op in graph.ops if any(is_data(d) for d in op.out.shape))
+    if env is None:
+        return ""
+    binder: dict[str, Any] = {}
+    for op in graph.ops:
+        for d in op.out.shape if op.kind == "extern" else ():
+            if is_data(d):
+                binder.setdefault(str(d), op)
+    lines = ["", "data-dependent sizes (bound by the wrapper mid-call, from the array the "
+             "extern call returns):"]
+    for name, what in env.data.items():
+        op = binder.get(name)
+        made = f"{op.out} = {op.attr('fn')}" if op is not None else "not computed"
+        lines.append(f"  {name} = the length of {what}: {made} (traced as at most "
+                     f"{env.hints[name]})")
+    checks = "; ".join(f"{lhs} {op} {rhs}" for op, lhs, rhs in env.data_guards())
+    lines.append(f"  checked once bound: each >= 2{'; ' + checks if checks else ''} (else the "
+                 "call runs in NumPy)")
     return "\n".join(lines)
 
 
@@ -251,6 +280,7 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
     try:
         comp = jitted.compile(*args)
         breaks: tuple[Break, ...] = ()
+        replay = ""
     except GraphBreak:  # runs fn once with its breaks; reports the last compiled segment (A2)
         _, builder = run_segmented(jitted, args)
         breaks, segments = tuple(dict.fromkeys(builder.breaks)), builder.segments
@@ -258,7 +288,20 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
             raise NotImplementedError("stax.explain: nothing of this function compiles: "
                                       + "; ".join(map(str, breaks))) from None
         comp = segments[-1].compilation
+        replay = describe_replay(jitted, args, builder)
     gap = optimality_gap(comp.schedule) if exact else None
     verdict = verify_schedule(comp.schedule) if verify else None
     name = getattr(jitted.fn, "__qualname__", "") or ""
-    return Report(comp, gap, verdict, breaks, name, tuple(np.shape(a) for a in args))
+    return Report(comp, gap, verdict, breaks, name, tuple(np.shape(a) for a in args),
+                  replay)
+
+
+def describe_replay(jitted: Jitted, args: tuple[Any, ...], builder: Any) -> str:
+    """[BRK] Whether warm calls replay a tape (what it holds) or run the function again."""
+    if builder.tape is None:
+        return ("not replayed: each call runs the Python function again ("
+                f"{builder.no_replay or 'the whole function runs in NumPy'})")
+    key = jitted.key(args)
+    held = len(jitted.tapes.get(key, ()))
+    return (f"replayed without running the Python function while the guards hold: a tape of "
+            f"{builder.tape.describe()}; {held} tape(s) recorded by this signature's calls")

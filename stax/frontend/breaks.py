@@ -174,6 +174,7 @@ class SegmentBuilder(Builder):
         copies = {k: v.item() if k in weak else np.array(v, copy=True)
                   for k, v in originals.items()}
         c_args, c_kwargs = _substitute((args, kwargs), copies)
+        refs = {id(t): replay.Ref(t.value.id, id(t) in weak) for t in unique}  # (before rebinds)
         self.in_numpy = True
         try:
             with suspended():  # NumPy's own creation functions inside NumPy's code
@@ -195,7 +196,6 @@ class SegmentBuilder(Builder):
             _rebind(t, new)
             rebound.append(new.id)
         wrapped = self._wrap(result)
-        refs = {id(t): replay.Ref(t.value.id, id(t) in weak) for t in unique}
         t_args, t_kwargs = _substitute((args, kwargs), refs)
         try:
             shape = replay.template(result, wrapped)
@@ -531,11 +531,12 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
         if result is not replay.MISS:
             calls[2] += 1
             return result
+    if tapes:
         calls[3] += 1
-    if tapes and calls[3] >= replay.MAX_MISSES and calls[3] > calls[2]:
-        jitted.tapes[key] = []
-        jitted.no_replay[key] = (f"its replays missed {calls[3]} times (Python uses values "
-                                 "that differ from call to call)")
+        if calls[3] >= replay.MAX_MISSES and calls[3] > calls[2]:
+            jitted.tapes[key] = []
+            jitted.no_replay[key] = (f"{calls[3]} calls missed every tape (Python uses values "
+                                     "that differ from call to call)")
     result, builder = run_segmented(jitted, args)
     if key not in jitted.no_replay:
         if builder.tape is not None:

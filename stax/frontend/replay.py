@@ -21,7 +21,7 @@ gets an object Stax cannot compare from NumPy (a generator, flags), or a NumPy c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,8 +30,8 @@ from stax.frontend.functions import suspended
 
 MISS = object()  # a replay whose guards failed: the call runs segmented
 MAX_TAPES = 4  # tapes kept per signature (the newest first tried)
-# A signature whose replays missed this often, and more often than they hit, stops replaying:
-# Python decides on values that differ on nearly every call (a full array used in Python).
+# A signature whose calls missed every tape this often, and more often than a tape was
+# replayed, stops replaying: Python decides on values that differ on nearly every call.
 MAX_MISSES = 8
 
 
@@ -39,7 +39,7 @@ MAX_MISSES = 8
 class Run:
     """A compiled segment: `program` computes `outputs` from `inputs` (value ids)."""
 
-    program: Any  # stax.runtime.wrapper.CompiledProgram
+    program: Any = field(repr=False)  # stax.runtime.wrapper.CompiledProgram
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     shapes: tuple[tuple[int, ...], ...]  # of the outputs when recorded (Python saw them)
@@ -146,9 +146,9 @@ class Tape:
         from stax.api import _as_array, _unflatten, write_back
 
         traced = self.traced
-        traced.check_args(args)
-        env: dict[int, Any] = dict(zip(self.inputs, map(_as_array, args), strict=True))
-        try:
+        try:  # (aliased arguments under mutation: the segmented call runs NumPy)
+            traced.check_args(args)
+            env: dict[int, Any] = dict(zip(self.inputs, map(_as_array, args), strict=True))
             for step in self.steps:
                 if not step.run(env):
                     return MISS

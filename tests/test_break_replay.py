@@ -1,0 +1,222 @@
+"""Warm calls of functions with graph breaks replay a recorded tape (stax.frontend.replay): the
+results equal NumPy's on every call, including calls whose data flip a guard (another branch,
+another count, another Python int), and replay happens only where it must be exact."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches, make_array
+
+import stax
+from stax.frontend import replay
+from stax.frontend.breaks import GraphBreakWarning
+
+
+def calls(fn: Any, inputs: list[tuple[Any, ...]], **options: Any) -> Any:
+    """Jit `fn`, call it on each of `inputs` (and NumPy on copies): results and arguments
+    (mutated ones too) must match NumPy's on every call. Returns the jitted function."""
+    jf = stax.jit(fn, **options)
+    for args in inputs:
+        mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        theirs = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphBreakWarning)
+            got = jf(*mine)
+        assert_matches(got, fn(*theirs))
+        for m, t in zip(mine, theirs, strict=True):
+            if isinstance(m, np.ndarray):
+                assert_matches(m, t)
+    return jf
+
+
+def branchy(x: Any) -> Any:
+    y = x * 2
+    if y.sum() > 0:  # a guard: the other branch re-traces
+        return np.unwrap(y) + 1
+    return -y
+
+
+def test_a_branch_flipped_by_the_data_retraces_then_replays_both_sides() -> None:
+    pos, neg = np.arange(1.0, 6.0), -np.arange(1.0, 6.0)
+    jf = calls(branchy, [(pos,), (pos * 3,), (neg,), (neg * 2,), (pos + 1,)])
+    info = jf.replay_info()
+    assert (info.traced, info.replayed, info.tapes) == (2, 3, 2)
+    assert info.missed == 1  # the first negative call: the positive tape's guard failed
+
+
+def item_as_shape(x: Any) -> Any:
+    k = int(x[0].item())  # a Python int from the data: a guard
+    return np.unwrap(x[1 : k + 1]) * k, x.sum()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_item_used_as_a_python_int(dtype: str) -> None:
+    def data(k: int, shift: float) -> np.ndarray:
+        x = np.arange(8).astype(dtype) + np.asarray(shift, dtype=dtype)
+        x[0] = k
+        return x
+
+    jf = calls(item_as_shape, [(data(3, 0),), (data(3, 1),), (data(5, 0),), (data(3, 2),)])
+    assert jf.replay_info().replayed == 2  # k = 3 twice after its first call; k = 5 traced
+
+
+def trimmed(x: Any) -> Any:
+    t = np.trim_zeros(x)  # a NumPy result whose shape depends on the data
+    return t * 2 + t.sum(), x.mean()
+
+
+def test_data_dependent_break_shapes_are_guarded() -> None:
+    a = np.array([0.0, 1.0, 2.0, 3.0, 0.0])
+    b = np.array([0.0, 0.0, 5.0, 6.0, 0.0])  # another count
+    jf = calls(trimmed, [(a,), (a * 2,), (b,), (b + np.array([0, 0, 1, 1, 0]),), (a,)])
+    info = jf.replay_info()
+    assert (info.traced, info.replayed) == (2, 3)
+    calls(trimmed, [(np.zeros(0),), (np.zeros(0),), (np.zeros(3),)])  # empty inputs
+
+
+def test_mutation_through_a_break_and_by_the_function() -> None:
+    def fn(x: Any, a: Any, s: float) -> Any:
+        x += s  # the function mutates an argument
+        before = a * 2
+        a[1:].partition(1)  # NumPy mutates another in place, through a view
+        m = np.unwrap(x)[0]
+        x -= m
+        return before, a.sum() + m
+
+    inputs = [(make_array((5,), "float64", seed=k), make_array((6,), "float64", seed=k + 9),
+               0.5 * k) for k in range(4)]
+    jf = calls(fn, inputs)
+    assert jf.replay_info().replayed == 3
+
+
+def test_an_argument_not_mutated_when_recorded_is_not_replayed() -> None:
+    def fn(a: Any) -> Any:
+        np.clip(a, 0.0, None, out=np.unwrap(a))  # not in place: `out` is a fresh array
+        a[:2].partition(1)  # in place, a no-op when a[:2] is sorted
+        return a * 2
+
+    sorted_, unsorted = np.array([1.0, 2.0, 3.0]), np.array([2.0, 1.0, 3.0])
+    jf = calls(fn, [(sorted_,), (sorted_ + 1,), (unsorted,)])
+    info = jf.replay_info()
+    assert info.replayed == 1 and info.missed == 1 and info.traced == 2
+
+
+def test_return_structures_identity_and_inputs_returned() -> None:
+    def fn(x: Any, y: Any) -> Any:
+        z = np.unwrap(x) * y
+        return {"z": z, "both": [z, x], "t": (z + float(z[0]), x)}
+
+    jf = calls(fn, [(np.arange(4.0), 2.0), (np.arange(4.0) * 2, 3.0),  # z[0] == 0.0: replays
+                    (np.array([0.0, 5.0, 1.0, 2.0]), 0.5)])
+    x = np.linspace(0, 1, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        got = jf(x, 2.0)
+    assert jf.replay_info().replayed == 3
+    assert got["z"] is got["both"][0] and got["both"][1] is x  # as NumPy's own objects
+    assert got["t"][1] is x
+
+
+def test_negative_zero_is_a_different_value() -> None:
+    def fn(x: Any) -> Any:
+        return np.unwrap(x) / float(x.min())  # a float from the data: guarded bit for bit
+
+    jf = calls(fn, [(np.array([0.0, 1.0]),), (np.array([-0.0, 1.0]),),
+                    (np.array([0.0, 2.0]),)])
+    assert jf.replay_info().replayed == 1
+
+
+def test_python_scalar_arguments_used_as_python_values_are_guarded() -> None:
+    def fn(x: Any, n: int) -> Any:
+        return np.unwrap(x)[:n] * n
+
+    x = np.arange(6.0)
+    jf = calls(fn, [(x, 2), (x + 1, 2), (x, 4), (x * 2, 4), (x, 2)])
+    assert jf.replay_info().replayed == 3
+
+
+def test_values_that_differ_on_every_call_stop_replaying() -> None:
+    def fn(x: Any) -> Any:
+        return np.unwrap(x) - float(x.mean())  # new mean, new guard value, on each call
+
+    jf = calls(fn, [(np.arange(4.0) * k,) for k in range(replay.MAX_MISSES + 4)])
+    info = jf.replay_info()
+    assert info.replayed == 0 and info.missed == replay.MAX_MISSES and info.tapes == 0
+    assert "missed every tape" in next(iter(jf.no_replay.values()))
+
+
+def test_a_numpy_error_on_a_replayed_call_comes_through() -> None:
+    def fn(x: Any) -> Any:
+        return np.linalg.inv(np.unwrap(x) * 2)
+
+    jf = calls(fn, [(np.eye(2),), (np.eye(2) * 3,)])
+    with pytest.raises(np.linalg.LinAlgError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        jf(np.zeros((2, 2)))
+
+
+def test_aliased_arguments_under_mutation_run_as_today() -> None:
+    def fn(a: Any, b: Any) -> Any:
+        a += 1
+        return np.unwrap(b) * 2
+
+    jf = calls(fn, [(np.arange(3.0), np.arange(3.0)), (np.ones(3), np.zeros(3))])
+    x, want = np.arange(3.0), np.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        got = jf(x, x)  # the same array twice: the whole function in NumPy, as before
+    assert_matches(got, fn(want, want))
+    assert_matches(x, want)
+
+
+def test_printing_and_random_numbers_are_never_replayed(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    def printing(x: Any) -> Any:
+        print(x.sum())
+        return np.unwrap(x)
+
+    jf = calls(printing, [(np.arange(3.0),), (np.arange(3.0),)])
+    assert capsys.readouterr().out.count("3.0") == 4  # both calls, Stax's and NumPy's
+    assert jf.replay_info().replayed == 0
+    assert "printing" in next(iter(jf.no_replay.values()))
+
+    def drawing(x: Any) -> Any:
+        return np.unwrap(x) + np.random.rand(*x.shape)
+
+    jf = stax.jit(drawing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        np.random.seed(5)
+        got = [jf(np.zeros(3)) for _ in range(3)]
+    np.random.seed(5)
+    assert_matches(got, [drawing(np.zeros(3)) for _ in range(3)])
+    assert jf.replay_info().replayed == 0
+    assert "random" in next(iter(jf.no_replay.values()))
+
+
+def test_python_values_returned_by_numpy_are_guarded() -> None:
+    def fn(x: Any) -> Any:
+        first, second = x[:2].tolist()  # Python floats: guarded by value
+        return x * (first + second) + np.unwrap(x)
+
+    jf = calls(fn, [(np.arange(4.0),), (np.array([0.0, 1.0, 7.0, 9.0]),), (np.ones(4),)])
+    assert jf.replay_info().replayed == 1
+
+
+def test_explain_says_whether_warm_calls_replay() -> None:
+    jf = calls(branchy, [(np.arange(3.0),), (np.arange(3.0),)])
+    text = str(stax.explain(jf, np.arange(3.0)))
+    assert "== Warm calls with breaks ==\nreplayed without running the Python function" in text
+    assert "1 tape(s)" in text
+    report = stax.explain(lambda x: print(x * 2) or np.unwrap(x) + 1, np.arange(3.0))
+    assert "not replayed" in report.replay and "printing" in report.replay
+    assert stax.explain(lambda x: x + 1, np.ones(3)).replay == ""
+
+
+def test_strict_keeps_the_error() -> None:
+    with pytest.raises(TypeError, match="traced"):
+        stax.jit(branchy, strict=True)(np.ones(3))
