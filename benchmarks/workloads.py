@@ -98,6 +98,57 @@ def adam_state(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return param, grad, m, v
 
 
+# Input makers of the cliff hunt (H9): shapes derived from (rows, cols) keep about rows*cols
+# elements, so every size of the issue keeps its meaning.
+
+
+def _split_rows(rows: int) -> tuple[int, int]:
+    """rows = outer * inner with inner 16 where it divides (3-D shapes of rows*cols elements)."""
+    inner = 16 if rows % 16 == 0 else 1
+    return rows // inner, inner
+
+
+def normal_3d(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (_normal(rng, *_split_rows(rows), cols),)
+
+
+def one_transposed(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A (rows, cols) transposed view of a C-contiguous (cols, rows) array."""
+    return (_normal(rng, cols, rows).T,)
+
+
+def one_fortran(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (np.asfortranarray(_normal(rng, rows, cols)),)
+
+
+def image_and_stats(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """An HxWx3 uint8 image of about rows*cols bytes, per-channel mean and std (float32)."""
+    image = rng.integers(0, 256, (rows, max(cols // 3, 1), 3), dtype=np.uint8)
+    return (
+        image,
+        np.array([0.485, 0.456, 0.406], np.float32),
+        np.array([0.229, 0.224, 0.225], np.float32),
+    )
+
+
+def probs_and_labels(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """Row-stochastic probabilities (rows, cols) and one int64 label per row."""
+    p = rng.random((rows, cols), dtype=np.float32) + np.float32(0.01)
+    return p / p.sum(1, keepdims=True), rng.integers(0, cols, rows).astype(np.int64)
+
+
+def two_vectors(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows), _normal(rng, cols)
+
+
+def dots_and_norms(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (
+        _normal(rng, rows, cols),
+        rng.random(rows, dtype=np.float32) + np.float32(0.5),
+        rng.random(cols, dtype=np.float32) + np.float32(0.5),
+    )
+
+
 # --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
 
 
@@ -200,6 +251,67 @@ def clip_round(x):
 
 def cumsum_cols(x):
     return np.cumsum(x, axis=0)
+
+
+# Workloads of the cliff hunt (H9): programs nobody tuned for.
+
+
+def sum_mid_3d(x):
+    return x.sum(1)
+
+
+def sum_axis0_transposed(x):
+    return x.sum(0)
+
+
+def logsumexp_axis0(x):
+    m = x.max(0)
+    return m + np.log(np.exp(x - m).sum(0))
+
+
+def std_rows_f64(x):
+    return x.std(1)
+
+
+def image_normalize(image, mean, std):
+    return (image.astype(np.float32) / 255 - mean) / std
+
+
+def where_chain(x):
+    return np.where(x > 1, x, np.where(x < -1, -x, x * x))
+
+
+def center_rows_fortran(x):
+    return x - x.mean(1, keepdims=True)
+
+
+def l2_normalize_rows(x):
+    return x / np.sqrt((x * x).sum(1, keepdims=True))
+
+
+def cross_entropy(p, labels):
+    return -np.log(p[np.arange(p.shape[0]), labels])
+
+
+def softmax_axis0(x):
+    e = np.exp(x - x.max(0))
+    return e / e.sum(0)
+
+
+def outer_product(a, b):
+    return a[:, None] * b[None, :]
+
+
+def cumsum_axis0_3d(x):
+    return np.cumsum(x, axis=0)
+
+
+def cosine_tail(dots, na, nb):
+    return dots / (na[:, None] * nb[None, :])
+
+
+def frac_positive_rows(x):
+    return (x > 0).mean(1)
 
 
 def tiny_add(x, y):
@@ -305,6 +417,64 @@ def cumsum_cols_torch(x):
     return torch.cumsum(x, dim=0)
 
 
+def sum_mid_3d_torch(x):
+    return x.sum(1)
+
+
+def sum_axis0_transposed_torch(x):
+    return x.sum(0)
+
+
+def logsumexp_axis0_torch(x):
+    m = x.amax(0)
+    return m + torch.log(torch.exp(x - m).sum(0))
+
+
+def std_rows_f64_torch(x):
+    return x.std(1, unbiased=False)
+
+
+def image_normalize_torch(image, mean, std):
+    return (image.to(torch.float32) / 255 - mean) / std
+
+
+def where_chain_torch(x):
+    return torch.where(x > 1, x, torch.where(x < -1, -x, x * x))
+
+
+def center_rows_fortran_torch(x):
+    return x - x.mean(1, keepdim=True)
+
+
+def l2_normalize_rows_torch(x):
+    return x / torch.sqrt((x * x).sum(1, keepdim=True))
+
+
+def cross_entropy_torch(p, labels):
+    return -torch.log(p[torch.arange(p.shape[0]), labels])
+
+
+def softmax_axis0_torch(x):
+    e = torch.exp(x - x.amax(0))
+    return e / e.sum(0)
+
+
+def outer_product_torch(a, b):
+    return a[:, None] * b[None, :]
+
+
+def cumsum_axis0_3d_torch(x):
+    return torch.cumsum(x, dim=0)
+
+
+def cosine_tail_torch(dots, na, nb):
+    return dots / (na[:, None] * nb[None, :])
+
+
+def frac_positive_rows_torch(x):
+    return (x > 0).to(torch.float64).mean(1)
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
     Workload("layernorm", layernorm, layernorm_torch, one_normal),
@@ -326,6 +496,27 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("sin_cos_f64", sin_cos_f64, sin_cos_f64_torch, one_normal_f64),
     Workload("clip_round", clip_round, clip_round_torch, one_normal),
     Workload("cumsum_cols", cumsum_cols, cumsum_cols_torch, one_normal, "magnitude"),
+    # the cliff hunt (H9)
+    Workload("sum_mid_3d", sum_mid_3d, sum_mid_3d_torch, normal_3d, "magnitude"),
+    Workload(
+        "sum_axis0_transposed",
+        sum_axis0_transposed,
+        sum_axis0_transposed_torch,
+        one_transposed,
+        "magnitude",
+    ),
+    Workload("logsumexp_axis0", logsumexp_axis0, logsumexp_axis0_torch, one_normal),
+    Workload("std_rows_f64", std_rows_f64, std_rows_f64_torch, one_normal_f64),
+    Workload("image_normalize", image_normalize, image_normalize_torch, image_and_stats),
+    Workload("where_chain", where_chain, where_chain_torch, one_normal),
+    Workload("center_rows_fortran", center_rows_fortran, center_rows_fortran_torch, one_fortran),
+    Workload("l2_normalize_rows", l2_normalize_rows, l2_normalize_rows_torch, one_normal),
+    Workload("cross_entropy", cross_entropy, cross_entropy_torch, probs_and_labels),
+    Workload("softmax_axis0", softmax_axis0, softmax_axis0_torch, one_normal),
+    Workload("outer_product", outer_product, outer_product_torch, two_vectors),
+    Workload("cumsum_axis0_3d", cumsum_axis0_3d, cumsum_axis0_3d_torch, normal_3d, "magnitude"),
+    Workload("cosine_tail", cosine_tail, cosine_tail_torch, dots_and_norms),
+    Workload("frac_positive_rows", frac_positive_rows, frac_positive_rows_torch, one_normal),
 )
 
 

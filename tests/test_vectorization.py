@@ -41,6 +41,19 @@ def i64(*shape: int, lo: int = -50, hi: int = 50) -> np.ndarray:
     return _rng().integers(lo, hi, shape or (R, C)).astype(np.int64)
 
 
+def u8(*shape: int) -> np.ndarray:
+    return _rng().integers(0, 256, shape or (R, C)).astype(np.uint8)
+
+
+def fortran(x: np.ndarray) -> np.ndarray:
+    return np.asfortranarray(x)
+
+
+def probs() -> np.ndarray:
+    p = _rng().random((R, C)) + 0.01
+    return p / p.sum(1, keepdims=True)
+
+
 def c128(*shape: int) -> np.ndarray:
     return f64(*shape) + 1j * f64(*shape)[::-1]
 
@@ -144,6 +157,28 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
                             lambda: (c128(), c128()[::-1])),
     "complex_parts": (lambda z: z.real * z.imag + np.abs(z) + np.conj(z), lambda: (c128(),)),
     "complex_sum_first": (lambda z: z.sum(0), lambda: (c128(),)),
+    # [H9] the kernels of the cliff-hunt workloads (benchmarks/workloads.py)
+    "sum_mid_3d": (lambda x: x.sum(1), lambda: (f32(4, 9, 40),)),
+    "sum_axis0_transposed": (lambda x: x.T.sum(0), lambda: (f32(C, R),)),
+    "logsumexp_axis0": (lambda x: x.max(0) + np.log(np.exp(x - x.max(0)).sum(0)),
+                        lambda: (f32(),)),
+    "std_rows_f64": (lambda x: x.std(1), lambda: (f64(),)),
+    "image_normalize_u8": (lambda img, m, s: (img.astype(np.float32) / 255 - m) / s,
+                           lambda: (u8(R, 23, 3), f32(3), np.abs(f32(3)) + 0.1)),
+    "where_chain": (lambda x: np.where(x > 1, x, np.where(x < -1, -x, x * x)),
+                    lambda: (f32(),)),
+    "center_rows_fortran": (lambda x: x - x.mean(1, keepdims=True), lambda: (fortran(f32()),)),
+    "l2_normalize_rows": (lambda x: x / np.sqrt((x * x).sum(1, keepdims=True)),
+                          lambda: (f32(),)),
+    "cross_entropy": (lambda p, lab: -np.log(p[np.arange(p.shape[0]), lab]),
+                      lambda: (probs(), i64(R, lo=0, hi=C))),
+    "softmax_axis0": (lambda x: np.exp(x - x.max(0)) / np.exp(x - x.max(0)).sum(0),
+                      lambda: (f32(),)),
+    "outer_product": (lambda a, b: a[:, None] * b[None, :], lambda: (f32(R), f32(C))),
+    "cumsum_axis0_3d": (lambda x: np.cumsum(x, axis=0), lambda: (f32(6, 5, 40),)),
+    "cosine_tail": (lambda d, a, b: d / (a[:, None] * b[None, :]),
+                    lambda: (f32(), np.abs(f32(R)) + 0.5, np.abs(f32(C)) + 0.5)),
+    "frac_positive_rows": (lambda x: (x > 0).mean(1), lambda: (f32(),)),
 }
 
 
@@ -297,3 +332,51 @@ def test_exp_of_far_constants(dtype: str) -> None:
                        softmax(np.where(m, x, -1e9)[:, 8:13]))
     assert "stax_exp" in f.compile(x, m).program.cpp[len(HEADER):]
     assert "stax_exp" not in stax.jit(np.exp).compile(x).program.cpp[len(HEADER):]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_outer_reduction_blocks_with_rows(dtype: str) -> None:
+    """[H9] A row reduction of a Fortran-ordered input fused with work over its rows: per
+    block of rows the reductions (vector loads along the block), then each row's elements
+    (in tiles when the output is C-ordered). Shapes with partial blocks and tiles, NaN."""
+    def center(x: Any) -> Any:
+        return x - x.mean(1, keepdims=True)
+
+    def scale(x: Any, w: Any) -> Any:
+        return x / np.sqrt((x * x).sum(1, keepdims=True)) * w
+
+    f, g = stax.jit(center), stax.jit(scale)
+    tol = {"rtol": 1e-5 if dtype == "float32" else 1e-12, "atol": 1e-6}  # sums in other orders
+    for rows, cols in ((37, 70), (300, 41), (16, 256), (2, 3)):
+        x = np.asfortranarray(make_array((rows, cols), dtype, seed=5))
+        x[rows // 2, cols - 1] = np.nan
+        w = make_array((cols,), dtype, seed=6)
+        with np.errstate(all="ignore"):
+            assert_matches(f(x), center(x), **tol)
+            assert_matches(g(x, w), scale(x, w), **tol)
+            assert_matches(f(x.T), center(x.T), **tol)  # C-ordered: rows of the transpose
+    x = np.asfortranarray(make_array((300, 41), dtype, seed=5))
+    plans = f.compile(x).program.plans
+    assert any(p.form == "outer-reduction" and len(p.nodes) > 1 for p in plans)
+    assert "tile0" in f.compile(x).program.cpp  # the C-ordered output written in tiles
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "float64", "int32"])
+def test_short_rows_unrolled(dtype: str) -> None:
+    """[H9] A short innermost loop (channels last, a per-channel operand) is unrolled inside
+    the vector loop over the loop above it; NumPy's values at every shape, also reversed and
+    transposed operands (where the plan keeps the innermost loop as the vector loop)."""
+    def norm(img: Any, m: Any, s: Any) -> Any:
+        return (img.astype(np.float32) / 255 - m) / s
+
+    f = stax.jit(norm)
+    for shape in ((37, 3), (5, 41, 3), (300, 4), (20, 8), (33, 2)):
+        img = make_array(shape, dtype, seed=8)
+        m = make_array(shape[-1:], "float32", seed=9)
+        s = np.abs(make_array(shape[-1:], "float32", seed=10)) + np.float32(0.5)
+        assert_matches(f(img, m, s), norm(img, m, s), rtol=1e-6)
+        assert_matches(f(img[::-1, ::-1], m, s), norm(img[::-1, ::-1], m, s), rtol=1e-6)
+    plans = stax.jit(norm, dynamic=False).compile(img, m, s).program.plans
+    assert any(p.unroll == 2 for p in plans)
+    t = make_array((3, 50), dtype, seed=11)
+    assert_matches(f(t.T, m[:1], s[:1]), norm(t.T, m[:1], s[:1]), rtol=1e-6)

@@ -78,6 +78,9 @@ class KernelPlan:
     launch_work: tuple[Sym | int, Sym | int] | None = None
     # lanes of the vector loops when rows are short (0: the ISA's full width), see `simd_lanes`
     simd_lanes: int = 0
+    # [H9] the innermost loop's extent when it is unrolled inside the vector loop over the
+    # loop above it (0: the innermost loop is the vector loop), see `unroll_short_row`
+    unroll: int = 0
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -324,7 +327,7 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                                   f"{'parallel' if pays else 'serial'}: {why_threads}"))
     depth = parallel_depth(outer, threads, total=work)
     form, why = choose_form(nodes, vectorize, form,
-                            fused_outer=shared_depth == len(nodes[0].ranges) and all(
+                            fused_outer=shared_depth == len(output_space(nodes)) and all(
                                 e == 1 for e in local.values()))
     block = 0
     if form == "tiled":
@@ -333,10 +336,10 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         depth = parallel_depth(outer, threads, total=work)
         block = TILE_ROWS
     if form == "outer-reduction":
-        shared_depth = len(nodes[0].ranges) - 1
+        shared_depth = len(output_space(nodes)) - 1
         outer = outer[:shared_depth]
         depth = parallel_depth(outer, threads, total=work)
-        block = outer_block(nodes[0].ranges[-1], threads)
+        block = outer_block(output_space(nodes)[-1], threads)
     notes.append(PlanDecision(
         "parallel_depth", name, depth, f"parallel depth {depth} over outer loops {outer} with "
         f"P={threads} (Algorithm 8.1, {work} iterations, min chunk {MIN_CHUNK})"))
@@ -346,13 +349,48 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                                   f"tiles of {TILE_ROWS}x{TILE_COLS} elements"))
     if form == "outer-reduction":
         notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs"))
-    lanes = 0
-    if form in ("vectorized", "tiled"):  # tiled: the compute loop along a short last axis
+    lanes = unroll = 0
+    if form == "vectorized":  # [H9]
+        unroll, why_unroll = unroll_short_row(nodes, shared_depth)
+        if unroll:
+            notes.append(PlanDecision("unroll_short_row", name, unroll, why_unroll))
+    if form in ("vectorized", "tiled") and not unroll:  # tiled: its compute loop
         lanes, why_lanes = simd_lanes(nodes, shared_depth)
         if lanes:
             notes.append(PlanDecision("simd_lanes", name, lanes, why_lanes))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
-                      tuple(local.items()), block, launch_work, lanes)
+                      tuple(local.items()), block, launch_work, lanes, unroll=unroll)
+
+
+SHORT_ROW = 8  # [H9] innermost loops of at most this many iterations unroll
+
+
+def unroll_short_row(nodes: Sequence[Node], shared_depth: int) -> tuple[int, str]:
+    """[H9] A flat pointwise nest whose innermost loop is short and constant (the channels of
+    an HxWx3 image, with a per-channel operand that keeps the two loops from merging): the
+    loop above it is the vector loop and the short one is unrolled inside it, so g++
+    vectorizes its accesses as interleaved groups. A vector loop of 3 iterations runs
+    scalar: HxWx3 uint8 -> float32 normalization, 4 MiB of pixels, 14 -> 1.35 ms. Every access
+    must be contiguous or invariant along the pair (or along the outer loop alone)."""
+    node = nodes[0]
+    rank = len(node.ranges)
+    if rank < 2 or shared_depth != rank or any(
+            n.kind != "pointwise" or n.body is None or n.ranges != node.ranges for n in nodes):
+        return 0, ""
+    row, above = node.ranges[-1], node.ranges[-2]
+    if is_sym(row) or row > SHORT_ROW or hint(above) < 2 * SHORT_ROW:
+        return 0, ""
+    inner, outer = f"x{rank - 1}", f"x{rank - 2}"
+    indices = [n.out_index for n in nodes] + [
+        e.index for n in nodes for e in walk(n.body) if isinstance(e, Load)]  # type: ignore[arg-type]
+    for index in indices:
+        if not (index.is_linear_in(inner) and index.is_linear_in(outer)):
+            return 0, ""
+        a, b = index.coef(outer), index.coef(inner)
+        if not (abs(b) <= 1 and a in (0, b * row) or b == 0 and abs(a) <= 1):
+            return 0, ""
+    return int(row), (f"short rows: the innermost loop has {row} iterations; the loop over "
+                      f"{outer} ({above}) is the vector loop, the short one unrolled inside it")
 
 
 def simd_lanes(nodes: Sequence[Node], shared_depth: int) -> tuple[int, str]:
@@ -429,7 +467,7 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
     if forced != "tiled" and (len(nodes) == 1 or fused_outer) and _outer_reduction(nodes):
         fused = f" ({len(nodes)} fused nodes, run per block)" if len(nodes) > 1 else ""
         return "outer-reduction", (
-            f"the reduced axis is strided and output axis x{len(node.ranges) - 1} is "
+            f"the reduced axis is strided and output axis x{len(output_space(nodes)) - 1} is "
             f"contiguous: reduce a block of adjacent outputs at once with vector loads{fused}")
     if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
             len(node.ranges) >= 2 and \
@@ -446,22 +484,32 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
     return "vectorized", "innermost loops carry `omp simd`"
 
 
+def output_space(nodes: Sequence[Node]) -> tuple[int, ...]:
+    """The loops of a kernel's first reduction or scan (its first node's if it has none):
+    the outputs the outer-reduction form runs in blocks."""
+    return next((n.ranges for n in nodes if n.kind in ("reduction", "scan")), nodes[0].ranges)
+
+
 def _outer_reduction(nodes: Sequence[Node]) -> bool:
     """Reductions (with pointwise work on their outputs), or a scan, over one output space
     whose loads are contiguous or invariant along the last output axis, at least one of them
     strided along the reduced axis: the outer-reduction form reads them a row of outputs at
-    a time (a scan along axis 0 adds whole rows)."""
+    a time (a scan along axis 0 adds whole rows). Pointwise nodes may run loops of their own
+    inside the output space (`x - x.mean(1, keepdims=True)` on a Fortran-ordered `x`: per
+    block of rows, the row means, then the rows' elements a column of the block at a time)."""
     reductions = [n for n in nodes if n.kind in ("reduction", "scan")]
     if any(n.kind == "scan" for n in nodes) and (len(nodes) > 1 or abs(
             nodes[0].out_index.coef(f"x{len(nodes[0].ranges) - 1}")) != 1):
         return False  # a scan alone, storing along the contiguous axis
-    if not reductions or not nodes[0].ranges or any(
+    space = output_space(nodes)
+    if not reductions or not space or any(
             n.kind not in ("pointwise", "reduction", "scan") or n.body is None
-            or n.ranges != nodes[0].ranges or n.fn in ("argmax", "argmin") for n in nodes):
+            or n.ranges[:len(space)] != space or n.fn in ("argmax", "argmin")
+            or n.kind != "pointwise" and n.ranges != space for n in nodes):
         return False
     if any(n.reduction_ranges != reductions[0].reduction_ranges for n in reductions):
         return False
-    last_x = f"x{len(nodes[0].ranges) - 1}"
+    last_x = f"x{len(space) - 1}"
     last_r = f"r{len(reductions[0].reduction_ranges) - 1}"
     loads = [ld for n in nodes for ld in walk(n.body) if isinstance(ld, Load)]  # type: ignore[arg-type]
     strided = [ld for n in reductions for ld in walk(n.body)  # type: ignore[arg-type]

@@ -462,19 +462,21 @@ class KernelPrinter:
         names = xvars(len(outer))
         parallel_inside = plan.parallel_depth == 0 and plan.threads > 1 and not outer
         # When the shared loops hold only pointwise work (no inner loops), the innermost
-        # shared loop is the vector loop.
+        # shared loop is the vector loop ([H9] the one above it when the plan unrolls a
+        # short innermost loop inside it).
+        vec = len(names) - 1 - (plan.unroll > 0)
         simd_outer = bool(names) and self.vectorize and all(
-            n.kind == "pointwise" and n.ranges == outer for n in plan.nodes) and self.simd_ok(
-            plan.nodes, names[-1])
+            n.kind == "pointwise" and n.ranges == outer for n in plan.nodes) and (
+            plan.unroll > 0 or self.simd_ok(plan.nodes, names[-1]))
         # [A8] the loop that polls for Ctrl-C: the last work-shared one (the first if serial);
-        # when that is the innermost loop of a flat pointwise nest, it is strip-mined
+        # when that is the vector loop of a flat pointwise nest, it is strip-mined
         poll = max(plan.parallel_depth, 1) - 1
-        strip = bool(names) and poll == len(names) - 1 and all(
+        strip = bool(names) and poll == vec and all(
             n.kind == "pointwise" and n.ranges == outer for n in plan.nodes)
         pragmas: list[str] = []
         if plan.parallel_depth > 0:
             collapse = f" collapse({plan.parallel_depth})" if plan.parallel_depth > 1 else ""
-            simd = " simd" if simd_outer and plan.parallel_depth == len(names) and not strip \
+            simd = " simd" if simd_outer and plan.parallel_depth == vec + 1 and not strip \
                 else ""
             pragmas.append(f"omp for{simd}{collapse} schedule(static)")
             self.work_shared = True
@@ -500,8 +502,10 @@ class KernelPrinter:
                     out.stmt(f"const int64_t {name} = {name}c + {name}i;")
                     continue
                 self.hoist_into_vector_loop(simd_outer, k)
-                if simd_outer and k == len(names) - 1 and k >= plan.parallel_depth:
+                if simd_outer and k == vec and k >= plan.parallel_depth:
                     first = [*first, self.simd_pragma()]
+                if plan.unroll and k == len(names) - 1:  # [H9] inside the vector loop
+                    first = [*first, f"GCC unroll {plan.unroll}"]
                 scope.enter_context(out.loop(name, 0, r, pragmas=first))
                 if k == poll:  # [A8]
                     out.stmt(POLL)
@@ -520,7 +524,8 @@ class KernelPrinter:
         work and statements may stand before it), what that loop does not change; the
         pointwise groups inside print with this printer."""
         names = xvars(len(self.plan.outer_ranges))
-        if not simd_outer or k != len(names) - 1 or k < self.plan.parallel_depth or \
+        if not simd_outer or k != len(names) - 1 or self.plan.unroll or \
+                k < self.plan.parallel_depth or \
                 self.plan.outer_ranges[k] == 0:  # [B16] a zero-trip loop: nothing to hoist
             return
         self.outer_printer = ExprPrinter(self.plan.nodes[0].var_ranges)
