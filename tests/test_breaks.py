@@ -33,7 +33,7 @@ def run_both(fn: Any, *args: Any) -> tuple[Any, Any]:
 
 def unsupported_between(x: Any, y: Any) -> Any:
     z = np.exp(x) + y
-    m = np.unique(z)[1]  # runs in NumPy
+    m = np.trim_zeros(z.ravel()).mean()  # runs in NumPy
     s = np.unwrap(z)  # runs in NumPy
     return z - m, s * 2
 
@@ -53,7 +53,7 @@ def test_warns_once_per_break_and_caches_segments() -> None:
         jf(x, y)
     messages = [str(w.message) for w in record]
     assert len(messages) == 2
-    assert "np.unique" in messages[0] and "np.unwrap" in messages[1]
+    assert "np.trim_zeros" in messages[0] and "np.unwrap" in messages[1]
     assert "test_breaks.py" in messages[0]  # names the user's line
     compiled = len(breaks.SEGMENTS)
     with warnings.catch_warnings():
@@ -124,7 +124,7 @@ def test_numpy_mutation_in_place_is_written_back() -> None:
 def test_mutated_argument_before_a_break() -> None:
     def fn(x: Any, s: float) -> Any:
         x += s
-        m = np.unique(x)[0]  # a break
+        m = np.trim_zeros(x.ravel())[0]  # a break
         x -= m
         return {"m": m, "scaled": x * s}
 
@@ -170,7 +170,7 @@ def test_numpy_errors_come_through() -> None:
 
 
 def test_strict_keeps_the_error() -> None:
-    with pytest.raises(NotImplementedError, match="np.unique"):
+    with pytest.raises(NotImplementedError, match="np.trim_zeros"):
         stax.jit(unsupported_between, strict=True)(np.ones(3), np.ones(3))
     with pytest.raises(TypeError, match="traced"):
         stax.jit(branchy, strict=True)(np.ones(3))
@@ -178,8 +178,8 @@ def test_strict_keeps_the_error() -> None:
 
 def test_explain_lists_the_breaks() -> None:
     report = stax.explain(unsupported_between, np.ones((2, 3)), np.ones(3))
-    assert [b.what for b in report.breaks] == ["np.unique", "np.unwrap"]
-    assert "== Graph breaks ==\nnp.unique" in str(report)
+    assert [b.what for b in report.breaks] == ["np.trim_zeros", "np.unwrap"]
+    assert "== Graph breaks ==\nnp.trim_zeros" in str(report)
     plain = stax.explain(lambda x: x + 1, np.ones(3))
     assert plain.breaks == () and "== Graph breaks ==\nnone" in str(plain)
 
@@ -278,7 +278,8 @@ def test_non_array_results_and_nested_jit() -> None:
 
 def test_shapes_that_depend_on_the_data_stop_compiling() -> None:
     def fn(x: Any) -> Any:
-        return (x[x > 0] * 2).sum()  # a new segment shape for each count of positives
+        # a new segment shape for each count of positives ([DYN16] x[x > 0] compiles)
+        return (np.trim_zeros(np.maximum(x, 0)) * 2).sum()
 
     jf = stax.jit(fn)
     with warnings.catch_warnings(record=True) as record:

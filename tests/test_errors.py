@@ -14,10 +14,11 @@ X = np.arange(12, dtype=np.float64).reshape(3, 4)
 
 UNSUPPORTED: dict[str, tuple[Callable[[Any], Any], str]] = {
     "fft": (lambda x: np.fft.fft(x), "np.fft.fft is not supported"),
-    "unique": (lambda x: np.unique(x), "np.unique"),
-    "nonzero": (lambda x: np.nonzero(x), "np.nonzero"),
-    "where1": (lambda x: np.where(x > 1), "np.where"),
-    "bool_mask": (lambda x: x[x > 2], "boolean mask"),
+    # [DYN16] np.unique, np.nonzero, np.where(c) and x[x > 2] compile (tests/test_data_dependent.py)
+    "trim_zeros": (lambda x: np.trim_zeros(x.ravel()), "np.trim_zeros"),
+    "setdiff1d": (lambda x: np.setdiff1d(x, x[0]), "np.setdiff1d"),
+    "where_x_only": (lambda x: np.where(x > 1, x, None), "np.where"),
+    "bool_mask": (lambda x: x[:, x[0] > 2], "boolean mask"),
 }
 
 

@@ -36,10 +36,11 @@ def _compiles(b: Builder) -> bool:
 
 def _sized(name: str, routine: Callable[..., Any], args: Sequence[Any],
            shape: Callable[[Any], tuple[Any, ...]], length: Any, dtype: np.dtype,
-           **kwargs: Any) -> Tracer:
+           where: str = "", **kwargs: Any) -> Tracer:
     """The extern call `routine(*args, **kwargs)`, whose result has `shape(n)`: `n` is a
     data-dependent symbol the wrapper binds from the returned array, with hint `length`
-    (`length` itself when it is `Exact`). One call per routine and inputs."""
+    (`length` itself when it is `Exact` or a data-dependent size already: the wrapper checks
+    the result has it); `where` is the user's line. One call per routine and inputs."""
     b = api.find_builder(args)
     values = tuple(api.to_value(b, a if isinstance(a, Tracer) else np.asarray(a)) for a in args)
     spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
@@ -49,8 +50,8 @@ def _sized(name: str, routine: Callable[..., Any], args: Sequence[Any],
     if memo not in b.sized:
         from stax.frontend.breaks import _location
 
-        n = int(length) if isinstance(length, Exact) else \
-            b.data_size(length, f"{name} at {_location()[0]}")
+        n = int(length) if isinstance(length, Exact) else length if sym.is_data(length) \
+            else b.data_size(length, f"{name} at {where or _location()[0]}")
         b.sized[memo] = b.add("extern", values, shape(n), api.check_dtype(np.dtype(dtype), name),
                               fn=key)
     return api.wrap(b, b.sized[memo])
@@ -67,7 +68,7 @@ def _length(bound: Any) -> int | None:
     return bound if bound >= 2 else None
 
 
-def select(full: Tracer, mask: Any) -> Tracer | None:
+def select(full: Tracer, mask: Any, where: str = "") -> Tracer | None:
     """`full[mask]` for a boolean mask over `full`'s leading axes (a Tracer or an ndarray:
     then its count is known now), or None (the caller's graph break)."""
     b = full.builder
@@ -79,7 +80,7 @@ def select(full: Tracer, mask: Any) -> Tracer | None:
     if count is None:
         return None
     return _sized("x[mask]", operator.getitem, (full, mask), lambda n: (n, *rest), count,
-                  full.dtype)
+                  full.dtype, where)
 
 
 def _tracer(*args: Any) -> Tracer | None:
@@ -152,26 +153,28 @@ def extract(condition: Any, arr: Any) -> Tracer:
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: Any = None, *, equal_nan: bool = True,
            **kwargs: Any) -> Any:
-    """Sorted unique values of the flattened array (NumPy's, an extern call), with the first
-    indices and the counts as further calls of the same routine (each checked to have the
-    values' length)."""
+    """NumPy's algorithm over the flattened array: sort (an extern call, as NumPy's), the
+    positions where a sorted value differs from the one before (NaNs equal with `equal_nan`:
+    NumPy >= 1.21 keeps one), compacted by `flatnonzero` (the data-dependent length), then
+    the values, first indices (a stable argsort's) and counts (differences of the positions)
+    are compiled gathers and differences."""
     t = _tracer(ar)
-    if t is None or return_inverse or axis is not None or kwargs or \
-            t.dtype.kind == "c":  # complex: NumPy sorts lexicographically, as here, but
-        raise api.unsupported("np.unique with return_inverse=, axis= or of complex values")
-    n = _length(t.size)
-    if n is None:
-        raise api.unsupported("np.unique of fewer than 2 elements")
-    values = _sized("np.unique", np.unique, (t,), lambda d: (d,), n, t.dtype,
-                    equal_nan=equal_nan)
-    results = [values]
-    for flag, name, pick in ((return_index, "index", 1), (return_counts, "counts", -1)):
-        if flag:
-            results.append(_sized(
-                f"np.unique[{name}]",
-                lambda x, k=pick, **kw: np.unique(x, return_index=k == 1,
-                                                  return_counts=k == -1, **kw)[k],
-                (t,), lambda d: values.shape, n, np.dtype(np.intp), equal_nan=equal_nan))
+    n = None if t is None else _length(t.size)
+    if n is None or return_inverse or axis is not None or kwargs or t.dtype.kind == "c":
+        raise api.unsupported("np.unique with return_inverse=, axis=, of complex values or "
+                              "of fewer than 2 elements")
+    flat = api.ravel(t)
+    perm = np.argsort(flat, kind="stable") if return_index else None
+    ordered = np.sort(flat) if perm is None else flat[perm]
+    change = ordered[1:] != ordered[:-1]
+    if equal_nan and t.dtype.kind == "f":
+        change = change & ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    starts = flatnonzero(np.concatenate([np.ones(1, bool), change]))
+    results = [ordered[starts]]
+    if return_index:
+        results.append(perm[starts])
+    if return_counts:
+        results.append(np.diff(np.concatenate([starts, np.full(1, n, np.intp)])))
     return results[0] if len(results) == 1 else tuple(results)
 
 

@@ -1707,7 +1707,7 @@ class Masked(Tracer):
         if self._value is None:
             from stax.frontend.data_dependent import select  # [DYN16] sized at run time
 
-            selected = select(self.full, self.mask)
+            selected = select(self.full, self.mask, self.where)
             if selected is not None:
                 self._value = selected.value
                 return self._value

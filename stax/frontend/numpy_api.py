@@ -225,8 +225,12 @@ def divmod_(a: Any, b: Any) -> tuple[Tracer, Tracer]:
 
 
 def where(cond: Any, x: Any = None, y: Any = None) -> Tracer:
+    if x is None and y is None:  # [DYN16] np.nonzero, sized at run time
+        from stax.frontend.data_dependent import nonzero
+
+        return nonzero(cond)  # type: ignore[return-value]
     if x is None or y is None:
-        raise unsupported("np.where with one argument (data-dependent shape)")
+        raise unsupported("np.where with one of x and y")
     b = find_builder((cond, x, y))
     dtype = np.result_type(*(_weak_for_result_type(a) for a in (x, y)))
     dtype = check_dtype(dtype, "np.where's result")
@@ -793,7 +797,7 @@ def getitem(a: Tracer, index: Any) -> Tracer:
     b = a.builder
     indices = [_index_value(b, it) for it in items if _is_array_index(it)]
     try:
-        shape = tuple(np.broadcast_shapes(*(v.shape for v in indices)))
+        shape = tuple(broadcast_shapes(*(v.shape for v in indices)))  # [DYN16] symbolic
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
                          "shapes " + " ".join(str(v.shape) for v in indices)) from None
