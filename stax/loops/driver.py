@@ -8,6 +8,13 @@ into its slot, points the row slots at their rows, calls the regions with the bu
 Every buffer is a slot of `bufs` (`width` pointers per table; storage handed over between
 buffers shares a slot). `team` > 1: the iterations are independent and run on up to `team`
 OpenMP threads, thread `t` with its own table `bufs + t*width`.
+
+A nested loop whose body has a C driver of its own runs inside the enclosing driver
+(`NestedCall`): at its place among the regions, the enclosing driver points the inner driver's
+tables at its buffers (the inner carried values at the loop's result buffers, its invariants at
+the buffers it reads), copies the initial values in (not where a result buffer is its initial
+value's own: the enclosing body's carried array, read by nothing else, updated in place), and
+calls the inner `stax_loop` with the trip count of its range at run time.
 """
 
 from __future__ import annotations
@@ -47,6 +54,25 @@ class CarriedSlot:
 
 
 @dataclass(frozen=True)
+class NestedCall:
+    """A nested loop run by its own driver `stax_loop<suffix>` before region `before` (after
+    the last: `len(regions)`). Slot `table` holds the inner pointer tables (`team` tables of
+    `width` pointers, then the team size to launch). `shared`: (inner slot, outer slot) of
+    the inner carried values and invariants; `copies`: (from, to, bytes) outer slots, the
+    initial values copied into the result buffers; `bounds`: start, stop, step, each an int or
+    the outer slot of a 0-d int64."""
+
+    suffix: str
+    before: int
+    table: int
+    width: int
+    team: int
+    shared: tuple[tuple[int, int], ...]
+    copies: tuple[tuple[int, int, int], ...]
+    bounds: tuple[tuple[str, int], ...]  # ("int", value) or ("slot", slot)
+
+
+@dataclass(frozen=True)
 class LoopDriver:
     """One loop body's regions and its driver's pointer table (names end in `suffix`)."""
 
@@ -61,3 +87,4 @@ class LoopDriver:
     inputs: tuple[int, ...]  # slots of the body's inputs, in order (the stores' index inputs)
     outputs: tuple[int, ...]  # slots of the body's outputs, in order (the stored values)
     team: int
+    nested: tuple[NestedCall, ...] = ()

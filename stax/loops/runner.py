@@ -32,7 +32,7 @@ import functools
 import itertools
 import textwrap
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,7 @@ from stax.graph import Graph, Op, Value
 from stax.ir.program import Buffer, contiguous_strides
 from stax.loops import stores as in_place
 from stax.loops.affine import StoreForm
-from stax.loops.driver import CarriedSlot, LoopDriver, RowSlot
+from stax.loops.driver import CarriedSlot, LoopDriver, NestedCall, RowSlot
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import isa_level
@@ -95,9 +95,9 @@ class LoopBody:
         assert self.runner is not None
         return self.runner
 
-    def prepare(self, suffix: str) -> Prepared:
+    def prepare(self, suffix: str, inner: Lookup = lambda body: None) -> Prepared:
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
-                            suffix)
+                            suffix, inner)
 
     def run(self, arrays: Sequence[np.ndarray], into: np.ndarray | None = None
             ) -> list[np.ndarray]:
@@ -261,19 +261,44 @@ class Prepared:
     driver: LoopDriver | None = None
     finish: Callable[[Any], Runner] | None = None
     isa: str = ""
+    tables: Tables | None = None  # pointer tables for an enclosing driver (NestedCall)
+
+
+Lookup = Callable[["LoopBody"], Prepared | None]
+Tables = Callable[[], tuple[np.ndarray, list[dict[str, Any]]]]
 
 
 def compile_bodies(bodies: Sequence[LoopBody]) -> None:
     """Compile the bodies not compiled yet: every C driver in one C++ module (one g++ run:
     most of a small module's compile time is the compiler's start and the shared header).
     The first body's errors are raised; another's are left for its own call."""
+    todo = [b for b in bodies if b.runner is None]
+    done: dict[int, Prepared | Exception] = {}
+    count = itertools.count()
+
+    def prepare(body: LoopBody) -> Prepared | Exception:
+        if id(body) not in done:
+            try:
+                done[id(body)] = body.prepare(f"_loop{next(count)}", inner)
+            except Exception as e:  # noqa: BLE001 - raised below, for the first body only
+                done[id(body)] = e
+        return done[id(body)]
+
+    def inner(body: LoopBody) -> Prepared | None:
+        """A nested loop's preparation, when it has a C driver in this module."""
+        if not any(b is body for b in todo):
+            return None
+        p = prepare(body)
+        return p if isinstance(p, Prepared) and p.driver is not None else None
+
     prepared: list[tuple[LoopBody, Prepared]] = []
-    for k, body in enumerate(b for b in bodies if b.runner is None):
-        try:
-            prepared.append((body, body.prepare(f"_loop{k}")))
-        except Exception:
+    for body in todo:
+        p = prepare(body)
+        if isinstance(p, Exception):
             if not prepared and body is bodies[0]:
-                raise
+                raise p
+            continue
+        prepared.append((body, p))
     in_c = [p for _, p in prepared if p.driver is not None]
     sources: dict[int, str] = {}
     if in_c:
@@ -288,7 +313,7 @@ def compile_bodies(bodies: Sequence[LoopBody]) -> None:
 
 def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                  stores: Sequence[tuple[int, tuple[StoreForm, ...]]], independent: bool,
-                 suffix: str) -> Prepared:
+                 suffix: str, inner: Lookup = lambda body: None) -> Prepared:
     n_carried = len(graph.outputs)
     graph, carries = in_place.plan(graph, names or [f"carried {k}" for k in range(n_carried)],
                                    stores)
@@ -300,17 +325,28 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost)
     sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
     isa = isa_level(None)
-    reason = _driver_refusal(sched, carries)
+    nests, reason = _nested_loops(sched, inner)
+    reason = reason or _driver_refusal(sched, carries, nests)
     if reason is None:
         team, why = _team(sched, carries, independent, trip)
+        team, why = (1, "it runs nested loops") if nests and team > 1 else (team, why)
         threads = 1 if team > 1 else _threads(sched)
-        driver, finish = _c_driver(sched, isa, threads, carries, rows, team, suffix)
+        driver, finish, tables, aliased = _c_driver(sched, isa, threads, carries, rows, team,
+                                                    suffix, nests)
         how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
                if team > 1 else
                f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
+        if nests:
+            how += "; nested loop(s) run by their own C drivers inside this one, " + ", ".join(
+                f"{n.body.label.split(' over ')[0]} (" + "; ".join(
+                    f"{name.split(' ')[0]}: " + (
+                        "updated in place (nothing after the loop reads its old version)"
+                        if r in aliased else "its initial value copied in")
+                    for name, r in zip(n.body.carried, n.results, strict=True)) + ")"
+                for n in nests)
         return Prepared(f"all iterations in one C call (stax_loop); {how}", driver=driver,
-                        finish=finish, isa=isa)
+                        finish=finish, isa=isa, tables=tables)
     program = build(sched, threads=thread_count(), isa=isa)
     n = n_carried
 
@@ -335,11 +371,67 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                     program.wrapper, runner=python_loop)
 
 
-def _driver_refusal(sched: Schedule, carries: Sequence[in_place.Carry]) -> str | None:
+@dataclass(frozen=True)
+class Nest:
+    """A nested loop whose own C driver runs inside this body's: `node` its first extern
+    (the one that runs it), `results` the buffers of its carried values after it (one per
+    extern), `initials`, `free` and `bounds` (an int or a 0-d int64 buffer each) its inputs."""
+
+    node: str
+    key: str
+    body: LoopBody
+    prepared: Prepared
+    initials: tuple[str, ...]
+    free: tuple[str, ...]
+    results: tuple[str, ...]
+    bounds: tuple[int | str, ...]
+
+
+def _nested_loops(sched: Schedule, inner: Lookup) -> tuple[list[Nest], str | None]:
+    """The nested loops this body's driver can run (their bodies have C drivers in the same
+    module), or why an extern call stays one (the body then runs from Python)."""
+    program = sched.program
+    buffers = program.buffer_map
+    externs_ = [m.node for g in sched.kernels for m in g.members if m.node.kind == "extern"]
+    by_fn = {n.fn: n for n in externs_}
+    nests: list[Nest] = []
+    for node in externs_:
+        key, _, k = node.fn.rpartition(" result ")
+        body = BODIES.get(key) if key.startswith("stax.loop#") else None
+        if body is None:
+            return [], "the body has extern calls"
+        if k != "0":
+            continue  # a later result of a loop run by its first extern
+        prepared = inner(body)
+        if prepared is None or prepared.driver is None:
+            return [], f"the body has extern calls (a nested loop not in C: {body.decision})"
+        n_carried = len(body.graph.outputs)
+        n_free = len(body.graph.inputs) - 1 - n_carried
+        given = node.extern_inputs
+        results = tuple(by_fn[f"{key} result {j}"].out if f"{key} result {j}" in by_fn else ""
+                        for j in range(n_carried))
+        dynamic = iter(given[n_carried + n_free:])
+        bounds = (tuple(next(dynamic) if x is None else x for x in body.bounds) if body.bounds
+                  else (body.trip.start, body.trip.stop, body.trip.step))
+        names = [*given, *results]
+        if "" in results or isinstance(bounds[2], str) or len(given) != n_carried + n_free + sum(
+                x is None for x in body.bounds):
+            return [], "the body has extern calls (a nested loop whose results are not all used)"
+        if any(buffers[n].strides != contiguous_strides(buffers[n].shape) for n in names) or any(
+                buffers[n].shape != () or buffers[n].dtype != np.int64
+                for n in bounds if isinstance(n, str)):
+            return [], "the body has extern calls (a nested loop over strided buffers)"
+        nests.append(Nest(node.name, key, body, prepared, tuple(given[:n_carried]),
+                          tuple(given[n_carried:n_carried + n_free]), results, bounds))
+    return nests, None
+
+
+def _driver_refusal(sched: Schedule, carries: Sequence[in_place.Carry],
+                    nests: Sequence[Nest]) -> str | None:
     """Why the C driver cannot run this body (None: it can)."""
     program = sched.program
     buffers = program.buffer_map
-    if any(m.node.kind == "extern" for g in sched.kernels for m in g.members):
+    if any(m.node.kind == "extern" for g in sched.kernels for m in g.members) and not nests:
         return "the body has extern calls"
     if not sched.kernels:
         return "the body has no kernel"
@@ -395,7 +487,8 @@ def _team(sched: Schedule, carries: Sequence[in_place.Carry], independent: bool,
 
 
 def _work(sched: Schedule) -> int:
-    return sum(m.node.numel * max(m.node.rnumel, 1) for g in sched.kernels for m in g.members)
+    return sum(m.node.numel * max(m.node.rnumel, 1) for g in sched.kernels for m in g.members
+               if m.node.kind != "extern")
 
 
 def _span(buf: Buffer) -> int:
@@ -406,13 +499,14 @@ def _span(buf: Buffer) -> int:
 
 
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
-              rows: Sequence[Row], team: int, suffix: str
-              ) -> tuple[LoopDriver, Callable[[Any], Runner]]:
+              rows: Sequence[Row], team: int, suffix: str, nests: Sequence[Nest] = ()
+              ) -> tuple[LoopDriver, Callable[[Any], Runner], Tables, set[str]]:
     """The body's regions and `stax_loop` (names ending in `suffix`) as the backend's
-    `emit_loops` takes them, and the runner's maker from the loaded library. `team` > 1: the
-    iterations are independent and every carried array is stored in place: they run on `team`
-    OpenMP threads, each with its own pointer table (index, row pointers, intermediates, stored
-    values: `bufs + t*N`)."""
+    `emit_loops` takes them, the runner's maker from the loaded library, the maker of pointer
+    tables for an enclosing driver (`NestedCall`), and the nested loops' result buffers that
+    are their initial values' own storage. `team` > 1: the iterations are independent and
+    every carried array is stored in place: they run on `team` OpenMP threads, each with its
+    own pointer table (index, row pointers, intermediates, stored values: `bufs + t*N`)."""
     program = sched.program
     buffers = program.buffer_map
     backend = get_backend(DEFAULT)
@@ -424,19 +518,25 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                                            vectorize=isa != "scalar", local=local, form=None)
     regions = _regions(sched, plan_of, suffix)
     reused = {r.new: r.old for r in handed_over_storage(sched)}
+    n_carried = len(carries)
+    carried_in = program.inputs[1:1 + n_carried]
+    alias = _in_place_results(sched, carries, nests, reused)
     slots: dict[str, int] = {}  # buffer -> pointer slot
     for name in program.inputs:
         slots[name] = len(slots)
-    for region in regions:
-        for name in region_params(region.plans):
-            if name not in slots and name not in reused:
-                slots[name] = len(slots)
+    nest_buffers = [n for nest in nests for n in (*nest.results, *nest.free, *nest.initials,
+                                                  *(b for b in nest.bounds if isinstance(b, str)))]
+    for name in [*(n for region in regions for n in region_params(region.plans)), *nest_buffers]:
+        if name not in slots and name not in reused and name not in alias:
+            slots[name] = len(slots)
     for new, old in reused.items():
         while old in reused:
             old = reused[old]
         slots[new] = slots[old]
-    n_carried = len(carries)
-    carried_in = program.inputs[1:1 + n_carried]
+    for result, initial in alias.items():
+        slots[result] = slots[initial]
+    for j in range(len(nests)):  # the nested drivers' pointer tables
+        slots[f"<nested {j}>"] = len(set(slots.values()))
     width = max(len(set(slots.values())), 1)  # pointers per table (reused storage shares)
     first_row = len(program.inputs) - len(rows)
     driver = LoopDriver(
@@ -447,17 +547,40 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                           None if c.output is None else slots[program.outputs[c.output]],
                           tuple(c.stores)) for src, c in zip(carried_in, carries, strict=True)),
         tuple(slots[name] for name in program.inputs),
-        tuple(slots[name] for name in program.outputs), team)
-    order = sorted({s: n for n, s in slots.items()}.items())
+        tuple(slots[name] for name in program.outputs), team,
+        tuple(_nested_call(nest, slots, buffers, _regions_before(sched, nest.node),
+                           slots[f"<nested {j}>"]) for j, nest in enumerate(nests)))
+    names = {s: n for n, s in slots.items()}
+    names.update({slots[n]: n for n in program.inputs})  # storage shared with an input is its
+    order = sorted(names.items())
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
+    inner = {f"<nested {j}>": nest.prepared.tables for j, nest in enumerate(nests)}
     scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
-    def own() -> dict[str, np.ndarray]:
-        """One thread's index, row pointers, intermediates and body outputs."""
-        return {n: consts[n] if n in consts else np.zeros((), np.int64)
-                if n == program.inputs[0] else np.empty(_span(buffers[n]), buffers[n].dtype)
-                for _, n in order if n not in shared}
+    def own() -> dict[str, Any]:
+        """One thread's index, row pointers, intermediates, body outputs and nested tables
+        (with, under `<nested j> scratch`, the scratch their pointers point at)."""
+        mine: dict[str, Any] = {}
+        for _, n in order:
+            if n in inner:
+                mine[n], mine[f"{n} scratch"] = inner[n]()
+            elif n not in shared:
+                mine[n] = consts[n] if n in consts else np.zeros((), np.int64) \
+                    if n == program.inputs[0] else np.empty(_span(buffers[n]), buffers[n].dtype)
+        return mine
+
+    def tables() -> tuple[np.ndarray, list[dict[str, Any]]]:
+        """`team` pointer tables for an enclosing driver to fill in and call with, then the
+        team size (the slots it fills hold 0 until then); and the scratch they point at."""
+        kept = [own() for _ in range(team)]
+        table = np.zeros(width * team + 1, np.uintp)
+        for t, mine in enumerate(kept):
+            for s, n in order:
+                if n not in shared:
+                    table[t * width + s] = mine[n].ctypes.data
+        table[-1] = team
+        return table, kept
 
     def finish(library: Any) -> Runner:
         fn = getattr(library.library, f"stax_loop{suffix}")
@@ -473,6 +596,9 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         kept = getattr(scratch, "tables", None)
         if kept is None:  # kept across calls
             kept = scratch.tables = [own() for _ in range(team)]
+        for j, nest in enumerate(nests):  # the nested drivers' teams: the cores idle now
+            for mine in kept:
+                mine[f"<nested {j}>"][-1] = launch_team(nest.prepared.driver.team)
         pointers = (ctypes.c_void_p * (width * team))(
             *[(common.get(n) if n in common else table[n]).ctypes.data
               for table in kept for _, n in order])
@@ -483,4 +609,68 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
             check_flags(flags)
         return [common[name] for name in carried_in]
 
-    return driver, finish
+    return driver, finish, tables, set(alias)
+
+
+def _regions_before(sched: Schedule, extern: str) -> int:
+    """How many regions run before the extern node `extern` (`_regions` makes one of each
+    run of kernels between extern calls)."""
+    count, open_run = 0, False
+    for group in sched.kernels:
+        if group.members[0].node.kind != "extern":
+            open_run = True
+            continue
+        count, open_run = count + open_run, False
+        if any(m.node.name == extern for m in group.members):
+            return count
+    raise AssertionError(f"extern {extern} not scheduled")
+
+
+def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests: Sequence[Nest],
+                      reused: dict[str, str]) -> dict[str, str]:
+    """result buffer -> initial value, for the nested loops' carried values that run in their
+    initial value's storage (no copy in): nothing after the nested loop reads the initial
+    value, which is this body's carried array (its own copy) or an intermediate, or the result of
+    such a loop in turn; the result is an intermediate, or the next version of the carried
+    array it started from (or of any carried array when it started from an intermediate)."""
+    program = sched.program
+    buffers = program.buffer_map
+    carried_in = program.inputs[1:1 + len(carries)]
+    taken = set(reused) | set(reused.values())
+    step = {m.node.name: k for k, g in enumerate(sched.kernels) for m in g.members}
+    nodes = [m.node for g in sched.kernels for m in g.members]
+    root: dict[str, str] = {}  # an aliased result -> the buffer whose storage it runs in
+    alias: dict[str, str] = {}
+    for nest in nests:
+        for initial, result in zip(nest.initials, nest.results, strict=True):
+            first = root.get(initial, initial)
+            if initial in taken or result in taken or nest.initials.count(initial) != 1 or \
+                    initial in nest.free or initial in program.outputs or any(
+                    n.fn.rpartition(" result ")[0] != nest.key for n in nodes
+                    if initial in n.read_buffers() and step[n.name] > step[nest.node]):
+                continue
+            if first in carried_in:
+                c = carries[carried_in.index(first)]
+                allowed = {program.outputs[c.output]} if c.output is not None else set()
+            elif buffers[first].kind == "intermediate":
+                allowed = {program.outputs[c.output] for c in carries if c.output is not None}
+            else:
+                continue
+            if result in program.outputs and result not in allowed:
+                continue
+            alias[result], root[result] = initial, first
+    return alias
+
+
+def _nested_call(nest: Nest, slots: Mapping[str, int], buffers: Mapping[str, Buffer],
+                 before: int, table: int) -> NestedCall:
+    d = nest.prepared.driver
+    assert d is not None
+    n_shared = len(nest.results) + len(nest.free)
+    return NestedCall(
+        d.suffix, before, table, d.width, d.team,
+        tuple(zip(d.inputs[1:1 + n_shared],
+                  (slots[n] for n in (*nest.results, *nest.free)), strict=True)),
+        tuple((slots[i], slots[r], buffers[r].nbytes)
+              for i, r in zip(nest.initials, nest.results, strict=True) if slots[i] != slots[r]),
+        tuple(("slot", slots[b]) if isinstance(b, str) else ("int", b) for b in nest.bounds))

@@ -21,7 +21,7 @@ from stax.backends.cpu.cpp import ctype, print_module, print_region
 from stax.ops.table import flag_index
 
 if TYPE_CHECKING:
-    from stax.loops.driver import LoopDriver
+    from stax.loops.driver import LoopDriver, NestedCall
     from stax.loops.stores import Form, Store
 
 INCLUDES = "#include <algorithm>\n#include <cstring>\n#include <utility>\n#include <omp.h>\n"
@@ -59,10 +59,13 @@ def driver_source(d: LoopDriver) -> str:
         lines.append(f"        b[{r.slot}] = (char*)b[{r.source}] + ({r.const} + {r.coef} * "
                      f"(start + it * step)) * {r.nbytes};")
     calls = []
-    for region in d.regions:
+    for k, region in enumerate(d.regions):
+        calls += [line for call in d.nested if call.before == k for line in nested_code(call)]
         args = [f"({ctype(buffers[p].dtype)}*)b[{d.slots[p]}]"
                 for p in region_params(region.plans)]
         calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
+    calls += [line for call in d.nested if call.before == len(d.regions)
+              for line in nested_code(call)]
     if d.team > 1:  # the regions' orphaned `omp single`s bind to a team of this one thread
         lines += ["        #pragma omp parallel num_threads(1)", "        {",
                   *(f"            {c}" for c in calls), "        }"]
@@ -87,8 +90,33 @@ def driver_source(d: LoopDriver) -> str:
             lines.append(f"    if (b[{c.source}] != bufs[{c.source}]) "
                          f"std::memcpy(bufs[{c.source}], b[{c.source}], {c.nbytes});")
     lines.append("}")
+    declared = [f"extern \"C\" void stax_loop{c.suffix}(void**, int64_t, int64_t, int64_t, "
+                "int32_t*, int32_t);" for c in d.nested]
     return "\n\n".join([*(print_region(r.name, r.plans, buffers, r.aliased)
-                          for r in d.regions), "\n".join(lines)]) + "\n"
+                          for r in d.regions), "\n".join([*declared, *lines])]) + "\n"
+
+
+def nested_code(c: NestedCall) -> list[str]:
+    """A nested loop's driver called at its place: its tables pointed at this driver's
+    buffers, the initial values copied into the result buffers, its trip count computed from
+    the range's bounds; an error flag raised inside leaves this loop too."""
+    tables = c.width * c.team
+    lines = [f"{{  // nested loop: stax_loop{c.suffix}",
+             f"    void** t = (void**)b[{c.table}];",
+             f"    for (int64_t k = 0; k < {tables}; k += {c.width}) {{",
+             *(f"        t[k + {inner}] = b[{outer}];" for inner, outer in c.shared),
+             "    }",
+             *(f"    if (b[{to}] != b[{src}]) std::memcpy(b[{to}], b[{src}], {nbytes});"
+               for src, to, nbytes in c.copies)]
+    for name, (kind, value) in zip(("lo", "hi", "st"), c.bounds, strict=True):
+        lines.append(f"    const int64_t {name} = " +
+                     (f"{value}LL;" if kind == "int" else f"*(const int64_t*)b[{value}];"))
+    lines += ["    const int64_t trips = st > 0 ? (hi > lo ? (hi - lo + st - 1) / st : 0)"
+              " : (lo > hi ? (lo - hi - st - 1) / -st : 0);",
+              f"    stax_loop{c.suffix}(t, lo, st, trips, flags, (int32_t)(intptr_t)t[{tables}]);",
+              "    if (__atomic_load_n(&flags[STAX_ANY_FLAG], __ATOMIC_RELAXED)) break;",
+              "}"]
+    return lines
 
 
 def store_code(stores: Sequence[Store], target: str, ctype: str, value_ptr: Sequence[str],
