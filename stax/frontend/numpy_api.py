@@ -58,6 +58,8 @@ def dtype_spec(x: Any) -> np.dtype | type:
         return type(x)
     if isinstance(x, Sym):  # a symbolic size used as a value (issue 11): a Python int
         return int
+    if isinstance(x, (list, tuple)):  # [HUNT] `x + [1, 2, 3]`: NumPy's array of it (strong)
+        return dtype_spec(np.asarray(x))
     raise TypeError(f"stax.jit: unsupported argument of type {type(x).__name__}")
 
 
@@ -154,10 +156,11 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
     if name == "positive":
         return wrap(b, values[0])
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
-    weak = not function and builtins.all(
-        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex)) for a in args)
-    return _scalar(Tracer(b, out, weak=weak and out.dtype.kind in "bifc" and not isinstance(
-        args[0], np.generic), concrete=_concrete_result(ufunc, args)))
+    weak = not function and builtins.all(  # [HUNT] np.float64 subclasses float: strong
+        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex))
+        and not isinstance(a, np.generic) for a in args)
+    return _scalar(Tracer(b, out, weak=weak and out.dtype.kind in "bifc",
+                          concrete=_concrete_result(ufunc, args)))
 
 
 def _scalar(t: Tracer) -> Tracer:
@@ -338,7 +341,7 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         if fill is None:
             raise ValueError(f"reduction operation '{_INITIAL[fn][0]}' does not have an "
                              "identity, so to use a where mask one has to specify 'initial'")
-        a = where(mask, a, np.asarray(fill).astype(to_value(b, a).dtype))
+        a = where(mask, a, _initial_as(fill, to_value(b, a).dtype))
     v = to_value(b, a)
     if isinstance(axis, Tracer):  # a scalar argument used as an axis
         axis = operator.index(axis)
@@ -355,7 +358,7 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
         raise unsupported(f"np.{fn} of complex values (NumPy's lexicographic order)")
     count = math.prod(v.shape[i] for i in axes)
     if initial is not None:  # [H16] the initial value (cast to the result type, as NumPy)
-        init = np.asarray(initial).astype(res_dtype)
+        init = _initial_as(initial, res_dtype)
         if count == 0:
             shape = tuple(1 if i in axes else s for i, s in enumerate(v.shape)) if keepdims \
                 else tuple(s for i, s in enumerate(v.shape) if i not in axes)
@@ -380,6 +383,14 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     shape = kept if keepdims else tuple(s for i, s in enumerate(v.shape) if i not in axes)
     out = b.add("reduce", (v,), shape, acc_dtype, fn=fn, axes=axes, keepdims=bool(keepdims))
     return _scalar(wrap(b, to_value(b, wrap(b, out), res_dtype)))
+
+
+def _initial_as(initial: Any, dtype: np.dtype) -> np.ndarray:
+    """[HUNT] A reduction's initial value in its dtype, as NumPy: a Python int that does not
+    fit raises OverflowError (NEP 50), other values are cast."""
+    if type(initial) is int:
+        return np.asarray(initial, dtype=dtype)
+    return np.asarray(initial).astype(dtype)
 
 
 # [H16] reductions that take initial= and where=: their ufunc and identity (None: none)

@@ -15,8 +15,12 @@ the whole range (`x[i:i+k]`, `A[1:-1, 2*t+1:2*t+9:2]`) become bounds-checked gat
 `x[:k]`, or one NumPy clamps) is a masked full-length gather (`stax.loops.masked`): elementwise
 operations carry the mask, sums/products/max/min and dot/matmul over the masked axis read masked
 positions as the neutral element, `np.flip` reverses the valid part, and assignments into such
-slices are masked `where`s. `for j in range(i)` with `i` an enclosing index is one loop whose trip
-count is computed at run time. `enumerate`, `zip` and `reversed` of ranges and arrays, and
+slices are masked `where`s. A reduction over such a slice stops at the slice's length at run time
+(`stax.ir.prefix`, rule `masked_prefix`: O(length) work, not O(longest)); elementwise work on it
+still runs full length under its mask. `for j in range(i)` with `i` an enclosing index is one
+loop whose trip count is computed at run time; a nested loop with a C driver runs inside the
+enclosing loop's driver (no Python per outer iteration), in its initial value's storage where
+nothing after it reads the old version. `enumerate`, `zip` and `reversed` of ranges and arrays, and
 `for row in a`, are loops too. Rows of invariant arrays read at the index (`x[t]`) are pointed at
 by the C driver, not gathered. While a body is traced its reads and writes of carried arrays are
 logged; `stax.poly.loop_legality` computes the loop-carried dependences with isl (parallel or

@@ -570,6 +570,7 @@ class Carried:
     obj: Tracer | None = None  # a tracer mutated in place
     param: Value | None = None
     final: Value | None = None
+    weak: bool = False  # [HUNT] a Python scalar (`s = s * 0.5`): NEP 50 weak in the body too
 
 
 def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
@@ -607,7 +608,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
             initial = before_values[name] if isinstance(old, Tracer) else old
             if not (old is None or isinstance(old, (Tracer, bool, int, float, np.generic))):
                 raise fail(f"{name!r} is rebound from a {type(old).__name__} to an array")
-            carried.append(Carried(name, initial))
+            carried.append(Carried(name, initial, weak=obj.weak))
         else:
             raise fail(f"the body rebinds {name!r} to a {type(obj).__name__} "
                        "(only arrays may change from one iteration to the next)")
@@ -630,7 +631,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
         if c.obj is not None:
             object.__setattr__(c.obj, "value", c.param)
         else:
-            updates[c.name] = Tracer(b, c.param)
+            updates[c.name] = Tracer(b, c.param, weak=c.weak)
     _set_locals(frame, updates)
     start2 = len(b.ops)
     before2 = _locals(frame)
@@ -665,7 +666,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
         if c.obj is not None:
             object.__setattr__(c.obj, "value", out)
         else:
-            updates[c.name] = Tracer(b, out)
+            updates[c.name] = Tracer(b, out, weak=c.weak)
     last = loop.trip[-1]
     object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
     object.__setattr__(index, "concrete", (frozenset(), last))

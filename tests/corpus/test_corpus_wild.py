@@ -1000,6 +1000,12 @@ def same(got: Any, want: Any) -> None:
         assert type(got) is type(want) and len(got) == len(want), (type(got), type(want))
         for g, w in zip(got, want, strict=True):
             same(g, w)
+    elif isinstance(want, dict):
+        assert type(got) is dict and list(got) == list(want), (got, want)
+        for k, w in want.items():
+            same(got[k], w)
+    elif isinstance(want, str):
+        assert got == want, (got, want)
     elif type(want) in (bool, int, float):  # Python scalars (not NumPy's float64)
         assert type(got) is type(want), f"{type(got).__name__} != {type(want).__name__}"
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
