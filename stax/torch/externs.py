@@ -2,21 +2,25 @@
 
 Convolutions, pooling and embedding bags have no Stax translation; run as eager ops between
 segments they split a graph into several segments (a call each, and every value crossing a
-boundary handed over through memory). As extern calls (`stax.frontend.functions._extern`,
-the mechanism that runs NumPy's sort or LAPACK on a program's buffers) they run inside the
-segment: the compiled program's wrapper calls the PyTorch op on zero-copy tensors of its
-buffers and copies the result into the node's buffer.
+boundary handed over through memory). As extern calls (the mechanism that runs NumPy's sort
+or LAPACK on a program's buffers, through the runtime's `out=` hook,
+`stax.runtime.externs.register_into`) they run inside the segment: the compiled program's
+wrapper calls the PyTorch op on zero-copy tensors of its buffers, and PyTorch copies the
+result into the node's buffer.
 
 Each tensor result is one extern node that computes the op: an op whose results the graph
 uses several of is either recomputed per result (pooling: cheap), asked for one result per
 call (`convolution_backward`'s output mask), or left to eager PyTorch (other ops).
 
 Matrix products (`mm`, `bmm`, `addmm`, `baddbmm` in floating point) are extern calls too
-(`matrix_product`): NumPy's matmul on the buffers the operands are views of, the views
-(transposes, reshapes, expansions) replayed on the buffers. Traced as Stax's own matmul, an
-operand like `permute(w)` would be copied into a buffer of its own on every call (a strided
+(`matrix_product`): PyTorch's matmul (its BLAS, as eager's) on zero-copy tensors of the
+buffers the operands are views of, the views (transposes, reshapes, expansions) replayed on
+those tensors, written straight into the node's buffer (`out=`). Traced as Stax's own matmul,
+an operand like `permute(w)` would be copied into a buffer of its own on every call (a strided
 transpose; for a weight gradient `dy.T @ x` the copy of `dy` cost more than the product),
-while BLAS reads a transposed matrix as it is.
+while BLAS reads a transposed matrix as it is. PyTorch's BLAS rather than NumPy's: the
+OpenBLAS that NumPy wheels bring ran the transformer's and MLP's products 20-30% slower than
+PyTorch's MKL on this machine (AVX-512; OpenBLAS picks its Haswell kernels).
 """
 
 from __future__ import annotations
@@ -187,12 +191,22 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
         name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]") + (
             " nhwc" if flip else "")
         if flip:
-            result = functions._extern(name, routine, arrays,
-                                       tuple(shape[d] for d in _TO_NHWC), dtype)
+            result = _extern_into(name, routine, arrays, tuple(shape[d] for d in _TO_NHWC),
+                                  dtype)
             results[j] = np.transpose(result, _TO_NCHW)
         else:
-            results[j] = functions._extern(name, routine, arrays, shape, dtype)
+            results[j] = _extern_into(name, routine, arrays, shape, dtype)
     return results[0] if n == 1 else tuple(results)
+
+
+def _extern_into(key: str, into: Callable[..., None], arrays: list[Any],
+                 shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """An extern node running `into(*arrays, out=buffer)`, which writes the node's buffer
+    itself (the runtime's `out=` hook: no result array handed back and copied)."""
+    key = externs.register_into(key, into)
+    builder = api.find_builder(arrays)
+    values = tuple(api.to_value(builder, functions.traced(a, arrays)) for a in arrays)
+    return api.wrap(builder, builder.add("extern", values, tuple(shape), dtype, fn=key))
 
 
 def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
@@ -213,19 +227,20 @@ def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
 
 
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
-             nhwc: bool) -> Callable[..., np.ndarray]:
-    """The call: its result (the `j`-th), with its axes in channels-last order if `nhwc`."""
+             nhwc: bool) -> Callable[..., None]:
+    """The call: its result (the `j`-th), with its axes in channels-last order if `nhwc`,
+    copied by PyTorch into the node's buffer (`out`)."""
     fill_args = [_filler(a) for a in args]
     fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
     prepare = _PREPARE.get(op, lambda a: a)
 
-    def run(*arrays: np.ndarray) -> np.ndarray:
+    def into(*arrays: np.ndarray, out: np.ndarray) -> None:
         tensors = [_tensor(a) for a in arrays]
         result = op(*prepare([f(tensors) for f in fill_args]),
                     **{k: f(tensors) for k, f in fill_kwargs.items()})
         result = result if j is None else result[j]
-        return (result.permute(_TO_NHWC) if nhwc else result).numpy()
-    return run
+        torch.from_numpy(out).copy_(result.permute(_TO_NHWC) if nhwc else result)
+    return into
 
 
 # ---------------------------------------------------------------- matrix products
@@ -261,11 +276,13 @@ _RESHAPES = frozenset((aten.view.default, aten._unsafe_view.default, aten.reshap
                        aten.squeeze.default))
 
 
-def _replay(chain: list[_Link], shape: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
-    """The views of `chain` as one function of an array of `shape` (raises where NumPy
-    spells a view otherwise). Each view becomes an ndarray method with its arguments worked
-    out here, consecutive transposes one: the call runs on every product, and the table's
-    functions cost several microseconds each."""
+def _replay(chain: list[_Link], shape: tuple[int, ...]
+            ) -> tuple[Callable[[torch.Tensor], torch.Tensor], tuple[int, ...]]:
+    """The views of `chain` as one function of a tensor of `shape`, and the shape it makes
+    (worked out by the table's NumPy functions on a probe: raises where NumPy spells a view
+    otherwise). Each view becomes a tensor method with its arguments worked out here,
+    consecutive transposes one: the call runs on every product, and an ATen op's dispatch
+    costs several microseconds."""
     array: Any = np.broadcast_to(np.zeros((), np.float32), shape)  # a probe: no memory
     steps: list[tuple[str, Any]] = []
     for op, args, kwargs in chain:
@@ -287,23 +304,23 @@ def _replay(chain: list[_Link], shape: tuple[int, ...]) -> Callable[[np.ndarray]
         elif op is aten.expand.default:
             steps.append(("expand", result.shape))
         elif op is not aten.alias.default:
-            steps.append(("table", (TABLE[op], args, kwargs)))
+            steps.append(("aten", (op, args, kwargs)))
         array = result
     steps = [s for s in steps if s != ("transpose", tuple(range(len(s[1]))))]
 
-    def replay(a: np.ndarray) -> np.ndarray:
+    def replay(t: torch.Tensor) -> torch.Tensor:
         for kind, arg in steps:
             if kind == "transpose":
-                a = a.transpose(arg)
+                t = t.permute(arg)
             elif kind == "reshape":
-                a = a.reshape(arg)
+                t = t.reshape(arg)
             elif kind == "expand":
-                a = np.broadcast_to(a, arg)
+                t = t.expand(arg)
             else:
-                fn, args, kwargs = arg
-                a = fn(None, a, *args, **kwargs)
-        return a
-    return replay
+                op, args, kwargs = arg
+                t = op(t, *args, **kwargs)
+        return t
+    return replay, tuple(array.shape)
 
 
 def _spell(chain: list[_Link]) -> str:
@@ -313,7 +330,7 @@ def _spell(chain: list[_Link]) -> str:
 def matrix_product(node: fx.Node, values: dict[fx.Node, Any], shape: tuple[int, ...] | None,
                    dtype: np.dtype) -> Any | None:
     """The matrix product of `node` (an op of `PRODUCTS`; for addmm/baddbmm without the bias)
-    as an extern call of NumPy's matmul on the buffers its operands are views of, or None
+    as an extern call of PyTorch's matmul on the buffers its operands are views of, or None
     (Stax's own matmul then traces it): integer or mixed dtypes, symbolic shapes."""
     first = PRODUCTS[node.target]
     operands = node.args[first:first + 2]
@@ -326,25 +343,20 @@ def matrix_product(node: fx.Node, values: dict[fx.Node, Any], shape: tuple[int, 
         value = values[base]
         if getattr(value, "dtype", None) != dtype:
             return None
-        probe = np.broadcast_to(np.zeros((), dtype), tuple(value.shape))
         try:  # the views on a probe of the base's shape (no memory): PyTorch's shape?
-            replay = _replay(chain, tuple(value.shape))
-            ok = replay(probe).shape == tuple(values[operand].shape)
+            replay, replayed = _replay(chain, tuple(value.shape))
+            ok = replayed == tuple(values[operand].shape)
         except Exception:  # noqa: BLE001 - a view NumPy spells otherwise: no replay
             ok = False
         if not ok:
             base, chain = operand, []
-            replay = _replay(chain, tuple(values[operand].shape))
+            replay, _ = _replay(chain, tuple(values[operand].shape))
         bases.append(values[base])
         replays.append(replay)
         spelled.append(f"{tuple(bases[-1].shape)}{_spell(chain)}")  # the replay's shape
     left, right = replays
 
     def into(a: np.ndarray, b: np.ndarray, *, out: np.ndarray) -> None:
-        np.matmul(left(a), right(b), out=out)
+        torch.matmul(left(_tensor(a)), right(_tensor(b)), out=torch.from_numpy(out))
 
-    # Written straight into the node's buffer (the runtime's `out=` hook: no result array).
-    key = externs.register_into(f"torch.matmul[{spelled[0]} @ {spelled[1]}]", into)
-    builder = api.find_builder(bases)
-    values = tuple(api.to_value(builder, functions.traced(b, bases)) for b in bases)
-    return api.wrap(builder, builder.add("extern", values, tuple(shape), dtype, fn=key))
+    return _extern_into(f"torch.matmul[{spelled[0]} @ {spelled[1]}]", into, bases, shape, dtype)

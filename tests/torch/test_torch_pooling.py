@@ -1,6 +1,6 @@
-"""Max pooling over windows that tile the input, computed by Stax in training graphs
-(`stax.torch.pooling`; the backward stays an extern call): values, indices (first maximum,
-last NaN) and input gradients equal eager's; other window shapes stay extern calls."""
+"""Max pooling over windows that tile the input, computed by Stax in training and inference
+graphs (`stax.torch.pooling`; the backward stays an extern call): values, indices (first
+maximum, last NaN) and input gradients equal eager's; other window shapes stay extern calls."""
 
 from __future__ import annotations
 
@@ -78,3 +78,31 @@ def test_cnn_training_with_native_pooling_matches_eager() -> None:
 
     x = torch.randn(3, 3, 8, 8, requires_grad=True)
     check_model(lambda: SmallCNN(4, 8, 3), [x], steps=2, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("kernel", [2, (2, 3)])
+def test_inference_max_pool_is_stax_own_and_matches_eager(kernel: object,
+                                                          dtype: torch.dtype) -> None:
+    """Inference graphs hand 4-D tensors in channels-last order (`GraphRunner.channels_last`);
+    tiling windows are pooled by Stax there too: values and indices equal eager's (ties,
+    NaNs, infinities), for NCHW and channels-last inputs and after a convolution."""
+    fn = _pool(kernel)
+    conv = torch.nn.Conv2d(3, 3, 3, padding=1).to(dtype)
+
+    def after_conv(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return fn(torch.relu(conv(x)))
+
+    with torch.no_grad():
+        for f in (fn, after_conv):
+            compiled = torch.compile(f, backend="stax")
+            for x in (_tricky((2, 3, 4, 6), dtype),
+                      _tricky((2, 4, 6, 3), dtype).permute(0, 3, 1, 2)):
+                (ve, ie), (vc, ic) = f(x), compiled(x)
+                assert_close(vc, ve)
+                assert torch.equal(ic, ie)
+        report = stax.torch.explain(after_conv, x)
+    assert report.fallbacks == ()
+    lines = [line for g in report.graphs for s in g.segments for r in s.reports
+             for line in r.compilation.program.wrapper.splitlines() if "externs[" in line]
+    assert lines and not any("max_pool2d" in line for line in lines), lines

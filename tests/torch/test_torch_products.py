@@ -116,3 +116,16 @@ def test_slice_scatter() -> None:
                                                                    (4, 6)))
         assert_close(torch.compile(f, backend="stax")(a, s1, s2, s3), f(a, s1, s2, s3))
     assert stax.torch.explain(f, a, s1, s2, s3).fallbacks == ()
+
+
+def test_products_of_selected_sliced_and_constant_operands() -> None:
+    """PyTorch's matmul on the buffers: operands reached through select and slice views
+    (replayed as ATen ops on the buffers' tensors) and a constant operand."""
+    def f(x, y):  # noqa: ANN001, ANN202
+        ramp = torch.arange(12.0, dtype=x.dtype).reshape(4, 3)
+        return (x + 1)[1] @ (y * 2)[:, 1:4], ramp @ (y - 1)[:3, ::2], x[0].t() @ ramp
+
+    for dtype in (torch.float32, torch.float64):
+        x, y = torch.randn(2, 4, 5, dtype=dtype), torch.randn(5, 6, dtype=dtype)
+        assert_close(torch.compile(f, backend="stax")(x, y), f(x, y), rtol=1e-5, atol=1e-6)
+        assert stax.torch.explain(f, x, y).fallbacks == ()
