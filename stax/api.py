@@ -39,7 +39,7 @@ from stax.tiling.plan import thread_count
 install_methods()
 
 OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": None,
-           "strict": False, "dynamic": None, "backend": DEFAULT}
+           "strict": False, "dynamic": None, "backend": DEFAULT, "replay": True}
 
 
 class CacheInfo(NamedTuple):
@@ -602,7 +602,12 @@ def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
 
     `dynamic`: None (default) compiles for the first call's shapes, then one shape-generic
     program for the function's later shapes of the same ranks, dtypes and 0/1 dimensions
-    (C-contiguous arrays); True is generic from the first call; False specializes always."""
+    (C-contiguous arrays); True is generic from the first call; False specializes always.
+
+    `replay` [BRK]: warm calls of a function with graph breaks replay what its first call ran
+    (compiled segments and NumPy calls) while every value its Python code saw is unchanged,
+    without running the Python function (`stax.frontend.replay`); False runs it on each call
+    (Python side effects between breaks, such as appending to a list, then happen each call)."""
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise TypeError(f"stax.jit: unknown option(s) {', '.join(sorted(unknown))} "
@@ -611,6 +616,8 @@ def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     if opts["dynamic"] not in (None, True, False):
         raise ValueError(f"stax.jit: dynamic must be None, True or False, got "
                          f"{opts['dynamic']!r}")
+    if opts["replay"] not in (True, False):
+        raise ValueError(f"stax.jit: replay must be True or False, got {opts['replay']!r}")
     get_backend(opts["backend"])  # an unknown name: ValueError naming the known ones
     if fn is None:
         return lambda f: Jitted(f, opts)

@@ -298,6 +298,8 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
 
 def describe_replay(jitted: Jitted, args: tuple[Any, ...], builder: Any) -> str:
     """[BRK] Whether warm calls replay a tape (what it holds) or run the function again."""
+    if not jitted.options["replay"]:
+        return "not replayed: stax.jit(..., replay=False) runs the Python function on each call"
     if builder.tape is None:
         return ("not replayed: each call runs the Python function again ("
                 f"{builder.no_replay or 'the whole function runs in NumPy'})")

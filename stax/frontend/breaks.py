@@ -538,7 +538,9 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
             jitted.no_replay[key] = (f"{calls[3]} calls missed every tape (Python uses values "
                                      "that differ from call to call)")
     result, builder = run_segmented(jitted, args)
-    if key not in jitted.no_replay:
+    if not jitted.options["replay"]:
+        jitted.no_replay[key] = "stax.jit(..., replay=False)"
+    elif key not in jitted.no_replay:
         if builder.tape is not None:
             tapes = jitted.tapes.setdefault(key, [])
             tapes.append(builder.tape)

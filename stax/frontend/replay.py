@@ -21,6 +21,7 @@ gets an object Stax cannot compare from NumPy (a generator, flags), or a NumPy c
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,20 +107,38 @@ class Call:
     rebound: tuple[int | None, ...]
     result: Any  # Out, Items or Seen
 
-    def run(self, env: dict[int, Any]) -> bool:
-        from stax.frontend.breaks import _substitute
+    @functools.cached_property
+    def pure(self) -> bool:
+        """A ufunc called without `out=`: it mutates nothing and returns new arrays (never a
+        view of an argument), so its arguments need no copy and no check."""
+        return isinstance(getattr(self.func, "__self__", None), np.ufunc) and \
+            self.func.__name__ == "__call__" and "out" not in self.kwargs
 
+    @functools.cached_property
+    def flat(self) -> bool:
+        """No containers among the arguments: each is a Ref or a constant."""
+        return not any(isinstance(a, (tuple, list, dict))
+                       for a in (*self.args, *self.kwargs.values()))
+
+    def run(self, env: dict[int, Any]) -> bool:
         originals = [env[r.value] for r in self.refs]
-        copies = {id(r): a.item() if r.weak else np.array(a, copy=True)
+        pure = self.pure
+        copies = {id(r): a.item() if r.weak else a if pure else np.array(a, copy=True)
                   for r, a in zip(self.refs, originals, strict=True)}
-        args, kwargs = _substitute((self.args, self.kwargs), copies, Ref)
-        with suspended():
-            result = self.func(*args, **kwargs)
-        for r, original, new in zip(self.refs, originals, self.rebound, strict=True):
-            if new is not None:
-                env[new] = copies[id(r)]
-            elif not np.array_equal(copies[id(r)], original, equal_nan=True):
-                return False  # mutated now, not when recorded: the trace would differ
+        if self.flat:
+            args = [copies[id(a)] if type(a) is Ref else a for a in self.args]
+            kwargs = {k: copies[id(a)] if type(a) is Ref else a for k, a in self.kwargs.items()}
+        else:
+            from stax.frontend.breaks import _substitute
+
+            args, kwargs = _substitute((self.args, self.kwargs), copies, Ref)
+        result = self.func(*args, **kwargs)
+        if not pure:
+            for r, original, new in zip(self.refs, originals, self.rebound, strict=True):
+                if new is not None:
+                    env[new] = copies[id(r)]
+                elif not r.weak and copies[id(r)].tobytes() != original.tobytes():
+                    return False  # mutated now, not when recorded: the trace would differ
         return bind(self.result, result, env)
 
 
@@ -149,9 +168,10 @@ class Tape:
         try:  # (aliased arguments under mutation: the segmented call runs NumPy)
             traced.check_args(args)
             env: dict[int, Any] = dict(zip(self.inputs, map(_as_array, args), strict=True))
-            for step in self.steps:
-                if not step.run(env):
-                    return MISS
+            with suspended():  # NumPy's own creation functions in the NumPy calls
+                for step in self.steps:
+                    if not step.run(env):
+                        return MISS
         except Exception:  # noqa: BLE001 - an error on another path: the trace reports it
             return MISS
         flat = [env[v.id] for v in traced.graph.outputs]
