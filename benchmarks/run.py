@@ -2,9 +2,12 @@
 
     python benchmarks/run.py [--sizes 4096x4096,2048x2048,256x1024,1x1000] [--repeat N]
                              [--only softmax,...] [--threads T] [--no-torch] [--busy 2]
-                             [--markdown OUT.md]
+                             [--clock wall|cpu] [--markdown OUT.md]
 
 ``--busy 2`` runs two spinning background processes throughout (a loaded machine).
+``--clock cpu`` (with ``--threads 1``) times the CPU time of the calling thread instead of the
+wall clock: every implementation then runs on that thread, and preemption by other processes on
+a loaded machine does not count (memory-bandwidth contention still does).
 
 Method (per workload and size):
 1. Inputs are float32 from a fixed seed. NumPy runs the workload's function: the reference.
@@ -107,7 +110,8 @@ class Peers:
 # --- timing ----------------------------------------------------------------------------------
 
 
-def time_round_robin(calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+def time_round_robin(calls: dict[str, Callable[[], Any]], repeat: int,
+                     clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Median seconds of each call, the calls interleaved round-robin after one warm-up round."""
     samples: dict[str, list[float]] = {name: [] for name in calls}
     for call in calls.values():
@@ -117,9 +121,9 @@ def time_round_robin(calls: dict[str, Callable[[], Any]], repeat: int) -> dict[s
     try:
         for _ in range(repeat):
             for name, call in calls.items():
-                start = time.perf_counter()
+                start = clock()
                 result = call()
-                samples[name].append(time.perf_counter() - start)
+                samples[name].append(clock() - start)
                 del result
     finally:
         if gc_was_enabled:
@@ -244,7 +248,8 @@ def compile_peers(peers: Peers, fn_numpy: Callable[..., Any], fn_torch: Callable
     return compiled, problems
 
 
-def run_case(peers: Peers, workload: Workload, shape: Shape, repeat: int) -> CaseResult:
+def run_case(peers: Peers, workload: Workload, shape: Shape, repeat: int,
+             clock: Callable[[], float]) -> CaseResult:
     inputs = workload.make_inputs(np.random.default_rng(SEED), *shape)
     reference = as_arrays(workload.numpy_fn(*inputs))
     out_bytes = sum(a.nbytes for a in reference)
@@ -267,7 +272,7 @@ def run_case(peers: Peers, workload: Workload, shape: Shape, repeat: int) -> Cas
     calls["copy"] = copy_source.copy
     calls["touch"] = lambda: first_touch(out_bytes)
     try:
-        result.seconds = time_round_robin(calls, repeat)
+        result.seconds = time_round_robin(calls, repeat, clock)
     except Exception as exc:  # a peer that verified but then fails while timed
         result.problems["timing"] = f"error {describe_error(exc)}"
     return result
@@ -288,7 +293,7 @@ class Overhead:
     problems: dict[str, str]
 
 
-def measure_overhead(peers: Peers, repeat: int) -> Overhead:
+def measure_overhead(peers: Peers, repeat: int, clock: Callable[[], float]) -> Overhead:
     x = np.arange(TINY_SIZE, dtype=np.float32)
     y = np.ones(TINY_SIZE, dtype=np.float32)
     compiled, problems = compile_peers(peers, tiny_add, tiny_add, (x, y))
@@ -301,17 +306,19 @@ def measure_overhead(peers: Peers, repeat: int) -> Overhead:
                 call()
         return run
 
-    seconds = time_round_robin({name: batch(call) for name, call in single.items()}, repeat)
+    seconds = time_round_robin({name: batch(call) for name, call in single.items()}, repeat,
+                               clock)
     micros = {name: s / OVERHEAD_CALLS * 1e6 for name, s in seconds.items()}
     return Overhead(micros, compiled, problems)
 
 
-def measure_stream(shape: Shape, repeat: int) -> list[tuple[str, float, float]]:
+def measure_stream(shape: Shape, repeat: int,
+                   clock: Callable[[], float]) -> list[tuple[str, float, float]]:
     """(kernel, median ms, GB/s) of the STREAM-style kernels at ``shape``, NumPy only."""
     rng = np.random.default_rng(SEED)
     arrays = [rng.standard_normal(shape, dtype=np.float32) for _ in range(2)]
     calls = {k.name: (lambda k=k: k.fn(*arrays[:k.arity])) for k in STREAM_KERNELS}
-    seconds = time_round_robin(calls, repeat)
+    seconds = time_round_robin(calls, repeat, clock)
     elements = math.prod(shape)
     return [(k.name, seconds[k.name] * 1e3, k.bytes_per_element * elements / seconds[k.name] / 1e9)
             for k in STREAM_KERNELS]
@@ -525,10 +532,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads for stax and torch (default os.cpu_count())")
     parser.add_argument("--no-torch", action="store_true", help="skip torch.compile")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall clock (default), or the calling thread's CPU time (needs "
+                             "--threads 1): preemption on a loaded machine does not count")
     parser.add_argument("--markdown", type=Path, help="also write the report as markdown here")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.threads < 1 or args.busy < 0:
         parser.error("--repeat and --threads must be at least 1, --busy at least 0")
+    if args.clock == "cpu" and args.threads != 1:
+        parser.error("--clock cpu times the calling thread only: it needs --threads 1")
     return args
 
 
@@ -550,13 +562,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         peers = load_peers(not args.no_torch, args.threads)
         log = sys.stderr
         print("per-call overhead probe (also pays one-time compiler start-up)...", file=log)
-        overhead = measure_overhead(peers, args.repeat)
+        clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+        overhead = measure_overhead(peers, args.repeat, clock)
         cases = []
         for shape in args.sizes:
             for workload in workloads:
                 print(f"{workload.name} {size_name(shape)}...", file=log, flush=True)
-                cases.append(run_case(peers, workload, shape, args.repeat))
-        stream = {shape: measure_stream(shape, args.repeat) for shape in args.sizes}
+                cases.append(run_case(peers, workload, shape, args.repeat, clock))
+        stream = {shape: measure_stream(shape, args.repeat, clock) for shape in args.sizes}
     finally:
         load_after = os.getloadavg()
         for process in busy:
@@ -566,7 +579,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # [H9] how loaded the machine was (other users' work included): 1, 5, 15-minute averages
     load = (f"load average before the run {' '.join(f'{x:.2f}' for x in load_before)}, at its "
-            f"end {' '.join(f'{x:.2f}' for x in load_after)} ({args.busy} busy processes)")
+            f"end {' '.join(f'{x:.2f}' for x in load_after)} ({args.busy} busy processes; "
+            f"{args.clock} clock)")
     print(load)
     print(report(peers.missing, cases, overhead, stream, markdown=False))
     if args.markdown:

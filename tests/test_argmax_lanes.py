@@ -73,3 +73,26 @@ def test_one_long_row_in_chunks_on_threads(dtype: str, always_parallel: Any) -> 
     if dtype == "float32":
         x[[12_000, 19_000]] = np.nan
         assert_matches(stax.jit(fn, threads=2)(x), fn(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "int64"])
+def test_tree_of_four_rows_of_lanes(dtype: str) -> None:
+    """[H9] Rows of at least 4 x 32 elements: each lane picks the best of four elements by a
+    tree of selects before updating its accumulator. Ties inside one lane's four (positions
+    p, p + 32, p + 64, p + 96), across lanes and across steps go to the first position; a NaN
+    anywhere wins; rows in whole steps, with a lane-loop rest and a scalar tail."""
+    for cols in (128, 256 + 32 + 5, 1024):
+        x = make_array((10, cols), dtype, seed=33, low=0, high=4)  # many ties
+        hi = np.iinfo(dtype).max if dtype.startswith(("int", "uint")) else 1e30
+        x[1, [96, 64, 32, 0]] = hi  # one lane's four, tied
+        x[2, [127, 97, 66]] = hi  # the later elements of a lane's four
+        x[3, [cols - 1, 200 % cols]] = hi  # a step later and the tail
+        x[4] = x[4, 0]  # a constant row: position 0
+        if dtype.startswith("float"):
+            x[5, [70, 40]] = np.nan  # the first NaN, in a later lane of an earlier tree slot
+            x[6, cols - 1] = np.nan
+            x[7] = -np.inf
+            x[8, [3, 99]] = np.inf
+        with np.errstate(all="ignore"):
+            want = _args(x)
+        assert_matches(stax.jit(_args)(x), want)

@@ -435,6 +435,7 @@ def accumulator(node: Node, name: str) -> Accumulator:
 # vector lanes of argmax/argmin accumulators: [G9] 32 (not 16) halves the store-to-load chains
 # through the lane arrays per element (measured 1.6x faster on float32 rows of 1024 and 2048)
 ARG_LANES = 32
+ARG_TREE = 4  # [H9] elements per lane and step of argmax/argmin's lane loop (`_arg_tree_body`)
 
 
 # ---- kernels -------------------------------------------------------------------------------------
@@ -960,13 +961,61 @@ class KernelPrinter:
                 if a.float_value:
                     out.stmt(f"int {a.name}_an = 0;  // a NaN was seen")
             out.stmt(f"int64_t rb = {start};")
-            with out.block(f"for (; rb + {n_lanes} <= {stop}; rb += {n_lanes})"), \
-                    out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
-                self._arg_lane_body(nodes, accs, "rb + lane", "lane", pos_t)
+            # [H9] steps of ARG_TREE rows of lanes, then single rows of lanes; a loop a known
+            # length never enters is left out
+            step = ARG_TREE * n_lanes
+            n = int(stop) - int(start) if f"{start}{stop}".isdigit() else None
+            tree = (n is None or n >= step) and not any(
+                a.acc_type == "bool" or a.acc_type.startswith("stax_complex") for a in accs)
+            if tree:
+                with out.block(f"for (; rb + {step} <= {stop}; rb += {step})"), \
+                        out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
+                    self._arg_tree_body(nodes, accs, pos_t)
+            if n is None or (n % step if tree else n) >= n_lanes:
+                with out.block(f"for (; rb + {n_lanes} <= {stop}; rb += {n_lanes})"), \
+                        out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
+                    self._arg_lane_body(nodes, accs, "rb + lane", "lane", pos_t)
             with out.loop("r", "rb", stop):
                 self._arg_lane_body(nodes, accs, "r", "0", pos_t)
             for a in accs:
                 self._arg_combine(nodes, accs, a, suffix, start, stop, pos_t)
+
+    def _arg_tree_body(self, nodes: list[Node], accs: list[Accumulator], pos_t: str) -> None:
+        """[H9] One lane's step over ARG_TREE rows of lanes: the best of the ARG_TREE elements
+        by a tree of selects (independent of the lane's accumulator; ties to the lower
+        position), then one update of the accumulator. The accumulator's compare-and-select
+        chain is the loop's critical path: one per ARG_TREE elements rather than one per
+        element (argmax of 256x1024 float32 rows, one thread: 36 -> 18 µs, NumPy 21)."""
+        out = self.out
+        n_lanes = ARG_LANES
+        for a in accs:
+            out.stmt(*(f"{a.acc_type} {a.name}_v{k}; {pos_t} {a.name}_p{k};"
+                       for k in range(ARG_TREE)))
+        for k in range(ARG_TREE):
+            with out.block():
+                out.stmt(f"const int64_t r0 = rb + {k * n_lanes} + lane;")
+                printer = ExprPrinter(nodes[0].var_ranges)
+                values = printer.emit([n.body for n in nodes], out)  # type: ignore[misc]
+                for a, v in zip(accs, values, strict=True):
+                    out.stmt(f"{a.name}_v{k} = {v};", f"{a.name}_p{k} = ({pos_t})r0;")
+                    if a.float_value:
+                        out.stmt(f"{a.name}_an = {a.name}_an | (int)({v} != {v});")
+        for a in accs:
+            op = ">" if a.fn == "argmax" else "<"
+            level = list(range(ARG_TREE))
+            while len(level) > 1:  # pairs (k, k + step): the later one wins only if better
+                nxt = []
+                for lo, hi in zip(level[::2], level[1::2], strict=True):
+                    v, q = f"{a.name}_v", f"{a.name}_p"
+                    out.stmt(f"const bool {a.name}_w{lo}_{hi} = {v}{hi} {op} {v}{lo};",
+                             f"{v}{lo} = {a.name}_w{lo}_{hi} ? {v}{hi} : {v}{lo};",
+                             f"{q}{lo} = {a.name}_w{lo}_{hi} ? {q}{hi} : {q}{lo};")
+                    nxt.append(lo)
+                level = nxt
+            lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
+            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({a.name}_v0 {op} {lv});",
+                     f"{lv} = {a.name}_b ? {a.name}_v0 : {lv};",
+                     f"{li} = {a.name}_b ? {a.name}_p0 : {li};")
 
     def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], position: str,
                        lane: str, pos_t: str) -> None:
