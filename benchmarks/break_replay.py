@@ -123,6 +123,25 @@ def measure(name: str, repeat: int) -> tuple[str, str, tuple[float, ...] | None]
     return "breaks", detail, tuple(statistics.median(t) for t in times)
 
 
+def overhead(repeat: int) -> str:
+    """Replay's own cost: a function of one compiled segment, one NumPy call at a break and
+    one guard, on 8 elements (NumPy's work is a few microseconds)."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        y = np.unwrap(x * 2.0)
+        return y + 1.0 if x[0] > -1.0 else y
+
+    x = np.linspace(0.0, 1.0, 8)
+    replayed, retraced = stax.jit(fn), stax.jit(fn, replay=False)
+    times: list[list[float]] = [[], [], []]
+    for _ in range(repeat * 50):
+        for k, f in enumerate((fn, replayed, retraced)):
+            times[k].append(timed(f, (x,)))
+    numpy_t, replay_t, retrace_t = (statistics.median(t) * 1e6 for t in times)
+    return (f"one segment + one NumPy call + one guard, 8 elements: NumPy {numpy_t:.1f} us, "
+            f"replayed {replay_t:.1f} us (+{replay_t - numpy_t:.1f} us), re-traced "
+            f"{retrace_t:.1f} us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
@@ -137,6 +156,7 @@ def main() -> None:
         warnings.simplefilter("ignore")
         for name in names:
             rows.append((name, *measure(name, opts.repeat)))
+        rows_overhead = overhead(opts.repeat)
     timed_rows = [r for r in rows if r[3] is not None]
     fails = [r for r in rows if r[1] == "fail"]
     lines = [f"{len(rows)} functions: {len(timed_rows)} with graph breaks, "
@@ -151,6 +171,7 @@ def main() -> None:
                      f"(replay=False) {statistics.median(retrace):.2f}; median time saved per "
                      f"call {statistics.median(saved):.0f} us; median Stax - NumPy per call "
                      f"{statistics.median(extra):.0f} us")
+    lines.append(f"replay overhead: {rows_overhead}")
     lines += ["", "| function | replay (correctness pass) | NumPy us | replayed / NumPy | "
               "re-traced / NumPy |", "|---|---|---|---|---|"]
     for name, status, detail, t in rows:

@@ -220,3 +220,18 @@ def test_explain_says_whether_warm_calls_replay() -> None:
 def test_strict_keeps_the_error() -> None:
     with pytest.raises(TypeError, match="traced"):
         stax.jit(branchy, strict=True)(np.ones(3))
+
+
+def test_replay_false_runs_the_python_function_on_each_call() -> None:
+    seen: list[float] = []
+
+    def fn(x: Any) -> Any:
+        y = np.unwrap(x)
+        seen.append(len(seen))  # a Python side effect: replay would skip it
+        return y * 2
+
+    jf = calls(fn, [(np.arange(3.0),), (np.arange(3.0) + 1,)], replay=False)
+    assert jf.replay_info().replayed == 0 and len(seen) == 4  # both calls, Stax's and NumPy's
+    assert "replay=False" in stax.explain(jf, np.arange(3.0)).replay
+    with pytest.raises(ValueError, match="replay must be True or False"):
+        stax.jit(fn, replay="yes")
