@@ -504,8 +504,10 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     """Explicit or implicit subscripts without ellipsis: each operand is laid out over all
     letters, the product taken elementwise and the summed letters reduced (one fused loop
     nest). Repeated letters within an operand take its diagonal."""
-    if set(kwargs) - {"optimize", "_derived"} or not isinstance(operands[0], str):
-        raise unsupported("np.einsum with out=, dtype=, casting= or the interleaved form")
+    if set(kwargs) - {"optimize", "_derived"}:
+        raise unsupported("np.einsum with out=, dtype= or casting=")
+    if operands and not isinstance(operands[0], str):
+        operands = _einsum_interleaved(operands)
     spec, arrays = operands[0].replace(" ", ""), operands[1:]
     broadcast: set[str] = set()  # letters standing for ellipsis dimensions (they broadcast)
     if "..." in spec:
@@ -558,6 +560,27 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
                 result=api.copy_(product))
         return api.copy_(product)
     return api.sum(product, axis=tuple(range(len(output), len(order))), dtype=dtype)
+
+
+def _einsum_interleaved(operands: Sequence[Any]) -> tuple[Any, ...]:
+    """[HUNT] np.einsum(a, [0, 1], b, [1, 2], [0, 2]): the subscripts string NumPy builds
+    from the sublists (0-25 as A-Z, 26-51 as a-z, Ellipsis as ...), then the operands."""
+    def letters(sublist: Any) -> str:
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+                continue
+            k = operator.index(s)
+            if not 0 <= k < 52:
+                raise ValueError("subscript is not within the valid range [0, 52)")
+            out.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+        return "".join(out)
+    arrays, subs = operands[0:-1:2] if len(operands) % 2 else operands[0::2], operands[1::2]
+    spec = ",".join(letters(s) for s in subs)
+    if len(operands) % 2:
+        spec += "->" + letters(operands[-1])
+    return (spec, *arrays)
 
 
 def _einsum_ellipsis(spec: str, arrays: Sequence[Any]) -> tuple[str, set[str]]:
@@ -1017,7 +1040,14 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
             return api.max(mag, axis=ax, keepdims=keepdims)
         if ord == -np.inf:
             return api.min(mag, axis=ax, keepdims=keepdims)
-        raise unsupported(f"np.linalg.norm with ord={ord!r}")
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        if ord == 0:  # [HUNT] the count of nonzero entries, as NumPy
+            return api.sum(api.astype(api.apply_ufunc("not_equal", t, 0), mag.dtype),
+                           axis=ax, keepdims=keepdims)
+        # [HUNT] any other order: NumPy's (sum |x| ** ord) ** (1 / ord), in |x|'s dtype
+        total = api.sum(api.apply_ufunc("power", mag, float(ord)), axis=ax, keepdims=keepdims)
+        return api.apply_ufunc("power", total, np.reciprocal(float(ord), dtype=total.dtype))
     if ord in (None, "fro") and (axis is None or len(axis) == 2):
         ax = tuple(range(t.ndim)) if axis is None else axis
         return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t), axis=ax,
@@ -1031,7 +1061,64 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
         other -= other > summed
         extreme = api.max if ord in (1, np.inf) else api.min
         return extreme(api.sum(api.apply_ufunc("absolute", t), axis=summed), axis=other)
+    if ord in (2, -2, "nuc") and not keepdims and (
+            axis is None and t.ndim == 2 or isinstance(axis, tuple) and len(axis) == 2):
+        # [HUNT] NumPy's _multi_svd_norm: the singular values of the two axes moved last
+        pair = (0, 1) if axis is None else tuple(axis)
+        s = _linalg("svd", api.moveaxis(t, pair, (-2, -1)), compute_uv=False)
+        reduce_ = {2: api.max, -2: api.min, "nuc": api.sum}[ord]
+        return reduce_(s, axis=-1)
     raise unsupported(f"np.linalg.norm with ord={ord!r}, axis={axis!r}")
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
+                ) -> Tracer:
+    """[HUNT] np.linalg.vector_norm (NumPy 2): norm of the flattened array, or along one
+    axis."""
+    t = traced(x, (x,))
+    if axis is None:
+        r = norm(api.ravel(t), ord=ord, axis=0)
+        return api.reshape(r, (1,) * t.ndim) if keepdims else r
+    if isinstance(axis, tuple):
+        if len(axis) != 1:
+            raise unsupported("np.linalg.vector_norm over several axes")
+        axis = axis[0]
+    return norm(t, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tracer:
+    """[HUNT] np.linalg.matrix_norm (NumPy 2): the norm over the last two axes."""
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def matrix_transpose(x: Any, /) -> Tracer:
+    """[HUNT] np.matrix_transpose / np.linalg.matrix_transpose: the last two axes swapped."""
+    t = traced(x, (x,))
+    if t.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return api.swapaxes(t, -1, -2)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tracer:
+    """[HUNT] np.vecdot / np.linalg.vecdot: sum(conj(x1) * x2) along `axis`, broadcast."""
+    a, b = traced(x1, (x1, x2)), traced(x2, (x1, x2))
+    return api.sum(api.apply_ufunc("multiply", api.apply_ufunc("conjugate", a), b), axis=axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Tracer:
+    """[HUNT] np.matvec: (..., m, n) times (..., n) -> (..., m)."""
+    a, v = traced(x1, (x1, x2)), traced(x2, (x1, x2))
+    return api.squeeze(api.matmul(a, api.expand_dims(v, -1)), -1)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Tracer:
+    """[HUNT] np.vecmat: conj((..., n)) times (..., n, m) -> (..., m)."""
+    v, a = traced(x1, (x1, x2)), traced(x2, (x1, x2))
+    return api.squeeze(api.matmul(api.expand_dims(api.apply_ufunc("conjugate", v), -2), a), -2)
+
+
+_GUFUNCS: dict[Any, Callable[..., Any]] = {np.vecdot: vecdot, np.matvec: matvec,
+                                           np.vecmat: vecmat}
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
@@ -1524,6 +1611,75 @@ def linalg_function(name: str) -> Callable[..., Any]:
     return call
 
 
+def matrix_power(a: Any, n: Any) -> Tracer:
+    """[HUNT] np.linalg.matrix_power by NumPy's binary decomposition of `n` into matmuls
+    (the inverse first for n < 0, the identity for n == 0)."""
+    t = traced(a, (a,))
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None
+    if t.ndim < 2:
+        raise np.linalg.LinAlgError(f"{t.ndim}-dimensional array given. Array must be at "
+                                    "least two-dimensional")
+    if t.shape[-1] != t.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if n == 0:
+        eye = np.eye(t.shape[-1], dtype=t.dtype)
+        return api.copy_(api.broadcast_to(traced(eye, (t,)), tuple(t.shape)))
+    if n < 0:
+        t, n = _linalg("inv", t), -n
+    result: Tracer | None = None
+    power = t
+    while True:  # NumPy's order: squarings of t, multiplied in as the bits of n are set
+        if n & 1:
+            result = power if result is None else api.matmul(result, power)
+        n >>= 1
+        if not n:
+            break
+        power = api.matmul(power, power)
+    assert result is not None
+    return result  # n == 1: `a` itself, as NumPy returns it
+
+
+def cond(x: Any, p: Any = None) -> Tracer:
+    """[HUNT] np.linalg.cond for p None/2/-2: the ratio of extreme singular values (inf
+    where it is NaN and x has no NaN, as NumPy)."""
+    if p not in (None, 2, -2):
+        raise unsupported(f"np.linalg.cond with p={p!r}")
+    t = traced(x, (x,))
+    s = _linalg("svd", t, compute_uv=False)
+    first, last = s[..., 0], s[..., -1]
+    r = api.apply_ufunc("true_divide", *((last, first) if p == -2 else (first, last)))
+    nan = api.apply_ufunc("logical_and", api.apply_ufunc("isnan", r), api.apply_ufunc(
+        "logical_not", api.any(api.apply_ufunc("isnan", t), axis=(-2, -1))))
+    return api.where(nan, np.inf, r)
+
+
+def block(arrays: Any) -> Tracer:
+    """[HUNT] np.block of nested lists of uniform depth d: the leaves brought to
+    max(d, their ndim) dimensions (leading 1s), the innermost lists joined along the last
+    axis, each outer level along the axis before. Other forms are NumPy's."""
+    def depth(obj: Any) -> int:
+        if not isinstance(obj, list):
+            return 0
+        depths = {depth(o) for o in obj}
+        if len(depths) != 1 or not obj:
+            raise unsupported("np.block of nested lists of different depths or empty ones")
+        return 1 + depths.pop()
+    def leaves(obj: Any) -> Iterator[Any]:
+        yield from (leaf for o in obj for leaf in leaves(o)) if isinstance(obj, list) else (obj,)
+    d = depth(arrays)
+    found = list(leaves(arrays))
+    nd = builtins.max(d, *(np.ndim(v) if not isinstance(v, Tracer) else v.ndim for v in found))
+    def join(obj: Any, level: int) -> Tracer:
+        if not isinstance(obj, list):
+            t = traced(obj, found)
+            return api.reshape(t, (1,) * (nd - t.ndim) + tuple(t.shape))
+        return api.concatenate([join(o, level + 1) for o in obj], axis=level - d)
+    return join(arrays, 0) if d else api.copy_(traced(arrays, (arrays,)))
+
+
 def inner(a: Any, b: Any) -> Tracer:
     """[B16] Sum over the last axes (a product with a scalar where one is 0-d)."""
     x, y = traced(a, (a, b)), traced(b, (a, b))
@@ -1610,6 +1766,118 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return np.result_type(*map(stand_in, arrays_and_dtypes))
 
 
+
+# ---- [HUNT] editing along an axis (static positions), NumPy 2 names ----
+
+def _strong(x: Any, like: Sequence[Any]) -> Tracer:
+    """`np.asarray(x)`: a traced Python scalar becomes a strong 0-d array (NEP 50)."""
+    t = traced(x, like)
+    return api.wrap(t.builder, api.to_value(t.builder, t)) if t.weak else t
+
+
+def _static_positions(obj: Any, what: str) -> Any:
+    """Positions known while tracing (ints, slices, lists); traced ones are a break."""
+    if isinstance(obj, Tracer):
+        if obj.concrete is None:
+            raise unsupported(f"{what} at positions computed from the data")
+        return obj.python_value()
+    return obj
+
+
+def _flat_or(arr: Tracer, axis: Any) -> tuple[Tracer, int]:
+    return (api.ravel(arr), 0) if axis is None else (arr, _axis(axis, arr.ndim))
+
+
+def append(arr: Any, values: Any, axis: Any = None) -> Tracer:
+    """np.append: both flattened (axis=None) or joined along `axis`; values are NumPy's
+    array of them (a Python scalar is strong)."""
+    x, v = _strong(arr, (arr, values)), _strong(values, (arr, values))
+    if axis is None:
+        return api.concatenate([api.ravel(x), api.ravel(v)])
+    return api.concatenate([x, v], axis=axis)
+
+
+def delete(arr: Any, obj: Any, axis: Any = None) -> Tracer:
+    """np.delete at positions known while tracing: the kept positions (NumPy's own on an
+    arange, with its errors) taken along the axis."""
+    x, ax = _flat_or(traced(arr, (arr,)), axis)
+    keep = np.delete(np.arange(x.shape[ax]), _static_positions(obj, "np.delete"))
+    return api.take(x, keep, axis=ax)
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Tracer:
+    """np.insert at positions known while tracing: `values` shaped as NumPy does (a block at
+    one position, or one slice per position), cast to arr's dtype, appended along the axis,
+    then put in place by a gather whose order is NumPy's own np.insert of an arange."""
+    x, ax = _flat_or(traced(arr, (arr, values)), axis)
+    where = _static_positions(obj, "np.insert")
+    v = traced(values, (arr, values))
+    n = x.shape[ax]
+    if np.ndim(where) == 0 and not isinstance(where, slice):
+        v = api.reshape(v, (1,) * (x.ndim - v.ndim) + tuple(v.shape)) if v.ndim < x.ndim else v
+        v = api.moveaxis(v, 0, ax)
+        count = v.shape[ax]
+    else:
+        count = len(np.arange(n)[where]) if isinstance(where, slice) else len(where)
+    shape = tuple(count if d == ax else s for d, s in enumerate(x.shape))
+    v = api.broadcast_to(api.astype(v, x.dtype, copy=False), shape)
+    order = np.insert(np.arange(n), where, n + np.arange(count))
+    return api.take(api.concatenate([x, v], axis=ax), order, axis=ax)
+
+
+def resize(a: Any, new_shape: Any) -> Tracer:
+    """np.resize: the flattened array repeated to the new size (zeros when either is empty)."""
+    x = api.ravel(traced(a, (a,)))
+    shape = (operator.index(new_shape),) if np.ndim(new_shape) == 0 else tuple(
+        operator.index(n) for n in new_shape)
+    size = int(np.prod(shape))
+    if builtins.any(n < 0 for n in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    if x.size == 0 or size == 0:
+        return api.zeros_like(x, shape=shape)
+    reps = -(-size // x.size)
+    whole = api.concatenate([x] * reps) if reps > 1 else x
+    return api.reshape(whole[:size], shape)
+
+
+def astype_function(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tracer:
+    """np.astype (NumPy 2)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"Device not understood. Only \"cpu\" is allowed, but received: {device}")
+    return api.astype(traced(x, (x,)), dtype, copy=copy)
+
+
+def _cumulative(name: str) -> Callable[..., Tracer]:
+    """np.cumulative_sum / np.cumulative_prod (NumPy 2): cumsum / cumprod along `axis`
+    (required above 1-d, NumPy's checks on a stand-in of the same rank), with the identity
+    first when include_initial."""
+    scan, identity = (api.cumsum, 0) if name == "cumulative_sum" else (api.cumprod, 1)
+
+    def cumulative(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Tracer:
+        if out is not None:
+            raise unsupported(f"np.{name} with out=")
+        t = traced(x, (x,))
+        stand_in = np.broadcast_to(np.zeros((), t.dtype), (1,) * t.ndim)
+        res = getattr(np, name)(stand_in, axis=axis, dtype=dtype)
+        ax = 0 if axis is None else _axis(axis, t.ndim)
+        y = api.astype(scan(t, axis=ax, dtype=dtype), res.dtype, copy=False)
+        if not include_initial:
+            return y
+        shape = tuple(1 if d == ax else s for d, s in enumerate(y.shape))
+        first = api.wrap(t.builder, api.broadcast_value(
+            t.builder, api.to_value(t.builder, np.asarray(identity, res.dtype)), shape))
+        return api.concatenate([first, y], axis=ax)
+    return cumulative
+
+
+def _tri_indices_from(name: str) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """np.triu_indices_from / np.tril_indices_from: constants from the shape alone."""
+    def indices_from(arr: Any, k: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        shape = tuple(traced(arr, (arr,)).shape)
+        return getattr(np, name)(np.broadcast_to(np.zeros((), bool), shape), k)
+    return indices_from
+
 # ---- registration ----
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
@@ -1646,6 +1914,15 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.place: _in_place("place", np.place, 2), np.putmask: _in_place("putmask", np.putmask, 2),
     np.fill_diagonal: _in_place("fill_diagonal", np.fill_diagonal, 1),
     np.copyto: _in_place("copyto", np.copyto, 1),
+    np.append: append, np.delete: delete, np.insert: insert, np.resize: resize,  # [HUNT]
+    np.astype: astype_function, np.cumulative_sum: _cumulative("cumulative_sum"),
+    np.cumulative_prod: _cumulative("cumulative_prod"),
+    np.triu_indices_from: _tri_indices_from("triu_indices_from"),
+    np.tril_indices_from: _tri_indices_from("tril_indices_from"),
+    np.linalg.vector_norm: vector_norm, np.linalg.matrix_norm: matrix_norm,
+    np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
+    np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
+    np.block: block,
     **{getattr(np.linalg, n): linalg_function(n) for n in (
         "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd",
         "pinv")},
@@ -1862,6 +2139,8 @@ def register(tracer: type[Tracer]) -> None:
                 ufunc.__name__ in ("add", "multiply") or method == "reduce" and
                 ufunc.__name__ in ("maximum", "minimum", "logical_and", "logical_or")):
             return ufunc_method(ufunc, method, *inputs, **kwargs)
+        if method == "__call__" and ufunc in _GUFUNCS and set(kwargs) <= {"axis"}:
+            return _GUFUNCS[ufunc](*inputs, **kwargs)  # [HUNT]
         return base(self, ufunc, method, *inputs, **kwargs)
 
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]

@@ -777,8 +777,44 @@ def _basic_index(a: Tracer, items: list[Any]) -> tuple[Tracer, list[int]]:
     return view, array_dims
 
 
+def _constant_masks(index: Any, shape: tuple[Any, ...]) -> Any:
+    """[HUNT] A boolean index known while tracing (a list or array of bools, not traced) is
+    NumPy's nonzero() of it: one integer array per axis it covers, whose sizes it must match
+    (NumPy's IndexError)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+
+    def known(it: Any) -> bool:
+        return isinstance(it, np.ndarray) or isinstance(it, list) and builtins.all(
+            known(v) if isinstance(v, list) else not isinstance(v, Tracer) for v in it)
+    masks = {k for k, it in enumerate(items) if isinstance(it, (np.ndarray, list)) and known(it)
+             and np.ndim(it) > 0 and np.asarray(it).dtype == bool}
+    if not masks:
+        return index
+    width = [np.ndim(it) if k in masks else int(it is not None and it is not Ellipsis)
+             for k, it in enumerate(items)]
+    if builtins.sum(width) > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {builtins.sum(width)} were indexed")
+    ellipsis = next((k for k, it in enumerate(items) if it is Ellipsis), len(items))
+    out: list[Any] = []
+    for k, it in enumerate(items):
+        if k not in masks:
+            out.append(it)
+            continue
+        m = np.asarray(it)
+        first = builtins.sum(width[:k]) if k < ellipsis else len(shape) - builtins.sum(width[k:])
+        for d, n in enumerate(m.shape):
+            if shape[first + d] != n and n:  # (NumPy lets an empty axis of the mask pass)
+                raise IndexError(f"boolean index did not match indexed array along axis "
+                                 f"{first + d}; size of axis is {shape[first + d]} but size "
+                                 f"of corresponding boolean axis is {n}")
+        out.extend(np.nonzero(m))
+    return tuple(out)
+
+
 def getitem(a: Tracer, index: Any) -> Tracer:
     a.check_fresh()
+    index = _constant_masks(index, tuple(a.shape))
     items = _expand_index(index, a.ndim)
     arrays = [it for it in items if _is_array_index(it)]
     if builtins.any(isinstance(it, (bool, np.bool_)) for it in items) or builtins.any(
@@ -1152,14 +1188,30 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     op = ops.by_ufunc(ufunc)  # [A1] dispatch on the ufunc object itself
     if op is None:
         raise unsupported(f"np.{name}")
-    out = kwargs.pop("out", None)
-    if kwargs:
-        raise unsupported(f"np.{name} with {', '.join(kwargs)}=")
+    out, mask = kwargs.pop("out", None), kwargs.pop("where", True)
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    if kwargs or casting not in ("same_kind", "unsafe") or mask is not True and out is None:
+        raise unsupported(f"np.{name} with {', '.join(kwargs) or 'casting=, or where='}"
+                          f"{'' if kwargs else ' without out='}")
+    if dtype is not None:  # [HUNT] the inputs cast to the loop NumPy picks for that dtype
+        dtype = check_dtype(np.dtype(dtype), f"np.{name}'s dtype")
+        for a in inputs:
+            if type(a) is int and dtype.kind in "iu":  # NumPy converts it first (NEP 50)
+                np.asarray(a, dtype=dtype)
+        loop = ufunc.resolve_dtypes(
+            tuple(dtype_spec(a) for a in inputs) + (None,) * ufunc.nout,
+            signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout, casting=casting)
+        b = find_builder(inputs)
+        inputs = tuple(wrap(b, to_value(b, a, loop[i])) for i, a in enumerate(inputs))
     result = apply_ufunc(op.name, *inputs, function=True)
     if out is not None:
         target = out[0] if isinstance(out, tuple) else out
         if not isinstance(target, Tracer):
             raise unsupported(f"np.{name} with out= that is not a traced array")
+        if casting == "unsafe":  # [HUNT] any cast into out
+            result = astype(result, target.dtype, copy=False)
+        if mask is not True:  # [HUNT] out keeps its values where the mask is False
+            result = where(mask, result, target)
         inplace(target, result, op.name)
         return target
     return result

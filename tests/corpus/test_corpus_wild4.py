@@ -1106,5 +1106,104 @@ def test_reduction_initial_out_of_range(initial: Any) -> None:
         same(stax.jit(fn)(x), want)
 
 
+_EDITS = [lambda x: np.append(x, [1.0, 2.0]), lambda x: np.append(x, 1.5),
+          lambda x: np.append(x, x, axis=0), lambda x: np.delete(x, [0, -1]),
+          lambda x: np.delete(x, 1, axis=0), lambda x: np.delete(x, slice(0, None, 2), axis=-1),
+          lambda x: np.insert(x, 1, 99), lambda x: np.insert(x, [0, 2, 2], -1.5),
+          lambda x: np.insert(x, 1, [7, 8], axis=0), lambda x: np.insert(x, 2, 5, axis=-1),
+          lambda x: np.insert(x, [1, 0], [[1], [2]], axis=0),
+          lambda x: np.insert(x, slice(0, 2), 0),
+          lambda x: np.resize(x, 7), lambda x: np.resize(x, (2, 9)), lambda x: np.resize(x[:0], 3),
+          lambda x: np.astype(x, np.int8), lambda x: np.cumulative_sum(x, axis=0),
+          lambda x: np.cumulative_prod(x, axis=-1, dtype=np.float64, include_initial=True),
+          lambda x: np.cumulative_sum(x), lambda x: x[np.tril_indices_from(x, k=-1)],
+          lambda x: np.einsum(x, [0, 1], [1, 0]), lambda x: np.einsum(x, [Ellipsis, 1], x, [2, 1]),
+          lambda x: x[:, [True, False, True]], lambda x: x[[False, True]], lambda x: x[[True]],
+          lambda x: x[np.array([[True, False, True]] * len(x)), None],
+          lambda x: x[..., np.array([], bool)]]
+
+
+@pytest.mark.parametrize("k", range(len(_EDITS)))
+def test_edits_known_while_tracing(k: int) -> None:
+    """[HUNT] np.append/delete/insert/resize at positions known while tracing, np.astype,
+    np.cumulative_sum/prod, np.tril/triu_indices_from, einsum's interleaved form and boolean
+    lists/arrays as indices compile (were graph breaks); NumPy's errors where it raises."""
+    fn = _EDITS[k]
+    for x in (np.arange(12.0).reshape(2, 6)[:, ::2], np.arange(6, dtype=np.int16).reshape(2, 3).T,
+              np.arange(9, dtype=np.float32).reshape(3, 3)):
+        try:
+            want = fn(x)
+        except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+            with pytest.raises(type(e)):
+                stax.jit(fn)(x)
+            continue
+        same(stax.jit(fn, strict=True)(x), want)
+
+
+_UFUNC_KEYWORDS = [
+    lambda a, b: np.add(a, b, dtype=np.int8), lambda a, b: np.exp(a, dtype=np.float64),
+    lambda a, b: np.multiply(a, b, dtype=np.int64, casting="unsafe"),
+    lambda a, b: np.divide(a, b, out=np.zeros(np.broadcast_shapes(a.shape, b.shape)),
+                           where=b != 0),
+    lambda a, b: np.add(a, 1, dtype=np.float32), lambda a, b: np.less(a, b, dtype=np.float64),
+    lambda a, b: np.add(a, b, out=np.zeros(np.broadcast_shapes(a.shape, b.shape), np.int32),
+                        casting="unsafe"),
+    lambda a, b: np.multiply(a, 300, dtype=np.uint8), lambda a, b: np.add(a, b, dtype=bool)]
+
+
+@pytest.mark.parametrize("k", range(len(_UFUNC_KEYWORDS)))
+def test_ufunc_dtype_casting_where_keywords(k: int) -> None:
+    """[HUNT] ufuncs with dtype= (NumPy's loop for that signature, inputs cast to it),
+    casting='unsafe' and where= with out= (out keeps its values where the mask is False)."""
+    fn, r = _UFUNC_KEYWORDS[k], np.random.default_rng(k)
+    for a, b in ((r.random(5) > 0.5, r.random(5) > 0.5), (r.integers(-5, 5, (3, 4)),
+                                                          r.integers(-2, 2, 4)),
+                 (r.standard_normal((3, 2)).astype(np.float32), np.array([0.0, 2.0]))):
+        with np.errstate(all="ignore"):
+            try:
+                want = fn(a, b)
+            except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+                with pytest.raises(type(e)):
+                    stax.jit(fn)(a, b)
+                continue
+        same(stax.jit(fn, strict=True)(a, b), want)
+
+
+_LINALG = [
+    lambda x: np.linalg.norm(x[0], 3), lambda x: np.linalg.norm(x, 0.5, axis=0),
+    lambda x: np.linalg.norm(x, 0, axis=-1), lambda x: np.linalg.norm(x, 2),
+    lambda x: np.linalg.norm(x, -2), lambda x: np.linalg.norm(x, "nuc"),
+    lambda x: np.linalg.norm(x, 2, axis=(1, 0)), lambda x: np.linalg.vector_norm(x),
+    lambda x: np.linalg.vector_norm(x, axis=0, ord=1),
+    lambda x: np.linalg.vector_norm(x, keepdims=True, ord=np.inf),
+    lambda x: np.linalg.matrix_norm(x), lambda x: np.linalg.matrix_norm(x, ord=2),
+    lambda x: np.linalg.matrix_transpose(x), lambda x: np.vecdot(x, x),
+    lambda x: np.linalg.vecdot(x, x[0]), lambda x: np.vecdot(x, x, axis=0),
+    lambda x: np.matvec(x, x[0]), lambda x: np.vecmat(x[0], x),
+    lambda x: np.linalg.matrix_power(x, 0), lambda x: np.linalg.matrix_power(x, 5),
+    lambda x: np.linalg.matrix_power(x, -2), lambda x: np.linalg.matrix_power(x, 2.0),
+    lambda x: np.linalg.cond(x), lambda x: np.linalg.cond(x * 0),
+    lambda x: np.block([x, x]), lambda x: np.block([[x, x], [x, x]]),
+    lambda x: np.block([x[0], 1.0]), lambda x: np.block([[x[0]], [x[1]]])]
+
+
+@pytest.mark.parametrize("k", range(len(_LINALG)))
+def test_norms_powers_gufuncs_block(k: int) -> None:
+    """[HUNT] np.linalg.norm of any vector order and of matrix orders 2/-2/nuc, NumPy 2's
+    vector_norm/matrix_norm/matrix_transpose/vecdot/matvec/vecmat, matrix_power (NumPy's
+    binary decomposition), cond and np.block compile (were graph breaks)."""
+    fn, r = _LINALG[k], np.random.default_rng(k)
+    for x in (r.standard_normal((3, 3)), r.standard_normal((2, 4, 4)),
+              r.integers(-3, 3, (3, 3)), r.standard_normal((3, 3)).astype(np.float32).T):
+        with np.errstate(all="ignore"):
+            try:
+                want = fn(x)
+            except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+                with pytest.raises(type(e)):
+                    stax.jit(fn)(x)
+                continue
+            same(stax.jit(fn, strict=True)(x), want)
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES4)
