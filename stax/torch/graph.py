@@ -36,7 +36,7 @@ import torch.fx as fx
 import stax
 from stax.api import Jitted
 from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
-from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
+from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused, used_results
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
 from stax.torch.pooling import max_pool
 
@@ -582,7 +582,8 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
     metas = _metas(node)
     pool = POOLS.get(node.target)
     if pool is not None and np.dtype(args[0].dtype).kind == "f":
-        pooled = pool(*args, **kwargs)  # windows that tile the input: Stax's own pooling
+        # windows that tile the input: Stax's own pooling (the indices where the graph reads them)
+        pooled = pool(*args, **kwargs, indices=1 in used_results(node, len(metas)))
         if pooled is not None:
             return pooled
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
