@@ -207,7 +207,7 @@ def test_every_tiling_variant_gives_numpys_result(name):
     program = next(iter(f.cache.values())).program
     used = set()
     shapes = [(2, 2), (3, 17), (17, 3), (16, 16), (33, 65), (200, 3), (3, 5000), (700, 700),
-              (1500, 1500), (5000, 4), (4, 20000)]
+              (1500, 1500), (5000, 4), (4, 20000), (5000, 16), (5000, 10)]
     for rows, cols in shapes:
         if name == "transpose_add":
             cols = rows

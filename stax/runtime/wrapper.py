@@ -35,7 +35,7 @@ from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
-from stax.tiling.plan import KernelPlan
+from stax.tiling.plan import SMALL_ROW, KernelPlan
 from stax.tiling.threads import team  # [H9] launch-time team size
 
 FLAG_MESSAGES = flag_messages()  # [A1] generated from stax.ops.FLAGS, as the C++ enum
@@ -303,19 +303,27 @@ def _plan_all(schedule: Schedule, backend: Backend, threads: int, vectorize: boo
 
 
 def _signature(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
-    """What a tiling variant decides: per kernel its loop structure, form, block and vector
-    lanes."""
+    """What a tiling variant decides: per kernel its loop structure, form, block, vector
+    lanes and short-row lengths."""
     return tuple((p.shared_depth, p.parallel_depth, p.threads, p.form, p.outer_block,
-                  p.simd_lanes) for p in plans.values())
+                  p.simd_lanes, p.row_symbol, p.row_lengths) for p in plans.values())
+
+
+def _vector_loops(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
+    """[H11] A tiling variant's forms and vector loops (its signature without the split over
+    threads)."""
+    return tuple((p.form, p.simd_lanes, p.row_symbol, p.row_lengths) for p in plans.values())
 
 
 # [issue 11] Sizes a generic program is also planned for (besides the traced ones): few, long
-# rows; many short rows; everything large; rows of a few vectors (narrow vectors, issue 11).
+# rows; many short rows; everything large; rows of a few vectors (narrow vectors, issue 11);
+# [H11] many rows of SMALL_ROW elements (the longest short-row length, whose vectors differ).
 # Distinct plans become tiling variants in one module.
 def representative_sizes(symbols: Sequence[str]) -> list[dict[str, int]]:
     out = [dict.fromkeys(symbols, 4096), dict.fromkeys(symbols, 16)]
     for big in symbols:
         out.append({s: 1 << 20 if s == big else 4 for s in symbols})
+        out.append({s: 1 << 20 if s == big else SMALL_ROW for s in symbols})
     return out
 
 
@@ -393,21 +401,28 @@ def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize
                    form: str | None, env: ShapeEnv | None, variants: Sequence[Variant]
                    ) -> Callable[..., int] | None:
     """[issue 11] The run-time choice of a generic program's tiling variant (`tiling_key`):
-    the planner's decisions for the actual sizes, matched to a compiled variant (the traced
-    one when none matches), memoized per power-of-two size class."""
+    the planner's decisions for the actual sizes, matched to a compiled variant; [H11] else
+    one with the same forms and vector loops (the split over threads differs: any split is
+    correct, and a region opens threads only when its work pays, decided at launch); else the
+    traced one. Memoized per power-of-two size class, sizes up to SMALL_ROW each a class of
+    their own (a short-row variant is compiled per length)."""
     if env is None or len(variants) < 2:
         return None
     keys = {_signature(v.plans): k for k, v in enumerate(variants)}
+    loops: dict[tuple[Any, ...], int] = {}
+    for k, v in enumerate(variants):
+        loops.setdefault(_vector_loops(v.plans), k)
     names = tuple(env.hints)
     memo: dict[tuple[int, ...], int] = {}
 
     def tiling_key(*sizes: int) -> int:
-        bucket = tuple(n.bit_length() for n in sizes)
+        bucket = tuple(n if n <= SMALL_ROW else -n.bit_length() for n in sizes)
         key = memo.get(bucket)
         if key is None:
             with env.assume(dict(zip(names, sizes, strict=True))):
                 plans = _plan_all(schedule, backend, threads, vectorize, form)
-            key = memo[bucket] = keys.get(_signature(plans), 0)
+            key = memo[bucket] = keys.get(_signature(plans),
+                                          loops.get(_vector_loops(plans), 0))
         return key
 
     return tiling_key

@@ -1251,10 +1251,16 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
         params.append(f"{t}*{restrict} {buf}" if buf in written else f"const {t}*{restrict} {buf}")
     if symbols:  # a generic program: the sizes of this call (issue 11)
         params.append("const int64_t* __restrict__ stax_sizes")
+    signature = ", ".join([*params, "int32_t* flags"])
+    # [H11] short rows: the body is a template on the row symbol's length (0: the run-time size)
+    row, lengths = next(((p.row_symbol, p.row_lengths) for p in plans if p.row_symbol),
+                        ("", ()))
     out = Emitter()
     out.comment(f"{name}: {', '.join(p.name for p in plans)}")
-    with out.block(f"extern \"C\" void {name}({', '.join([*params, 'int32_t* flags'])})"):
-        out.stmt(*(f"const int64_t {s} = stax_sizes[{k}];" for k, s in enumerate(symbols)))
+    with out.block(f"template <int64_t STAX_ROW> static void {name}_rows({signature})" if row
+                   else f"extern \"C\" void {name}({signature})"):
+        out.stmt(*(f"const int64_t {s} = STAX_ROW ? STAX_ROW : stax_sizes[{k}];" if s == row
+                   else f"const int64_t {s} = stax_sizes[{k}];" for k, s in enumerate(symbols)))
         for printer in printers:
             out.add(*printer.prologue)
         launch = [plan.launch_work for plan in plans if plan.launch_work is not None]
@@ -1275,7 +1281,19 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
             out.stmt(f"int {BAD} = 0;  // error bits of this thread (stax_raise)")
             out.add(*kernels)
             out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
+    if row:
+        _row_dispatch(out, name, signature, symbols.index(row), lengths)
     return "\n".join(render(out.code))
+
+
+def _row_dispatch(out: Emitter, name: str, signature: str, k: int,
+                  lengths: Sequence[int]) -> None:
+    """[H11] The entry of a region compiled per short row length: a switch on the size."""
+    args = ", ".join(p.rsplit(" ", 1)[1] for p in signature.split(", "))
+    with out.block(f"extern \"C\" void {name}({signature})"):
+        out.stmt(f"switch (stax_sizes[{k}]) {{", *(
+            f"    case {n}: return {name}_rows<{n}>({args});" for n in lengths),
+            f"    default: return {name}_rows<0>({args});", "}")
 
 
 def print_module(regions: Sequence[KernelRegion],

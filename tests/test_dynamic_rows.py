@@ -1,0 +1,121 @@
+"""[H11] Short rows of a shape-generic program (issue 11): a region whose innermost loops run
+over one size symbol is also compiled for each short length of it (a C++ template on the size,
+chosen at launch by a switch). Every length, short or not, must give NumPy's result."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stax
+from stax.api import _symbol_values
+from stax.tiling.plan import SMALL_ROW
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layernorm(x, g, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def rmsnorm(x, g):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * g
+
+
+def column_stats(x):
+    return x.sum(0), x.var(0), x.max(0)
+
+
+def row_stats(x):
+    return x.sum(1), x.min(1), x.mean(1)
+
+
+FUNCTIONS = {"softmax": softmax, "layernorm": layernorm, "rmsnorm": rmsnorm,
+             "column_stats": column_stats, "row_stats": row_stats}
+JITTED = {(name, dtype): stax.jit(fn, dynamic=True) for name, fn in FUNCTIONS.items()
+          for dtype in ("float32", "float64")}  # compiled on first use (hypothesis draws)
+COLS = [0, 1, 2, 3, 4, 7, 8, 9, 10, 15, 16, 17, 31, 33, 100]
+
+
+def _args(name: str, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    cols = x.shape[-1]
+    if name == "layernorm":
+        return x, rng.standard_normal(cols).astype(x.dtype), rng.standard_normal(cols).astype(
+            x.dtype)
+    if name == "rmsnorm":
+        return x, rng.standard_normal(cols).astype(x.dtype)
+    return (x,)
+
+
+def _check(got, expected, rtol: float, atol: float) -> None:
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+
+
+@settings(max_examples=40, deadline=None)
+@given(name=st.sampled_from(sorted(FUNCTIONS)), dtype=st.sampled_from(["float32", "float64"]),
+       rows=st.integers(0, 70), cols=st.sampled_from(COLS), special=st.booleans())
+def test_short_rows_give_numpys_result(name, dtype, rows, cols, special):
+    rng = np.random.default_rng(rows * 1000 + cols)
+    x = (rng.standard_normal((rows, cols)) * 3).astype(dtype)
+    if special and x.size:  # NaN and inf somewhere in the rows
+        x.flat[rng.integers(0, x.size, 2)] = [np.nan, np.inf]
+    args = _args(name, x, rng)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # means of empty rows, as NumPy warns
+        try:
+            expected = FUNCTIONS[name](*args)
+        except ValueError:  # max/min of an empty axis: Stax raises as NumPy does
+            with pytest.raises(ValueError):
+                JITTED[name, dtype](*args)
+            return
+        got = JITTED[name, dtype](*args)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    _check(got, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "column_stats"])
+def test_one_program_planned_on_long_rows_serves_every_short_length(name):
+    """Traced on long rows: the short-row variant still exists (planned for representative
+    sizes), is compiled per length, and the solver sends every short length to it."""
+    fn = FUNCTIONS[name]
+    f = stax.jit(fn, dynamic=True)
+    rng = np.random.default_rng(5)
+    f(*_args(name, rng.standard_normal((40, 300)).astype(np.float32), rng))
+    program = next(iter(f.cache.values())).program
+    short = [k for k, v in enumerate(program.variants)
+             if any(p.row_symbol for p in v.plans.values())]
+    assert short, "no variant compiled per short row length"
+    assert "_rows<2>" in program.cpp and "switch (stax_sizes[" in program.cpp
+    for cols in [*range(2, SMALL_ROW + 2), 40, 300]:
+        for rows in (1 if name == "column_stats" else 2, 3, 250):
+            x = rng.standard_normal((rows, cols)).astype(np.float32)
+            args = _args(name, x, rng)
+            _check(f(*args), fn(*args), rtol=1e-4, atol=1e-4)
+            if cols <= SMALL_ROW and rows > 1 and program.tiling_key is not None:
+                key = program.tiling_key(*_symbol_values(args).values())
+                lengths = {n for p in program.variants[key].plans.values()
+                           for n in p.row_lengths}
+                assert cols in lengths, (rows, cols, key)
+    assert f.cache_info().compiles <= 2, f.not_generic  # rows of 1: a class of its own
+
+
+def test_explain_records_the_short_rows_decision():
+    f = stax.jit(softmax, dynamic=True)
+    x = np.random.default_rng(2).standard_normal((300, 6)).astype(np.float32)
+    text = str(stax.explain(f, x))
+    assert "short rows: the innermost loops run over s1" in text
+    assert "also compiled for s1 = 2..15" in text
