@@ -1,5 +1,5 @@
 """The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
-test_corpus_wild2.py) under stax.jit.
+test_corpus_wild2.py, test_corpus_wild4.py) under stax.jit.
 
     python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
                                 [--markdown OUT.md]
@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from corpus.programs import CASES as PROGRAMS  # noqa: E402
 from corpus.test_corpus_wild import CASES as WILD  # noqa: E402
 from corpus.test_corpus_wild2 import CASES2 as WILD2  # noqa: E402
+from corpus.test_corpus_wild4 import CASES4 as WILD4  # noqa: E402
 
 import stax  # noqa: E402
 from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
@@ -48,6 +49,7 @@ CORPORA: dict[str, dict[str, tuple[Callable[..., Any], Maker]]] = {
     "programs": dict(PROGRAMS),
     "wild": {f"wild:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD.items()},
     "wild2": {f"wild2:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD2.items()},
+    "wild4": {f"wild4:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD4.items()},
 }
 CASES = {name: case for corpus in CORPORA.values() for name, case in corpus.items()}
 TOLERANCE = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}
@@ -57,6 +59,11 @@ def same(got: Any, want: Any) -> bool:
     if isinstance(want, (tuple, list)):
         return isinstance(got, type(want)) and len(got) == len(want) and all(
             same(g, w) for g, w in zip(got, want, strict=True))
+    if isinstance(want, dict):
+        return isinstance(got, dict) and list(got) == list(want) and all(
+            same(got[k], w) for k, w in want.items())
+    if isinstance(want, str):
+        return got == want
     g, w = np.asarray(got), np.asarray(want)
     if g.shape != w.shape or g.dtype != w.dtype:
         return False

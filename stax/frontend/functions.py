@@ -290,8 +290,8 @@ def _pairs(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tracer:
-    """np.pad's constant, edge, reflect, symmetric and wrap modes, axis by axis as NumPy does
-    (later axes fill the corners); pads wider than one reflection are a graph break."""
+    """np.pad's constant, edge, reflect, symmetric, wrap, maximum, minimum, mean and median
+    modes, axis by axis as NumPy does (later axes fill the corners)."""
     x = traced(array, (array,))
     if isinstance(pad_width, Tracer) and pad_width.concrete is not None:
         pad_width = pad_width.python_value()  # [HUNT3] from scalar arguments (`w // 2`)
@@ -302,7 +302,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
         raise ValueError("index can't contain negative values")
     pairs = _pairs(widths, x.ndim, "pad_width")
     allowed = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
-               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+               **{stat: set() for stat in _PAD_STATS}}  # [HUNT] (stat_length is not)
     if mode not in allowed or set(kwargs) - allowed[mode] or \
             kwargs.get("reflect_type", "even") != "even":
         raise unsupported(f"np.pad with mode={mode!r} and {', '.join(kwargs) or 'no options'}")
@@ -312,9 +313,22 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
         n = x.shape[ax]
         if before == after == 0:
             continue
-        if mode != "constant" and (n == 0 or builtins.max(before, after) > n - (
-                mode == "reflect")):
-            raise unsupported(f"np.pad {mode} wider than the axis")
+        if mode != "constant" and n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
+                             "or 'empty'")
+        if mode in _PAD_STATS:  # [HUNT] the statistic of the whole axis, NumPy's rounding
+            stat = _PAD_STATS[mode](x, axis=ax, keepdims=True)
+            if x.dtype.kind in "iu" and stat.dtype.kind == "f":
+                stat = api.apply_ufunc("rint", stat)
+            parts = [api.broadcast_to(api.astype(stat, x.dtype, copy=False), tuple(
+                w if d == ax else s for d, s in enumerate(x.shape))) for w in (before, after)]
+            x = api.concatenate([parts[0], x, parts[1]], axis=ax)
+            continue
+        if mode != "constant" and builtins.max(before, after) > n - (mode == "reflect"):
+            # [HUNT] wider than one reflection or period: NumPy's own np.pad of the positions
+            order = np.pad(np.arange(n), (before, after), mode=mode)
+            x = api.take(x, order, axis=ax)
+            continue
         parts = []
         for width, side in ((before, 0), (after, 1)):
             if width == 0:
@@ -344,6 +358,12 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
             parts.append(part)
         x = api.concatenate([parts[0], x, parts[1]], axis=ax)
     return api.copy_(x) if x is array else x
+
+
+_PAD_STATS: dict[str, Callable[..., Tracer]] = {
+    "maximum": lambda x, **kw: api.max(x, **kw), "minimum": lambda x, **kw: api.min(x, **kw),
+    "mean": lambda x, **kw: api.mean(x, **kw),
+    "median": lambda x, **kw: median(x, axis=kw["axis"], keepdims=kw["keepdims"])}
 
 
 # ---- triangles, tiling, repetition ----
@@ -1308,6 +1328,8 @@ def _median(name: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
 
 def _quantile(name: str, a: Any, q: Any, axis: Any, out: Any, overwrite_input: bool,
               method: str, keepdims: bool, weights: Any, interpolation: Any) -> Tracer:
+    if isinstance(q, Tracer) and q.concrete is not None:
+        q = q.python_value()  # [HUNT] from scalar arguments (`100 * (1 - level)`)
     if out is not None or weights is not None or interpolation is not None or \
             isinstance(q, Tracer):
         raise unsupported(f"np.{name} with out=, weights=, interpolation= or a traced q")

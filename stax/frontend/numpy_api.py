@@ -482,8 +482,11 @@ def _mean_count_dtype(a: Any, axis: Any, dtype: Any) -> tuple[int, np.dtype]:
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
         keepdims: bool = False, **kw: Any) -> Tracer:
+    mask = kw.pop("where", True)
     if out is not None or kw:
-        raise unsupported("np.var/np.std with out=, where= or mean=")
+        raise unsupported("np.var/np.std with out= or mean=")
+    if mask is not True:
+        return _masked_var(a, axis, dtype, ddof, keepdims, mask)
     if dtype is not None and np.dtype(dtype).kind in "biu":
         # [FUZZ] NumPy truncates the mean, the squares' sum and the quotient to that integer
         # type (and std's sqrt refuses to cast back into an array): not reproduced
@@ -495,6 +498,34 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         squared = real(apply_ufunc("multiply", centered, apply_ufunc("conjugate", centered)))
     total = _reduce("sum", squared, axis, dtype, None, keepdims)
     return apply_ufunc("true_divide", total, builtins.max(count - ddof, 0))
+
+
+def _masked_var(a: Any, axis: Any, dtype: Any, ddof: int, keepdims: bool, mask: Any
+                ) -> Tracer:
+    """[HUNT] np.var(where=mask) as NumPy's _var: the masked sum over the mask's count (cast
+    back to the sum's dtype), the masked sum of squared deviations over max(count - ddof, 0)."""
+    b = find_builder((a, mask))
+    x = wrap(b, to_value(b, a))
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.float64
+    if (np.dtype(dtype) if dtype is not None else x.dtype) == np.float16:
+        raise unsupported("np.var/np.std of float16 with where=")
+    m = wrap(b, broadcast_value(b, to_value(b, mask, np.dtype(bool)), tuple(x.shape)))
+
+    def masked_sum(v: Tracer, keep: bool) -> Tracer:
+        return _reduce("sum", v, axis, dtype, None, keep, where=m)
+
+    def count(keep: bool) -> Tracer:
+        return _reduce("sum", m, axis, np.intp, None, keep)
+
+    total = masked_sum(x, True)
+    centered = apply_ufunc("subtract", x, astype(
+        apply_ufunc("true_divide", total, count(True)), total.dtype, copy=False))
+    squared = real(apply_ufunc("multiply", centered, apply_ufunc("conjugate", centered))) \
+        if centered.dtype.kind == "c" else apply_ufunc("multiply", centered, centered)
+    ret = masked_sum(squared, keepdims)
+    rcount = apply_ufunc("maximum", apply_ufunc("subtract", count(keepdims), ddof), 0)
+    return astype(apply_ufunc("true_divide", ret, rcount), ret.dtype, copy=False)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,

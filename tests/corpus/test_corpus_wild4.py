@@ -1205,5 +1205,49 @@ def test_norms_powers_gufuncs_block(k: int) -> None:
             same(stax.jit(fn, strict=True)(x), want)
 
 
+@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric", "maximum",
+                                  "minimum", "mean", "median"])
+def test_pad_modes_any_width(mode: str) -> None:
+    """[HUNT] np.pad's statistic modes (NumPy's rounding for integers) and the index modes
+    wider than the axis (NumPy's own np.pad of the positions) compile (were graph breaks);
+    an empty axis raises NumPy's ValueError."""
+    r = np.random.default_rng(0)
+    for x in (img(r, 3, 4), normal(r, 1, 5), np.arange(7, dtype=np.int16),
+              normal(r, 2, 2, dtype="float32").T, np.zeros((0, 3))):
+        for width in (1, (0, 5), 8):
+            try:
+                want = np.pad(x, width, mode=mode)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    stax.jit(lambda v, w=width: np.pad(v, w, mode=mode))(x)
+                continue
+            same(stax.jit(lambda v, w=width: np.pad(v, w, mode=mode), strict=True)(x), want)
+
+
+def _masked_moments(x, level):
+    m = x.real > -0.5
+    return (np.var(x, where=m), np.std(x, axis=0, where=m, keepdims=True),
+            np.var(x, ddof=1, axis=1, where=m), np.percentile(x.real, 100 * (1 - level)),
+            np.quantile(x.real, level, axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "complex128"])
+def test_var_std_where_and_percentile_of_scalar_arguments(dtype: str) -> None:
+    """[HUNT] np.var/np.std with where= (NumPy's _var: masked sums over the mask's count) and
+    np.percentile/quantile of a q computed from a Python scalar argument compile (were graph
+    breaks)."""
+    r = np.random.default_rng(1)
+    x = (r.standard_normal((4, 5)) * 3).astype(dtype)
+    with np.errstate(all="ignore"):
+        for v, level in ((x, 0.95), (x.T, 0.5), (x[:0], 0.1)):
+            try:
+                want = _masked_moments(v, level)
+            except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+                with pytest.raises(type(e)):
+                    stax.jit(_masked_moments)(v, level)
+                continue
+            same(stax.jit(_masked_moments, strict=True)(v, level), want)
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES4)
