@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
+from stax.ir.sym import is_sym
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -460,23 +462,25 @@ def _concat_loader(op: Op, ins: list[Lazy]) -> Loader:
     dtype = op.out.dtype
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
-        offsets = np.cumsum([0] + [i.shape[axis] for i in ins])
-        parts = [(int(offsets[k]), i) for k, i in enumerate(ins) if i.shape[axis] > 0]
+        offsets = [0]  # [DYN16] sizes along the axis may be symbolic: never pinned
+        for i in ins:
+            offsets.append(offsets[-1] + i.shape[axis])
+        parts = [(offsets[k], i) for k, i in enumerate(ins) if i.shape[axis] > 0]
         if not parts:  # every piece is empty along the axis: a size-0 result, never loaded
             return Const(np.zeros((), dtype).item(), dtype)
         start, last = parts[-1]
         result = last.load(_shift(idx, axis, start), r)
         for start, piece in reversed(parts[:-1]):
             end = start + piece.shape[axis]
-            guard = Call("less", (IndexValue(idx[axis]), Const(end, np.dtype(np.int64))),
-                         np.dtype(bool))
+            bound = IndexValue(Index((), end)) if is_sym(end) else Const(end, np.dtype(np.int64))
+            guard = Call("less", (IndexValue(idx[axis]), bound), np.dtype(bool))
             result = Call("select", (guard, piece.load(_shift(idx, axis, start), r), result),
                           dtype)
         return result
     return load
 
 
-def _shift(idx: tuple[Index, ...], axis: int, start: int) -> tuple[Index, ...]:
+def _shift(idx: tuple[Index, ...], axis: int, start: Any) -> tuple[Index, ...]:
     return tuple(i - start if d == axis else i for d, i in enumerate(idx))
 
 

@@ -174,7 +174,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     if return_index:
         results.append(perm[starts])
     if return_counts:
-        results.append(np.diff(np.concatenate([starts, np.full(1, n, np.intp)])))
+        results.append(np.diff(np.concatenate([starts, np.full(1, flat.shape[0], np.intp)])))
     return results[0] if len(results) == 1 else tuple(results)
 
 

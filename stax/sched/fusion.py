@@ -270,11 +270,11 @@ def can_fuse(a: Group, b: Group, sigma: int, distance: int, rules: FusionRules) 
                     if rule:
                         return Verdict(False, why, rule=rule)
     if not vertical:
-        if sigma < MIN_SHARED_BYTES:
+        if hint(sigma) < MIN_SHARED_BYTES:  # heuristics: the traced sizes, no guard
             return Verdict(False, f"shares only {sigma} bytes (< {MIN_SHARED_BYTES})",
                            rule="too_little_shared")
         held = (a if distance > 0 else b).output_bytes
-        if distance > 1 and held > PEAK_GROWTH_FACTOR * sigma:
+        if distance > 1 and hint(held) > PEAK_GROWTH_FACTOR * hint(sigma):
             return Verdict(False, f"fusing would hold {held} bytes across {distance} nodes, more "
                            f"than {PEAK_GROWTH_FACTOR}x the {sigma} bytes saved (peak memory)",
                            rule="peak_growth")

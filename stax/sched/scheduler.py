@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stax.ir.program import LoopProgram
+from stax.ir.sym import same_size
 from stax.sched.deps import SchedulerNode, scheduler_nodes
 from stax.sched.fusion import (
     FusionRecord,
@@ -99,7 +100,8 @@ def inplace_candidates(g: Group, program: LoopProgram) -> tuple[tuple[str, str],
     pairs = []
     for buf in node.read_buffers():
         b = buffers[buf]
-        if b.dtype == out.dtype and b.shape == out.shape and all(
+        if b.dtype == out.dtype and len(b.shape) == len(out.shape) and all(
+                same_size(x, y) for x, y in zip(b.shape, out.shape, strict=True)) and all(
                 ld.index == node.out_index for ld in node.reads() if ld.buf == buf):
             pairs.append((buf, node.out))
     return tuple(pairs)
