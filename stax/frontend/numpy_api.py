@@ -1216,6 +1216,13 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         return matmul(*inputs, **kwargs)
     if name == "divmod" and not kwargs:
         return divmod_(*inputs)
+    if name == "divmod" and set(kwargs) == {"out"} and isinstance(kwargs["out"], tuple) and \
+            len(kwargs["out"]) == 2 and builtins.all(
+                isinstance(t, Tracer) for t in kwargs["out"]):  # [HUNT] out=(q, r)
+        for target, value, fn in zip(kwargs["out"], divmod_(*inputs),
+                                     ("floor_divide", "remainder"), strict=True):
+            inplace(target, value, fn)
+        return kwargs["out"]
     op = ops.by_ufunc(ufunc)  # [A1] dispatch on the ufunc object itself
     if op is None:
         raise unsupported(f"np.{name}")

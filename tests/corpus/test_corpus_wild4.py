@@ -1148,13 +1148,16 @@ _UFUNC_KEYWORDS = [
     lambda a, b: np.add(a, 1, dtype=np.float32), lambda a, b: np.less(a, b, dtype=np.float64),
     lambda a, b: np.add(a, b, out=np.zeros(np.broadcast_shapes(a.shape, b.shape), np.int32),
                         casting="unsafe"),
-    lambda a, b: np.multiply(a, 300, dtype=np.uint8), lambda a, b: np.add(a, b, dtype=bool)]
+    lambda a, b: np.multiply(a, 300, dtype=np.uint8), lambda a, b: np.add(a, b, dtype=bool),
+    lambda a, b: np.divmod(a, b + 3, out=(np.zeros(np.broadcast_shapes(a.shape, b.shape)),
+                                          np.ones(np.broadcast_shapes(a.shape, b.shape))))]
 
 
 @pytest.mark.parametrize("k", range(len(_UFUNC_KEYWORDS)))
 def test_ufunc_dtype_casting_where_keywords(k: int) -> None:
     """[HUNT] ufuncs with dtype= (NumPy's loop for that signature, inputs cast to it),
-    casting='unsafe' and where= with out= (out keeps its values where the mask is False)."""
+    casting='unsafe', where= with out= (out keeps its values where the mask is False) and
+    np.divmod with out=(q, r)."""
     fn, r = _UFUNC_KEYWORDS[k], np.random.default_rng(k)
     for a, b in ((r.random(5) > 0.5, r.random(5) > 0.5), (r.integers(-5, 5, (3, 4)),
                                                           r.integers(-2, 2, 4)),
