@@ -105,6 +105,17 @@ def test_empty_all_true_and_single_results_run_in_numpy() -> None:
         stax.jit(lambda x: x[x > 0].max())(-np.ones(8))
 
 
+def test_empty_and_0d_inputs_give_numpys_results() -> None:
+    """A result that cannot reach length 2 (an empty or 0-d input) stays a graph break."""
+    cases = [(lambda x: x[x > 0] * 2, np.zeros(0)), (lambda x: np.nonzero(x), np.zeros((0, 3))),
+             (lambda x: np.unique(x), np.zeros(0, np.int32)), (lambda x: x[x > 0], np.float64(2.0)),
+             (lambda x: np.flatnonzero(x), np.array(3.0)), (lambda x: np.argwhere(x), np.array(0))]
+    for fn, x in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphBreakWarning)
+            _same(stax.jit(fn)(x), fn(x))
+
+
 def test_mask_over_leading_axes_strided_and_transposed() -> None:
     rng = np.random.default_rng(4)
     a = rng.standard_normal((12, 10))

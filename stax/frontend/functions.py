@@ -2169,6 +2169,9 @@ def register(tracer: type[Tracer]) -> None:
     setitem, getitem = tracer.__setitem__, tracer.__getitem__
 
     def get_item(self: Tracer, index: Any) -> Any:
+        if isinstance(index, Tracer) and index.dtype == np.bool_ and index.ndim == 0:
+            return self.builder.eager(  # [DYN16] x[b]: a new axis of length 0 or 1 (NumPy)
+                operator.getitem, (self, index), {}, unsupported("a 0-d boolean index"))
         mask = _full_mask(self, index)
         if mask is None:
             return getitem(self, index)
