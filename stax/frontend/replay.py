@@ -48,7 +48,7 @@ class Run:
     def run(self, env: dict[int, Any]) -> bool:
         flat = self.program.call([env[i] for i in self.inputs])
         env.update(zip(self.outputs, flat, strict=True))
-        return all(a.shape == s for a, s in zip(flat, self.shapes, strict=True))
+        return tuple(a.shape for a in flat) == self.shapes
 
 
 @dataclass(frozen=True)
