@@ -556,6 +556,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
     inner = {f"<nested {j}>": nest.prepared.tables for j, nest in enumerate(nests)}
+    shared_slots = [(t * width + s, n) for t in range(team) for s, n in order if n in shared]
     scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
     def own() -> dict[str, Any]:
@@ -594,14 +595,16 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
         common = dict(zip(program.inputs[1:first_row], given, strict=True))
         kept = getattr(scratch, "tables", None)
-        if kept is None:  # kept across calls
+        if kept is None:  # kept across calls, with their pointers: only the shared change
             kept = scratch.tables = [own() for _ in range(team)]
+            scratch.pointers = (ctypes.c_void_p * (width * team))(
+                *[0 if n in shared else table[n].ctypes.data for table in kept for _, n in order])
         for j, nest in enumerate(nests):  # the nested drivers' teams: the cores idle now
             for mine in kept:
                 mine[f"<nested {j}>"][-1] = launch_team(nest.prepared.driver.team)
-        pointers = (ctypes.c_void_p * (width * team))(
-            *[(common.get(n) if n in common else table[n]).ctypes.data
-              for table in kept for _, n in order])
+        pointers = scratch.pointers
+        for k, n in shared_slots:
+            pointers[k] = common[n].ctypes.data
         flags = new_flags()
         with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
             fn(pointers, trip.start, trip.step, len(trip), flags, launch_team(team))
