@@ -397,6 +397,9 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
                            len(schedule.program.outputs) == 1)
 
 
+MAX_EXACT_SIZES = 4096  # [H11] exact sizes the tiling_key remembers (then it starts over)
+
+
 def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize: bool,
                    form: str | None, env: ShapeEnv | None, variants: Sequence[Variant]
                    ) -> Callable[..., int] | None:
@@ -414,8 +417,12 @@ def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize
         loops.setdefault(_vector_loops(v.plans), k)
     names = tuple(env.hints)
     memo: dict[tuple[int, ...], int] = {}
+    exact: dict[tuple[int, ...], int] = {}  # [H11] sizes seen: one lookup per warm call
 
     def tiling_key(*sizes: int) -> int:
+        key = exact.get(sizes)
+        if key is not None:
+            return key
         bucket = tuple(n if n <= SMALL_ROW else -n.bit_length() for n in sizes)
         key = memo.get(bucket)
         if key is None:
@@ -423,6 +430,9 @@ def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize
                 plans = _plan_all(schedule, backend, threads, vectorize, form)
             key = memo[bucket] = keys.get(_signature(plans),
                                           loops.get(_vector_loops(plans), 0))
+        if len(exact) >= MAX_EXACT_SIZES:  # a serving loop's many batch sizes
+            exact.clear()
+        exact[sizes] = key
         return key
 
     return tiling_key
