@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_breaks import STEPS
 
 import stax
 from stax.frontend import replay
@@ -235,3 +238,18 @@ def test_replay_false_runs_the_python_function_on_each_call() -> None:
     assert "replay=False" in stax.explain(jf, np.arange(3.0)).replay
     with pytest.raises(ValueError, match="replay must be True or False"):
         stax.jit(fn, replay="yes")
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4),
+       st.integers(0, 2 ** 16))
+def test_random_programs_with_breaks_replay_like_numpy(names: list[str], seed: int) -> None:
+    """Programs of steps with and without breaks (tests/test_breaks.py), each called on
+    four inputs of one signature (signs flipped: branches differ), all equal to NumPy."""
+    def program(x: Any) -> Any:
+        for name in names:
+            x = STEPS[name](x)
+        return x
+
+    xs = [make_array((6,), "float64", seed=seed + k, low=-1, high=1) for k in range(3)]
+    calls(program, [(xs[0],), (xs[1],), (-xs[0],), (xs[0] * 1.0,), (xs[2],)])
