@@ -36,7 +36,7 @@ import torch.fx as fx
 import stax
 from stax.api import Jitted
 from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
-from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused, used_results
+from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
 from stax.torch.pooling import max_pool
 
@@ -58,11 +58,9 @@ VIEWS = frozenset((aten.view.default, aten._unsafe_view.default, aten.permute.de
 
 
 # Pooling Stax computes itself when the windows tile the input (`stax.torch.pooling`; None:
-# the extern call), fused with the batch norm and ReLU before it. In `channels_last` graphs
-# too: there it reads the convolution's channels-last buffer through its NCHW view and
-# writes the pooled values (a quarter of them) in NCHW order, instead of an extern call on
-# the full tensor (CNN inference, 256x32x16x16 float32, one thread, loaded: best 12.9 ms
-# against 30.2 ms with the extern call).
+# the extern call), in graphs whose tensors cross in PyTorch's order (not `channels_last`:
+# read through the NCHW transpose of the convolution's channels-last buffer, Stax's pooling
+# of the CNN's 256x32x16x16 activations took 2.5x the extern call's CPU time).
 POOLS: dict[Any, Callable[..., Any]] = {aten.max_pool2d_with_indices.default: max_pool}
 
 
@@ -581,9 +579,8 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
         return args[0][args[1]]
     metas = _metas(node)
     pool = POOLS.get(node.target)
-    if pool is not None and np.dtype(args[0].dtype).kind == "f":
-        # windows that tile the input: Stax's own pooling (the indices where the graph reads them)
-        pooled = pool(*args, **kwargs, indices=1 in used_results(node, len(metas)))
+    if pool is not None and not channels_last and np.dtype(args[0].dtype).kind == "f":
+        pooled = pool(*args, **kwargs)  # windows that tile the input: Stax's own pooling
         if pooled is not None:
             return pooled
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used

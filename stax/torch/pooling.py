@@ -41,20 +41,14 @@ def _tiling(shape: tuple[int, ...], kernel: Any, stride: Any, padding: Any, dila
 
 
 def max_pool(x: Any, kernel: Any, stride: Any = (), padding: Any = (0,), dilation: Any = (1,),
-             ceil_mode: bool = False, *, indices: bool = True) -> tuple[Any, Any] | None:
+             ceil_mode: bool = False) -> tuple[Any, Any] | None:
     """`max_pool2d_with_indices(x, ...)` as (values, int64 indices), or None. PyTorch's loop,
     elementwise over the windows: one strided slice per window position, in row-major
-    order, taken when `val > best || isnan(val)`. Without `indices` (the graph reads only
-    the values: inference), (values, None): a max over the windows' axes of a reshape (NaN
-    when the window holds one, as PyTorch's), one pass over `x` (measured 3x faster than the
-    slices on 256x32x16x16 float32 read through a channels-last transpose)."""
+    order, taken when `val > best || isnan(val)`."""
     tiles = _tiling(tuple(x.shape), kernel, stride, padding, dilation)
     if tiles is None or tiles[0] * tiles[1] > MAX_WINDOW:
         return None
     (kh, kw), w = tiles, x.shape[3]
-    if not indices:
-        n, c, h = x.shape[:3]
-        return np.max(np.reshape(x, (n, c, h // kh, kh, w // kw, kw)), axis=(3, 5)), None
     best = at = None
     for i in range(kh):
         for j in range(kw):

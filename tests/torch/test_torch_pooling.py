@@ -1,6 +1,7 @@
-"""Max pooling over windows that tile the input, computed by Stax in training and inference
-graphs (`stax.torch.pooling`; the backward stays an extern call): values, indices (first
-maximum, last NaN) and input gradients equal eager's; other window shapes stay extern calls."""
+"""Max pooling over windows that tile the input, computed by Stax in training graphs
+(`stax.torch.pooling`; the backward stays an extern call): values, indices (first maximum,
+last NaN) and input gradients equal eager's; other window shapes, and pooling in inference
+graphs, stay extern calls."""
 
 from __future__ import annotations
 
@@ -82,18 +83,17 @@ def test_cnn_training_with_native_pooling_matches_eager() -> None:
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("kernel", [2, (2, 3)])
-def test_inference_max_pool_is_stax_own_and_matches_eager(kernel: object,
-                                                          dtype: torch.dtype) -> None:
-    """Inference graphs hand 4-D tensors in channels-last order (`GraphRunner.channels_last`);
-    tiling windows are pooled by Stax there too: values and indices equal eager's (ties,
-    NaNs, infinities), for NCHW and channels-last inputs and after a convolution."""
+def test_inference_max_pool_matches_eager(kernel: object, dtype: torch.dtype) -> None:
+    """Inference graphs hand 4-D tensors in channels-last order (`GraphRunner.channels_last`)
+    and pool through the extern call: values and indices equal eager's (ties, NaNs,
+    infinities), for NCHW and channels-last inputs, after a convolution, values alone."""
     fn = _pool(kernel)
     conv = torch.nn.Conv2d(3, 3, 3, padding=1).to(dtype)
 
     def after_conv(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return fn(torch.relu(conv(x)))
 
-    def values_only(x: torch.Tensor) -> torch.Tensor:  # a max over a reshape's axes
+    def values_only(x: torch.Tensor) -> torch.Tensor:
         return F.max_pool2d(torch.relu(conv(x)) + x.sum(1, keepdim=True), kernel) * 2
 
     with torch.no_grad():
@@ -109,4 +109,5 @@ def test_inference_max_pool_is_stax_own_and_matches_eager(kernel: object,
     assert report.fallbacks == ()
     lines = [line for g in report.graphs for s in g.segments for r in s.reports
              for line in r.compilation.program.wrapper.splitlines() if "externs[" in line]
-    assert lines and not any("max_pool2d" in line for line in lines), lines
+    assert any("max_pool2d_with_indices.default" in line and " nhwc'](" in line
+               for line in lines), lines
