@@ -253,3 +253,16 @@ def test_random_programs_with_breaks_replay_like_numpy(names: list[str], seed: i
 
     xs = [make_array((6,), "float64", seed=seed + k, low=-1, high=1) for k in range(3)]
     calls(program, [(xs[0],), (xs[1],), (-xs[0],), (xs[0] * 1.0,), (xs[2],)])
+
+
+def test_a_ufunc_break_writing_into_an_argument() -> None:
+    def fn(x: Any, m: Any, e: Any) -> Any:
+        y = x * 2
+        np.frexp(y, m, e)  # out= given positionally: NumPy writes into m and e
+        return m + e, y
+
+    def data(k: int) -> tuple[Any, ...]:
+        return make_array((5,), "float64", seed=k), np.zeros(5), np.zeros(5, np.int32)
+
+    jf = calls(fn, [data(1), data(2), data(3)])
+    assert jf.replay_info().replayed == 2

@@ -111,8 +111,9 @@ class Call:
     def pure(self) -> bool:
         """A ufunc called without `out=`: it mutates nothing and returns new arrays (never a
         view of an argument), so its arguments need no copy and no check."""
-        return isinstance(getattr(self.func, "__self__", None), np.ufunc) and \
-            self.func.__name__ == "__call__" and "out" not in self.kwargs
+        ufunc = getattr(self.func, "__self__", None)
+        return isinstance(ufunc, np.ufunc) and self.func.__name__ == "__call__" and \
+            len(self.args) <= ufunc.nin and "out" not in self.kwargs  # (out positionally)
 
     @functools.cached_property
     def flat(self) -> bool:
