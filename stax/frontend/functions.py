@@ -157,7 +157,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     if builtins.any(isinstance(d, bool) or not isinstance(d, (int, float)) and not (
-            isinstance(d, Tracer) and d.ndim == 0) for d in spacing):  # [B16] traced scalars
+            isinstance(d, Tracer) and d.ndim == 0) and (edge_order != 1 or np.ndim(d) != 1)
+            for d in spacing):  # [B16] traced scalars, [HUNT] 1-d coordinates (edge_order=1)
         raise unsupported("np.gradient with spacing given as arrays")
     if len(spacing) == 1:
         spacing = spacing * len(axes)
@@ -172,6 +173,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
             raise ValueError("Shape of array too small to calculate a numerical gradient, "
                              "at least (edge_order + 1) elements are required.")
         u = api.apply_ufunc
+        if np.ndim(dx) == 1:
+            outs.append(api.astype(_gradient_at(x, ax, dx), x.dtype, copy=False))
+            continue
         if edge_order == 1:
             first = u("true_divide", u("subtract", _slice_along(x, ax, slice(1, 2)),
                                        _slice_along(x, ax, slice(0, 1))), dx)
@@ -184,6 +188,37 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
                                    _slice_along(x, ax, slice(None, -2))), 2.0 * dx)
         outs.append(api.concatenate([first, inner, last], axis=ax))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _gradient_at(x: Tracer, ax: int, coordinates: Any) -> Tracer:
+    """[HUNT] np.gradient along `ax` at 1-d coordinates, first-order edges: NumPy's
+    non-uniform interior formula, or its uniform one where the distances are all equal (NumPy
+    decides at run time: both are computed, a where chooses)."""
+    u = api.apply_ufunc
+    c = traced(coordinates, (x,))
+    if c.shape[0] != x.shape[ax]:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    if c.dtype.kind in "iu":
+        c = api.astype(c, np.float64)
+    d = diff(c)
+    n, shape = x.shape[ax], tuple(-1 if k == ax else 1 for k in range(x.ndim))
+    dx1, dx2 = d[:-1], d[1:]
+    a, b, cc = (api.reshape(v, shape) for v in (
+        u("true_divide", u("negative", dx2), u("multiply", dx1, u("add", dx1, dx2))),
+        u("true_divide", u("subtract", dx2, dx1), u("multiply", dx1, dx2)),
+        u("true_divide", dx1, u("multiply", dx2, u("add", dx1, dx2)))))
+    lo, mid, hi = (_slice_along(x, ax, sl) for sl in (slice(None, -2), slice(1, -1),
+                                                       slice(2, None)))
+    spread = u("add", u("add", u("multiply", a, lo), u("multiply", b, mid)),
+               u("multiply", cc, hi))
+    even = u("true_divide", u("subtract", hi, lo), u("multiply", 2.0, d[0]))
+    uniform = api.all(u("equal", d, d[0]))
+    first = u("true_divide", u("subtract", _slice_along(x, ax, slice(1, 2)),
+                               _slice_along(x, ax, slice(0, 1))), d[0])
+    last = u("true_divide", u("subtract", _slice_along(x, ax, slice(n - 1, n)),
+                              _slice_along(x, ax, slice(n - 2, n - 1))), d[-1])
+    return api.concatenate([first, api.where(uniform, even, spread), last], axis=ax)
 
 
 def _edge(x: Tracer, ax: int, weights: tuple[Any, Any, Any], start: int) -> Tracer:
