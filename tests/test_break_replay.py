@@ -266,3 +266,15 @@ def test_a_ufunc_break_writing_into_an_argument() -> None:
 
     jf = calls(fn, [data(1), data(2), data(3)])
     assert jf.replay_info().replayed == 2
+
+
+def test_clear_caches_forgets_tapes() -> None:
+    jf = calls(branchy, [(np.arange(4.0),), (np.arange(4.0) + 1,)])
+    assert jf.replay_info().tapes == 1
+    stax.clear_caches()
+    assert jf.replay_info().tapes == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        for x in (np.arange(4.0) + 2, np.arange(4.0) + 3):
+            assert_matches(jf(x), branchy(x))
+    assert jf.replay_info().tapes == 1 and jf.replay_info().replayed == 2
