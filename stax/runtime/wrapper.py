@@ -310,21 +310,22 @@ def _signature(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
 
 
 def _vector_loops(plans: Mapping[str, KernelPlan]) -> tuple[Any, ...]:
-    """[H11] A tiling variant's forms and vector loops (its signature without the split over
-    threads)."""
-    return tuple((p.form, p.simd_lanes, p.row_symbol, p.row_lengths) for p in plans.values())
+    """[H11] A tiling variant's forms and vector lanes: its signature without the split over
+    threads and the short-row lengths (a variant compiled per short length runs any other
+    length in its generic body)."""
+    return tuple((p.form, p.simd_lanes) for p in plans.values())
 
 
-# [issue 11] Sizes a generic program is also planned for (besides the traced ones): few, long
-# rows; many short rows; everything large; rows of a few vectors (narrow vectors, issue 11);
-# [H11] many rows of SMALL_ROW elements (the longest short-row length, whose vectors differ).
-# Distinct plans become tiling variants in one module.
+# [issue 11] Sizes a generic program is also planned for (besides the traced ones): everything
+# large; few, long rows; many short rows; [H11] many rows of SMALL_ROW elements (the longest
+# short-row length, whose vectors differ); rows of a few vectors (narrow vectors, issue 11).
+# Distinct plans become tiling variants in one module (the large ones first: see emit_module).
 def representative_sizes(symbols: Sequence[str]) -> list[dict[str, int]]:
-    out = [dict.fromkeys(symbols, 4096), dict.fromkeys(symbols, 16)]
+    out = [dict.fromkeys(symbols, 4096)]
     for big in symbols:
         out.append({s: 1 << 20 if s == big else 4 for s in symbols})
         out.append({s: 1 << 20 if s == big else SMALL_ROW for s in symbols})
-    return out
+    return [*out, dict.fromkeys(symbols, 16)]
 
 
 @dataclass(frozen=True)
@@ -360,14 +361,18 @@ def emit_module(schedule: Schedule, backend: Backend, *, threads: int, vectorize
     variants = [Variant(dict(env.hints) if env is not None else {}, plan_of)]
     if env is not None and symbols:
         seen = {_signature(plan_of)}
+        loops: set[tuple[Any, ...]] = set()
         for wanted in representative_sizes(symbols):
             sizes = env.fit(wanted)  # [H11] sizes guarded equal made equal (x.T + y)
             if sizes is None:  # shapes this program never serves
                 continue
             with env.assume(sizes):
                 plans = _plan_all(schedule, backend, threads, vectorize, form)
-            if _signature(plans) not in seen:
+            # [H11] a representative whose vector loops an earlier one has adds nothing (a
+            # smaller split over threads: whether a region opens threads is decided at launch)
+            if _signature(plans) not in seen and _vector_loops(plans) not in loops:
                 seen.add(_signature(plans))
+                loops.add(_vector_loops(plans))
                 variants.append(Variant(sizes, plans))
     regions = [_regions(schedule, v.plans, f"_v{k}" if len(variants) > 1 else "")
                for k, v in enumerate(variants)]
