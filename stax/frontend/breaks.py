@@ -301,10 +301,7 @@ class SegmentBuilder(Builder):
         for step in (None, *self.steps):
             new = arguments if step is None else _defines(step)
             if step is not None:
-                used = step.inputs if isinstance(step, replay.Run) else \
-                    [r.value for r in step.refs] if isinstance(step, replay.Call) else \
-                    [step.value]
-                if not defined.issuperset(used):  # never expected: no tape then
+                if not defined.issuperset(_uses(step)):  # never expected: no tape then
                     self.no_replay = "a value the tape does not compute"
                     return None
                 steps.append(step)
@@ -332,6 +329,15 @@ class SegmentBuilder(Builder):
                 del SEGMENTS[next(iter(SEGMENTS))]
         self.segments.append(Segment(graph, hit))
         return hit
+
+
+def _uses(step: replay.Step) -> list[int]:
+    """The values `step` reads."""
+    if isinstance(step, replay.Run):
+        return list(step.inputs)
+    if isinstance(step, replay.Call):
+        return [r.value for r in step.refs]
+    return [step.value]
 
 
 def _defines(step: replay.Step) -> list[int]:
