@@ -13,8 +13,8 @@ reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
-from stax.ir.sym import is_sym
+from stax.ir.sym import data_atoms_in, is_data, is_sym
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -182,7 +182,8 @@ class _Lowering:
                                 "output" if b.name in outputs and b.kind == "intermediate"
                                 else b.kind, b.data))
         inputs = tuple(f"primals_{k + 1}" for k in range(len(self.graph.inputs)))
-        program = LoopProgram(tuple(final), tuple(self.nodes), inputs, tuple(outputs),
+        nodes = _after_data_binders(self.nodes, {b.name: b for b in final})
+        program = LoopProgram(tuple(final), nodes, inputs, tuple(outputs),
                               tuple(v.shape for v in self.graph.outputs))
         return Lowered(program, tuple(self.decisions))
 
@@ -536,6 +537,24 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
             else next(rest) for d, n in enumerate(src.shape))
         return src.load(inner, r)
     return load
+
+
+def _after_data_binders(nodes: Sequence[Node], buffers: Mapping[str, Buffer]
+                        ) -> tuple[Node, ...]:
+    """[DYN16] Each node that uses data-dependent sizes (its loops, indices, a size used as a
+    value) runs `after` the first extern call binding each (every later user of a size comes
+    after that call in the program: no cycle), even where it reads none of its elements."""
+    binds: dict[str, str] = {}
+    for n in nodes:
+        for d in buffers[n.out].shape if n.kind == "extern" else ():
+            if is_data(d) and len(d.terms) == 1 and d.terms[0][1] == 1 and \
+                    len(d.terms[0][0]) == 1:
+                binds.setdefault(d.terms[0][0][0], n.out)
+    if not binds:
+        return tuple(nodes)
+    return tuple(replace(n, after=tuple(binds[d] for d in sorted(data_atoms_in(n))
+                                        if d in binds))
+                 if n.kind != "extern" else n for n in nodes)
 
 
 def table_cost(op: str) -> Cost:

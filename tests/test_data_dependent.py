@@ -145,6 +145,18 @@ def test_chained_selections() -> None:
     assert call.count("# [DYN16] a data-dependent size") == 2
 
 
+def test_one_size_per_mask() -> None:
+    """Selections under masks computed alike share one size (one check each, no guard)."""
+    def fn(x: np.ndarray, y: np.ndarray) -> Any:
+        return x[x > 0] - x[x > 0].mean(), x[x > 0] + y[x > 0], np.unique(y).size
+    rng = np.random.default_rng(11)
+    calls = [(rng.standard_normal(n), rng.integers(0, 9, n)) for n in (40, 40, 70)]
+    j = _check(fn, *calls)
+    _compiled(j, *calls[0])
+    call = j.compile(*calls[0]).program.wrapper.split("def proven")[0]
+    assert "d0 = " in call and "d1 = " in call and "d2 = " not in call
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int16", "uint8", "float32", "float64"])
 def test_nonzero_flatnonzero_argwhere(dtype: str) -> None:
     def fn(x: np.ndarray) -> Any:

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from stax.frontend import numpy_api as api
+from stax.frontend.breaks import _location
+from stax.frontend.functions import _computed_alike
 from stax.frontend.trace import Builder, Tracer
 from stax.ir import sym
 from stax.runtime import externs
@@ -40,15 +42,16 @@ def _sized(name: str, routine: Callable[..., Any], args: Sequence[Any],
     """The extern call `routine(*args, **kwargs)`, whose result has `shape(n)`: `n` is a
     data-dependent symbol the wrapper binds from the returned array, with hint `length`
     (`length` itself when it is `Exact` or a data-dependent size already: the wrapper checks
-    the result has it); `where` is the user's line. One call per routine and inputs."""
+    the result has it); `where` is the user's line. One call per routine and inputs computed
+    alike (`x[x > 0] - x[x > 0].mean()` selects once: one size)."""
     b = api.find_builder(args)
     values = tuple(api.to_value(b, a if isinstance(a, Tracer) else np.asarray(a)) for a in args)
     spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
     key = externs.register_sized(f"{name}({spelled})->{np.dtype(dtype).name}",
                                  lambda *arrays: routine(*arrays, **kwargs), np.dtype(dtype))
-    memo = (key, tuple(v.id for v in values))
+    memo = next((m for m in b.sized if m[0] == key and len(m[1]) == len(values) and all(
+        _computed_alike(b, v, w) for v, w in zip(values, m[1], strict=True))), (key, values))
     if memo not in b.sized:
-        from stax.frontend.breaks import _location
 
         n = int(length) if isinstance(length, Exact) else length if sym.is_data(length) \
             else b.data_size(length, f"{name} at {where or _location()[0]}")
@@ -75,8 +78,10 @@ def select(full: Tracer, mask: Any, where: str = "") -> Tracer | None:
     if not _compiles(b):
         return None
     rest = tuple(full.shape[np.ndim(mask):])
-    count = Exact(np.count_nonzero(mask)) if isinstance(mask, np.ndarray) else \
-        _length(math.prod(mask.shape))
+    count = Exact(np.count_nonzero(mask)) if isinstance(mask, np.ndarray) else next(
+        (out.shape[0] for (key, values), out in b.sized.items()  # a mask selected by before:
+         if key.startswith("x[mask]") and _computed_alike(b, values[1], mask.value)),  # its
+        _length(math.prod(mask.shape)))  # size (`x[m] + y[m]`)
     if count is None:
         return None
     return _sized("x[mask]", operator.getitem, (full, mask), lambda n: (n, *rest), count,

@@ -54,9 +54,9 @@ class Builder:
     # [DYN16] the trace's symbols (a generic trace's), which data-dependent sizes join; None
     # until one is needed in a trace specialized on its shapes
     env: ShapeEnv | None = None
-    # [DYN16] data-dependent results by (routine key, input ids): the same call on the same
-    # values is one value with one size (`np.unique(x).size + np.unique(x).sum()`)
-    sized: dict[tuple[str, tuple[int, ...]], Value] = field(default_factory=dict)
+    # [DYN16] data-dependent results by (routine key, inputs): the same call on values
+    # computed alike is one value with one size (`np.unique(x).size + np.unique(x).sum()`)
+    sized: dict[tuple[str, tuple[Value, ...]], Value] = field(default_factory=dict)
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):

@@ -60,6 +60,9 @@ class Node:
     fn: str = ""  # reduce/scan function, or extern routine
     extern_inputs: tuple[str, ...] = ()
     origin: str = ""  # the source ops, for comments and explain
+    # [DYN16] the buffers of the extern calls that bind the data-dependent sizes this node
+    # uses: read as a whole (it runs after them even where it reads none of their elements)
+    after: tuple[str, ...] = ()
 
     @property
     def var_ranges(self) -> dict[str, int]:
@@ -77,6 +80,7 @@ class Node:
     def _read_buffers(self) -> tuple[str, ...]:
         names = dict.fromkeys(ld.buf for ld in self._loads)
         names.update(dict.fromkeys(self.extern_inputs))
+        names.update(dict.fromkeys(self.after))
         return tuple(names)
 
     def read_buffers(self) -> tuple[str, ...]:

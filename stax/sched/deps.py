@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from stax.ir.expr import Index, Indirect
 from stax.ir.program import LoopProgram, Node, rvars, xvars
-from stax.ir.sym import data_atoms_in, is_data
 from stax.tiling.plan import merge_axes
 
 
@@ -115,23 +114,6 @@ class SchedulerNode:
         return "\n".join(lines)
 
 
-def _data_binders(program: LoopProgram) -> dict[str, tuple[str, ...]]:
-    """[DYN16] Per node that refers to data-dependent sizes (its loops, indices, a size used
-    as a value), the buffers of the extern calls that bind them: it reads them as a whole, so
-    it is scheduled after them even where it reads none of their elements."""
-    binds = {d.terms[0][0][0]: n.out for n in program.nodes if n.kind == "extern"
-             for d in program.buffer_map[n.out].shape if is_data(d) and len(d.terms) == 1
-             and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1}
-    if not binds:
-        return {}
-    out = {}
-    for n in program.nodes:
-        names = tuple(binds[d] for d in sorted(data_atoms_in(n)) if d in binds)
-        if names and n.kind != "extern":
-            out[n.name] = names
-    return out
-
-
 def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
     """One scheduler node per LoopProgram node, with canonical dependences."""
     bufs = program.buffer_map
@@ -139,7 +121,6 @@ def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
     # one object per distinct dependence, so that comparing the dependences of two nodes (the
     # fusion score intersects them) mostly finds identical objects instead of comparing fields
     interned: dict[Dep, Dep] = {}
-    binders = _data_binders(program)
     out = []
     for raw in program.nodes:
         node, notes = merge_axes(raw) if raw.kind in ("pointwise", "reduction") else (raw, [])
@@ -151,7 +132,7 @@ def scheduler_nodes(program: LoopProgram) -> tuple[SchedulerNode, ...]:
                 reads[StarDep(name, bufs[name].nbytes)] = None
             writes: tuple[Dep, ...] = (StarDep(node.out, bufs[node.out].nbytes),)
         else:
-            for name in binders.get(raw.name, ()):  # [DYN16] after the size is bound
+            for name in raw.after:  # [DYN16] after the calls binding its sizes
                 reads[StarDep(name, bufs[name].nbytes)] = None
             for ld in node.reads():
                 if any(isinstance(a, Indirect) for a, _ in ld.index.terms):
