@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -104,3 +107,20 @@ def _reset_dynamo(request: pytest.FixtureRequest) -> Iterator[None]:
         import torch
 
         torch._dynamo.reset()
+
+
+def run_sanitized(program: str, cache: Path, timeout: int = 600, **env: str) -> None:
+    """Run `program` (Python source that prints "sanitized ok" at its end) in a subprocess
+    whose kernels are built with AddressSanitizer + UBSan (STAX_SANITIZE=1); fail on any
+    report. Skips where libasan is not installed with this g++."""
+    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan is not installed with this g++")
+    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(cache), LD_PRELOAD=libasan,
+               ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
+               OMP_NUM_THREADS="2", **env)
+    result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                            text=True, timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "sanitized ok" in result.stdout

@@ -3,14 +3,12 @@ results; and a set of programs runs clean under AddressSanitizer + UBSan (STAX_S
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import warnings
 
 import numpy as np
 import pytest
+from conftest import run_sanitized
 
 import stax
 from stax.runtime.compiler import ISA_LEVELS, isa_level
@@ -173,18 +171,7 @@ SANITIZED = textwrap.dedent("""
 
 
 def test_kernels_run_clean_under_sanitizers(tmp_path) -> None:
-    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(libasan):
-        pytest.skip("libasan is not installed with this g++")
-    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path),
-               STAX_PARALLEL_MIN_NS="0",  # every kernel threaded
-               LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
-               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
-    result = subprocess.run([sys.executable, "-c", SANITIZED], env=env, capture_output=True,
-                            text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "sanitized ok" in result.stdout
+    run_sanitized(SANITIZED, tmp_path, STAX_PARALLEL_MIN_NS="0")  # every kernel threaded
 
 
 ULP_CASES = {

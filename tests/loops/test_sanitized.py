@@ -5,13 +5,10 @@ empty at the first and last index, compared with NumPy."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-import pytest
+from conftest import run_sanitized
 
 PROGRAMS = textwrap.dedent("""
     import numpy as np, stax
@@ -69,14 +66,4 @@ PROGRAMS = textwrap.dedent("""
 
 
 def test_run_time_bounds_run_clean_under_sanitizers(tmp_path: Path) -> None:
-    libasan = subprocess.run(["g++", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(libasan):
-        pytest.skip("libasan is not installed with this g++")
-    env = dict(os.environ, STAX_SANITIZE="1", STAX_CACHE_DIR=str(tmp_path / "cache"),
-               LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
-               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", OMP_NUM_THREADS="2")
-    result = subprocess.run([sys.executable, "-c", PROGRAMS], env=env, capture_output=True,
-                            text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "sanitized ok" in result.stdout
+    run_sanitized(PROGRAMS, tmp_path / "cache", timeout=900)
