@@ -109,12 +109,12 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
         return ("array", a.shape, a.dtype, a.strides)  # the dtype object: no string built
     if isinstance(a, (bool, np.bool_)) and not isinstance(a, np.ndarray):
         return ("bool" if isinstance(a, bool) else "np.bool",)
+    if isinstance(a, np.generic):  # [REVIEW] before float: np.float64 is a float subclass
+        return ("scalar", a.dtype.str)
     if isinstance(a, int):
         return ("int",)
     if isinstance(a, float):
         return ("float",)
-    if isinstance(a, np.generic):
-        return ("scalar", a.dtype.str)
     if isinstance(a, complex):  # [E16]
         return ("complex",)
     if isinstance(a, (list, tuple)):
