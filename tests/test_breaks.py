@@ -324,7 +324,9 @@ STEPS: dict[str, Any] = {
     "exp_scale": lambda x: np.tanh(x) * 2 + 1,
     "unwrap": lambda x: np.unwrap(x),  # a break
     "center_by_float": lambda x: x - float(x.mean()),  # a break
-    "branch": lambda x: x * 3 if x.sum() > 0 else -x,  # a break
+    # a break; not `> 0`: after center_by_float the sum is 0 up to rounding, whose sign
+    # depends on the summation order (NumPy's pairwise sum vs a vectorized one)
+    "branch": lambda x: x * 3 if x.sum() > 0.25 else -x,
     "sorted_cumsum": lambda x: np.cumsum(np.sort(x)),  # compiled (extern + scan)
     "mask_set": lambda x: np.where(x > 0.5, 0.5, x),
     "item_shift": lambda x: x + x[0].item(),  # a break
