@@ -183,6 +183,14 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     return results[0] if len(results) == 1 else tuple(results)
 
 
+def unique_counts(x: Any) -> Any:
+    """[HUNT2] NumPy 2's `np.unique_counts`: `np.unique(x, return_counts=True,
+    equal_nan=False)` in its namedtuple (sorted values, as NumPy's sort-based path; NaNs
+    each counted once)."""
+    return np.lib._arraysetops_impl.UniqueCountsResult(
+        *unique(x, return_counts=True, equal_nan=False))
+
+
 def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
     """The length is max(x) + 1 (at least `minlength`): NumPy's bincount, an extern call
     (a negative value raises NumPy's ValueError)."""
@@ -196,7 +204,8 @@ def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
 
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.argwhere: argwhere, np.nonzero: nonzero, np.flatnonzero: flatnonzero,
-    np.compress: compress, np.extract: extract, np.unique: unique}
+    np.compress: compress, np.extract: extract, np.unique: unique,
+    np.unique_counts: unique_counts}
 METHODS: dict[str, Callable[..., Any]] = {
     "nonzero": nonzero, "compress": lambda a, condition, axis=None, out=None:
     compress(condition, a, axis, out)}

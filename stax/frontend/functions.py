@@ -325,8 +325,8 @@ def _pairs(value: Any, ndim: int, what: str) -> list[tuple[Any, Any]]:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tracer:
-    """np.pad's constant, edge, reflect, symmetric, wrap, maximum, minimum, mean and median
-    modes, axis by axis as NumPy does (later axes fill the corners)."""
+    """np.pad's constant, edge, reflect, symmetric, wrap, linear_ramp, maximum, minimum, mean
+    and median modes, axis by axis as NumPy does (later axes fill the corners)."""
     x = traced(array, (array,))
     if isinstance(pad_width, Tracer) and pad_width.concrete is not None:
         pad_width = pad_width.python_value()  # [HUNT3] from scalar arguments (`w // 2`)
@@ -338,12 +338,18 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
     pairs = _pairs(widths, x.ndim, "pad_width")
     allowed = {"constant": {"constant_values"}, "edge": set(), "wrap": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+               "linear_ramp": {"end_values"},  # [HUNT2]
                **{stat: set() for stat in _PAD_STATS}}  # [HUNT] (stat_length is not)
     if mode not in allowed or set(kwargs) - allowed[mode] or \
             kwargs.get("reflect_type", "even") != "even":
         raise unsupported(f"np.pad with mode={mode!r} and {', '.join(kwargs) or 'no options'}")
     values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values") \
         if mode == "constant" else []
+    if mode == "linear_ramp":  # NumPy's own pairs: NumPy or Python scalars (their dtype rule)
+        if x.dtype.kind not in "iuf" or isinstance(kwargs.get("end_values"), Tracer):
+            raise unsupported("np.pad with mode='linear_ramp' of a non-numeric array or "
+                              "traced end_values")
+        values = np.lib._arraypad_impl._as_pairs(kwargs.get("end_values", 0), x.ndim)
     for ax, (before, after) in enumerate(pairs):
         n = x.shape[ax]
         if before == after == 0:
@@ -351,6 +357,10 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
         if mode != "constant" and n == 0:
             raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' "
                              "or 'empty'")
+        if mode == "linear_ramp":
+            x = api.concatenate([_linear_ramp(x, ax, before, values[ax][0], 0), x,
+                                 _linear_ramp(x, ax, after, values[ax][1], 1)], axis=ax)
+            continue
         if mode in _PAD_STATS:  # [HUNT] the statistic of the whole axis, NumPy's rounding
             stat = _PAD_STATS[mode](x, axis=ax, keepdims=True)
             if x.dtype.kind in "iu" and stat.dtype.kind == "f":
@@ -393,6 +403,22 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
             parts.append(part)
         x = api.concatenate([parts[0], x, parts[1]], axis=ax)
     return api.copy_(x) if x is array else x
+
+
+def _linear_ramp(x: Tracer, ax: int, width: int, end: Any, side: int) -> Tracer:
+    """[HUNT2] np.pad's linear ramp: NumPy's `np.linspace(end, edge, width, endpoint=False)`
+    along `ax` (its dtype rule, its `any(step == 0)` choice between two roundings made on
+    the data, floor for integers), reversed after the array."""
+    n = x.shape[ax]
+    edge = _slice_along(x, ax, slice(0, 1) if side == 0 else slice(n - 1, n))
+    dt = np.linspace(end, np.zeros(1, x.dtype), 1, endpoint=False).dtype
+    start = np.asarray(end).astype(dt)[()]
+    shape = tuple(width if d == ax else 1 for d in range(x.ndim))
+    i = np.arange(width, dtype=dt)[::1 if side == 0 else -1].reshape(shape)
+    delta = api.astype(edge, dt) - start
+    step = delta / dt.type(width)
+    y = api.where(api.any(step == 0), i / dt.type(width) * delta, i * step) + start
+    return api.astype(api.apply_ufunc("floor", y) if x.dtype.kind in "iu" else y, x.dtype)
 
 
 _PAD_STATS: dict[str, Callable[..., Tracer]] = {
@@ -1518,6 +1544,27 @@ def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any
                    dtype=None if dtype is None else np.dtype(dtype).name, **spec)
 
 
+def ufunc_reduceat(ufunc: np.ufunc, a: Any, indices: Any, axis: Any = 0, dtype: Any = None,
+                   **kwargs: Any) -> Tracer:
+    """[HUNT2] `ufunc.reduceat` with indices known while tracing: NumPy's reduceat as an
+    extern call (its IndexError for an index out of range, raised when it runs); the result
+    has the axis's length replaced by the number of indices."""
+    at = None if isinstance(indices, Tracer) else np.asarray(indices)
+    if kwargs or isinstance(dtype, Tracer) or at is None or at.ndim != 1 or \
+            at.dtype.kind not in "iu" or not isinstance(axis, (int, np.integer)):
+        raise unsupported(f"np.{ufunc.__name__}.reduceat with traced indices or other "
+                          "arguments")
+    x = traced(a, (a,))
+    if x.ndim == 0:
+        raise unsupported(f"np.{ufunc.__name__}.reduceat of a 0-d array")
+    ax = _axis(axis, x.ndim)
+    shape = tuple(at.size if i == ax else n for i, n in enumerate(x.shape))
+    res = ufunc.reduceat(_probe(x), [0], axis=ax, dtype=dtype).dtype
+    return _extern(f"np.{ufunc.__name__}.reduceat", ufunc.reduceat, (x,), shape, res,
+                   indices=tuple(int(i) for i in at), axis=ax,
+                   dtype=None if dtype is None else np.dtype(dtype).name)
+
+
 # ---- writes NumPy performs in place, as extern calls on a copy ----
 # Integer-array assignment (`a[idx] += 1`: once per unique index, the last write wins),
 # `ufunc.at` (once per occurrence), np.put, np.place, np.putmask, np.fill_diagonal, np.copyto:
@@ -2192,6 +2239,8 @@ def register(tracer: type[Tracer]) -> None:
             return ufunc_outer(ufunc, *inputs, **kwargs)
         if method == "at" and not kwargs:
             return ufunc_at(ufunc, *inputs)
+        if method == "reduceat" and ufunc.nin == 2:
+            return ufunc_reduceat(ufunc, *inputs, **kwargs)
         if method in ("accumulate", "reduce") and ufunc.nin == 2 and not (
                 ufunc.__name__ in ("add", "multiply") or method == "reduce" and
                 ufunc.__name__ in ("maximum", "minimum", "logical_and", "logical_or")):

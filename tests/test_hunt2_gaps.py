@@ -1,0 +1,145 @@
+"""[HUNT2] NumPy functions that were graph breaks and now compile: `np.unique_counts`,
+`ufunc.reduceat` with indices known while tracing, `np.pad(mode='linear_ramp')`. Each is
+compiled with `strict=True` (a break would raise) and compared with NumPy computed here, over
+dtypes, strided/transposed inputs and empty or degenerate cases; NumPy's errors are NumPy's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches
+
+import stax
+from stax.frontend.breaks import GraphBreakWarning
+
+RNG = np.random.default_rng(16)
+
+
+def same(fn: Any, *args: Any) -> None:
+    """`stax.jit(fn, strict=True)` equals NumPy's `fn`, or raises NumPy's exception type."""
+    try:
+        want = fn(*args)
+    except Exception as e:  # noqa: BLE001 - NumPy's error is the expected one
+        with pytest.raises(type(e)):
+            stax.jit(fn, strict=True)(*args)
+        return
+    got = stax.jit(fn, strict=True)(*args)
+    if isinstance(want, tuple):  # np.unique_counts's namedtuple
+        assert type(got) is type(want)
+    assert_matches(got, want)
+
+
+# ---- np.unique_counts (NumPy 2) ----
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([5, 3, 1, 3, 9, 0, -2, 3]),
+        np.array([5.0, 3.0, np.nan, 1.0, 3.0, np.nan, -0.0, 0.0]),  # NaNs counted one by one
+        RNG.integers(0, 6, (4, 5)).astype(np.uint8)[:, ::-1],  # strided, flattened
+        RNG.integers(0, 4, (3, 4)).astype(np.float32).T,
+        np.array([True, False, True, True]),
+        np.arange(7, dtype=np.int16)[::2],
+    ],
+    ids=["int64", "float_nan", "uint8_strided", "float32_T", "bool", "int16_step"],
+)
+def test_unique_counts(x: np.ndarray) -> None:
+    same(np.unique_counts, x)
+
+    def fields(a: Any) -> Any:
+        r = np.unique_counts(a * 2)
+        return r.values, r.counts, r.counts.sum()
+
+    if x.dtype != np.bool_:
+        same(fields, x)
+
+
+def test_unique_counts_of_tiny_arrays_is_numpys() -> None:
+    # fewer than 2 elements: not compiled (a break), the result is still NumPy's
+    for x in (np.zeros(0), np.ones(1, np.int32)):
+        assert_matches(stax.jit(np.unique_counts)(x), np.unique_counts(x))
+
+
+# ---- ufunc.reduceat ----
+
+
+@pytest.mark.parametrize(
+    ("ufunc", "dtype"),
+    [
+        (np.add, "float64"),
+        (np.add, "uint8"),
+        (np.multiply, "int16"),
+        (np.maximum, "float32"),
+        (np.minimum, "int32"),
+        (np.logical_or, "bool"),
+        (np.bitwise_xor, "int64"),
+    ],
+)
+def test_reduceat_1d(ufunc: np.ufunc, dtype: str) -> None:
+    x = RNG.integers(0, 9, 12).astype(dtype)
+    for idx in ([0, 2, 5], [0, 4, 4, 1, 11], np.array([3]), [11, 0]):
+        same(lambda a, i=idx: ufunc.reduceat(a, i), x)
+    same(lambda a: ufunc.reduceat(a[::-2], [0, 2]), x)
+
+
+def test_reduceat_axes_dtype_and_errors() -> None:
+    y = RNG.standard_normal((5, 7)).astype(np.float32)
+    same(lambda a: np.add.reduceat(a, [0, 3, 1], axis=1), y)
+    same(lambda a: np.add.reduceat(a.T, [0, 2], axis=-1), y)
+    same(lambda a: np.add.reduceat(a, [1, 4], axis=0, dtype=np.float64), y)
+    same(lambda a: np.multiply.reduceat(a, [0, 2], dtype=np.int64), np.arange(1, 6, dtype=np.int8))
+    same(lambda a: np.add.reduceat(a, [0, 7]), np.arange(6.0))  # IndexError, NumPy's
+    same(lambda a: np.add.reduceat(a, [-1]), np.arange(6.0))
+    no_indices = np.zeros(0, np.intp)
+    same(lambda a: np.add.reduceat(a, no_indices, axis=1), y)
+    same(lambda a: np.add.reduceat(a, [0]), np.zeros(0))  # empty axis: IndexError
+
+
+def test_reduceat_with_traced_indices_is_a_break() -> None:
+    def fn(x: Any, idx: Any) -> Any:
+        return np.add.reduceat(x, idx)
+
+    with pytest.warns(GraphBreakWarning):
+        got = stax.jit(fn)(np.arange(6.0), np.array([0, 3]))
+    assert_matches(got, fn(np.arange(6.0), np.array([0, 3])))
+
+
+# ---- np.pad(mode='linear_ramp') ----
+
+
+@pytest.mark.parametrize(
+    ("x", "width", "kw"),
+    [
+        (RNG.standard_normal(5), 3, {}),
+        (RNG.standard_normal((4, 3)).astype(np.float32), ((1, 2), (3, 0)), {"end_values": 2}),
+        (RNG.standard_normal((4, 3)).astype(np.float32), 2, {"end_values": ((1, -1), (0.5, 7))}),
+        (RNG.integers(-50, 50, (3, 5)), (2, 3), {"end_values": (5, -7)}),
+        (RNG.integers(0, 250, (3, 5)).astype(np.uint8)[:, ::-1], 2, {}),
+        (np.array([1.0, 1.0, 2.0]), 4, {"end_values": 1.0}),  # a zero step: NumPy's other rounding
+        (np.arange(6.0).reshape(2, 3).T, 1, {"end_values": 0}),
+        (np.int16([3, -4]), 5, {"end_values": 100}),
+        (np.array([np.inf, np.nan, 1.0]), 2, {}),
+        (np.zeros((0, 2)), ((0, 0), (1, 1)), {}),  # an empty axis not padded
+        (np.zeros((0, 2)), 1, {}),  # padding an empty axis: NumPy's ValueError
+        (np.array(2.5, np.float32), 3, {}),
+    ],
+    ids=[
+        "f64",
+        "f32_pairs",
+        "f32_per_axis",
+        "int64",
+        "uint8_strided",
+        "zero_step",
+        "transposed",
+        "int16_wide",
+        "inf_nan",
+        "empty_unpadded",
+        "empty_padded",
+        "0d",
+    ],
+)
+def test_pad_linear_ramp(x: Any, width: Any, kw: dict[str, Any]) -> None:
+    same(lambda a: np.pad(a, width, mode="linear_ramp", **kw), x)
