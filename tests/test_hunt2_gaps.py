@@ -143,3 +143,63 @@ def test_reduceat_with_traced_indices_is_a_break() -> None:
 )
 def test_pad_linear_ramp(x: Any, width: Any, kw: dict[str, Any]) -> None:
     same(lambda a: np.pad(a, width, mode="linear_ramp", **kw), x)
+
+
+# ---- reductions of a Python list of traced arrays ----
+
+LIST_REDUCTIONS = [
+    lambda a, b: np.sum([a, b], axis=0),
+    lambda a, b: np.mean([a, b * 2]),
+    lambda a, b: np.max((a, b), axis=1),
+    lambda a, b: np.std([a.sum(), b.sum(), 2.0]),
+    lambda a, b: np.argmax([a[0], b[-1]], axis=0),
+    lambda a, b: np.all([a > 1, b > 0], axis=0),
+    lambda a, b: np.prod([[a[0, 0], 1.0], [b[-1, -1], 3]]),
+    lambda a, b: np.cumsum([a, b], axis=0),
+    lambda a, b: np.nanmax([a, b]),
+    lambda a, b: np.sum([1.0, 2.0]) + a,  # no traced element: NumPy's own
+]
+
+
+@pytest.mark.parametrize("fn", LIST_REDUCTIONS, ids=range(len(LIST_REDUCTIONS)))
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (np.arange(6.0).reshape(2, 3), np.ones((2, 3), np.float32)),
+        (RNG.integers(-5, 5, (3, 4)).T, RNG.integers(0, 9, (4, 3)).astype(np.uint8)),
+        (np.array([[np.nan, 1.0]]), np.array([[2.0, -np.inf]])),
+    ],
+    ids=["f64_f32", "int_T_uint8", "nan_inf"],
+)
+def test_reduction_of_a_list_of_traced_arrays(fn: Any, a: np.ndarray, b: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        same(fn, a, b)
+
+
+# ---- np.unravel_index / np.ravel_multi_index of traced indices ----
+
+UNRAVEL = [
+    (lambda i: np.unravel_index(i, (3, 4)), np.array([1, 7, 11])),
+    (lambda i: np.unravel_index(i, (3, 4)), np.int64(5)),
+    (lambda i: np.unravel_index(i * 2, (2, 3, 4), order="F"), np.arange(6).reshape(2, 3).T),
+    (lambda i: np.unravel_index(i, 7), np.array([6, 0], np.uint8)),
+    (lambda i: np.unravel_index(i, (3, 4)), np.zeros(0, np.int32)),
+    (lambda i: np.unravel_index(i, (3, 4)), np.array([12])),  # ValueError, NumPy's
+    (lambda i: np.unravel_index(i, (3, 4)), np.array([-1])),
+    (lambda i: np.unravel_index(i, (3, 4)), np.array([1.0])),  # TypeError
+    (lambda i: np.unravel_index(i, (3, -4)), np.array([1])),
+    (lambda x: np.unravel_index(np.argmax(x), x.shape), np.arange(12.0).reshape(3, 4)[:, ::-1]),
+    (lambda i: np.ravel_multi_index((i, i[::-1]), (3, 4)), np.array([0, 2, 1])),
+    (lambda i: np.ravel_multi_index((i, [1, 2]), (3, 4), mode="wrap"), np.array([5, -1])),
+    (
+        lambda i: np.ravel_multi_index((i, [1, 2]), (3, 4), mode=("clip", "raise")),
+        np.array([5, -1]),
+    ),
+    (lambda i: np.ravel_multi_index((i, [1]), (3, 4), order="F"), np.array([[2], [0]])),
+    (lambda i: np.ravel_multi_index((i, [0]), (3, 4)), np.array([3])),  # ValueError, NumPy's
+]
+
+
+@pytest.mark.parametrize(("fn", "x"), UNRAVEL, ids=range(len(UNRAVEL)))
+def test_unravel_and_ravel_multi_index(fn: Any, x: Any) -> None:
+    same(fn, x)

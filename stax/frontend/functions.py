@@ -1565,6 +1565,38 @@ def ufunc_reduceat(ufunc: np.ufunc, a: Any, indices: Any, axis: Any = 0, dtype: 
                    dtype=None if dtype is None else np.dtype(dtype).name)
 
 
+def _static_dims(name: str, shape: Any) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if builtins.any(isinstance(d, (Tracer, Sym)) for d in dims):
+        raise unsupported(f"np.{name} of a traced or symbolic shape")
+    return tuple(int(d) for d in dims)
+
+
+def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Tracer, ...]:
+    """[HUNT2] NumPy's unravel_index as an extern call per coordinate (its ValueError for an
+    index out of range, raised when it runs); its other errors (dtype, shape, order) come
+    from NumPy on an empty index while tracing."""
+    dims = _static_dims("unravel_index", shape)
+    x = traced(indices, (indices,))
+    np.unravel_index(np.zeros(0, x.dtype), dims, order)
+    return tuple(_extern("np.unravel_index", np.unravel_index, (x,), tuple(x.shape),
+                         np.dtype(np.intp), k, shape=dims, order=order)
+                 for k in range(len(dims)))
+
+
+def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
+                      order: str = "C") -> Tracer:
+    """[HUNT2] NumPy's ravel_multi_index as an extern call (its ValueError for an entry out
+    of range with mode='raise'); its other errors from NumPy on empty coordinates."""
+    shape = _static_dims("ravel_multi_index", dims)
+    coords = [traced(c, tuple(multi_index)) for c in multi_index]
+    np.ravel_multi_index(tuple(np.zeros(0, c.dtype) for c in coords), shape, mode, order)
+    out = np.broadcast_shapes(*(tuple(c.shape) for c in coords))
+    return _extern("np.ravel_multi_index", lambda *ix, **kw: np.ravel_multi_index(ix, **kw),
+                   coords, out, np.dtype(np.intp), dims=shape,
+                   mode=mode if isinstance(mode, str) else tuple(mode), order=order)
+
+
 # ---- writes NumPy performs in place, as extern calls on a copy ----
 # Integer-array assignment (`a[idx] += 1`: once per unique index, the last write wins),
 # `ufunc.at` (once per occurrence), np.put, np.place, np.putmask, np.fill_diagonal, np.copyto:
@@ -2013,6 +2045,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.nanmedian: nanmedian, np.nanpercentile: nanpercentile, np.nanquantile: nanquantile,
     np.put_along_axis: _in_place("put_along_axis", np.put_along_axis, 2),
     np.searchsorted: searchsorted, np.digitize: digitize,
+    np.unravel_index: unravel_index, np.ravel_multi_index: ravel_multi_index,  # [HUNT2]
     np.interp: interp, np.convolve: convolve, np.correlate: correlate,
     np.histogram: histogram, np.put: _in_place("put", np.put, 2),
     np.place: _in_place("place", np.place, 2), np.putmask: _in_place("putmask", np.putmask, 2),
@@ -2300,6 +2333,10 @@ def _ufunc_of_sizes(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any])
 sym.UFUNC_HOOK = _ufunc_of_sizes
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
             "ascontiguousarray", "eye", "identity", "r_")
+# [HUNT2] Reductions of a Python list of traced arrays (`np.sum([a, b], axis=0)`): NumPy does
+# not dispatch on list elements (it converts the list), so these convert it as np.array does.
+SEQUENCE = ("sum", "prod", "mean", "max", "min", "amax", "amin", "std", "var", "any", "all",
+            "argmax", "argmin", "cumsum", "nansum", "nanmean", "nanmax", "nanmin")
 
 
 def _user_call(name: str) -> Builder | None:
@@ -2447,7 +2484,16 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             return api.wrap(b, api.to_value(b, array))
         return make
 
+    def sequence(name: str) -> Callable[..., Any]:
+        def reduce(a: Any, *args: Any, **kwargs: Any) -> Any:
+            b = _user_call(name)
+            if b is not None and isinstance(a, (list, tuple)) and _has_tracer(a):
+                a = _from_nested(b, a)
+            return original[name](a, *args, **kwargs)
+        return reduce
+
     return {"r_": _RConcatenator(original["r_"]),
+            **{name: sequence(name) for name in SEQUENCE},
             "eye": constant("eye"), "identity": constant("identity"),
             "zeros": filled("zeros", 0), "ones": filled("ones", 1),
             "empty": filled("empty", 0), "full": full,
@@ -2456,7 +2502,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             "ascontiguousarray": convert("ascontiguousarray", False)}
 
 
-_ORIGINAL = {name: getattr(np, name) for name in CREATION}
+_ORIGINAL = {name: getattr(np, name) for name in CREATION + SEQUENCE}
 _WRAPPERS = _creation_wrappers(_ORIGINAL)
 
 # NumPy's global random generator draws new numbers on each call: a traced draw would be a
