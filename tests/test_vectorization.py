@@ -179,6 +179,12 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
     "cosine_tail": (lambda d, a, b: d / (a[:, None] * b[None, :]),
                     lambda: (f32(), np.abs(f32(R)) + 0.5, np.abs(f32(C)) + 0.5)),
     "frac_positive_rows": (lambda x: (x > 0).mean(1), lambda: (f32(),)),
+    # [FORD] row tiles: a row softmax / layernorm of Fortran-ordered and transposed inputs
+    "softmax_rows_fortran": (softmax, lambda: (fortran(f32()),)),
+    "softmax_rows_transposed_f64": (lambda x: softmax(x.T), lambda: (f64(C, R),)),
+    "layernorm_rows_fortran_f64": (
+        lambda x: (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5),
+        lambda: (fortran(f64()),)),
 }
 
 

@@ -41,6 +41,7 @@ TILE_COLS = 256
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
 MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pages of f32)
 SMALL_ROW = 16  # [H11] rows of a generic kernel up to this length: compiled per length too
+ROW_TILE_BYTES = 128 * 1024  # [FORD] most bytes of one row tile (on the thread's stack)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,19 @@ class PlanDecision:
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True)
+class RowTile:
+    """[FORD] A kernel-local tile `name[block * extent]` holding, for each row of a block of the
+    last shared loop, what `load` reads along the row variable `var` (range `extent`); the
+    kernel's nodes read the tile instead (`tile[extent * x<d>i + var]`, x<d>i the row in the
+    block)."""
+
+    name: str
+    load: Load  # as one node reads it (its variables: the shared ones and `var`)
+    var: str
+    extent: int
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,10 @@ class KernelPlan:
     # [H9] the innermost loop's extent when it is unrolled inside the vector loop over the
     # loop above it (0: the innermost loop is the vector loop), see `unroll_short_row`
     unroll: int = 0
+    # [FORD] the rows the last shared loop runs per block when operands are copied into row
+    # tiles first (0: no tiles), and the tiles (see `row_tiles`)
+    row_block: int = 0
+    row_tiles: tuple[RowTile, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -97,8 +115,8 @@ class KernelPlan:
 
     def params(self) -> list[str]:
         """Buffers the kernel function takes, in order (kernel-local ones excluded)."""
-        local = {name for name, _ in self.local}
-        names: dict[str, None] = {}
+        local = {name for name, _ in self.local} | {t.name for t in self.row_tiles}
+        names: dict[str, None] = dict.fromkeys(t.load.buf for t in self.row_tiles)
         for n in self.nodes:
             names.update(dict.fromkeys(n.read_buffers()))
             names[n.out] = None
@@ -366,10 +384,89 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     row = small_rows(nodes, shared_depth, form)
     if row is not None:
         notes.append(PlanDecision("small_rows", name, row[0], row[2]))
+    rows, tiles = 0, ()
+    if form == "vectorized" and not unroll and row is None:
+        rows, tiles, nodes = row_tiles(nodes, shared_depth)
+        if tiles:
+            notes.append(PlanDecision(
+                "row_tiles", name, rows,
+                f"{', '.join(sorted({t.load.buf for t in tiles}))} read along each row with a "
+                f"stride, contiguous along x{shared_depth - 1}: blocks of {rows} rows copied "
+                f"into row tiles ({', '.join(f'{t.name}[{rows}x{t.extent}]' for t in tiles)}) "
+                "with whole cache lines, the rows computed from the tiles"))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
                       tuple(local.items()), block, launch_work, simd_lanes=lanes,
                       row_symbol=row[0] if row else "", row_lengths=row[1] if row else (),
-                      unroll=unroll)
+                      unroll=unroll, row_block=rows, row_tiles=tiles)
+
+
+def row_tiles(nodes: Sequence[Node], shared_depth: int
+              ) -> tuple[int, tuple[RowTile, ...], Sequence[Node]]:
+    """[FORD] Loads that walk each row of a kernel with a large stride while adjacent rows are
+    adjacent in memory (a row softmax of a Fortran-ordered or transposed operand): per block of
+    rows (a cache line of elements), the operand is copied into a row tile, so every line read is
+    used whole and the row loops read contiguously (they vectorize). Returns the rows per
+    block, the tiles and the nodes reading them; (0, (), nodes) when nothing qualifies."""
+    if shared_depth == 0 or any(n.body is None or any(  # gathers: left as they are
+            isinstance(e, (Load, IndexValue)) and any(isinstance(a, Indirect)
+                                                      for a, _ in e.index.terms)
+            for e in walk(n.body)) for n in nodes):
+        return 0, (), nodes
+    shared = set(xvars(shared_depth))
+    last = f"x{shared_depth - 1}"
+    rows_extent = nodes[0].ranges[shared_depth - 1]
+    written = {n.out for n in nodes}
+    found: dict[tuple[str, Index], RowTile] = {}
+    tiled: dict[tuple[str, Load], RowTile] = {}  # (node, load) -> its tile
+    for n in nodes:
+        assert n.body is not None
+        for ld in {e for e in walk(n.body) if isinstance(e, Load)}:
+            own = ld.index.variables() - shared
+            if ld.buf in written or ld.index.coef(last) != 1 or len(own) != 1 or \
+                    not all(isinstance(a, Var) for a, _ in ld.index.terms):
+                continue
+            (var,) = own
+            extent = n.var_ranges[var]
+            if abs(ld.index.coef(var)) <= 1 or not isinstance(extent, int) or extent < 2:
+                continue
+            key = (ld.buf, ld.index.substitute({var: Index.var("row")}))
+            tile = found.setdefault(key, RowTile(f"rowtile{len(found)}", ld, var, extent))
+            tiled[(n.name, ld)] = tile
+    if not found or not isinstance(rows_extent, int) or rows_extent < 2:
+        return 0, (), nodes
+    itemsize = max(t.load.dtype.itemsize for t in found.values())
+    rows = 64 // itemsize  # a cache line of elements
+    while rows > 4 and rows * sum(t.extent * t.load.dtype.itemsize
+                                   for t in found.values()) > ROW_TILE_BYTES:
+        rows //= 2
+    if rows * sum(t.extent * t.load.dtype.itemsize for t in found.values()) > ROW_TILE_BYTES:
+        return 0, (), nodes
+    row = Var(f"{last}i")
+
+    def read_tile(n: Node) -> Node:
+        mapping: dict[Expr, Expr] = {}
+        for ld in {e for e in walk(n.body) if isinstance(e, Load)}:  # type: ignore[arg-type]
+            tile = tiled.get((n.name, ld))
+            if tile is not None:
+                var = (ld.index.variables() - shared).pop()
+                mapping[ld] = Load(tile.name, Index.of({row: tile.extent, Var(var): 1}),
+                                   ld.dtype)
+        return replace(n, body=replace_loads(n.body, mapping)) if mapping else n
+
+    return rows, tuple(found.values()), [read_tile(n) for n in nodes]
+
+
+def replace_loads(root: Expr | None, mapping: Mapping[Expr, Expr]) -> Expr | None:
+    """`root` (without gathers) with the loads in `mapping` replaced."""
+    if root is None:
+        return None
+    memo: dict[int, Expr] = {}
+    for e in walk(root):  # children before parents
+        out: Expr = mapping.get(e, e)
+        if isinstance(e, Call):
+            out = Call(e.fn, tuple(memo[id(a)] for a in e.args), e.dtype)
+        memo[id(e)] = out
+    return memo[id(root)]
 
 
 SHORT_ROW = 8  # [H9] innermost loops of at most this many iterations unroll

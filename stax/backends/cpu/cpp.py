@@ -502,6 +502,15 @@ class KernelPrinter:
                     scope.enter_context(out.loop(f"{name}i", 0, f"{name}n", pragmas=simd_pragma))
                     out.stmt(f"const int64_t {name} = {name}c + {name}i;")
                     continue
+                if plan.row_block and k == len(names) - 1:  # [FORD] blocks of rows
+                    scope.enter_context(out.loop(f"{name}b", 0, r, step=plan.row_block,
+                                                 pragmas=first))
+                    if k == poll:
+                        out.stmt(POLL)
+                    self.copy_row_tiles(name, r)
+                    scope.enter_context(out.loop(f"{name}i", 0, f"{name}n"))
+                    out.stmt(f"const int64_t {name} = {name}b + {name}i;")
+                    continue
                 self.hoist_into_vector_loop(simd_outer, k)
                 if simd_outer and k == vec and k >= plan.parallel_depth:
                     first = [*first, self.simd_pragma()]
@@ -519,6 +528,34 @@ class KernelPrinter:
                 for group in self.groups():
                     self.print_group(group, parallel_inside)
         return out.code
+
+    def copy_row_tiles(self, x: str, extent: int) -> None:
+        """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
+        a row tile (`RowTile`) into its tile, along the operand's contiguous axis: 8x8 blocks
+        transposed in registers for 4-byte elements, element by element at the edges."""
+        rows = self.plan.row_block
+        out = self.out
+        out.stmt(f"const int64_t {x}n = std::min<int64_t>({rows}, {extent} - {x}b);")
+        printer = ExprPrinter({})
+        for t in self.plan.row_tiles:
+            ld, v, n = t.load, t.var, t.extent
+            at = f"{t.name}[{n}*({x} - {x}b) + {v}]"
+            src = printer.expr(ld)
+            out.stmt(f"{ctype(ld.dtype)} {t.name}[{rows * n}];  // {ld.buf} by rows of {v}")
+            edges: list[tuple[object, object, str]] = [(0, n, f"{x}b")]
+            size = {4: 8, 8: 4}.get(ld.dtype.itemsize, 0)  # of the blocks transposed
+            if size and ld.dtype.kind in "fiu" and rows % size == 0:
+                whole, n_whole = f"{t.name}_rows", n // size * size
+                out.stmt(f"const int64_t {whole} = {x}b + {x}n / {size} * {size};")
+                with out.loop(v, 0, n_whole, step=size), \
+                        out.loop(x, f"{x}b", whole, step=size):
+                    out.stmt(f"stax_transpose{size}x{size}_{ld.dtype.itemsize}(&{src}, "
+                             f"{ld.index.coef(v)}, &{at}, {n});")
+                edges = [(0, n_whole, whole), (n_whole, n, f"{x}b")]
+            for lo, hi, first in edges:
+                if lo != hi:
+                    with out.loop(v, lo, hi), out.loop(x, first, f"{x}b + {x}n"):
+                        out.stmt(f"{at} = {src};")
 
     def hoist_into_vector_loop(self, simd_outer: bool, k: int) -> None:
         """[G9] Before the kernel's own innermost loop (when it is the vector loop of pointwise

@@ -184,6 +184,23 @@ static inline double stax_exp(double x) {
            (inf ? std::numeric_limits<double>::infinity() : 0.0);
 }
 
+// [FORD] 4x4 transpose of 8-byte elements in registers (row tiles of float64 operands), as
+// stax_transpose8x8_4: row k of `src` (at src + k*ss) becomes column k of `dst`.
+static inline void stax_transpose4x4_8(const void* src, int64_t ss, void* dst, int64_t ds) {
+    typedef uint64_t v4 __attribute__((vector_size(32)));
+    typedef int64_t m4 __attribute__((vector_size(32)));
+    const uint64_t* s = static_cast<const uint64_t*>(src);
+    uint64_t* d = static_cast<uint64_t*>(dst);
+    v4 r[4];
+    for (int k = 0; k < 4; k++) std::memcpy(&r[k], s + k * ss, sizeof(v4));
+    const m4 lo{0, 4, 2, 6}, hi{1, 5, 3, 7}, lo2{0, 1, 4, 5}, hi2{2, 3, 6, 7};
+    const v4 t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
+    const v4 t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
+    const v4 u[4] = {__builtin_shuffle(t0, t2, lo2), __builtin_shuffle(t1, t3, lo2),
+                     __builtin_shuffle(t0, t2, hi2), __builtin_shuffle(t1, t3, hi2)};
+    for (int k = 0; k < 4; k++) std::memcpy(d + k * ds, &u[k], sizeof(v4));
+}
+
 // [G9] 8x8 transpose of 4-byte elements in registers (the tile copy of a transposed operand):
 // row k of `src` (at src + k*ss) becomes column k of `dst` (dst + j*ds + k). GCC vector
 // extensions: shuffles on AVX/AVX-512, generic code at the scalar ISA level.
