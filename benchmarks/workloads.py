@@ -121,6 +121,21 @@ def one_fortran(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return (np.asfortranarray(_normal(rng, rows, cols)),)
 
 
+# [FORD] Fortran-ordered inputs of the row workloads (issue 9: no cliff on column-major input)
+
+
+def one_positive_fortran(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (np.asfortranarray(one_positive(rng, rows, cols)[0]),)
+
+
+def one_fortran_f64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (np.asfortranarray(rng.standard_normal((rows, cols))),)
+
+
+def fortran_and_weight(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return np.asfortranarray(_normal(rng, rows, cols)), _normal(rng, cols)
+
+
 def image_and_stats(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     """An HxWx3 uint8 image of about rows*cols bytes, per-channel mean and std (float32)."""
     image = rng.integers(0, 256, (rows, max(cols // 3, 1), 3), dtype=np.uint8)
@@ -267,6 +282,11 @@ def sum_axis0_transposed(x):
 def logsumexp_axis0(x):
     m = x.max(0)
     return m + np.log(np.exp(x - m).sum(0))
+
+
+def logsumexp_rows(x):
+    m = x.max(-1, keepdims=True)
+    return m[:, 0] + np.log(np.exp(x - m).sum(-1))
 
 
 def std_rows_f64(x):
@@ -430,6 +450,11 @@ def logsumexp_axis0_torch(x):
     return m + torch.log(torch.exp(x - m).sum(0))
 
 
+def logsumexp_rows_torch(x):
+    m = x.amax(-1, keepdim=True)
+    return m[:, 0] + torch.log(torch.exp(x - m).sum(-1))
+
+
 def std_rows_f64_torch(x):
     return x.std(1, unbiased=False)
 
@@ -517,6 +542,14 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("cumsum_axis0_3d", cumsum_axis0_3d, cumsum_axis0_3d_torch, normal_3d, "magnitude"),
     Workload("cosine_tail", cosine_tail, cosine_tail_torch, dots_and_norms),
     Workload("frac_positive_rows", frac_positive_rows, frac_positive_rows_torch, one_normal),
+    # Fortran-ordered and transposed inputs of row workloads (FORD)
+    Workload("softmax_fortran", softmax, softmax_torch, one_fortran),
+    Workload("softmax_transposed", softmax, softmax_torch, one_transposed),
+    Workload("softmax_fortran_f64", softmax, softmax_torch, one_fortran_f64),
+    Workload("layernorm_fortran", layernorm, layernorm_torch, one_fortran),
+    Workload("rmsnorm_fortran", rmsnorm, rmsnorm_torch, fortran_and_weight),
+    Workload("logsumexp_rows_fortran", logsumexp_rows, logsumexp_rows_torch, one_fortran),
+    Workload("row_normalize_fortran", row_normalize, row_normalize_torch, one_positive_fortran),
 )
 
 

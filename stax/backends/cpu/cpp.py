@@ -531,8 +531,9 @@ class KernelPrinter:
 
     def copy_row_tiles(self, x: str, extent: int) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
-        a row tile (`RowTile`) into its tile, along the operand's contiguous axis: 8x8 blocks
-        transposed in registers for 4-byte elements, element by element at the edges."""
+        a row tile (`RowTile`) into its tile, along the operand's contiguous axis: blocks transposed
+        in registers (8x8 of 4-byte, 4x4 of 8-byte elements), element by element at the edges
+        (and for other element sizes)."""
         rows = self.plan.row_block
         out = self.out
         out.stmt(f"const int64_t {x}n = std::min<int64_t>({rows}, {extent} - {x}b);")
