@@ -47,6 +47,15 @@ for chunks in (None, 5):
     sn.segscan(np.multiply, 1, None, v, lengths=lengths, exclusive=True)
     sn.seggather(sn.Ragged(v, lengths), sn.Ragged(np.zeros(12, np.int64), lengths))
     sn.partition(v % 3 == 0, v)
+    # SpMV over rows of 0..300 elements: the streamed inputs' prefetch runs up to their end
+    rows = np.array([0, 1, 300, 2, 17, 0, 150])
+    cols = np.arange(int(rows.sum())) % 11 - 5
+    vals = np.linspace(-1.0, 1.0, cols.size)
+    x = np.arange(11.0)
+    got = sn.jit(lambda c, a, x: sn.map(lambda cc, aa: sn.reduce(np.add, 0.0, sn.map(
+        lambda j, w: w * x[j], cc, aa)), c, a))(sn.Ragged(cols, rows), sn.Ragged(vals, rows), x)
+    ends = np.cumsum(rows)
+    assert np.allclose(got, [np.sum((vals * x[cols])[e - r:e]) for r, e in zip(rows, ends)])
 print("sanitized ok")
 """
 

@@ -460,6 +460,42 @@ def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _
 
 
 SELECT_BLOCK = 64  # elements tested at once by a selecting reduction (see `_reduce_loop`)
+# Prefetch of the arrays a reduction streams (read at the element index i): each segment
+# asks for its first PREFETCH_SPAN elements' lines PREFETCH_AHEAD elements ahead. Short
+# segments (CSR rows) next to a gather otherwise wait on these streams (SpMV at 10^7: one
+# thread's time 52 -> 35 ms); longer runs inside a segment are the hardware prefetcher's.
+PREFETCH_AHEAD = 128
+PREFETCH_SPAN = 64
+
+
+def _streamed(elems: Sequence[Expr], names: dict[int, str]) -> dict[str, int]:
+    """The pointers `elems` read at the element index i, with their item sizes."""
+    found: dict[str, int] = {}
+
+    def walk(e: Expr) -> None:
+        if isinstance(e, Load):
+            if isinstance(e.index, Idx):
+                found[names[id(e.buf)]] = e.buf.array.dtype.itemsize
+            walk(e.index)
+        elif isinstance(e, Call):
+            for a in e.args:
+                walk(a)
+
+    for e in elems:
+        walk(e)
+    return found
+
+
+def _prefetch(elems: Sequence[Expr], src: _Source) -> str:
+    """Prefetch hints for the streamed arrays of the segment [lo, hi) (hints only: nothing
+    is read; the addresses stay below n)."""
+    streamed = _streamed(elems, src.names)
+    if not streamed:
+        return ""
+    step = 64 // max(streamed.values())  # elements per cache line of the widest array
+    hints = " ".join(f"__builtin_prefetch({p} + q);" for p in streamed)
+    return (f"for (int64_t q = lo + {PREFETCH_AHEAD}; q < std::min(std::min(hi, lo + "
+            f"{PREFETCH_SPAN}) + {PREFETCH_AHEAD}, n); q += {step}) {{ {hints} }}\n        ")
 
 
 def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str],
@@ -471,7 +507,7 @@ def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence
     unguarded = not any(guarded_load(e) for e in elems)
     ids = _omp(op) if unguarded else None
     if ids:
-        return _vector_loop(op, ids, elems, src, ne, keep)
+        return _prefetch(elems, src) + _vector_loop(op, ids, elems, src, ne, keep)
     select = _select(op)
     if select is None:
         step = _combine(op, acc, x, acc, src.names)
