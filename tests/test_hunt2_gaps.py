@@ -1,7 +1,8 @@
 """[HUNT2] NumPy functions that were graph breaks and now compile: `np.unique_counts`,
-`ufunc.reduceat` with indices known while tracing, `np.pad(mode='linear_ramp')`. Each is
-compiled with `strict=True` (a break would raise) and compared with NumPy computed here, over
-dtypes, strided/transposed inputs and empty or degenerate cases; NumPy's errors are NumPy's."""
+`ufunc.reduceat`, `np.pad(mode='linear_ramp')`, reductions of a Python list of traced arrays,
+`np.unravel_index` / `np.ravel_multi_index` of traced indices. Each is compiled with
+`strict=True` (a break would raise) and compared with NumPy computed here, over dtypes,
+strided/transposed inputs and empty or degenerate cases; NumPy's errors are NumPy's."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pytest
 from conftest import assert_matches
 
 import stax
-from stax.frontend.breaks import GraphBreakWarning
 
 RNG = np.random.default_rng(16)
 
@@ -98,13 +98,13 @@ def test_reduceat_axes_dtype_and_errors() -> None:
     same(lambda a: np.add.reduceat(a, [0]), np.zeros(0))  # empty axis: IndexError
 
 
-def test_reduceat_with_traced_indices_is_a_break() -> None:
-    def fn(x: Any, idx: Any) -> Any:
-        return np.add.reduceat(x, idx)
-
-    with pytest.warns(GraphBreakWarning):
-        got = stax.jit(fn)(np.arange(6.0), np.array([0, 3]))
-    assert_matches(got, fn(np.arange(6.0), np.array([0, 3])))
+@pytest.mark.parametrize(
+    "idx", [np.array([0, 3]), np.array([4, 1, 1], np.uint8), np.array([0, 9]), np.zeros(0, int)]
+)
+def test_reduceat_with_traced_indices(idx: np.ndarray) -> None:
+    x = RNG.standard_normal((6, 2))
+    same(lambda a, i: np.add.reduceat(a, i), x, idx)  # 9: NumPy's IndexError
+    same(lambda a, i: np.maximum.reduceat(a.T, i[::-1], axis=1), x, idx)
 
 
 # ---- np.pad(mode='linear_ramp') ----

@@ -1546,23 +1546,19 @@ def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any
 
 def ufunc_reduceat(ufunc: np.ufunc, a: Any, indices: Any, axis: Any = 0, dtype: Any = None,
                    **kwargs: Any) -> Tracer:
-    """[HUNT2] `ufunc.reduceat` with indices known while tracing: NumPy's reduceat as an
-    extern call (its IndexError for an index out of range, raised when it runs); the result
-    has the axis's length replaced by the number of indices."""
-    at = None if isinstance(indices, Tracer) else np.asarray(indices)
-    if kwargs or isinstance(dtype, Tracer) or at is None or at.ndim != 1 or \
-            at.dtype.kind not in "iu" or not isinstance(axis, (int, np.integer)):
-        raise unsupported(f"np.{ufunc.__name__}.reduceat with traced indices or other "
-                          "arguments")
-    x = traced(a, (a,))
-    if x.ndim == 0:
-        raise unsupported(f"np.{ufunc.__name__}.reduceat of a 0-d array")
+    """[HUNT2] `ufunc.reduceat`: NumPy's reduceat as an extern call of the array and the
+    indices (traced or not: the result's length along the axis is the number of indices;
+    NumPy's IndexError for an index out of range is raised when it runs)."""
+    x = traced(a, (a, indices))
+    at = traced(indices, (a, indices))
+    if kwargs or isinstance(dtype, Tracer) or at.ndim != 1 or at.dtype.kind not in "iu" or \
+            not isinstance(axis, (int, np.integer)) or x.ndim == 0:
+        raise unsupported(f"np.{ufunc.__name__}.reduceat with other arguments")
     ax = _axis(axis, x.ndim)
-    shape = tuple(at.size if i == ax else n for i, n in enumerate(x.shape))
+    shape = tuple(at.shape[0] if i == ax else n for i, n in enumerate(x.shape))
     res = ufunc.reduceat(_probe(x), [0], axis=ax, dtype=dtype).dtype
-    return _extern(f"np.{ufunc.__name__}.reduceat", ufunc.reduceat, (x,), shape, res,
-                   indices=tuple(int(i) for i in at), axis=ax,
-                   dtype=None if dtype is None else np.dtype(dtype).name)
+    return _extern(f"np.{ufunc.__name__}.reduceat", ufunc.reduceat, (x, at), shape, res,
+                   axis=ax, dtype=None if dtype is None else np.dtype(dtype).name)
 
 
 def _static_dims(name: str, shape: Any) -> tuple[int, ...]:
