@@ -44,8 +44,15 @@ _NATIVE = frozenset(np.dtype(name) for name in DTYPES)
 
 @dataclass(frozen=True, eq=False)
 class Buf:
-    """A concrete contiguous 1-D array that kernels read (identity is the array object)."""
+    """A concrete contiguous 1-D array that kernels read (identity is the array object:
+    two Bufs of one array are equal, so equal loads simplify, e.g. x - x)."""
     array: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Buf) and other.array is self.array
+
+    def __hash__(self) -> int:
+        return id(self.array)
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,8 @@ def _fold(e: Call) -> Expr:
         for p, q in ((x, y), (y, x)):
             if _is(q, 0) and p.dtype == e.dtype:
                 return p
+    if ints and e.fn == "subtract" and x == y:
+        return Const(e.dtype, 0)
     right_identity = {"subtract": 0, "floor_divide": 1}
     if ints and e.fn in right_identity and _is(y, right_identity[e.fn]) and x.dtype == e.dtype:
         return x

@@ -830,7 +830,8 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
         if closed is not None:
             note("segreduce of an affine element -> closed form (strength reduction)",
                  f"instead of the segreduce: the sum over each segment of {child.name} of "
-                 f"c0 + c1 * i = len * c0 + c1 * (len * lo + len * (len - 1) / 2), exact in "
+                 f"c0 + c1 * j (j: the index in the segment) = len * c0 + c1 * len * (len - 1) "
+                 f"/ 2, exact in "
                  f"wrapping {closed.dtype} "
                  f"arithmetic; an expression per segment, computed where used")
             return (Scalar(space, closed),)
@@ -884,30 +885,32 @@ def _affine(e: Expr) -> tuple[Expr, Expr] | None:
 def _closed_form_sum(operator: Any, exprs: Sequence[Expr], child: Space) -> Expr | None:
     """Sum per segment of an element affine in the element index, as an expression of the
     parent iteration (Idx = the segment): exact, since wrapping 64-bit integer arithmetic is
-    a ring (the kernels compile with -fwrapv), so no pass over the elements is needed."""
+    a ring (the kernels compile with -fwrapv), so no pass over the elements is needed. The
+    element is taken as c0 + c1 * j with j = i - lo its index in the segment, so the start
+    cancels where the program counts from it (the sum of an iota is len * (len - 1) / 2)."""
     dtype = INT64
     if (len(exprs) != 1 or operator.dtypes[0] != dtype
             or operator.combine[0] != Call(dtype, "add", (Arg(dtype, "a0"), Arg(dtype, "b0")))):
         return None
-    parts = _affine(exprs[0])
+    start = substitute(child.start(), {Idx: Seg()})  # the segment's first element
+    parts = _affine(substitute(exprs[0], {Idx: _add(Idx(), start)}))
     if parts is None:
         return None
-    seg = {Seg: Idx()}
-    c0, c1 = (substitute(c, seg) for c in parts)
+    c0, c1 = (substitute(c, {Seg: Idx()}) for c in parts)
     layout = child.layout
     if layout.width is not None:
-        width = static_width(layout)
-        lo, n = _mul(Idx(), _i64(width)), _i64(width)
+        n: Expr = _i64(static_width(layout))
+    elif child.lengths is not None:
+        n = child.length()
     else:
-        lo = Load(INT64, Buf(layout.bounds), Idx())
-        n = _sub(Load(INT64, Buf(layout.bounds), _add(Idx(), _i64(1))), lo)
-    one, two = _i64(1), _i64(2)
-    # n * (n - 1) / 2 without losing the bit the product may carry out: halve the even factor.
-    even = ufunc_call(np.equal, (ufunc_call(np.remainder, (n, two)), _i64(0)))
-    pairs = where(even, _mul(ufunc_call(np.floor_divide, (n, two)), _sub(n, one)),
-                  _mul(n, ufunc_call(np.floor_divide, (_sub(n, one), two))))
-    total = _add(_mul(n, c0), _mul(c1, _add(_mul(n, lo), pairs)))
-    return _add(operator.ne[0], total)
+        bounds = Buf(layout.bounds)
+        n = _sub(Load(INT64, bounds, _add(Idx(), _i64(1))), Load(INT64, bounds, Idx()))
+    # n * (n - 1) / 2 without losing the bit the product may carry out: with n = 2h + r
+    # (h = n // 2, r = n % 2) it is h * (n - 1 + r), exact for every n; branch-free (it
+    # vectorizes, where a `where` over the two halvings kept the loop scalar).
+    half, odd = (ufunc_call(ufunc, (n, _i64(2))) for ufunc in (np.floor_divide, np.remainder))
+    pairs = _mul(half, _add(_sub(n, _i64(1)), odd))
+    return _add(operator.ne[0], _add(_mul(n, c0), _mul(c1, pairs)))
 
 
 def _scalar_elem(row: Row, what: str) -> Scalar:

@@ -638,6 +638,14 @@ def _chain_source(chain: ChainKernel) -> _Source:
     return src
 
 
+def _int_division(e: Expr) -> bool:
+    if isinstance(e, Load):
+        return _int_division(e.index)
+    return isinstance(e, Call) and (
+        e.fn in ("floor_divide", "remainder") and e.dtype.kind in "iu"
+        or any(_int_division(a) for a in e.args))
+
+
 def _map_source(kernel: MapKernel) -> _Source:
     stores, layout = kernel.stores, kernel.layout
     exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
@@ -657,9 +665,11 @@ def _map_source(kernel: MapKernel) -> _Source:
         lines.append("        " + line)
     body = "\n".join(lines)
     # No `omp simd` for scatters or loads guarded by a condition: a vector loop may execute
-    # a guarded load for lanes whose condition is false.
+    # a guarded load for lanes whose condition is false. Nor over integer // and %: their
+    # vector emulation costs more than the scalar loop (a closed-form sum over 10^4 segments:
+    # 9.5 vs 4.4 us); gcc's cost model decides there.
     simd = "" if any(st.cond is not None or st.index is not None for st in stores) or any(
-        guarded_load(e) for e in exprs) else " simd"
+        guarded_load(e) or _int_division(e) for e in exprs) else " simd"
     if not kernel.segmented:
         code = (f"  #pragma omp parallel for{simd} schedule(static) if(n >= {PARALLEL_MIN})\n"
                 f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
