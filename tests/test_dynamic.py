@@ -334,3 +334,56 @@ def test_reductions_either_side_of_one_chunk():
         with np.errstate(invalid="ignore"):  # inf - inf in the softmax, as NumPy has it
             _check(f(x), _row_stats(x), rtol=1e-4, atol=1e-5)
     assert f.cache_info().compiles == 1
+
+
+def _column_total(x, w):
+    return (x * w).sum(0), (x * w).sum()
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(0, 70), cols=st.integers(0, 1100),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_warm_generic_calls_at_one_shape(rows, cols, dtype):
+    """[GOVH] A generic program's warm call at a shape it ran before takes the entry bound to
+    that shape (sizes and tiling key computed once; no frame while its buffers are small): the
+    first and the warm calls give NumPy's results, a 0-d one as a NumPy scalar; the per-shape
+    entry exists exactly where its buffers are small."""
+    f = _WARM.setdefault(dtype, stax.jit(_column_total, dynamic=True))
+    rng = np.random.default_rng(rows * 1000 + cols)
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    w = rng.standard_normal(cols).astype(dtype)
+    if x.size:
+        x.flat[rng.integers(x.size)] = np.nan
+    expected = _column_total(x, w)
+    for _ in range(3):  # compiles or runs, then warm calls
+        got = f(x, w)
+        assert type(got[1]) is type(expected[1])
+        _check(got, expected, rtol=1e-4, atol=1e-4)
+    at_shape = f.cache[f.key((x, w))].program.at_shape
+    if rows > 1 and cols > 1:  # sizes 0 and 1 are classes of their own
+        small = cols * np.dtype(dtype).itemsize < 4096
+        assert at_shape is not None and (at_shape(x, w) is not None) == small
+
+
+_WARM: dict[type, object] = {}
+
+
+def _take_twice(x, i):
+    return np.take(x, i) * 2.0
+
+
+def test_warm_generic_call_raises_the_kernels_error_and_recovers():
+    """[GOVH] A kernel's error on the per-shape entry (its flags on the C stack) raises as on
+    the framed call, and the next call at that shape is correct."""
+    f = stax.jit(_take_twice, dynamic=True)
+    x = np.arange(10.0)
+    for n in (3, 5, 3):
+        i = np.arange(n) % 10
+        for _ in range(2):
+            np.testing.assert_array_equal(f(x, i), _take_twice(x, i))
+        bad = i.copy()
+        bad[-1] = 10
+        with pytest.raises(IndexError, match="out of bounds"):
+            f(x, bad)
+        np.testing.assert_array_equal(f(x, i), _take_twice(x, i))
+    assert f.cache_info().compiles == 1

@@ -25,7 +25,7 @@ import numpy as np
 
 from stax.backends import DEFAULT, Backend, KernelRegion, get_backend, region_params
 from stax.ir.program import Buffer
-from stax.ir.sym import ShapeEnv, data_atoms_in, env_of, is_sym, py_expr, py_shape
+from stax.ir.sym import SYM_MIN, ShapeEnv, data_atoms_in, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import flag_messages  # [A1]
 from stax.runtime.compiler import Compiled
@@ -98,6 +98,9 @@ class CompiledProgram:
     # With `single` (one output) it returns that output alone, a 0-d one as a NumPy scalar.
     proven: Callable[..., Any] | None = None
     single: bool = False
+    # [GOVH] a generic program's `proven` for the exact shapes of the given inputs (sizes and
+    # tiling key bound once; no frame), or None where that shape needs a frame (or no such entry)
+    at_shape: Callable[..., Callable[..., Any] | None] | None = None
 
 
 def _byte_strides(buf: Buffer) -> tuple[int, ...]:
@@ -399,7 +402,7 @@ def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None
         weakref.finalize(call, _unload, library.library).atexit = False  # not at exit
     return CompiledProgram(call, tuple(module.plan_of.values()), module.source, source, library,
                            storage, module.variants, solver, namespace["proven"],
-                           len(schedule.program.outputs) == 1)
+                           len(schedule.program.outputs) == 1, namespace["at_shape"])
 
 
 MAX_EXACT_SIZES = 4096  # [H11] exact sizes the tiling_key remembers (then it starts over)
@@ -428,10 +431,13 @@ def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize
         key = exact.get(sizes)
         if key is not None:
             return key
-        bucket = tuple(n if n <= SMALL_ROW else -n.bit_length() for n in sizes)
+        # [COMPACT] a data-dependent size of 0 or 1 is planned as 2 (every variant serves
+        # every size)
+        planned = tuple(max(n, SYM_MIN) for n in sizes)
+        bucket = tuple(n if n <= SMALL_ROW else -n.bit_length() for n in planned)
         key = memo.get(bucket)
         if key is None:
-            with env.assume(dict(zip(names, sizes, strict=True))):
+            with env.assume(dict(zip(names, planned, strict=True))):
                 plans = _plan_all(schedule, backend, threads, vectorize, form)
             key = memo[bucket] = keys.get(_signature(plans),
                                           loops.get(_vector_loops(plans), 0))
@@ -510,7 +516,6 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     kernels, planned for other sizes), chosen per call by `solver` (issue 11)."""
     regions = variants[0]
     program = schedule.program
-    memory = schedule.memory
     buffers = program.buffer_map
     env: dict[str, Any] = {"empty": np.empty, "check_flags": check_flags,
                            "assert_input": assert_input, "matmul": np.matmul}
@@ -560,13 +565,87 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                      f"{name}.dtype != dtype_{name}:")  # inline: no call on the warm path
         lines.append(f"        assert_input({name}, {shape}, {strides}, dtype_{name}, {name!r}, "
                      f"{generic})")
-    checks_end = len(lines)
     for b in buffers.values():
         if b.kind == "const":
             env[b.name] = b.data
-    pool = memory.pool
     local = {lb.buffer for lb in schedule.local}
-    frameless = _frameless(schedule, regions, symbols, local)
+    allocated = [buffers[m.node.out] for g in schedule.kernels for m in g.members
+                 if m.node.out not in local
+                 and not (m.node.kind == "extern" and m.node.fn in SIZED)]
+
+    def body(frameless: bool) -> list[str]:
+        """The call after its input checks: framed, or [H9] frameless (np.empty buffers,
+        flags on the C stack)."""
+        return _body_lines(schedule, variants, library, symbols, solver, env, frameless, local,
+                           data, set(bound), shape_env, size_lines)
+
+    framed = body(_frameless(schedule, regions, symbols, local))
+    lines += framed
+    # [H9] `proven(*inputs)`: the same call without the input checks, for arguments whose exact
+    # signature (shape, strides, dtype) has passed them before (stax.api's fast path); a single
+    # output is returned by itself, a 0-d one as a NumPy scalar (as NumPy's functions return it)
+    outs = _outputs(schedule)
+    single = outs[0] + ("[()]" if program.output_shapes[0] == () else "") if len(outs) == 1 \
+        else None
+    lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start],
+              *_returned(framed, outs, single)]
+    # [GOVH] a generic program's warm call at one exact shape (stax.api's fast path keys calls
+    # by it): sizes, tiling key and byte counts computed once per shape, then called without a
+    # frame when every buffer it allocates is small at that shape, as a specialized program is
+    if symbols and not data and _frameless_generic(schedule, regions):
+        small = " and ".join(f"{b.dtype.itemsize} * {' * '.join(map(py_expr, b.shape)) or 1}"
+                             f" < {RECYCLE_MIN_BYTES}" for b in allocated) or "True"
+        at = _returned(body(True), outs, single)
+        picks = [f"{r.name}_ptr[key]" for r in regions if solver is not None]
+        for pick in picks:  # each region's function chosen once per shape
+            at = [line.replace(pick, pick.replace("[key]", "_at")) for line in at]
+        lines += ["", f"def at_shape({', '.join(ins)}):", *lines[prelude_start:checks_start],
+                  f"    if not ({small}):", "        return None",
+                  *(f"    {pick.replace('[key]', '_at')} = {pick}" for pick in picks),
+                  f"    def proven_at({', '.join(ins)}):", *("    " + line for line in at),
+                  "    return proven_at"]
+    else:
+        lines += ["", "at_shape = None"]
+    return lines, env
+
+
+def _outputs(schedule: Schedule) -> list[str]:
+    """The returned expression of each output (reshaped where its buffer's shape differs)."""
+    program, buffers = schedule.program, schedule.program.buffer_map
+    return [name if buffers[name].shape == shape else f"{name}.reshape({py_shape(shape)})"
+            for name, shape in zip(program.outputs, program.output_shapes, strict=True)]
+
+
+def _returned(body: list[str], outs: list[str], single: str | None) -> list[str]:
+    """`body` returning its single output by itself (proven's convention) when `single`."""
+    if single is None:
+        return body
+    tuple_form = f"return ({outs[0]},)"
+    return [line.replace(tuple_form, f"return {single}") if line.strip() == tuple_form else line
+            for line in body]
+
+
+def _frameless_generic(schedule: Schedule, regions: Sequence[Region]) -> bool:
+    """[GOVH] Whether a generic program's call can run without a frame at shapes where every
+    buffer it allocates is small (checked per shape, `at_shape`): as `_frameless`, the sizes
+    tuple being one more argument of each region."""
+    return (schedule.memory.pool is None and fastcall() is not None
+            and all(len(region_params(r.plans)) < FAST_MAX_ARGS for r in regions))
+
+
+def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
+                library: Compiled | None, symbols: Sequence[str],
+                solver: Callable[..., int] | None, env: dict[str, Any], frameless: bool,
+                local: set[str], data: Mapping[str, int], bound: set[str],
+                shape_env: ShapeEnv | None, size_lines: list[str]) -> list[str]:
+    """The wrapper's call after its input checks: buffers, region calls, frees, the return;
+    in a frame (storage.enter) or [H9] frameless (np.empty buffers, flags on the C stack).
+    Adds the names the lines use to `env`."""
+    regions = variants[0]
+    memory = schedule.memory
+    buffers = schedule.program.buffer_map
+    lines: list[str] = []
+    pool = memory.pool
     if frameless:  # [H9]
         env["raise_flags"] = raise_flags
         lines.append("    # no frame: every buffer is small and comes from np.empty, each region "
@@ -575,7 +654,6 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         lines.append("    fr = storage.enter()  # this call's buffers (a frame no other call "
                      "holds)")
         lines.append("    try:")
-    body_start = len(lines)
     if not frameless:
         lines.append("    flags = fr.address")
     if pool is not None:
@@ -675,32 +753,20 @@ def _wrapper_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
     if not frameless:
         lines.append(f"    if fr.flags[{ANY_FLAG}]:")
         lines.append("        check_flags(fr.flags)")
-    outs = []
-    for name, shape in zip(program.outputs, program.output_shapes, strict=True):
-        outs.append(name if buffers[name].shape == shape
-                    else f"{name}.reshape({py_shape(shape)})")
-    returned = len(lines)
+    outs = _outputs(schedule)
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     if not frameless:
-        lines[body_start:] = ["    " + line for line in lines[body_start:]]
+        lines[2:] = ["    " + line for line in lines[2:]]  # in the try
         lines += ["    finally:", "        storage.exit(fr)"]
-    # [H9] `proven(*inputs)`: the same call without the input checks, for arguments whose exact
-    # signature (shape, strides, dtype) has passed them before (stax.api's fast path); a single
-    # output is returned by itself, a 0-d one as a NumPy scalar (as NumPy's functions return it)
-    body = lines[checks_end:]
-    if len(outs) == 1:
-        single = outs[0] + ("[()]" if program.output_shapes[0] == () else "")
-        body[returned - checks_end] = lines[returned].replace(f"return ({outs[0]},)",
-                                                              f"return {single}")
-    lines += ["", f"def proven({', '.join(ins)}):", *lines[prelude_start:checks_start], *body]
-    return lines, env
+    return lines
 
 
 def _bind_data(out: Buffer, data: Mapping[str, int], bound: set[str],
                guards: list[tuple[str, Any, int]], size_lines: list[str]) -> list[str]:
     """[DYN16] After an extern call that returned `out`: bind the data-dependent sizes its
-    shape holds (or check them, bound by an earlier call), check that each is at least 2 and
-    every guard whose sizes are now all bound, then pass the sizes again."""
+    shape holds (or check them, bound by an earlier call), check every guard whose sizes are
+    now all bound (any size is served otherwise, 0 and 1 too: [COMPACT]), then pass the sizes
+    again."""
     lines = []
     for axis, d in enumerate(out.shape):
         name = py_expr(d) if is_sym(d) else ""
@@ -711,8 +777,7 @@ def _bind_data(out: Buffer, data: Mapping[str, int], bound: set[str],
                       f"        data_size_miss({name!r}, {out.name}.shape[{axis}])"]
             continue
         bound.add(name)
-        lines += [f"    {name} = {out.name}.shape[{axis}]  # [DYN16] a data-dependent size",
-                  f"    if {name} < 2:", f"        data_size_miss({name!r}, {name})"]
+        lines.append(f"    {name} = {out.name}.shape[{axis}]  # [DYN16] a data-dependent size")
         env = d.env
         ready = [g for g in guards if env.atoms_of(g[1]) & set(data) <= bound
                  and name in env.atoms_of(g[1])]
