@@ -708,27 +708,30 @@ class KernelPrinter:
         copy = Emitter()
         with copy.loop(vb, f"{vb}t", b_hi), copy.loop(va, f"{va}t", a_hi):
             copy.stmt(f"{at} = {printer.expr(ld)};")
-        a_full, b_full = f"{tile}_af", f"{tile}_bf"  # [H11] a partial tile's 8x8 part ends
+        a_full, b_full = f"{tile}_af", f"{tile}_bf"  # [H11] a partial tile's kxk part ends
         # [G9] a whole tile of 4-byte elements is copied in 8x8 blocks transposed in
-        # registers (the element-wise copy is scalar: 8-element rows, strided stores)
-        blocks = ld.dtype.itemsize == 4 and ld.dtype.kind in "fiu" and \
+        # registers (the element-wise copy is scalar: 8-element rows, strided stores);
+        # [FORD] 8-byte elements in 4x4 blocks
+        k = {4: 8, 8: 4}.get(ld.dtype.itemsize, 0)
+        transpose = f"stax_transpose{k}x{k}_{ld.dtype.itemsize}"
+        blocks = k and ld.dtype.kind in "fiu" and \
             ld.index.coef(va) == 1 and ld.index.is_linear_in(va) and \
-            ld.index.is_linear_in(vb) and ta % 8 == 0 and tb % 8 == 0
+            ld.index.is_linear_in(vb) and ta % k == 0 and tb % k == 0
         if blocks:
             whole = Emitter()
             # source lines whole before the next ones (8 KB strides share a cache set)
-            with whole.loop(vb, f"{vb}t", f"{vb}t + {tb}", step=8), \
-                    whole.loop(va, f"{va}t", f"{va}t + {ta}", step=8):
-                whole.stmt(f"stax_transpose8x8_4(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
+            with whole.loop(vb, f"{vb}t", f"{vb}t + {tb}", step=k), \
+                    whole.loop(va, f"{va}t", f"{va}t + {ta}", step=k):
+                whole.stmt(f"{transpose}(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
                            f"&{at}, {tb});")
             # [H11] a partial tile (a side shorter than the tile: every tile of a 100-column
-            # transpose) in 8x8 blocks too; element by element only its ragged edges
+            # transpose) in kxk blocks too; element by element only its ragged edges
             part = Emitter()
-            part.stmt(f"const int64_t {a_full} = {va}t + ({a_hi} - {va}t) / 8 * 8;",
-                      f"const int64_t {b_full} = {vb}t + ({b_hi} - {vb}t) / 8 * 8;")
-            with part.loop(vb, f"{vb}t", b_full, step=8), \
-                    part.loop(va, f"{va}t", a_full, step=8):
-                part.stmt(f"stax_transpose8x8_4(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
+            part.stmt(f"const int64_t {a_full} = {va}t + ({a_hi} - {va}t) / {k} * {k};",
+                      f"const int64_t {b_full} = {vb}t + ({b_hi} - {vb}t) / {k} * {k};")
+            with part.loop(vb, f"{vb}t", b_full, step=k), \
+                    part.loop(va, f"{va}t", a_full, step=k):
+                part.stmt(f"{transpose}(&{printer.expr(ld)}, {ld.index.coef(vb)}, "
                           f"&{at}, {tb});")
             for (b_lo, b_stop), a_lo in (((f"{vb}t", b_full), a_full),
                                           ((b_full, b_hi), f"{va}t")):
