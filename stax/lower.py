@@ -36,7 +36,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
-from stax.ir.sym import data_atoms_in, is_data, is_sym
+from stax.ir.sym import data_atoms_in, is_data, is_sym, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -102,7 +102,8 @@ def flat_index(idx: Sequence[Index], strides: Sequence[int]) -> Index:
 
 
 def loop_index(names: Sequence[str], extents: Sequence[int]) -> tuple[Index, ...]:
-    return tuple(Index.var(n) if e > 1 else Index() for n, e in zip(names, extents, strict=True))
+    return tuple(Index() if surely(e, "<=", 1) else Index.var(n)  # [COMPACT] data sizes: any
+                 for n, e in zip(names, extents, strict=True))
 
 
 class _Lowering:
@@ -209,7 +210,7 @@ class _Lowering:
         if op.kind not in ("elementwise", "cast", "where", "setitem", "concatenate", "take",
                            "gather"):
             return None
-        if self.consumers.get(op.out.id, 0) < 2 or op.out.size <= 1:
+        if self.consumers.get(op.out.id, 0) < 2 or surely(op.out.size, "<=", 1):
             return None
         expr = self.values[op.out.id].load(
             loop_index(xvars(op.out.ndim), op.out.shape),

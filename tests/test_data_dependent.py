@@ -63,13 +63,16 @@ def _data(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     return rng.integers(0 if np.dtype(dtype).kind == "u" else -4, 5, shape).astype(dtype)
 
 
-def _compiled(jitted: stax.api.Jitted, *args: Any) -> None:
+def _compiled(jitted: stax.api.Jitted, *args: Any, nonempty: bool = False) -> None:
     """The program holds a data-dependent size, and no guard on it (a guard decided on the
-    traced stand-in would send other counts to NumPy)."""
+    traced stand-in would send other counts to NumPy), but `d != 0` when `nonempty` (a max of
+    an empty selection is NumPy's error)."""
     comp = jitted.compile(*args)
     assert "# [DYN16] a data-dependent size" in comp.program.wrapper
     env = env_of(b.shape for b in comp.schedule.program.buffer_map.values())
-    assert env is not None and env.data and not env.data_guards(), env.guard_text()
+    assert env is not None and env.data, env
+    guards = [(op, str(lhs), rhs) for op, lhs, rhs in env.data_guards()]
+    assert guards == ([("!=", "d0", 0)] if nonempty else []), env.guard_text()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -89,18 +92,42 @@ def test_counts_change_between_calls_and_shapes() -> None:
     rng = np.random.default_rng(3)
     calls = [(rng.standard_normal(n), t) for n in (50, 50, 300, 7, 5000) for t in (-1.0, 0.5)]
     j = _check(fn, *calls)
-    _compiled(j, *calls[0])
+    _compiled(j, *calls[0], nonempty=True)
     _check(fn, *calls, dynamic=True)
     _check(fn, *calls, fuse=False)
 
 
-def test_empty_all_true_and_single_results_run_in_numpy() -> None:
+def _misses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The data sizes that sent a call to NumPy (programs built after this call record them)."""
+    misses: list[tuple[str, int]] = []
+    miss = stax.runtime.wrapper.data_size_miss
+
+    def record(symbol: str, value: int) -> None:
+        misses.append((symbol, value))
+        miss(symbol, value)
+    monkeypatch.setattr(stax.runtime.wrapper, "data_size_miss", record)
+    return misses
+
+
+def test_empty_single_and_all_true_selections_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[COMPACT] Counts 0 and 1 run the compiled program (no decision of the compiler assumes
+    a data size is at least 2 without a guard), with NumPy's results."""
+    misses = _misses(monkeypatch)
+
     def fn(x: np.ndarray) -> Any:
         y = x[x > 0]
-        return y.sum(), y * 3, y.size
-    j = _check(fn, (np.arange(1.0, 9.0),), (-np.ones(8),), (np.array([-1.0, 2, -3, -4]),),
-               (np.zeros(8),), (np.ones(8),))
+        return y.sum(), y * 3, y.size, np.cumsum(y), np.flatnonzero(x > 0) * 2
+    calls = [(np.arange(1.0, 9.0),), (-np.ones(8),), (np.array([-1.0, 2, -3, -4]),),
+             (np.zeros(8),), (np.ones(8),), (np.r_[-np.ones(40), 0.5, -np.ones(40)],),
+             (-np.ones(81),)]
+    j = _check(fn, *calls)
     _compiled(j, np.ones(8))
+    assert misses == []
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((30, 4))
+    _check(lambda x, t: x[x[:, 0] > t].sum(0), (a, 9.0), (a, a[:, 0].max() - 1e-9), (a.T, 0.0))
+    _check(lambda x, t: (x[x > t] * 2).astype(np.int32), (a.astype(np.int64), 99), (a, 2.0))
+    assert misses == []
     with pytest.raises(ValueError, match="zero-size"):  # NumPy's error for an empty max
         stax.jit(lambda x: x[x > 0].max())(-np.ones(8))
 
@@ -222,7 +249,8 @@ SANITIZED = textwrap.dedent("""
     import numpy as np, stax
     rng = np.random.default_rng(0)
     cases = [
-        (lambda x: (x[x > 0] * 2, x[x > 0].sum()), [rng.standard_normal(n) for n in (9, 300)]),
+        (lambda x: (x[x > 0] * 2, x[x > 0].sum(), np.cumsum(x[x > 0]).mean()),
+         [rng.standard_normal(n) for n in (9, 300)] + [-np.ones(40), np.r_[-np.ones(30), 2.0]]),
         (lambda x: np.unique(x, return_counts=True), [rng.integers(0, 9, 50)]),
         (lambda x: np.bincount(x).cumsum(), [rng.integers(0, 30, 64)]),
         (lambda x: np.nonzero(x > 0.3)[1] + 1, [rng.random((7, 9)).astype(np.float32)]),

@@ -2088,7 +2088,8 @@ def _scalar_like(v: Any) -> bool:
     """A value that broadcasts against any selection the same way (one element)."""
     if isinstance(v, (bool, int, float, complex, np.generic)):
         return True
-    return isinstance(v, (Tracer, np.ndarray)) and v.size == 1 and v.ndim <= 1
+    return isinstance(v, (Tracer, np.ndarray)) and v.ndim <= 1 and \
+        sym.surely(v.size, "==", 1)  # [COMPACT] no guard: a data size may be 1
 
 
 class Masked(Tracer):

@@ -365,7 +365,8 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
             return wrap(b, broadcast_value(b, to_value(b, init), shape))
         result = _reduce(fn, wrap(b, v), axis, dtype, None, keepdims)
         return apply_ufunc(_INITIAL[fn][0], result, init)
-    if count == 0 and fn in ("max", "min", "argmax", "argmin"):
+    if fn in ("max", "min", "argmax", "argmin") and count == 0:  # [COMPACT] a guard on a
+        # data-dependent size only where it matters
         raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
     if fn in ("argmax", "argmin") and axis is None and v.ndim > 1:
         v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))

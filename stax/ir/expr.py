@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from stax.ir.sym import Sym
+from stax.ir.sym import Sym, surely
 
 Ranges = Mapping[str, int]
 
@@ -285,7 +285,7 @@ def mod(e: Index, d: int, ranges: Ranges) -> Index:
 
 def drop_unit_vars(index: Index, ranges: Ranges) -> Index:
     """Variables with extent 1 are always 0."""
-    units = {v: Index() for v in index.variables() if ranges.get(v, 2) <= 1}
+    units = {v: Index() for v in index.variables() if surely(ranges.get(v, 2), "<=", 1)}
     return index.substitute(units) if units else index
 
 

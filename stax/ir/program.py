@@ -17,6 +17,7 @@ import numpy as np
 
 from stax.graph import Shaped
 from stax.ir.expr import Expr, Index, Load, loads
+from stax.ir.sym import is_sym
 
 BufferKind = Literal["input", "const", "intermediate", "output"]
 NodeKind = Literal["pointwise", "reduction", "scan", "extern"]
@@ -36,7 +37,7 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides, acc = [], 1
     for n in reversed(shape):
         strides.append(acc)
-        acc *= max(n, 1)
+        acc *= n if is_sym(n) else max(n, 1)  # [COMPACT] a data size may be 0: no guard
     return tuple(reversed(strides))
 
 

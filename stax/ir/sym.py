@@ -51,8 +51,8 @@ class ShapeEnv:
     # [DYN16] Data-dependent sizes (`d0`, `d1`, ...): the length of a result computed at run
     # time (`x[mask]`, `np.unique`), bound by the wrapper from the array the extern call
     # returns -> what computes it. Their hints are the traced upper bounds (or a stand-in);
-    # like every symbol they stand for sizes >= 2; the wrapper checks that and their guards
-    # once they are bound, and a call where either fails runs in NumPy.
+    # [COMPACT] they may be 0 or 1 (`_least`): a decision that needs more is guarded, the
+    # wrapper checks their guards once they are bound, and a call that fails one runs in NumPy.
     data: dict[str, str] = field(default_factory=dict)
 
     def symbol(self, hint: int) -> Sym:
@@ -515,7 +515,7 @@ def _lower_bound(x: Sym | int) -> int | None:
             rest = _minus(m2, m)
             if rest is None or not rest or pos[m2] <= 0:
                 continue
-            scale = Fraction(math.prod(SYM_MIN if n in x.env.hints else 0 for n in rest))
+            scale = Fraction(math.prod(_least(n, x.env) for n in rest))
             if scale == 0:
                 continue
             take = min(need, pos[m2] * scale)  # the part of c2*m2 that covers c*m
@@ -527,8 +527,15 @@ def _lower_bound(x: Sym | int) -> int | None:
             return None
     total = Fraction(0)
     for mono, coef in pos.items():
-        total += coef * math.prod(SYM_MIN if n in x.env.hints else 0 for n in mono)
+        total += coef * math.prod(_least(n, x.env) for n in mono)
     return math.floor(total)
+
+
+def _least(name: str, env: ShapeEnv) -> int:
+    """The least value of an atom: SYM_MIN for an input size, 0 for a derived atom and for a
+    data-dependent size ([COMPACT]: a selection may be empty or hold one element; a decision
+    that needs more is taken on the hint and guarded, and the wrapper checks the guard)."""
+    return SYM_MIN if name in env.hints and name not in env.data else 0
 
 
 def _minus(big: Monomial, small: Monomial) -> Monomial | None:
@@ -654,6 +661,15 @@ def py_expr(x: Sym | int) -> str:
 def py_shape(shape: Iterable[Sym | int]) -> str:
     items = [py_expr(d) for d in shape]
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def surely(a: Sym | int, op: str, b: Sym | int) -> bool:
+    """[COMPACT] `a op b` for every shape of the class, decided with no guard (False when it
+    depends on the sizes): for choices correct either way, such as keeping a loop over a
+    dimension that may be 1 (a data-dependent size may be 0 or 1) or hoisting nothing out of a
+    loop that may run zero times."""
+    diff = a - b
+    return _OPS[op](diff, 0) if isinstance(diff, int) else _decide(diff, op) is True
 
 
 def same_size(a: Sym | int, b: Sym | int) -> bool:

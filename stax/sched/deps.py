@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from stax.ir.expr import Index, Indirect
 from stax.ir.program import LoopProgram, Node, rvars, xvars
+from stax.ir.sym import same_size, surely
 from stax.tiling.plan import merge_axes
 
 
@@ -64,12 +65,12 @@ def canonical_dep(buffer: str, index: Index, var_ranges: Sequence[tuple[str, int
                   itemsize: int) -> MemoryDep:
     """Drop unused variables, merge contiguous ones, rename to c0, c1, ..."""
     used = index.variables()
-    live = [(v, r) for v, r in var_ranges if v in used and r > 1]
+    live = [(v, r) for v, r in var_ranges if v in used and not surely(r, "<=", 1)]
     merged: list[tuple[str, int]] = []
     mapping: dict[str, Index] = {}
     for v, r in live:
         if merged and index.is_linear_in(v) and index.is_linear_in(merged[-1][0]) and \
-                index.coef(merged[-1][0]) == index.coef(v) * r:
+                same_size(index.coef(merged[-1][0]), index.coef(v) * r):
             prev, pr = merged[-1]
             mapping[prev] = Index()
             merged[-1] = (v, pr * r)

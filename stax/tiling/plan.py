@@ -25,7 +25,7 @@ from stax.ir.expr import (
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
-from stax.ir.sym import SYM_MIN, Sym, c_expr, hint, is_sym
+from stax.ir.sym import SYM_MIN, Sym, c_expr, hint, is_sym, surely
 from stax.ops import ELEMENTWISE  # [A1]
 from stax.tiling.threads import worth_parallel
 
@@ -237,10 +237,10 @@ def _merge_dims(node: Node, names: tuple[str, ...], ranges: tuple[int, ...],
 
 def drop_unit_dims(node: Node) -> Node:
     """Loops of extent 1 never appear in indices (lowering writes them as 0): remove them."""
-    if 1 not in node.ranges and 1 not in node.reduction_ranges:
+    xs = [k for k, r in enumerate(node.ranges) if not surely(r, "==", 1)]
+    rs = [k for k, r in enumerate(node.reduction_ranges) if not surely(r, "==", 1)]
+    if len(xs) == len(node.ranges) and len(rs) == len(node.reduction_ranges):
         return node
-    xs = [k for k, r in enumerate(node.ranges) if r != 1]
-    rs = [k for k, r in enumerate(node.reduction_ranges) if r != 1]
     mapping = {f"x{k}": Index.var(f"x{j}") for j, k in enumerate(xs)} | {
         f"r{k}": Index.var(f"r{j}") for j, k in enumerate(rs)}
     memo: dict[int, Expr] = {}
@@ -606,7 +606,7 @@ def kernel_work(nodes: Sequence[Node]) -> tuple[int, int]:
     math functions: the inputs of the thread decision."""
     moved = calls = 0
     for n in nodes:
-        iterations = n.numel * max(n.rnumel, 1)
+        iterations = n.numel * max(hint(n.rnumel), 1)
         if n.body is None:
             continue
         exprs = set(walk(n.body))

@@ -35,7 +35,7 @@ from stax.ir.expr import (
 )
 from stax.ir.prefix import prefix_stop  # [H10]
 from stax.ir.program import Buffer, Node, rvars, xvars
-from stax.ir.sym import is_data, is_sym
+from stax.ir.sym import is_data, is_sym, surely
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import (
@@ -565,8 +565,8 @@ class KernelPrinter:
         names = xvars(len(self.plan.outer_ranges))
         if not simd_outer or k != len(names) - 1 or self.plan.unroll or \
                 k < self.plan.parallel_depth or \
-                self.plan.outer_ranges[k] == 0:  # [B16] a zero-trip loop: nothing to hoist
-            return
+                not surely(self.plan.outer_ranges[k], ">", 0):  # [B16] a loop that may
+            return  # run zero times (a data-dependent size may be 0: [COMPACT]): no hoisting
         self.outer_printer = ExprPrinter(self.plan.nodes[0].var_ranges)
         self.outer_printer.hoist([n.body for n in self.plan.nodes if n.body is not None],
                                  names[-1], {n.out for n in self.plan.nodes}, self.out)
@@ -1113,7 +1113,7 @@ class KernelPrinter:
         are shared among threads through partial arrays, folded in the same order by one
         thread, so results are deterministic and do not depend on the thread count."""
         n = nodes[0].reduction_ranges[0]
-        chunks = -(-n // REDUCTION_CHUNK)
+        chunks = (n + REDUCTION_CHUNK - 1) // REDUCTION_CHUNK
         out = self.out
         bounds = (f"chunk * {REDUCTION_CHUNK}",
                   f"std::min<int64_t>((chunk + 1) * {REDUCTION_CHUNK}, {n})")
