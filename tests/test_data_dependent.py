@@ -172,6 +172,14 @@ def test_chained_selections() -> None:
     assert call.count("# [DYN16] a data-dependent size") == 2
 
 
+def test_strided_slice_of_a_selection() -> None:
+    """x[x > 0][::2]: checking a representative shape compared the guards with `in` on Syms,
+    which recorded new guards while iterating them (compiling never finished)."""
+    rng = np.random.default_rng(13)
+    _check(lambda x: (x[x > 0][::2], x[x > 0][-1:] * 2), (np.array([1.0, 2, -1, 5]),),
+           *[(rng.standard_normal(n),) for n in (9, 40)])
+
+
 def test_one_size_per_mask() -> None:
     """Selections under masks computed alike share one size (one check each, no guard)."""
     def fn(x: np.ndarray, y: np.ndarray) -> Any:

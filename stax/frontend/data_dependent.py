@@ -10,8 +10,9 @@ kernel, as a generic program's symbols are bound at launch. Later ops on the res
 
 Only plain traces do this: in a function that already runs with graph breaks the values are
 at hand, and NumPy's routine runs on them as before. A result whose largest length is below 2
-stays a break too (a symbol stands for sizes >= 2; a call whose count is 0 or 1 runs the
-function in NumPy, see `stax.runtime.wrapper`).
+stays a break too. A data-dependent size may be 0 or 1 ([COMPACT]): a compiler decision that
+needs more is taken on the traced stand-in and guarded, and a call whose bound size breaks a
+guard (`max` of an empty selection) runs the function in NumPy (see `stax.runtime.wrapper`).
 """
 
 from __future__ import annotations

@@ -113,9 +113,11 @@ class ShapeEnv:
 
     def check(self, values: Mapping[str, int]) -> bool:
         """Do all guards hold for these symbol values?"""
-        data = self.data_guards()  # [DYN16] checked by the wrapper, once bound
+        # [DYN16] checked by the wrapper, once bound. Compared by their terms: `in` on the
+        # tuples would compare the Syms symbolically, recording guards while we iterate them.
+        data = {(op, lhs.terms, rhs) for op, lhs, rhs in self.data_guards()}
         return all(_OPS[op](evaluate(lhs, values), rhs) for op, lhs, rhs in self.guards
-                   if (op, lhs, rhs) not in data)
+                   if (op, lhs.terms, rhs) not in data)
 
     def fit(self, values: Mapping[str, int]) -> dict[str, int] | None:
         """`values` (a representative shape to plan a tiling variant for) repaired to satisfy
