@@ -65,14 +65,15 @@ def _data(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
 
 def _compiled(jitted: stax.api.Jitted, *args: Any, nonempty: bool = False) -> None:
     """The program holds a data-dependent size, and no guard on it (a guard decided on the
-    traced stand-in would send other counts to NumPy), but `d != 0` when `nonempty` (a max of
-    an empty selection is NumPy's error)."""
+    traced stand-in would send other counts to NumPy), but `d0 != 0` / `d0 > 0` when
+    `nonempty` (a max of an empty selection is NumPy's error)."""
     comp = jitted.compile(*args)
     assert "# [DYN16] a data-dependent size" in comp.program.wrapper
     env = env_of(b.shape for b in comp.schedule.program.buffer_map.values())
     assert env is not None and env.data, env
-    guards = [(op, str(lhs), rhs) for op, lhs, rhs in env.data_guards()]
-    assert guards == ([("!=", "d0", 0)] if nonempty else []), env.guard_text()
+    guards = {(op, str(lhs), rhs) for op, lhs, rhs in env.data_guards()}
+    assert guards <= ({("!=", "d0", 0), (">", "d0", 0)} if nonempty else set()), \
+        env.guard_text()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -219,7 +220,7 @@ def test_unique_values_index_counts(dtype: str) -> None:
     _check(lambda x: np.unique(x, return_counts=True), (x,))
     j = _check(lambda x: np.unique(x, return_index=True, return_counts=True), (x,),
                (_data(dtype, (57,), 2),), (_data(dtype, (90,), 3),))
-    _compiled(j, x)
+    _compiled(j, x, nonempty=True)  # counts: the sizes end at the input's (an empty x: NumPy)
 
 
 def test_unique_nan_and_later_ops() -> None:
@@ -269,7 +270,7 @@ SANITIZED = textwrap.dedent("""
             got, want = jitted(x), fn(x)
             for g, w in zip(got if isinstance(got, tuple) else (got,),
                             want if isinstance(want, tuple) else (want,)):
-                assert g.dtype == w.dtype and np.allclose(g, w), (g, w)
+                assert g.dtype == w.dtype and np.allclose(g, w, equal_nan=True), (g, w)
     print("sanitized ok")
 """)
 
