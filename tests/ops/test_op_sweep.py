@@ -109,7 +109,10 @@ def make_program(ops: list[Elementwise]) -> Callable[..., tuple[Any, ...]]:
     return program
 
 
-HALF_RTOL = 1e-3  # float16: computed in float32 (libmvec: 4 ulp) and rounded: one half ulp
+# float16: Stax computes in float32 (libmvec: 4 ulp) and rounds (one half ulp); NumPy on a CPU
+# with AVX512_FP16 runs its own half-precision loops, a few ulp off (tanh(4) = 0.9985 where
+# the rounded float32 value is 0.9995): 2.5e-3 is 5 ulp just below 1
+HALF_RTOL = 2.5e-3
 
 
 def rtol_for(op_domain: Domain, result: np.ndarray) -> float | None:
