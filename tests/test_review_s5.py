@@ -176,6 +176,23 @@ def test_numpy_mutating_arguments_inside_breaks() -> None:
     calls(f, [(RNG.standard_normal(5), RNG.standard_normal(5)) for _ in range(4)])
 
 
+def test_copyto_with_and_without_where_are_different_externs() -> None:
+    """Both registered one extern key (`where` was not in it): the first routine served both
+    (a copyto without `where` called NumPy's with the source as the mask)."""
+    def masked(x: Any, y: Any, m: Any) -> Any:
+        np.copyto(x, y * 3, where=m)
+        return x + 1
+
+    def plain(x: Any, y: Any) -> Any:
+        np.copyto(x, y * 2)
+        return x + 1
+
+    x, y, m = RNG.standard_normal(5), RNG.standard_normal(5), RNG.random(5) > 0.5
+    for fn, args in ((masked, (x, y, m)), (plain, (x, y))):
+        got, want = stax.jit(fn)(*(a.copy() for a in args)), fn(*(a.copy() for a in args))
+        assert_matches(got, want)
+
+
 def test_the_same_array_returned_twice_stays_one_object() -> None:
     def f(x: Any) -> Any:
         y = np.unwrap(x)

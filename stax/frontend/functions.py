@@ -1674,7 +1674,9 @@ def _in_place(name: str, numpy_fn: Callable[..., Any], n_arrays: int
             extra = {"where": rest[-1]} if has_where else {}
             numpy_fn(copy, *rest[:n_arrays], *static, **kwargs, **extra)
 
-        _written(f"np.{name}", write, a, arrays, static=static, options=kwargs)
+        # `where` in the key: an extern key keeps the routine first registered under it
+        _written(f"np.{name}", write, a, arrays, static=static, options=kwargs,
+                 where=has_where)
     return call
 
 
