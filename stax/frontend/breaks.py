@@ -10,7 +10,10 @@ function again with a `SegmentBuilder`, which at every break
    are cached by a structural key, so later calls do not compile again) and runs it on the
    call's arrays,
 2. gives the concrete arrays to NumPy's own function (a copy, so lazily computed values stay
-   right; an argument NumPy mutated in place is rebound, through views, as in NumPy),
+   right; an argument NumPy mutated in place is rebound, through views, as in NumPy; a result
+   NumPy returns as a view of an argument, `np.trim_zeros(x)`, is that view of the traced
+   argument, so writes through either reach the other — a view Stax cannot express, or a
+   write into an array `__array__` handed out, runs the function in NumPy),
 3. continues tracing with NumPy's results as new graph inputs.
 
 Values already computed by a segment are inputs of later segments (never recomputed).
@@ -26,6 +29,7 @@ signature replay it, without running the Python function, while its guards hold.
 from __future__ import annotations
 
 import hashlib
+import math
 import operator
 import os
 import sys
@@ -106,9 +110,22 @@ MAX_RECOMPILES = 8
 MAX_CALL_SEGMENTS = 16
 
 
-class SegmentBudget(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
-    """One call needs more than MAX_CALL_SEGMENTS new segments. A BaseException: neither the
-    user's `except Exception:` nor a loop's fallback may catch it and go on compiling."""
+class InNumPy(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
+    """A call that cannot run segmented: nothing was written back yet, so it starts over in
+    NumPy, and so do the signature's later calls (`what` is the break). A BaseException:
+    neither the user's `except Exception:` nor a loop's fallback may catch it and go on."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class SegmentBudget(InNumPy):
+    """One call needs more than MAX_CALL_SEGMENTS new segments."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the whole function (one call needed more than {MAX_CALL_SEGMENTS} "
+                         "compiled segments: breaks whose segments differ, e.g. in a loop)")
 
 
 @dataclass
@@ -131,6 +148,8 @@ class SegmentBuilder(Builder):
     steps: list[replay.Step] = field(default_factory=list)
     no_replay: str = ""
     tape: replay.Tape | None = None  # set when the call finished and can be replayed
+    # Arrays `__array__` gave to Python, and their contents then (see `check_handed`).
+    handouts: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     in_numpy: bool = False  # a NumPy call of a break is running
 
     def created(self, tracer: Tracer) -> None:
@@ -151,6 +170,17 @@ class SegmentBuilder(Builder):
         self.steps.append(replay.Guard(tracer.value.id, np.array(array, copy=True)))
         self._nested("a traced array converted inside a NumPy call")
         return array
+
+    def handed(self, array: np.ndarray) -> None:
+        self.handouts.append((array, np.array(array, copy=True)))
+
+    def check_handed(self) -> None:
+        """NumPy's `np.array(x, copy=None)` of an array is the array itself (as_strided's
+        window, written to, writes `x`); a traced array's is a copy: a call that wrote into
+        one runs in NumPy (nothing was written back yet), never silently without the write."""
+        if any(a.tobytes() != before.tobytes() for a, before in self.handouts):
+            raise InNumPy("the whole function (it wrote into a traced array converted to a "
+                          "NumPy array, e.g. through np.lib.stride_tricks.as_strided)")
 
     def _nested(self, what: str) -> None:
         if self.in_numpy:  # NumPy met a traced value the tape cannot name
@@ -195,10 +225,12 @@ class SegmentBuilder(Builder):
             new = self.constant(copies[id(t)]).value
             _rebind(t, new)
             rebound.append(new.id)
-        wrapped = self._wrap(result)
+        viewed: dict[int, replay.Viewed] = {}
+        arguments = [None if id(t) in weak else (t, copies[id(t)]) for t in unique]
+        wrapped = self._wrap(result, arguments, viewed, func)
         t_args, t_kwargs = _substitute((args, kwargs), refs)
         try:
-            shape = replay.template(result, wrapped)
+            shape = replay.template(result, wrapped, viewed)
         except replay.NoReplay as e:
             self.no_replay = self.no_replay or str(e)
         else:
@@ -215,18 +247,46 @@ class SegmentBuilder(Builder):
         scalar = (frozenset({-1 - value.id}), array[()]) if array.ndim == 0 else None
         return Tracer(self, value, concrete=scalar)
 
-    def _wrap(self, result: Any) -> Any:
+    def _wrap(self, result: Any, arguments: list[tuple[Tracer, np.ndarray] | None],
+              viewed: dict[int, replay.Viewed], func: Any) -> Any:
+        """`result` of NumPy's `func` on the `arguments`' arrays (Tracer, the array NumPy got;
+        None: a Python scalar) as traced values: an array that views an argument is that view
+        of the argument's Tracer (recorded in `viewed`), so writes through either reach the
+        other, as in NumPy; any other array is a new input."""
+        if type(result) is np.ndarray and result.size:
+            for k, pair in enumerate(arguments):
+                if pair is not None and replay.views(pair[1], result):
+                    return self._viewing(k, *pair, result, viewed, func)
         # NumPy scalars become 0-d inputs too (NEP 50 treats them like 0-d arrays): a new
         # value on each call then does not compile a new segment with it as a constant.
         if (type(result) is np.ndarray or isinstance(result, np.generic)) and \
                 result.dtype in SUPPORTED_DTYPES:
             return self.constant(np.asarray(result))
         if isinstance(result, tuple):
-            items = [self._wrap(r) for r in result]
+            items = [self._wrap(r, arguments, viewed, func) for r in result]
             return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
         if isinstance(result, list):
-            return [self._wrap(r) for r in result]
+            return [self._wrap(r, arguments, viewed, func) for r in result]
         return result
+
+    def _viewing(self, k: int, t: Tracer, base: np.ndarray, result: np.ndarray,
+                 viewed: dict[int, replay.Viewed], func: Any) -> Tracer:
+        """`result`, a view of `base` (the `k`-th argument's array, `t`'s values), as the
+        same view of `t`; a view Stax's views cannot express (a dtype view, diagonal
+        strides) makes the function run in NumPy (a copy would silently stop aliasing)."""
+        from stax.frontend.numpy_api import _view
+
+        recipe = view_recipe(base, result)
+        if recipe is None:
+            name = getattr(func, "__qualname__", None) or getattr(func, "__name__", "?")
+            raise InNumPy(f"the whole function ({name} returns a view of its argument that "
+                          "Stax cannot trace as a view)")
+        view = t
+        for kind, shape, attrs in recipe:
+            view = _view(view, kind, shape, **attrs)
+        viewed[id(view)] = replay.Viewed(k, (base.shape, base.strides),
+                                         replay.layout(base, result))
+        return view
 
     def evaluate(self, values: list[Value], with_live: bool = False) -> list[np.ndarray]:
         """Compute `values` with the compiled segment that produces them (and, at a break,
@@ -329,6 +389,87 @@ class SegmentBuilder(Builder):
                 del SEGMENTS[next(iter(SEGMENTS))]
         self.segments.append(Segment(graph, hit))
         return hit
+
+
+View = tuple[str, tuple[int, ...], dict[str, Any]]  # a view op: kind, shape, attributes
+
+
+def view_recipe(base: np.ndarray, a: np.ndarray) -> list[View] | None:
+    """How `a` views `base`, as Stax's view ops (transpose, reshape, slice) of `base`'s
+    logical array: `base`'s dimensions in memory order without unit ones, one slice, a
+    transpose and a reshape to `a`'s shape (x[::2], x.T, squeeze, trim_zeros); or a contiguous
+    run of its elements reshaped (x.reshape). Each candidate is checked on `base` itself:
+    None when neither lays `a`'s elements where NumPy does."""
+    if a.dtype != base.dtype:
+        return None
+    want = replay.layout(base, a)
+    for make in (_sliced, _run):
+        recipe = make(base, a, want[0] // base.itemsize)
+        if recipe is not None and replay.layout(base, _apply(base, recipe)) == want:
+            return recipe
+    return None
+
+
+def _sliced(base: np.ndarray, a: np.ndarray, offset: int) -> list[View] | None:
+    item, recipe = base.itemsize, []
+    order = sorted((d for d in range(base.ndim) if base.shape[d] != 1),
+                   key=lambda d: -base.strides[d])
+    dims = sorted((d for d in range(a.ndim) if a.shape[d] != 1), key=lambda d: -abs(a.strides[d]))
+    if len(dims) != len(order):
+        return None
+    if order != sorted(order):  # (an argument laid out in another order: Fortran, x.T)
+        perm = (*order, *(d for d in range(base.ndim) if base.shape[d] == 1))
+        recipe.append(("transpose", tuple(base.shape[d] for d in perm), {"perm": perm}))
+    shape = tuple(base.shape[d] for d in order)
+    if shape != (recipe[-1][1] if recipe else base.shape):
+        recipe.append(("reshape", shape, {"shape": shape}))
+    strides = [math.prod(shape[j + 1:]) for j in range(len(shape))]  # elements, dense
+    starts, steps = [], []
+    for j, d in enumerate(dims):
+        start, offset = divmod(offset, strides[j])
+        step, rest = divmod(a.strides[d], item * strides[j])
+        if rest or not step or not 0 <= start + step * (a.shape[d] - 1) < shape[j]:
+            return None
+        starts.append(start)
+        steps.append(step)
+    sizes = tuple(a.shape[d] for d in dims)
+    if sizes != shape or any(starts) or any(s != 1 for s in steps):
+        recipe.append(("slice", sizes, {"starts": tuple(starts), "steps": tuple(steps)}))
+    perm = tuple(dims.index(d) for d in sorted(dims))
+    if perm != tuple(sorted(perm)):
+        recipe.append(("transpose", tuple(sizes[p] for p in perm), {"perm": perm}))
+    if a.shape != (recipe[-1][1] if recipe else base.shape):
+        recipe.append(("reshape", a.shape, {"shape": a.shape}))
+    return recipe
+
+
+def _run(base: np.ndarray, a: np.ndarray, offset: int) -> list[View] | None:
+    if not a.flags.c_contiguous:
+        return None
+    recipe: list[View] = [("reshape", (base.size,), {"shape": (base.size,)})] \
+        if base.ndim != 1 else []
+    if a.size != base.size:
+        recipe.append(("slice", (a.size,), {"starts": (offset,), "steps": (1,)}))
+    if a.shape != (base.size,):
+        recipe.append(("reshape", a.shape, {"shape": a.shape}))
+    return recipe
+
+
+def _apply(base: np.ndarray, recipe: list[View]) -> np.ndarray:
+    """`recipe` on NumPy's `base` (a reshape NumPy would copy fails the layout check)."""
+    x = base
+    for kind, shape, attrs in recipe:
+        if kind == "transpose":
+            x = x.transpose(attrs["perm"])
+        elif kind == "reshape":
+            x = x.reshape(shape)
+        else:
+            x = x[tuple(slice(st, st + sp * (n - 1) + (1 if sp > 0 else -1), sp)
+                        if st + sp * (n - 1) + (1 if sp > 0 else -1) >= 0 else
+                        slice(st, None, sp)
+                        for st, sp, n in zip(attrs["starts"], attrs["steps"], shape,
+                                             strict=True))]
+    return x
 
 
 def _uses(step: replay.Step) -> list[int]:
@@ -506,11 +647,9 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         traced = trace(jitted.fn, args, builder)
         traced.check_args(args)
         flat = builder.evaluate(list(traced.graph.outputs))
-    except SegmentBudget:  # nothing was written back yet: the call starts over in NumPy
-        builder.breaks.append(Break(f"the whole function (one call needed more than "
-                                    f"{MAX_CALL_SEGMENTS} compiled segments: breaks whose "
-                                    "segments differ, e.g. in a loop)", jitted.fn.__name__,
-                                    "runs in NumPy from now on"))
+        builder.check_handed()
+    except InNumPy as e:  # nothing was written back yet: the call starts over in NumPy
+        builder.breaks.append(Break(e.what, jitted.fn.__name__, "runs in NumPy from now on"))
         builder.exhausted = True
         return jitted.fn(*args), builder
     except (NotImplementedError, TypeError) as e:

@@ -1234,8 +1234,8 @@ def _extern(name: str, routine: Callable[..., Any], args: Sequence[Any],
     b = api.find_builder(args)
     values = tuple(api.to_value(b, traced(a, args)) for a in args)
     spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
-    key = f"{name}({spelled})" + ("" if output is None else f"[{output}]")
-    externs.register(key, lambda *arrays: routine(*arrays, **kwargs), output)
+    key = externs.register(f"{name}({spelled})" + ("" if output is None else f"[{output}]"),
+                           lambda *arrays: routine(*arrays, **kwargs), output)
     dtype = api.check_dtype(np.dtype(dtype), f"{name}'s result")
     return api.wrap(b, b.add("extern", values, tuple(shape), dtype, fn=key))
 
@@ -1645,16 +1645,15 @@ def ufunc_at(ufunc: np.ufunc, a: Any, indices: Any, b: Any = None) -> None:
         raise unsupported(f"np.{ufunc.__name__}.at on an array that is not traced")
     arrays: list[Any] = []
     template = _index_template(indices, arrays)
-    with_b = b is not None
+    with_b, as_tuple = b is not None, isinstance(indices, tuple)
 
-    def write(copy: np.ndarray, *rest: np.ndarray) -> None:
+    def write(copy: np.ndarray, *rest: np.ndarray) -> None:  # (no Tracer in its closure)
         it = iter(rest[1:] if with_b else rest)
         idx = tuple(next(it) if t == _SLOT else t for t in template)
-        ufunc.at(copy, idx if isinstance(indices, tuple) else idx[0],
-                 *((rest[0],) if with_b else ()))
+        ufunc.at(copy, idx if as_tuple else idx[0], *((rest[0],) if with_b else ()))
 
     _written(f"np.{ufunc.__name__}.at", write, a, ([b] if with_b else []) + arrays,
-             index=template, tuple_index=isinstance(indices, tuple))
+             index=template, tuple_index=as_tuple)
 
 
 def _in_place(name: str, numpy_fn: Callable[..., Any], n_arrays: int

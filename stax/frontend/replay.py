@@ -22,6 +22,7 @@ gets an object Stax cannot compare from NumPy (a generator, flags), or a NumPy c
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +82,33 @@ class Out:
 
 
 @dataclass(frozen=True)
+class Viewed:
+    """An array a NumPy call returned as a view of its `ref`-th argument (`np.trim_zeros`):
+    traced as the same view of that argument, so it must view it alike on replay."""
+
+    ref: int
+    base: tuple[tuple[int, ...], tuple[int, ...]]  # the argument's shape and strides
+    layout: tuple[Any, ...]  # `layout(argument, result)` when recorded
+
+
+def views(base: np.ndarray, a: Any) -> bool:
+    """`a` is `base` or a view of it (NumPy's chain of bases)."""
+    while isinstance(a, np.ndarray):
+        if a is base:
+            return True
+        a = a.base
+    return False
+
+
+def layout(base: np.ndarray, a: np.ndarray) -> tuple[Any, ...]:
+    """Where `a`'s elements lie in `base`'s memory: byte offset, dtype, shape, and the strides
+    of the dimensions longer than 1 (NumPy may give a unit dimension any stride)."""
+    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return (offset, a.dtype.str, a.shape,
+            tuple(s if n > 1 else 0 for n, s in zip(a.shape, a.strides, strict=True)))
+
+
+@dataclass(frozen=True)
 class Items:
     """A tuple or list a NumPy call returned, item by item."""
 
@@ -105,7 +133,7 @@ class Call:
     kwargs: dict[str, Any]
     refs: tuple[Ref, ...]
     rebound: tuple[int | None, ...]
-    result: Any  # Out, Items or Seen
+    result: Any  # Out, Viewed, Items or Seen
 
     @functools.cached_property
     def pure(self) -> bool:
@@ -140,7 +168,7 @@ class Call:
                     env[new] = copies[id(r)]
                 elif not r.weak and copies[id(r)].tobytes() != original.tobytes():
                     return False  # mutated now, not when recorded: the trace would differ
-        return bind(self.result, result, env)
+        return bind(self.result, result, env, [copies[id(r)] for r in self.refs])
 
 
 Step = Run | Guard | Call
@@ -184,23 +212,33 @@ class NoReplay(Exception):  # noqa: N818 - internal signal
     """What a NumPy call returned cannot be compared on replay."""
 
 
-def template(result: Any, wrapped: Any) -> Any:
-    """How a NumPy call's `result` became traced values (`wrapped`, see SegmentBuilder._wrap)."""
+def template(result: Any, wrapped: Any, viewed: dict[int, Viewed]) -> Any:
+    """How a NumPy call's `result` became traced values (`wrapped`, see SegmentBuilder._wrap;
+    `viewed`: the Tracers that view an argument, by id)."""
     from stax.frontend.trace import Tracer
 
+    if isinstance(wrapped, Tracer) and id(wrapped) in viewed:
+        return viewed[id(wrapped)]
     if isinstance(wrapped, Tracer):
         array = np.asarray(result)
         return Out(wrapped.value.id, array.shape, array.dtype, array.strides)
     if isinstance(result, (tuple, list)) and wrapped is not result:
-        return Items(type(result), tuple(template(r, w)
+        return Items(type(result), tuple(template(r, w, viewed)
                                          for r, w in zip(result, wrapped, strict=True)))
     if not comparable(result):
         raise NoReplay(f"a NumPy call returned a {type(result).__name__}")
     return Seen(result)
 
 
-def bind(template: Any, result: Any, env: dict[int, Any]) -> bool:
-    """`result` has the recorded form: its arrays become the template's values."""
+def bind(template: Any, result: Any, env: dict[int, Any],
+         arguments: Sequence[Any] = ()) -> bool:
+    """`result` has the recorded form: its arrays become the template's values (a view of
+    one of the call's `arguments` must view it as recorded: the trace computes it so)."""
+    if isinstance(template, Viewed):
+        base = arguments[template.ref]
+        return type(result) is np.ndarray and views(base, result) and \
+            (base.shape, base.strides) == template.base and \
+            layout(base, result) == template.layout
     if isinstance(template, Out):
         if not (type(result) is np.ndarray or isinstance(result, np.generic)):
             return False
@@ -208,11 +246,14 @@ def bind(template: Any, result: Any, env: dict[int, Any]) -> bool:
         if (array.shape, array.dtype, array.strides) != \
                 (template.shape, template.dtype, template.strides):
             return False  # later segments were compiled for the recorded layout
+        if any(views(a, result) for a in arguments):
+            return False  # a view of an argument now: traced, it would be another array
         env[template.value] = array
         return True
     if isinstance(template, Items):
         return type(result) is template.kind and len(result) == len(template.items) and \
-            all(bind(t, r, env) for t, r in zip(template.items, result, strict=True))
+            all(bind(t, r, env, arguments)
+                for t, r in zip(template.items, result, strict=True))
     return same(template.value, result)
 
 

@@ -94,6 +94,10 @@ class Builder:
               error: Exception, where: str | None = None) -> Any:
         raise GraphBreak(error)
 
+    def handed(self, array: np.ndarray) -> None:
+        """A concrete value went to Python as `array` (`__array__`: a copy, where NumPy's would
+        be the array itself, so writes into it must not be lost)."""
+
     def created(self, tracer: Tracer) -> None:
         """Every Tracer of this trace (a SegmentBuilder keeps the live ones)."""
 
@@ -211,7 +215,9 @@ class Tracer:
         array = self.builder.concretize(self, TypeError(
             "stax.jit: a traced array cannot be converted to a NumPy array inside a jitted "
             "function (this happens with np.asarray, float(), or unsupported functions)"))
-        return np.array(array, dtype=dtype, copy=True)
+        array = np.array(array, dtype=dtype, copy=True)
+        self.builder.handed(array)
+        return array
 
     def __float__(self) -> float:
         return float(self.python_value())

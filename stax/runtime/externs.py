@@ -3,11 +3,19 @@
 The frontend registers each routine under a key that spells it out (`np.sort(axis=1)`); a
 LoopProgram's extern node names the key; the wrapper calls `EXTERNS[key](*inputs, out=buffer)`.
 The key is deterministic, so compiled segments and the structural cache see equal programs.
+
+A spelled key may miss a fact the routine depends on (np.copyto's key once lacked whether a
+`where=` mask was passed, and the routine first registered under it served both forms). So a
+key never names two different routines: each registration is compared with the routines already
+under its spelling by `specification` (code, closure contents, defaults: what the routine does),
+and a different routine gets its own key (`np.copyto(...) #2`). Equal specifications share one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import types
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -16,26 +24,80 @@ EXTERNS: dict[str, Callable[..., Any]] = {}
 # [DYN16] Keys of routines that return their result (its length depends on the data): the
 # wrapper binds the data-dependent size from it instead of allocating the node's buffer.
 SIZED: set[str] = set()
+# The specifications registered under each spelled key, in registration order: the n-th
+# (from 0) is served by key `spelled` (n == 0) or `f"{spelled} #{n + 1}"`.
+SPECIFICATIONS: dict[str, list[Hashable]] = {}
+
+_VALUES = (type(None), bool, int, str, bytes, np.dtype, type(Ellipsis))
+
+
+def specification(obj: Any, within: frozenset[int] = frozenset()) -> Hashable:
+    """What `obj` is, as a hashable value that is equal exactly for objects that behave alike:
+    functions by their code, closure contents and defaults; containers, arrays and scalars by
+    value; anything else (NumPy's functions, ufuncs, types, loop bodies) by identity (a
+    registered routine keeps it alive, so its id is not reused)."""
+    if isinstance(obj, types.FunctionType):
+        if id(obj) in within:  # a function whose closure holds itself
+            return ("recursive", obj.__code__)
+        within = within | {id(obj)}
+        cells = tuple(specification(c.cell_contents, within) if _filled(c) else ("empty",)
+                      for c in obj.__closure__ or ())
+        return ("function", obj.__code__, id(obj.__globals__), cells,
+                specification(obj.__defaults__, within),
+                specification(obj.__kwdefaults__, within))
+    if isinstance(obj, functools.partial):
+        return ("partial", specification(obj.func, within), specification(obj.args, within),
+                specification(obj.keywords, within))
+    if isinstance(obj, types.BuiltinMethodType):  # `np.add.reduceat`: a new object each time
+        return ("builtin", obj.__name__, specification(obj.__self__, within))
+    if isinstance(obj, types.MethodType):
+        return ("method", specification(obj.__func__, within),
+                specification(obj.__self__, within))
+    if isinstance(obj, (tuple, list)):
+        return (type(obj).__name__, tuple(specification(o, within) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((specification(k, within), specification(v, within))
+                              for k, v in obj.items()))
+    if isinstance(obj, (set, frozenset)):
+        return ("set", frozenset(specification(o, within) for o in obj))
+    if isinstance(obj, slice):
+        return ("slice", specification((obj.start, obj.stop, obj.step), within))
+    if isinstance(obj, np.ndarray):
+        return ("array", obj.dtype.str, obj.shape, obj.strides, obj.tobytes())
+    if isinstance(obj, np.generic):
+        return ("scalar", obj.dtype.str, obj.tobytes())
+    if isinstance(obj, (float, complex)):  # -0.0 is not 0.0; nan is nan
+        return (type(obj).__name__, repr(obj))
+    if isinstance(obj, _VALUES):
+        return (type(obj).__name__, obj)
+    return ("object", id(obj))
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - raises ValueError for an empty cell
+    except ValueError:
+        return False
+    return True
 
 
 def register(key: str, routine: Callable[..., Any], output: int | None = None) -> str:
     """`routine(*arrays)` (its `output`-th result when it returns several) is written into the
-    node's buffer; NumPy's own errors and warnings come through unchanged."""
+    node's buffer; NumPy's own errors and warnings come through unchanged. Returns the key the
+    node names: `key`, or a variant of it when a different routine is registered under `key`."""
 
     def call(*arrays: np.ndarray, out: np.ndarray) -> None:
         result = routine(*arrays)
         np.copyto(out, result if output is None else result[output], casting="unsafe")
 
-    EXTERNS.setdefault(key, call)
-    return key
+    return _registered(key, call)
 
 
 def register_into(key: str, routine: Callable[..., None]) -> str:
     """[H13] The official `out=` hook: `routine(*arrays, out=buffer)` writes the result into
     the node's buffer itself (as NumPy's `out=` does: no result array, no copy). The key is
-    the caller's, spelled out as for `register`; a key registered once keeps its routine."""
-    EXTERNS.setdefault(key, routine)
-    return key
+    the caller's, spelled out as for `register` (and made distinct the same way)."""
+    return _registered(key, routine)
 
 
 def register_sized(key: str, routine: Callable[..., Any], dtype: np.dtype) -> str:
@@ -44,6 +106,19 @@ def register_sized(key: str, routine: Callable[..., Any], dtype: np.dtype) -> st
     def call(*arrays: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(routine(*arrays), dtype=dtype)
 
-    EXTERNS.setdefault(key, call)
+    key = _registered(key, call)
     SIZED.add(key)
+    return key
+
+
+def _registered(spelled: str, call: Callable[..., Any]) -> str:
+    """The key of `call` under `spelled`: the key of an equal specification registered before
+    (its routine serves), else a new one for `call`."""
+    spec = specification(call)
+    known = SPECIFICATIONS.setdefault(spelled, [])
+    if spec not in known:
+        known.append(spec)
+    n = known.index(spec)
+    key = spelled if n == 0 else f"{spelled} #{n + 1}"
+    EXTERNS.setdefault(key, call)
     return key
