@@ -11,6 +11,7 @@ import gc
 import inspect
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -44,11 +45,20 @@ OPTIONS = {"fuse": True, "pool": False, "isa": None, "threads": None, "form": No
 
 class CacheInfo(NamedTuple):
     """`f.cache_info()`: calls, programs compiled (specialized and generic), and how many of
-    them are generic (each serves every shape of its class whose guards hold)."""
+    them are generic (each serves every shape of its class whose guards hold); [GEN] the exact
+    shapes generic programs keep warm entries for (`currsize`, at most `maxsize`: the least
+    recently used is dropped, and its next call finds its generic program again by guards)."""
 
     calls: int
     compiles: int
     generic: int
+    currsize: int = 0
+    maxsize: int = 0
+
+
+# [GEN, issue 11] exact signatures served by generic programs kept warm (a serving loop with
+# ever-new shapes would otherwise grow the caches without bound)
+MAX_SHAPES = 1024
 
 
 class ReplayInfo(NamedTuple):
@@ -425,6 +435,9 @@ class Jitted:
     # [H9, issue 9] warm calls: runners by the packed signature (`_packed_key`) of arguments
     # that passed a compiled wrapper's checks; empty while scalar values are part of the key
     fast: dict[bytes, Callable[..., Any]] = field(default_factory=dict)
+    # [GEN, issue 11] the keys of `cache` whose program is generic, least recently used first:
+    # at most MAX_SHAPES (`fast` holds at most MAX_SHAPES runners, the oldest dropped first)
+    shapes: OrderedDict[tuple[Any, ...], None] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -433,11 +446,12 @@ class Jitted:
     def clear_cache(self) -> None:
         """Forget this function's compiled programs and give back the memory they keep; their
         libraries are unloaded (dlclose) once no other function uses them."""
-        for comp in self.cache.values():
+        for comp in [*self.cache.values(), *(c for cs in self.generic.values() for c in cs)]:
             comp.program.storage.release()
         for variant in self.variants.values():
             variant.clear_cache()
         self.cache.clear()
+        self.shapes.clear()
         self.fast.clear()
         self.breaks.clear()
         self.tapes.clear()
@@ -455,10 +469,23 @@ class Jitted:
                      else _arg_signature(a) for i, a in enumerate(args))
 
     def compile(self, *args: Any) -> Compilation:
-        hit = self.cache.get(self.key(args))
+        hit = self._cached(self.key(args))
         if hit is None:
             hit = self._generic(args) or self._compile(args, None)
-            self.cache[self.key(args)] = hit  # the key again: the trace may add static args
+            key = self.key(args)  # the key again: the trace may add static args
+            self.cache[key] = hit
+            env = hit.traced.env
+            if env is not None and not env.fully_specialized:  # [GEN] a generic program's
+                self.shapes[key] = None  # shape: kept among the MAX_SHAPES most recent
+                if len(self.shapes) > MAX_SHAPES:
+                    del self.cache[self.shapes.popitem(last=False)[0]]
+        return hit
+
+    def _cached(self, key: tuple[Any, ...]) -> Compilation | None:
+        """The program compiled for signature `key` (or the generic one that served it)."""
+        hit = self.cache.get(key)
+        if hit is not None and key in self.shapes:
+            self.shapes.move_to_end(key)  # [GEN] most recently used
         return hit
 
     def _compile(self, args: tuple[Any, ...], env: ShapeEnv | None) -> Compilation:
@@ -517,7 +544,8 @@ class Jitted:
 
     def cache_info(self) -> CacheInfo:
         """Calls, programs compiled, and how many of those are shape-generic (issue 11)."""
-        return CacheInfo(self.counts[0], self.counts[1], self.counts[2])
+        return CacheInfo(self.counts[0], self.counts[1], self.counts[2], len(self.shapes),
+                         MAX_SHAPES)
 
     def replay_info(self) -> ReplayInfo:
         """[BRK] Calls of signatures with graph breaks: run segmented (the Python function
@@ -545,7 +573,7 @@ class Jitted:
         key = self.key(args)
         if key in self.breaks:  # runs with graph breaks (A2)
             return call_segmented(self, args, key)
-        hit = self.cache.get(key)
+        hit = self._cached(key)
         if hit is None:
             try:
                 hit = self.compile(*args)
@@ -571,6 +599,8 @@ class Jitted:
         key = module.key(args)
         run = _proven_runner(comp, args) if key is not None else None
         if run is not None:
+            if len(self.fast) >= MAX_SHAPES:  # [GEN] bounded: the oldest runner goes
+                del self.fast[next(iter(self.fast))]
             self.fast[key] = run
 
     @staticmethod

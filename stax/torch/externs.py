@@ -297,7 +297,8 @@ def _replay(chain: list[_Link], shape: tuple[int, ...]
             else:
                 order.reverse()
             if steps and steps[-1][0] == "transpose":  # two transposes compose
-                order = [steps.pop()[1][d] for d in order]
+                before = steps.pop()[1]
+                order = [before[d] for d in order]
             steps.append(("transpose", tuple(order)))
         elif op in _RESHAPES:
             steps.append(("reshape", result.shape))

@@ -8,6 +8,7 @@ from torch_helpers import assert_close, check_model
 
 torch = pytest.importorskip("torch")
 import stax.torch  # noqa: E402
+from stax.torch.externs import _replay  # noqa: E402
 from stax.torch.graph import _merged_groups  # noqa: E402
 
 nn = torch.nn
@@ -129,3 +130,37 @@ def test_products_of_selected_sliced_and_constant_operands() -> None:
         x, y = torch.randn(2, 4, 5, dtype=dtype), torch.randn(5, 6, dtype=dtype)
         assert_close(torch.compile(f, backend="stax")(x, y), f(x, y), rtol=1e-5, atol=1e-6)
         assert stax.torch.explain(f, x, y).fallbacks == ()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replayed_transpose_chains_match_pytorch(seed: int) -> None:
+    """Consecutive transposes compose into one permute (`permute(permute(w))` is every
+    linear layer's weight in its backward graph): the replay gives PyTorch's view."""
+    gen = torch.Generator().manual_seed(seed)
+    aten = torch.ops.aten
+    x = torch.randn(2, 3, 4, 5, generator=gen)
+    chain = []
+    view = x
+    for _ in range(4):
+        if torch.rand((), generator=gen) < 0.5:
+            order = torch.randperm(4, generator=gen).tolist()
+            chain.append((aten.permute.default, (order,), {}))
+            view = view.permute(order)
+        else:
+            d0, d1 = torch.randint(-4, 4, (2,), generator=gen).tolist()
+            chain.append((aten.transpose.int, (d0, d1), {}))
+            view = view.transpose(d0, d1)
+    replay, shape = _replay(chain, tuple(x.shape))
+    assert shape == tuple(view.shape)
+    assert torch.equal(replay(x), view)
+
+
+def test_linear_backward_reads_the_weight_without_a_copy() -> None:
+    """The backward's `mm(dy, permute(permute(w)))` reads the weight's buffer: no kernel
+    copies it (the only kernel is the bias gradient's column sum)."""
+    torch.manual_seed(0)
+    report = stax.torch.explain(nn.Linear(6, 5), torch.randn(4, 6, requires_grad=True),
+                                backward=True)
+    backward = report.graphs[-1]
+    [program] = [r.compilation.program for s in backward.segments for r in s.reports]
+    assert len(program.plans) == 1, program.wrapper
