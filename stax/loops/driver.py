@@ -15,6 +15,12 @@ tables at its buffers (the inner carried values at the loop's result buffers, it
 the buffers it reads), copies the initial values in (not where a result buffer is its initial
 value's own: the enclosing body's carried array, read by nothing else, updated in place), and
 calls the inner `stax_loop` with the trip count of its range at run time.
+
+A driver whose carried values and invariants are few (`LoopDriver.entry`) also gets
+`stax_entry<suffix>(void* table, void* shared..., const int64_t* launch, int32_t* flags)`, a
+region-shaped function that `stax.runtime.fast`'s compiled `run` calls from Python: it points
+every table's shared slots at the buffers it is given and calls the driver with `launch`'s
+start, step, trip count and team (no ctypes call, no Python per pointer).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 from stax.backends.base import KernelRegion
 from stax.ir.program import Buffer
 from stax.loops.stores import Store
+from stax.runtime.fast import MAX_ARGS
 
 
 @dataclass(frozen=True)
@@ -88,3 +95,14 @@ class LoopDriver:
     outputs: tuple[int, ...]  # slots of the body's outputs, in order (the stored values)
     team: int
     nested: tuple[NestedCall, ...] = ()
+
+    @property
+    def shared(self) -> tuple[int, ...]:
+        """Slots of the carried values and invariants: one buffer for every table."""
+        return self.inputs[1:len(self.inputs) - len(self.rows)]
+
+    @property
+    def entry(self) -> bool:
+        """Whether the module has `stax_entry<suffix>`: the table, the shared buffers and the
+        launch values fit the fast call's arguments."""
+        return len(self.shared) + 2 <= MAX_ARGS

@@ -47,7 +47,7 @@ from stax.loops.affine import (
 )
 from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, Ranges, form_bounds
 from stax.loops.masked import _product as product_terms
-from stax.loops.runner import LoopBody, add_loop_ops
+from stax.loops.runner import LoopBody, add_loop_ops, compile_soon
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
 MIN_TRIP = 2  # loops with fewer iterations are unrolled (nothing to gain)
@@ -315,6 +315,8 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
                 bodies = [r.body for r in state.records if r.body is not None]
                 for body in bodies:  # compiled together, in one C++ module
                     body.siblings = bodies
+                if bodies:  # while the enclosing program is compiled
+                    compile_soon(bodies)
                 return traced
             state.fallback(unfinished[-1], "the body left the loop (break or return)")
         except LoopFallback as e:

@@ -16,10 +16,12 @@ reads buffer A and writes buffer B, and the two pointers swap (the scheduler nev
 output over an input). Where isl proves the iterations independent (no loop-carried dependence)
 and every carried array is stored in place, the iterations run on OpenMP threads (`#pragma omp
 parallel for`), each thread with its own pointer table and scratch. Every buffer is allocated
-once per call; all pointers reach C in one array, whatever their number. The C drivers of one
-trace's loops are compiled together, in one C++ module. A body with extern calls (NumPy
-routines, a nested loop that is not in C) runs its compiled program once per iteration from
-Python — still one compile, whatever the trip count.
+once per call; all pointers reach C in one array, whatever their number (from Python through
+the compiled fast call and the driver's `stax_entry`, where the shared buffers are few). The C
+drivers of one trace's loops are compiled together, in one C++ module, on a background thread
+started when the trace ends (`compile_soon`: its g++ run overlaps the enclosing program's).
+A body with extern calls (NumPy routines, a nested loop that is not in C) runs its compiled
+program once per iteration from Python — still one compile, whatever the trip count.
 
 In the outer Graph a loop is one extern call per carried value: the first runs the loop and
 keeps the other results for the next calls, which depend on it (so they run after it).
@@ -49,7 +51,7 @@ from stax.loops.driver import CarriedSlot, LoopDriver, NestedCall, RowSlot
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import isa_level
-from stax.runtime.fast import interruptible  # [A8]
+from stax.runtime.fast import fastcall, interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
     _regions,
@@ -57,6 +59,7 @@ from stax.runtime.wrapper import (
     check_flags,
     handed_over_storage,
     new_flags,
+    raise_flags,
 )
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import KernelPlan, thread_count
@@ -88,8 +91,11 @@ class LoopBody:
     stash: threading.local = field(default_factory=threading.local)
     # the other loops of the same trace: compiled with this one, in one C++ module
     siblings: list[LoopBody] = field(default_factory=list)
+    building: threading.Thread | None = None  # compiling it in the background (compile_soon)
 
     def compile(self) -> Runner:
+        if self.building is not None:
+            self.building.join()
         if self.runner is None:
             compile_bodies([self, *(b for b in self.siblings if b is not self)])
         assert self.runner is not None
@@ -268,6 +274,23 @@ Lookup = Callable[["LoopBody"], Prepared | None]
 Tables = Callable[[], tuple[np.ndarray, list[dict[str, Any]]]]
 
 
+def compile_soon(bodies: Sequence[LoopBody]) -> None:
+    """Compile a trace's loop bodies (`compile_bodies`) on a background thread while the
+    enclosing program is compiled: their g++ run overlaps the program's instead of following
+    it. A body's first use waits for the thread; errors are left to it (it compiles again and
+    raises them)."""
+    def work() -> None:
+        try:
+            compile_bodies(bodies)
+        except Exception:  # noqa: BLE001, S110 - raised again by the body's own compile
+            pass
+
+    thread = threading.Thread(target=work, name="stax loop bodies", daemon=True)
+    for body in bodies:
+        body.building = thread
+    thread.start()
+
+
 def compile_bodies(bodies: Sequence[LoopBody]) -> None:
     """Compile the bodies not compiled yet: every C driver in one C++ module (one g++ run:
     most of a small module's compile time is the compiler's start and the shared header).
@@ -322,7 +345,8 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     graph, rows = row_inputs(graph, trip, n_carried)
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
-    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost)
+    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost,
+                    numpy_layout=False)  # [LAYOUT] carried values keep their arrays' C order
     sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
     isa = isa_level(None)
     nests, reason = _nested_loops(sched, inner)
@@ -556,7 +580,9 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
     consts = {n: np.asarray(b.data, order="C") for n, b in buffers.items() if b.kind == "const"}
     shared = set(program.inputs[1:first_row])  # carried values and invariants: one for all
     inner = {f"<nested {j}>": nest.prepared.tables for j, nest in enumerate(nests)}
-    shared_slots = [(t * width + s, n) for t in range(team) for s, n in order if n in shared]
+    position = {n: k for k, n in enumerate(program.inputs[1:first_row])}
+    shared_slots = [(t * width + s, position[n]) for t in range(team) for s, n in order
+                    if n in shared]
     scratch = threading.local()  # per Python thread: ctypes releases the GIL during the loop
 
     def own() -> dict[str, Any]:
@@ -588,29 +614,39 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                        ctypes.c_void_p, ctypes.c_int32]
         fn.restype = None
-        return functools.partial(run, fn)
+        fast = fastcall() if driver.entry else None
+        entry = None if fast is None else ctypes.cast(
+            getattr(library.library, f"stax_entry{suffix}"), ctypes.c_void_p).value
+        return functools.partial(run, fn, fast, entry)
 
-    def run(fn: Any, arrays: Sequence[np.ndarray], trip: range) -> list[np.ndarray]:
+    def run(fn: Any, fast: Any, entry: int | None, arrays: Sequence[np.ndarray], trip: range
+            ) -> list[np.ndarray]:
         given = [*arrays[:n_carried],  # the loop's own, C-contiguous (LoopBody.run)
                  *(np.asarray(a, order="C") for a in arrays[n_carried:])]
-        common = dict(zip(program.inputs[1:first_row], given, strict=True))
         kept = getattr(scratch, "tables", None)
         if kept is None:  # kept across calls, with their pointers: only the shared change
             kept = scratch.tables = [own() for _ in range(team)]
-            scratch.pointers = (ctypes.c_void_p * (width * team))(
-                *[0 if n in shared else table[n].ctypes.data for table in kept for _, n in order])
+            scratch.pointers = np.array(
+                [0 if n in shared else table[n].ctypes.data for table in kept for _, n in order],
+                np.uintp)
         for j, nest in enumerate(nests):  # the nested drivers' teams: the cores idle now
             for mine in kept:
                 mine[f"<nested {j}>"][-1] = launch_team(nest.prepared.driver.team)
         pointers = scratch.pointers
-        for k, n in shared_slots:
-            pointers[k] = common[n].ctypes.data
-        flags = new_flags()
-        with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
-            fn(pointers, trip.start, trip.step, len(trip), flags, launch_team(team))
-        if flags[ANY_FLAG]:
-            check_flags(flags)
-        return [common[name] for name in carried_in]
+        launch = (trip.start, trip.step, len(trip), launch_team(team) if team > 1 else 1)
+        if fast is not None:  # stax_entry: the shared pointers set in C, no ctypes call
+            values = fast.run(entry, (pointers, *given, launch), None)
+            if values is not None:
+                raise_flags(values)
+        else:
+            for k, j in shared_slots:
+                pointers[k] = given[j].ctypes.data
+            flags = new_flags()
+            with interruptible(ctypes.addressof(flags)):  # [A8] Ctrl-C stops the loop
+                fn(pointers.ctypes.data, *launch[:3], flags, launch[3])
+            if flags[ANY_FLAG]:
+                check_flags(flags)
+        return given[:n_carried]
 
     return driver, finish, tables, set(alias)
 

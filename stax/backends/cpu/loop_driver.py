@@ -93,7 +93,24 @@ def driver_source(d: LoopDriver) -> str:
     declared = [f"extern \"C\" void stax_loop{c.suffix}(void**, int64_t, int64_t, int64_t, "
                 "int32_t*, int32_t);" for c in d.nested]
     return "\n\n".join([*(print_region(r.name, r.plans, buffers, r.aliased)
-                          for r in d.regions), "\n".join([*declared, *lines])]) + "\n"
+                          for r in d.regions), "\n".join([*declared, *lines]),
+                         *([entry_code(d)] if d.entry else [])]) + "\n"
+
+
+def entry_code(d: LoopDriver) -> str:
+    """`stax_entry<suffix>`, called like a region by the fast call (`stax.runtime.fast`): the
+    shared buffers' pointers into every table, then the driver."""
+    params = ", ".join(["void* table", *(f"void* s{k}" for k in range(len(d.shared))),
+                        "const int64_t* launch", "int32_t* flags"])
+    return "\n".join([
+        f"extern \"C\" void stax_entry{d.suffix}({params}) {{",
+        "    void** bufs = (void**)table;  // launch: start, step, trip count, team",
+        f"    for (int64_t t = 0; t < {d.width * d.team}; t += {d.width}) {{",
+        *(f"        bufs[t + {slot}] = s{k};" for k, slot in enumerate(d.shared)),
+        "    }",
+        f"    stax_loop{d.suffix}(bufs, launch[0], launch[1], launch[2], flags, "
+        "(int32_t)launch[3]);",
+        "}"])
 
 
 def nested_code(c: NestedCall) -> list[str]:
