@@ -1,10 +1,12 @@
 """[DYN16] Functions with data-dependent result shapes (issue 16 item 5): warm time of Stax
-(compiled, the length bound at run time) against NumPy and against the same function run as
-a graph break (what Stax did before: the op in NumPy between compiled segments).
+(compiled, the length bound at run time) against NumPy, against the same program with each
+selection NumPy's compaction as an extern call (before [SEL]'s masked reductions,
+`stax.masked_reductions`) and against the function run as a graph break (before DYN16: the
+op in NumPy between compiled segments).
 
-    python benchmarks/data_dependent.py [--repeat 9] [--n 1000000]
+    python benchmarks/data_dependent.py [--repeat 9] [--n 1000000] [--only sum]
 
-Each case's three calls are interleaved round-robin for `--repeat` rounds (garbage collection
+Each case's four calls are interleaved round-robin for `--repeat` rounds (garbage collection
 off); each round times a batch of calls; medians per call are reported.
 """
 
@@ -37,6 +39,19 @@ def standardize_selected(x: np.ndarray) -> Any:
     return (y - y.mean()) / y.std()
 
 
+def positive_mean_std(x: np.ndarray) -> Any:
+    y = x[x > 0]
+    return y.mean(), y.std()
+
+
+def count_in_band(x: np.ndarray) -> Any:
+    return np.count_nonzero(x[np.abs(x) < 1.0]), x[np.abs(x) < 1.0].size
+
+
+def selected_rows_sum(x: np.ndarray) -> Any:
+    return x[x[:, 0] > 0].sum(0)
+
+
 def flat_indices(x: np.ndarray) -> Any:
     return np.flatnonzero(x > 1.0) * 2
 
@@ -60,6 +75,10 @@ def cases(n: int) -> dict[str, tuple[Callable[..., Any], np.ndarray]]:
     ids = rng.integers(0, n // 10, n // 10)
     return {
         f"x[x > 0].sum()  ({n:,} f64)": (positive_sum, x),
+        f"y.mean(), y.std(), y = x[x > 0]  ({n:,} f64)": (positive_mean_std, x),
+        f"count_nonzero(x[|x| < 1]), .size  ({n:,} f64)": (count_in_band, x),
+        f"x[x[:, 0] > 0].sum(0)  ({n // 8:,} x 8 f64)": (selected_rows_sum,
+                                                         x.reshape(-1, 8)),
         f"(y - y.mean()) / y.std(), y = x[x > .5]  ({n:,})": (standardize_selected, x),
         f"np.flatnonzero(x > 1) * 2  ({n:,})": (flat_indices, x),
         f"np.bincount(labels) / n  ({n:,} labels < 1000)": (histogram, labels),
@@ -82,6 +101,20 @@ def as_break(fn: Callable[..., Any], arg: np.ndarray) -> Callable[..., Any]:
     return jitted
 
 
+def as_extern(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` jitted as before [SEL]: every selection NumPy's compaction (an extern call)."""
+    jitted = stax.jit(fn)
+    rewrite, stax.api.fuse_masked_reductions = stax.api.fuse_masked_reductions, lambda g, n: g
+    try:
+        jitted.compile(*ARGS[fn])
+    finally:
+        stax.api.fuse_masked_reductions = rewrite
+    return jitted
+
+
+ARGS: dict[Callable[..., Any], tuple[Any, ...]] = {}
+
+
 def timed(call: Callable[[], Any], calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
@@ -93,18 +126,23 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--only", default="", help="cases whose name contains this")
     args = parser.parse_args()
-    print("| function | NumPy | Stax (compiled) | Stax/NumPy | as a break | break/NumPy |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| function | NumPy | Stax | Stax/NumPy | extern (before SEL) | extern/NumPy "
+          "| as a break | break/NumPy |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, (fn, arg) in cases(args.n).items():
-        compiled, broken = stax.jit(fn), as_break(fn, arg)
+        if args.only not in name:
+            continue
+        ARGS[fn] = (arg,)
+        compiled, extern, broken = stax.jit(fn), as_extern(fn), as_break(fn, arg)
         want = fn(arg)
-        for got in (compiled(arg), broken(arg)):
+        for got in (compiled(arg), extern(arg), broken(arg)):
             for g, w in zip(got if isinstance(got, tuple) else (got,),
                             want if isinstance(want, tuple) else (want,), strict=True):
                 np.testing.assert_allclose(g, w, rtol=1e-9)
         runs = {"numpy": functools.partial(fn, arg), "stax": functools.partial(compiled, arg),
-                "break": functools.partial(broken, arg)}
+                "extern": functools.partial(extern, arg), "break": functools.partial(broken, arg)}
         calls = max(1, int(0.05 / max(timed(runs["numpy"], 1), 1e-6)))
         times: dict[str, list[float]] = {k: [] for k in runs}
         gc.disable()
@@ -116,7 +154,8 @@ def main() -> None:
             gc.enable()
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"| {name} | {med['numpy'] * 1e3:.3f} ms | {med['stax'] * 1e3:.3f} ms | "
-              f"{med['stax'] / med['numpy']:.2f}x | {med['break'] * 1e3:.3f} ms | "
+              f"{med['stax'] / med['numpy']:.2f}x | {med['extern'] * 1e3:.3f} ms | "
+              f"{med['extern'] / med['numpy']:.2f}x | {med['break'] * 1e3:.3f} ms | "
               f"{med['break'] / med['numpy']:.2f}x |")
 
 

@@ -30,6 +30,7 @@ from stax.graph import Graph, Value
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import ShapeEnv, Sym, is_data
 from stax.lower import Lowered, lower
+from stax.masked_reductions import fuse_masked_reductions
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
 from stax.runtime.fast import fastcall
@@ -273,7 +274,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     outputs += tuple(dict.fromkeys(  # [DYN16] each call binding a data-dependent size runs,
         op.out for op in builder.ops if op.kind == "extern" and op.out not in outputs
         and any(is_data(d) for d in op.out.shape)))  # also when only its size is used
-    graph = builder.graph(outputs)
+    graph = fuse_masked_reductions(builder.graph(outputs), len(leaves) + len(mutated))  # [SEL]
     unsigned = _unsigned_ints(graph, args, originals)  # [B16]
     for i, a in enumerate(args):
         if type(a) is int and a > np.iinfo(np.int64).max and i not in unsigned:

@@ -212,9 +212,10 @@ def describe_sizes(graph: Graph, env: ShapeEnv | None) -> str:
 def _describe_data_sizes(graph: Graph) -> str:
     """[DYN16] Each data-dependent size, the extern call whose result binds it, and what the
     wrapper checks once it is bound."""
+    rewrites = "".join(f"\n{r}" for r in graph.rewrites)  # [SEL] selections not compacted
     env = env_of(op.out.shape for op in graph.ops if any(is_data(d) for d in op.out.shape))
     if env is None:
-        return ""
+        return rewrites
     binder: dict[str, Any] = {}
     for op in graph.ops:
         for d in op.out.shape if op.kind == "extern" else ():
@@ -230,7 +231,7 @@ def _describe_data_sizes(graph: Graph) -> str:
     checks = "; ".join(f"{lhs} {op} {rhs}" for op, lhs, rhs in env.data_guards())
     lines.append(f"  checked once bound: each >= 2{'; ' + checks if checks else ''} (else the "
                  "call runs in NumPy)")
-    return "\n".join(lines)
+    return "\n".join(lines) + rewrites
 
 
 def fusion_problem(schedule: Schedule) -> FusionProblem:

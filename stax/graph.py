@@ -87,6 +87,8 @@ class Graph:
     inputs: tuple[Value, ...]
     ops: tuple[Op, ...]
     outputs: tuple[Value, ...]
+    # [SEL] records (with a rule name) of the rewrites applied after tracing, for explain
+    rewrites: tuple[Any, ...] = ()
 
     def producer(self) -> dict[int, Op]:
         return {op.out.id: op for op in self.ops}

@@ -249,9 +249,97 @@ def test_bincount_without_minlength() -> None:
 
 def test_explain_names_the_data_dependent_size() -> None:
     def fn(x: np.ndarray) -> Any:
-        return x[x > 0].sum()
+        return x[x > 0] * 2
     text = str(stax.explain(fn, np.arange(-4.0, 6.0)))
     assert "d0" in text and "x[mask]" in text
+    text = str(stax.explain(lambda x: x[x > 0].sum(), np.arange(-4.0, 6.0)))  # [SEL]
+    assert "masked_reduction: v4 = x[mask]" in text and "d0" not in text
+
+
+# ---- [SEL] selections read only by whole reductions: no compaction -------------------------
+
+def _masked(jitted: stax.api.Jitted, *args: Any, rewrites: int = 1) -> None:
+    """The program was rewritten (`masked_reduction`) and holds no data-dependent size."""
+    comp = jitted.compile(*args)
+    assert [r.rule for r in comp.traced.graph.rewrites] == ["masked_reduction"] * rewrites
+    assert "data-dependent size" not in comp.program.wrapper
+    assert all(not str(d).startswith("d") for op in comp.traced.graph.ops
+               for d in op.out.shape)
+
+
+def _counts(dtype: str, n: int, seed: int) -> list[np.ndarray]:
+    """Inputs whose `x > 0` selects none, one, a few, all."""
+    x = _data(dtype, (n,), seed)
+    one = np.zeros(n, dtype)
+    one[n // 2] = 1
+    return [x, np.zeros(n, dtype), one, np.ones(n, dtype)]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "uint64", "float16", "float32",
+                                   "float64"])
+def test_masked_reductions_over_dtypes_and_counts(dtype: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """sum/mean/prod/any/all/count_nonzero/var/std and sizes of `x[x > 0]` reduce
+    where(mask, x, identity): NumPy's values and dtypes for counts 0, 1, some and all."""
+    def fn(x: np.ndarray) -> Any:
+        y = x[x > 0]
+        return (y.sum(), y.prod(), y.any(), (y > 1).all(), np.count_nonzero(y - 1), y.size,
+                len(y.shape), y.astype(np.float64).mean(), y.astype(np.float64).var())
+    misses = _misses(monkeypatch)
+    calls = [(x,) for x in _counts(dtype, 64, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's mean of an empty slice
+        j = _check(fn, *calls)
+    _masked(j, *calls[0])
+    assert misses == []
+
+
+def test_masked_reductions_std_of_one_and_leading_axes() -> None:
+    """std/var of counts 0/1 (a guard `d0 != 1` sent them to NumPy), masks over leading axes
+    (x[m].sum(0), keepdims), strided and transposed inputs, NaN selected, a mask from
+    another array, a Python float threshold."""
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((40, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        j = _check(lambda x: (x[x > 2.5].std(), x[x > 2.5].var(ddof=0)),
+                   *[(a[:, k].copy(),) for k in range(6)], (a[:, 0] * 0 + 3,), (-a[:, 0] ** 2,))
+        _masked(j, a[:, 0].copy())
+        j = _check(lambda x, t: (x[x[:, 0] > t].sum(0), x[x[:, 0] > t].mean(0, keepdims=True)),
+                   (a, 0.0), (a, 9.0), (a, a[:, 0].max() - 1e-9), (a.T.copy().T, -9.0))
+        _masked(j, a, 0.0)
+    _check(lambda x: x[x > 0].sum(), (a.T,), (a[::3, 1::2],))  # strided, transposed
+    x = np.array([np.nan, 1.0, -np.inf, np.inf, 2.0, np.nan, -3.0])
+    _check(lambda x: (x[x != 2.0].sum(), x[~np.isnan(x)].mean()), (x,))
+    _check(lambda x, y: (x[y > 0.5] * 2 + 1).sum(), (a[:, 0].copy(), a[:, 1].copy()),
+           (a[:, 2].copy(), -np.ones(40)))
+    j = _check(lambda x: x[x > 0].sum().astype(np.float32) / 4, (a[:, 3].copy(),))
+    _masked(j, a[:, 3].copy())
+
+
+def test_masked_reductions_chained_and_mixed() -> None:
+    """A reduced selection of a compacted selection; a selection also used compacted keeps
+    its extern call (one size), and max/argmax (no identity: NumPy's ValueError when empty)
+    and an integer `//` (a flag on unselected elements) are not rewritten."""
+    rng = np.random.default_rng(22)
+    calls = [(rng.standard_normal(100),) for _ in range(3)] + [(-np.ones(100),)]
+
+    def chained(x: np.ndarray) -> Any:
+        y = x[x > 0]
+        return y * 2, y[y < 1.0].sum(), y[y < 1.0].size
+    j = _check(chained, *calls)
+    comp = j.compile(*calls[0])
+    assert [r.rule for r in comp.traced.graph.rewrites] == ["masked_reduction"]
+    assert comp.program.wrapper.split("def proven")[0].count("a data-dependent size") == 1
+    j = _check(lambda x: (x[x > 0].sum(), x[x > 0] - 1), *calls)
+    assert not j.compile(*calls[0]).traced.graph.rewrites
+    j = _check(lambda x: (x[x > 0].sum(), x[x > 0].max()), *calls[:3])
+    assert not j.compile(*calls[0]).traced.graph.rewrites
+    with pytest.raises(ValueError, match="zero-size"):
+        j(-np.ones(100))
+    ints = np.arange(-20, 20)
+    j = _check(lambda x: (7 // x[x != 0]).sum(), (ints,))
+    assert not j.compile(ints).traced.graph.rewrites
 
 
 SANITIZED = textwrap.dedent("""
@@ -263,6 +351,9 @@ SANITIZED = textwrap.dedent("""
         (lambda x: np.unique(x, return_counts=True), [rng.integers(0, 9, 50)]),
         (lambda x: np.bincount(x).cumsum(), [rng.integers(0, 30, 64)]),
         (lambda x: np.nonzero(x > 0.3)[1] + 1, [rng.random((7, 9)).astype(np.float32)]),
+        (lambda x: (x[x > 0].std(), x[x > 0].sum(), x.reshape(-1, 3)[x[::3] > 0].mean(0)),
+         [rng.standard_normal(n) for n in (9, 300)] + [-np.ones(39), np.r_[-np.ones(30), 2.0,
+                                                                         -np.ones(5)]]),
     ]
     for fn, xs in cases:
         jitted = stax.jit(fn)

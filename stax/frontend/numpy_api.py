@@ -20,7 +20,7 @@ from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
 from stax.ir.program import contiguous_strides
-from stax.ir.sym import Sym, as_size, slice_indices
+from stax.ir.sym import Sym, as_size, is_data, same_size, slice_indices
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
 
 # ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
@@ -111,8 +111,17 @@ def wrap(b: Builder, value: Value) -> Tracer:
     return Tracer(b, value)
 
 
+def same_shape(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """`a == b`, but a data-dependent size compares with no guard [SEL]: it may be 1 at run
+    time, where both answers serve (a broadcast or slice of size 1 to itself)."""
+    if builtins.any(is_data(d) for d in (*a, *b)):
+        return len(a) == len(b) and builtins.all(
+            same_size(p, q) for p, q in zip(a, b, strict=True))
+    return tuple(a) == tuple(b)
+
+
 def broadcast_value(b: Builder, value: Value, shape: tuple[int, ...]) -> Value:
-    if value.shape == shape:
+    if same_shape(value.shape, shape):
         return value
     if sym_broadcast_shapes(value.shape, shape) != shape:  # raises NumPy's ValueError
         raise ValueError(f"cannot broadcast shape {value.shape} to {shape}")
@@ -801,7 +810,7 @@ def _basic_index(a: Tracer, items: list[Any]) -> tuple[Tracer, list[int]]:
                              "(`:`), ellipsis (`...`), None and integer arrays are valid)")
         dim += 1
     view = a
-    if tuple(sizes) != tuple(a.shape) or builtins.any(s != 0 for s in starts) or \
+    if not same_shape(tuple(sizes), tuple(a.shape)) or builtins.any(s != 0 for s in starts) or \
             builtins.any(s != 1 for s in steps):
         view = _view(a, "slice", tuple(sizes), starts=tuple(starts), steps=tuple(steps))
     if tuple(final) != tuple(view.shape):
