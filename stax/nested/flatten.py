@@ -70,7 +70,7 @@ from stax.nested.kernels import (
 )
 from stax.nested.ragged import Ragged
 from stax.nested.spec import Layout, Store
-from stax.nested.tape import guard, record
+from stax.nested.tape import effect, guard, record
 
 tape.register_data_types(Layout, Ragged)
 
@@ -977,12 +977,12 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
     v0, v1, v2 = values
     lengths: np.ndarray | int
     if isinstance(v0, int) and v2 == 1 and not isinstance(v1, int):  # iota-like: one pass
-        lengths = record(_iota_lengths, v0, v1)
+        lengths = effect(_iota_lengths, v0, v1)
     elif all(isinstance(v, int) for v in values):  # one width (no iteration: no check)
         lengths = 0 if empty_layout(space.layout, "n") else \
             int(_range_lengths(None, *values)[0])
     else:
-        lengths = record(_range_lengths, space.layout, *values)
+        lengths = effect(_range_lengths, space.layout, *values)
     child = Space.child(space, lengths)
     first, stride = (lift(_int64_at(v, space), child).expr for v in (start, step))
     elem = _add(first, _mul(stride, child.inner()))
@@ -1014,7 +1014,7 @@ def replicate(n: Any, v: Any) -> Row:
     v = to_traced(v)
     space = deepest(n, v)
     count = _ints(n, space)
-    count = record(_counts, count) if isinstance(count, np.ndarray) else _counts(count)
+    count = effect(_counts, count) if isinstance(count, np.ndarray) else _counts(count)
     child = Space.child(space, count)
     note("map-of-replicate -> segmented replicate" if space.parent else "replicate",
          f"{child.describe()}: the value is replicated symbolically (gathered by segment "

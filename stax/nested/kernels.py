@@ -54,7 +54,6 @@ from stax.nested.spec import (
     SegScanKernel,
     Store,
 )
-from stax.nested.tape import record
 
 BACKEND = "cpu"  # the backend that runs segmented kernels
 # Below this many elements a kernel runs on one thread (OpenMP start-up costs more); the
@@ -130,7 +129,7 @@ def _launch(kind: str, summary: str, kernel: SegmentedKernel, layout: Layout | N
     log = _LOG.get()
     if log is not None:
         log.append(KernelRecord(kind, summary, built.source, built.body))
-    tape.record(_Kernel(built.entry, segmented), layout, n, *built.arrays)
+    tape.effect(_Kernel(built.entry, segmented), layout, n, *built.arrays)
 
 
 def alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
@@ -197,7 +196,7 @@ def run_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     kept = m - totals  # components with one result per segment
     if empty_layout(layout, "k"):
         for o in outs[kept:]:
-            record(_zero, o)
+            tape.effect(_zero, o)
         return outs
     _check_loads(elems, layout.n, layout.k)
     _launch("segreduce", summary, SegReduceKernel(layout, op, tuple(elems), tuple(outs), totals),

@@ -46,6 +46,8 @@ class Tape:
         self.args = 0
         self.output: Any = None  # the result's tree of slots
         self.reason: str | None = None  # why the call cannot be replayed, if it cannot
+        self.effects: set[int] = set()  # steps that write into or check their inputs
+        self._program: Callable[..., Any] | None = None  # the compiled replay (`_compile`)
 
     def _new(self, obj: Any, constant: bool) -> int:
         slot = len(self.template)
@@ -86,8 +88,10 @@ class Tape:
         return self._new(obj, True)
 
     def step(self, fn: Callable[..., Any], ins: tuple[Any, ...], result: Any,
-             guard: bool) -> None:
+             guard: bool, effect: bool = False) -> None:
         slots = tuple(self.slot(x) for x in ins)
+        if effect:
+            self.effects.add(len(self.steps))
         if guard:
             self.steps.append((fn, slots, -1, result))
         else:  # a new slot even when fn returned an input (it may not on replay)
@@ -102,9 +106,25 @@ class Tape:
                 self.steps.append((_same_object, (old, new), -1, True))
 
     def finish(self, output: Any) -> None:
-        """Record the result's structure; drop what only recording needed."""
+        """Record the result's structure; drop the steps nothing needs (below) and what only
+        recording needed."""
         self.output = self._tree(output)
-        self.slots, self.alive = {}, []
+        self.steps = self._live_steps()
+        self.slots, self.alive, self.effects = {}, [], set()
+
+    def _live_steps(self) -> list[tuple[Callable[..., Any], tuple[int, ...], int, Any]]:
+        """Dead-step elimination: a step is kept when it is a guard or an effect (a kernel),
+        or its result is read by a kept step or is part of the output. E.g. the bounds of a
+        space whose kernels were all replaced by closed forms over its lengths (a cumsum
+        over every segment per call)."""
+        live = set(_slots_of(self.output))
+        kept = []
+        for j in reversed(range(len(self.steps))):
+            fn, ins, out, expect = self.steps[j]
+            if expect is not _NO_GUARD or j in self.effects or out in live:
+                kept.append(self.steps[j])
+                live.update(ins)
+        return kept[::-1]
 
     def _tree(self, v: Any) -> Any:
         if isinstance(v, tuple):
@@ -122,30 +142,53 @@ class Tape:
         return out
 
     def replay(self, leaves: list[Any]) -> Any:
-        env = list(self.template)
-        env[:self.args] = leaves
+        if self._program is None:
+            self._program = self._compile()
         try:
-            for fn, ins, out, expect in self.steps:
-                value = fn(*[env[i] for i in ins])
-                if expect is _NO_GUARD:
-                    env[out] = value
-                elif value != expect:  # guards return Python values (bool, int, str, tuple)
-                    raise Retrace
+            return self._program(*leaves)
         except Retrace:
             raise
         except Exception as exc:  # the flattener raises the proper error (or decides anew)
             raise Retrace from exc
-        return _build(self.output, env)
+
+    def _compile(self) -> Callable[..., Any]:
+        """The steps as one straight-line Python function of the argument leaves (a local
+        per slot, each step's function and each constant bound by name): a replay runs no
+        interpreter loop over the steps."""
+        names: dict[str, Any] = {"Retrace": Retrace}
+        args = [f"v{j}" for j in range(self.args)]
+        lines = [f"def replay({', '.join(args)}):"]
+        for slot, value in enumerate(self.template[self.args:], self.args):
+            names[f"v{slot}"] = value  # constants (slots computed later shadow them)
+        for j, (fn, ins, out, expect) in enumerate(self.steps):
+            names[f"f{j}"] = fn
+            call = f"f{j}({', '.join(f'v{i}' for i in ins)})"
+            if expect is _NO_GUARD:
+                lines.append(f"    v{out} = {call}")
+            else:  # guards return Python values (bool, int, str, tuple)
+                names[f"e{j}"] = expect
+                lines.append(f"    if {call} != e{j}: raise Retrace")
+        lines.append(f"    return {_tree_source(self.output)}")
+        exec(compile("\n".join(lines), "<stax.nested replay>", "exec"), names)  # noqa: S102
+        return names["replay"]
+
+
+def _slots_of(tree: Any) -> Iterator[int]:
+    if isinstance(tree, tuple):
+        for t in tree:
+            yield from _slots_of(t)
+    else:
+        yield tree
 
 
 def _same_object(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _build(tree: Any, env: list[Any]) -> Any:
+def _tree_source(tree: Any) -> str:
     if isinstance(tree, tuple):
-        return tuple(_build(t, env) for t in tree)
-    return env[tree]
+        return "(" + "".join(f"{_tree_source(t)}, " for t in tree) + ")"
+    return f"v{tree}"
 
 
 _DATA_TYPES: tuple[type, ...] = ()
@@ -174,8 +217,20 @@ def recording(tape: Tape | None) -> Iterator[None]:
 
 
 def record(fn: Callable[..., Any], *ins: Any) -> Any:
-    """fn(*ins), recorded as a step when a tape is recording. fn must be a function of its
-    inputs only (sizes are read from the layouts or arrays passed, never captured)."""
+    """fn(*ins), recorded as a step when a tape is recording. fn must be a pure function of
+    its inputs (sizes are read from the layouts or arrays passed, never captured): a replay
+    skips it when nothing reads its result. One that writes into its inputs is an `effect`."""
+    return _step(fn, ins, guard=False, effect=False)
+
+
+def effect(fn: Callable[..., Any], *ins: Any) -> Any:
+    """`record` for a function that writes into (some of) its inputs, as a kernel does, or
+    that checks them (raises a ValueError on bad data, as the lengths of an iota do): it is
+    replayed whether or not anything reads its result."""
+    return _step(fn, ins, guard=False, effect=True)
+
+
+def _step(fn: Callable[..., Any], ins: tuple[Any, ...], guard: bool, effect: bool) -> Any:
     tape = _TAPE.get()
     if tape is None:
         return fn(*ins)
@@ -184,22 +239,13 @@ def record(fn: Callable[..., Any], *ins: Any) -> Any:
         result = fn(*ins)
     finally:
         _TAPE.reset(token)
-    tape.step(fn, ins, result, guard=False)
+    tape.step(fn, ins, result, guard, effect)
     return result
 
 
 def guard(fn: Callable[..., Any], *ins: Any) -> Any:
     """fn(*ins) (a decision taken by looking at data), checked again on replay."""
-    tape = _TAPE.get()
-    if tape is None:
-        return fn(*ins)
-    token = _TAPE.set(None)
-    try:
-        result = fn(*ins)
-    finally:
-        _TAPE.reset(token)
-    tape.step(fn, ins, result, guard=True)
-    return result
+    return _step(fn, ins, guard=True, effect=False)
 
 
 def unreplayable(reason: str) -> None:

@@ -143,6 +143,26 @@ def test_errors_on_replay_are_the_first_call_errors() -> None:
         m(sn.Ragged.from_list([[1.0], []]))
 
 
+def test_replay_skips_dead_steps_but_keeps_checks() -> None:
+    """The closed-form sum of an iota reads only the lengths: its bounds (a cumsum per call)
+    are not replayed. An iota whose values nothing reads still checks its lengths."""
+    g = sn.jit(sum_iota)
+    check(sum_iota, np.array([3, 0, 5]), jitted=g)
+    (tape, _), = next(iter(g.programs.values())).tapes
+    assert "bounds_of" not in tape.summary()
+    check(sum_iota, np.array([7, 1]), jitted=g)
+    assert g.cache_info()[1:3] == (1, 3)  # one flattening, then replays
+
+    def unused(ns: Any) -> Any:
+        return sn.map(lambda n: (sn.iota(n), n + 1)[1], ns)
+    u = sn.jit(unused)
+    check(unused, np.array([2, 4]), jitted=u)
+    with pytest.raises(ValueError, match=r"Range 0..1..<-3 is invalid"):
+        sn.interpret(unused, np.array([1, -3]))
+    with pytest.raises(ValueError, match=r"Range 0..1..<-3 is invalid"):
+        u(np.array([1, -3]))
+
+
 def test_top_level_length_used_as_a_number() -> None:
     """len() of an argument is a Python int in the traced code: a guard, not a stale value."""
     def f(x: Any) -> Any:

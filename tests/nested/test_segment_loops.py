@@ -111,3 +111,25 @@ def test_closed_form_wraps_like_int64() -> None:
 
     want = np.array([wrap(int(n) * (int(n) - 1) // 2) for n in ns], dtype=np.int64)
     np.testing.assert_array_equal(prog(ns), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
+def test_floor_division_by_powers_of_two(dtype: type) -> None:
+    """x // 2**k and x % 2**k are a shift and a mask (vectorized): NumPy's floor semantics
+    for negative x and at the dtype's extremes; other divisors keep the division."""
+    info = np.iinfo(dtype)
+    x = np.concatenate([np.arange(-40, 41).astype(dtype),  # (unsigned: wrapped)
+                        np.array([info.min, info.min + 1, info.max, info.max - 1], dtype)])
+    divisors = sorted({1, 2, 8, 3, 2 ** (info.bits - 2), 2 ** (info.bits - 1 - (info.min < 0))})
+    typed = [dtype(d) for d in divisors]
+
+    def prog(x: Any) -> Any:
+        return tuple(sn.map(lambda v, d=d: (v // d, v % d), x) for d in typed)
+
+    got = sn.jit(prog)(x)
+    for d, (q, r) in zip(divisors, got, strict=True):
+        np.testing.assert_array_equal(q, x // dtype(d), err_msg=f"{x.dtype} // {d}")
+        np.testing.assert_array_equal(r, x % dtype(d), err_msg=f"{x.dtype} % {d}")
+        assert q.dtype == x.dtype and r.dtype == x.dtype
+    text = str(sn.explain(prog, x))
+    assert ">> 3)" in text and "stax_floordiv" in text  # 8 shifts, 3 divides

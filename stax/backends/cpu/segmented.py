@@ -229,8 +229,25 @@ def emit(e: Expr, names: dict[int, str]) -> str:
         return f"stax_cast<{cpp_type(e.dtype)}>({args[0]})"
     if e.fn == "where":
         return f"({args[0]} ? {args[1]} : {args[2]})"
+    shift = _pow2_divisor(e)
+    if shift is not None:  # floor semantics in two's complement: exact for negatives too
+        op = (f">> {shift}" if e.fn == "floor_divide"
+              else f"& {_literal(Const(e.dtype, (1 << shift) - 1))}")
+        return f"{cpp_type(e.dtype)}({args[0]} {op})"
     table = BINARY if len(args) == 2 else UNARY
     return f"{cpp_type(e.dtype)}({table[e.fn].format(*args)})"
+
+
+def _pow2_divisor(e: Call) -> int | None:
+    """k when `e` is an integer x // 2**k or x % 2**k (a shift or a mask: vectorizable, no
+    division), else None."""
+    if e.fn not in ("floor_divide", "remainder") or e.dtype.kind not in "iu":
+        return None
+    d = e.args[1]
+    if not isinstance(d, Const) or isinstance(d.value, bool) or d.value <= 0 \
+            or d.value & (d.value - 1):
+        return None
+    return int(d.value).bit_length() - 1
 
 
 class _Source:
@@ -643,7 +660,7 @@ def _int_division(e: Expr) -> bool:
         return _int_division(e.index)
     return isinstance(e, Call) and (
         e.fn in ("floor_divide", "remainder") and e.dtype.kind in "iu"
-        or any(_int_division(a) for a in e.args))
+        and _pow2_divisor(e) is None or any(_int_division(a) for a in e.args))
 
 
 def _map_source(kernel: MapKernel) -> _Source:
