@@ -24,11 +24,14 @@ from stax.ir.expr import (
     Call,
     Const,
     Expr,
+    FloorDiv,
     Index,
     IndexValue,
     Indirect,
     Load,
+    Mod,
     Ranges,
+    Var,
     drop_unit_vars,
     floordiv,
     mod,
@@ -246,6 +249,10 @@ class _Lowering:
             buf = Buffer(f"const{len(self.buffers)}", out.shape, contiguous_strides(out.shape),
                          out.dtype, "const", data)
             self.buffers[buf.name] = buf
+            if _is_iota(data):  # [LOOPS] arange(n): its element at an affine index is the index
+                load = self.buffer_loader(buf)
+                return Lazy(out.shape, out.dtype, lambda idx, r: IndexValue(drop_unit_vars(
+                    idx[0], r)) if _affine(idx[0]) else load(idx, r), buf.name)
             return Lazy(out.shape, out.dtype, self.buffer_loader(buf), buf.name)
         if kind == "elementwise":
             fn = op.attr("fn")
@@ -449,6 +456,18 @@ def _reshape(op: Op, src: Lazy) -> Loader:
 VIEWS: dict[str, Callable[[Op, Lazy], Loader]] = {
     "transpose": _transpose, "broadcast": _broadcast, "slice": _slice, "reshape": _reshape,
 }
+
+
+def _is_iota(data: np.ndarray) -> bool:
+    """[LOOPS] `data` is `np.arange(n)` as int64 (the positions of a masked slice, stax.loops)."""
+    return data.ndim == 1 and data.dtype == np.int64 and bool(
+        np.array_equal(data, np.arange(data.shape[0], dtype=np.int64)))
+
+
+def _affine(i: Index) -> bool:
+    """[LOOPS] `i` reads no array (no `Indirect`): within its axis wherever the loops go."""
+    return all(isinstance(a, Var) or (isinstance(a, (FloorDiv, Mod)) and _affine(a.arg))
+               for a, _ in i.terms)
 
 
 def _in_range(i: Index, lo: int, hi: int) -> Expr:
