@@ -107,3 +107,21 @@ def mirrored(out, A):
 def test_iterations_touching_the_same_elements_keep_the_order(fn):
     decision = run(fn, make_array((300,), "float64"), make_array((300, 128), "float64", 1))
     assert "iterations in order" in decision and "loop-carried dependences" in decision
+
+
+def trmm(alpha, A, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1:, i], B[i + 1:, j])
+    B *= alpha
+    return B
+
+
+@pytest.mark.parametrize("n", [190, 201])  # 201: blocks of 101 and 100 iterations
+def test_a_parallel_loop_inside_an_ordered_one(n):
+    """The inner j loop runs its iterations on a team (one block per thread, each in its own
+    team of one) once per outer iteration."""
+    rng = np.random.default_rng(n)
+    decision = run(trmm, 1.5, rng.random((n, n)), rng.random((n, n)), rtol=1e-12)
+    assert "iterations in parallel on up to 2 OpenMP threads" in decision
+    assert "nested loop(s) run by their own C drivers" in decision

@@ -6,9 +6,11 @@ that runs all its iterations in one call (`stax.loops.driver.LoopDriver` describ
                                  swap(in_k, out_k); }
 
 One iteration's kernels run on the threads their plans chose; with `team` > 1 the iterations
-themselves run on an OpenMP team (`omp for`), each thread with its own pointer table and the
-regions inside a team of one (their orphaned `omp single`s bind to it). After an in-order loop
-a carried value whose last version sits in the other buffer of its pair is copied back.
+themselves run on an OpenMP team, each thread a block of them (a static schedule) with its own
+pointer table, inside a team of one that it opens once (the regions' orphaned `omp single`s
+bind to it; one nested team per iteration cost more than a small body's work). After an
+in-order loop a carried value whose last version sits in the other buffer of its pair is copied
+back.
 """
 
 from __future__ import annotations
@@ -42,9 +44,17 @@ def driver_source(d: LoopDriver) -> str:
                 f"{d.team}",
                 "    {",
                 f"    void** b = bufs + (int64_t)omp_get_thread_num() * {d.width};",
-                "    #pragma omp for schedule(static)",
-                "    for (int64_t it = 0; it < n; ++it) {",
-                "        if (stax_interrupted(flags)) continue;  // Ctrl-C [A8]",
+                "    // this thread's block of iterations (a static schedule), in a team of this "
+                "one thread:",
+                "    // the regions' orphaned `omp single`s bind to it (one such team per thread, "
+                "not per iteration)",
+                "    const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();",
+                "    const int64_t first = n / threads * me + std::min<int64_t>(me, n % threads);",
+                "    const int64_t last = first + n / threads + (me < n % threads);",
+                "    #pragma omp parallel num_threads(1)",
+                "    {",
+                "    for (int64_t it = first; it < last; ++it) {",
+                "        if (stax_interrupted(flags)) break;  // Ctrl-C [A8]",
                 *(["        bool failed = false;"] if stores else [])]
     else:
         head = [f"    void* b[{d.width}];",
@@ -66,11 +76,7 @@ def driver_source(d: LoopDriver) -> str:
         calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
     calls += [line for call in d.nested if call.before == len(d.regions)
               for line in nested_code(call)]
-    if d.team > 1:  # the regions' orphaned `omp single`s bind to a team of this one thread
-        lines += ["        #pragma omp parallel num_threads(1)", "        {",
-                  *(f"            {c}" for c in calls), "        }"]
-    else:
-        lines += [f"        {c}" for c in calls]
+    lines += [f"        {c}" for c in calls]
     values = [f"b[{s}]" for s in d.outputs]
     indices = {k: f"b[{s}]" for k, s in enumerate(d.inputs)}
     for c in d.carried:
@@ -84,7 +90,7 @@ def driver_source(d: LoopDriver) -> str:
             lines.append(f"        std::swap(b[{c.source}], b[{c.output}]);")
     lines.append("    }")
     if d.team > 1:
-        lines.append("    }")
+        lines += ["    }", "    }"]
     else:
         for c in d.carried:
             lines.append(f"    if (b[{c.source}] != bufs[{c.source}]) "
