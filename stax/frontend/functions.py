@@ -859,7 +859,9 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=True)
     total = api.sum(_nan_filled(x, 0.0), axis=axis, dtype=dtype, keepdims=True)
     avg = api.astype(api.apply_ufunc("true_divide", total, count), total.dtype, copy=False)
-    dev = _nan_filled(api.apply_ufunc("subtract", x, avg), 0.0)
+    # zero where x is NaN (NumPy's _copyto(arr, 0, mask)): a NaN the subtraction makes
+    # (inf - inf) stays, as in NumPy
+    dev = api.where(valid, api.apply_ufunc("subtract", x, avg), 0.0)
     sq = api.sum(api.apply_ufunc("multiply", dev, dev), axis=axis, dtype=dtype,
                  keepdims=keepdims)
     dof = api.apply_ufunc("subtract", count if keepdims else api.squeeze(

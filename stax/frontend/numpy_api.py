@@ -337,10 +337,23 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def _into(out: Any, result: Tracer, fn: str) -> Tracer:
+    """[HUNT] A reduction's or scan's `out=`: `result` written into `out` (a traced array of
+    the result's own dtype and shape, as in `np.sum(x, axis=0, out=s)`), which is returned."""
+    if out is None:
+        return result
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out  # (ufunc methods)
+    if not isinstance(target, Tracer) or target.scalar or target.dtype != result.dtype or \
+            tuple(target.shape) != tuple(result.shape):
+        raise unsupported(f"np.{fn} with out= of another dtype or shape")
+    inplace(target, result)
+    return target
+
+
 def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False, **kw: Any) -> Tracer:
     if out is not None:
-        raise unsupported(f"np.{fn} with out=")
+        return _into(out, _reduce(fn, a, axis, dtype, None, keepdims, **kw), fn)
     initial, mask = kw.pop("initial", None), kw.pop("where", True)
     if kw or (initial is not None or mask is not True) and fn not in _INITIAL:
         raise unsupported(f"np.{fn} with {', '.join(kw) or 'where= or initial='}")
@@ -451,13 +464,13 @@ def _arg(fn: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
         axis = operator.index(axis)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError(f"stax.jit: np.{fn}'s axis must be an int or None")
-    result = _reduce(fn, a, axis, None, out, False)
+    result = _reduce(fn, a, axis, None, None, False)
     if keepdims:
         ndim = len(a.shape) if isinstance(a, Tracer) else np.ndim(a)
         shape = (1,) * ndim if axis is None else tuple(
             1 if i == int(axis) % ndim else s for i, s in enumerate(a.shape))
-        return reshape(result, shape)
-    return result
+        result = reshape(result, shape)
+    return _into(out, result, fn)
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -466,7 +479,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     # [FUZZ] NumPy's float16 mean sums and divides in float32 and rounds once (the float16 sum
     # divided gave 50.03 for NumPy's 50.0)
     half = dtype is None and sum_dtype == np.float16
-    total = _reduce("sum", a, axis, np.float32 if half else sum_dtype, out, keepdims, **kw)
+    total = _reduce("sum", a, axis, np.float32 if half else sum_dtype, None, keepdims, **kw)
     mask = kw.get("where", True)
     if mask is not True:  # [H16] NumPy divides by the number of selected elements, in place
         b = find_builder((a, mask))
@@ -477,8 +490,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     else:
         result = apply_ufunc("true_divide", total, count)
     if half:
-        return _scalar(astype(result, np.float16, copy=False))
-    return astype(result, dtype, copy=False) if dtype is not None else result
+        return _into(out, _scalar(astype(result, np.float16, copy=False)), "mean")
+    return _into(out, astype(result, dtype, copy=False) if dtype is not None else result, "mean")
 
 
 def _mean_count_dtype(a: Any, axis: Any, dtype: Any) -> tuple[int, np.dtype]:
@@ -547,7 +560,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
 
 def _scan(fn: str, a: Any, axis: Any, dtype: Any, out: Any) -> Tracer:
     if out is not None:
-        raise unsupported(f"np.{fn} with out=")
+        return _into(out, _scan(fn, a, axis, dtype, None), fn)
     b = find_builder((a,))
     v = to_value(b, a)
     if axis is None or v.ndim == 0:  # NumPy scans a 0-d array as one element, axis 0 or -1
@@ -1153,11 +1166,17 @@ def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
 
 # ---- linear algebra (extern) ---------------------------------------------------------------
 
-def matmul(a: Any, b_: Any, out: Any = None, **kw: Any) -> Tracer:
+def matmul(a: Any, b_: Any, out: Any = None, dtype: Any = None, **kw: Any) -> Tracer:
     if out is not None or kw:
         raise unsupported("np.matmul with out= or extra arguments")
     b = find_builder((a, b_))
-    dtype = np.result_type(*(_weak_for_result_type(x) for x in (a, b_)))
+    if dtype is None:
+        dtype = np.result_type(*(_weak_for_result_type(x) for x in (a, b_)))
+    elif builtins.all(np.can_cast(x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype,
+                                  dtype, "same_kind") for x in (a, b_)):
+        dtype = np.dtype(dtype)  # [HUNT] NumPy's loop of that dtype: the operands cast to it
+    else:
+        raise unsupported("np.matmul with a dtype= its operands do not cast to")
     dtype = check_dtype(dtype, "matmul's result")
     va, vb = to_value(b, a, dtype), to_value(b, b_, dtype)
     if va.ndim == 0 or vb.ndim == 0:
