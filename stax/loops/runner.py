@@ -94,8 +94,10 @@ class LoopBody:
     building: threading.Thread | None = None  # compiling it in the background (compile_soon)
 
     def compile(self) -> Runner:
-        if self.building is not None:
-            self.building.join()
+        building = self.building
+        if building is not None:  # joined once (a join costs microseconds per call)
+            building.join()
+            self.building = None
         if self.runner is None:
             compile_bodies([self, *(b for b in self.siblings if b is not self)])
         assert self.runner is not None
@@ -111,7 +113,7 @@ class LoopBody:
         the run-time bounds of its range. `into`: where the first carried value goes (the
         extern's buffer): the loop starts from a copy of its initial value there and, where
         the runner keeps it, updates it in place (one copy, not a copy in and a copy out)."""
-        n_dynamic = sum(x is None for x in self.bounds)
+        n_dynamic = self.bounds.count(None)
         trip = self.trip
         if n_dynamic:
             given = iter(int(a) for a in arrays[len(arrays) - n_dynamic:])
@@ -126,7 +128,7 @@ class LoopBody:
             np.copyto(into, first)
         own = [into if k == 0 and there else np.array(a, order="C")
                for k, a in enumerate(arrays[:n])]
-        results = self.compile()([*own, *arrays[n:]], trip)
+        results = (self.runner or self.compile())([*own, *arrays[n:]], trip)
         if into is not None and n and results[0] is not into:
             np.copyto(into, results[0], casting="unsafe")
         return results
