@@ -18,7 +18,7 @@ UNSUPPORTED: dict[str, tuple[Callable[[Any], Any], str]] = {
     "trim_zeros": (lambda x: np.trim_zeros(x.ravel()), "np.trim_zeros"),
     "setdiff1d": (lambda x: np.setdiff1d(x, x[0]), "np.setdiff1d"),
     "where_x_only": (lambda x: np.where(x > 1, x, None), "np.where"),
-    "bool_mask": (lambda x: x[:, x[0] > 2], "boolean mask"),
+    "bool_mask": (lambda x: x[1, x[0] > 2], "boolean mask"),  # [SEL] x[:, m] compiles
 }
 
 

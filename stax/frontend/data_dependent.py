@@ -12,7 +12,9 @@ Only plain traces do this: in a function that already runs with graph breaks the
 at hand, and NumPy's routine runs on them as before. A result whose largest length is below 2
 stays a break too. A data-dependent size may be 0 or 1 ([COMPACT]): a compiler decision that
 needs more is taken on the traced stand-in and guarded, and a call whose bound size breaks a
-guard (`max` of an empty selection) runs the function in NumPy (see `stax.runtime.wrapper`).
+guard runs the function in NumPy (see `stax.runtime.wrapper`). A selection read only by whole
+reductions is rewritten after tracing to masked reductions, with no extern call and no size
+([SEL], `stax.masked_reductions`).
 """
 
 from __future__ import annotations

@@ -2190,15 +2190,41 @@ Masked.__neg__ = lambda self: (  # type: ignore[method-assign]
     Masked(-self.full, self.mask) if self._value is None else Tracer.__neg__(self))
 
 
-def _full_mask(a: Tracer, index: Any) -> Any:
-    """`index` as a boolean mask over `a`'s leading axes (a Tracer or an ndarray), or None."""
+def _full_mask(a: Tracer, index: Any, k: int = 0) -> Any:
+    """`index` as a boolean mask over `a`'s leading axes (a Tracer or an ndarray), or None;
+    over its axes from `k` on [SEL]."""
     if isinstance(index, list) and index and builtins.all(
             isinstance(i, (bool, np.bool_)) for i in index):
         index = np.asarray(index)
     if not isinstance(index, (Tracer, np.ndarray)) or index.dtype != np.bool_ or \
-            index.ndim == 0 or tuple(index.shape) != tuple(a.shape[:index.ndim]):
+            index.ndim == 0 or tuple(index.shape) != tuple(a.shape[k:k + index.ndim]):
         return None
     return index
+
+
+def _inner_mask(a: Tracer, index: Any) -> tuple[tuple[Any, ...], int, Any] | None:
+    """[SEL] `index` = slices (`...` too) and one boolean mask (`x[:, m]`, `x[1:, m]`,
+    `x[..., m]`, `x[m, 1:]`) as (the slices, with `:` over the mask's axes; the mask's first
+    axis; the mask), or None. No integers: NumPy moves the selected axis first when an
+    integer is separated from the mask."""
+    if not isinstance(index, tuple):
+        return None
+    at = [k for k, i in enumerate(index) if not isinstance(i, (slice, type(Ellipsis)))]
+    dots = builtins.sum(i is Ellipsis for i in index)
+    if len(at) != 1 or dots > 1:
+        return None
+    mask = np.asarray(index[at[0]]) if isinstance(index[at[0]], list) else index[at[0]]
+    if not isinstance(mask, (Tracer, np.ndarray)) or mask.ndim == 0:
+        return None
+    fill = a.ndim - (len(index) - 1 - dots + mask.ndim)  # the axes `...` spans
+    items: list[Any] = []
+    for k, i in enumerate(index):
+        if k == at[0]:
+            first = len(items)
+        items += [slice(None)] * (fill if i is Ellipsis else mask.ndim if k == at[0] else 0) \
+            or [i]
+    mask = _full_mask(a, mask, first) if fill >= 0 else None
+    return None if mask is None else (tuple(items), first, mask)
 
 
 def masked_assign(a: Tracer, index: Any, value: Masked) -> bool:
@@ -2290,6 +2316,12 @@ def register(tracer: type[Tracer]) -> None:
             return self.builder.eager(  # [DYN16] x[b]: a new axis of length 0 or 1 (NumPy)
                 operator.getitem, (self, index), {}, unsupported("a 0-d boolean index"))
         mask = _full_mask(self, index)
+        inner = _inner_mask(self, index) if mask is None else None
+        if inner is not None:  # [SEL] x[:, m]: sliced, the mask's axes first, selected, back
+            slices, k, mask = inner
+            moved = api.moveaxis(getitem(self, slices), tuple(range(k, k + mask.ndim)),
+                                 tuple(range(mask.ndim)))
+            return api.moveaxis(get_item(moved, mask), 0, k)
         if mask is None:
             return getitem(self, index)
         self.check_fresh()  # [H16] the values now, not the array (it may be assigned later)
