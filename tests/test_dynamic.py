@@ -73,8 +73,8 @@ def test_dynamic_true_is_generic_from_the_first_call_and_false_never():
         a = np.ascontiguousarray(np.resize(x, (rows, 9)))
         _check(generic(a), softmax(a))
         _check(special(a), softmax(a))
-    assert generic.cache_info() == (3, 1, 1)
-    assert special.cache_info() == (3, 3, 0)
+    assert generic.cache_info()[:4] == (3, 1, 1, 3)  # calls, compiles, generic, shapes kept
+    assert special.cache_info()[:4] == (3, 3, 0, 0)
     with pytest.raises(ValueError, match="dynamic must be"):
         stax.jit(softmax, dynamic="yes")
 
@@ -387,3 +387,35 @@ def test_warm_generic_call_raises_the_kernels_error_and_recovers():
             f(x, bad)
         np.testing.assert_array_equal(f(x, i), _take_twice(x, i))
     assert f.cache_info().compiles == 1
+
+
+def test_warm_entries_of_ever_new_shapes_are_bounded(monkeypatch):
+    """[GEN] A serving loop with ever-new shapes keeps at most MAX_SHAPES of them warm (the least
+    recently used dropped); a dropped shape is served again by its generic program (no compile)
+    with NumPy's result."""
+    monkeypatch.setattr(stax.api, "MAX_SHAPES", 8)
+    f = stax.jit(layernorm, dynamic=True)
+    rng = np.random.default_rng(5)
+    cols = 50  # not a batch size (a guard s0 != s1 would give a second program)
+    g, b = rng.standard_normal(cols), rng.standard_normal(cols)
+    batches = [int(n) for n in rng.permutation(np.arange(2, 40))[:30]]
+    for _round in range(2):
+        for n in batches:
+            x = rng.standard_normal((n, cols))
+            for _ in range(2):  # the first call at a shape and a warm one
+                _check(f(x, g, b), layernorm(x, g, b))
+            info = f.cache_info()
+            assert info.currsize <= 8 and info.maxsize == 8 and len(f.fast) <= 8
+            assert len(f.cache) == info.currsize  # (only generic programs' shapes)
+        assert f.cache_info().compiles == 1 and f.cache_info().generic == 1
+    assert f.cache_info().currsize == 8
+    recent = list(f.shapes)
+    x = rng.standard_normal((batches[-8], cols))  # the least recently used of those kept
+    assert f.compile(x, g, b) is f.generic[next(iter(f.generic))][0]  # (not the warm path)
+    assert list(f.shapes) == recent[1:] + recent[:1]
+    x = rng.standard_normal((45, cols))  # a new shape drops the least recent one
+    _check(f(x, g, b), layernorm(x, g, b))
+    assert list(f.shapes)[:-1] == recent[2:] + recent[:1] and len(f.shapes) == 8
+    assert f.cache_info().compiles == 1
+    f.clear_cache()
+    assert f.cache_info().currsize == 0
