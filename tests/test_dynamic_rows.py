@@ -109,3 +109,32 @@ def test_explain_records_the_short_rows_decision():
     text = str(stax.explain(f, x))
     assert "short rows: the innermost loops run over s1" in text
     assert "also compiled for s1 = 2..15" in text
+
+
+def _transpose_add(x, y):
+    return x.T + y
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_transposes_of_a_few_long_rows_are_tiled(dtype):
+    """[GEN] x.T + y whose result has 8-15 rows (x's transpose read along its short rows) takes
+    the tiled form, specialized and generic: whole and partial tiles give NumPy's result
+    (exactly: one addition), a few rows more or less than a register block too."""
+    generic = stax.jit(_transpose_add, dynamic=True)
+    rng = np.random.default_rng(3)
+    for rows, cols in [(10, 1000), (8, 300), (13, 257), (15, 40), (9, 16), (11, 3000),
+                       (7, 500), (16, 33)]:
+        x = (rng.standard_normal((cols, rows)) * 100).astype(dtype)
+        y = (rng.standard_normal((rows, cols)) * 100).astype(dtype)
+        expected = _transpose_add(x, y)
+        special = stax.jit(_transpose_add, dynamic=False)
+        np.testing.assert_array_equal(special(x, y), expected)
+        np.testing.assert_array_equal(generic(x, y), expected)
+        (plan,) = special.cache[special.key((x, y))].program.plans
+        program = generic.cache[generic.key((x, y))].program
+        values = _symbol_values((x, y))
+        key = program.tiling_key(*(values[s] for s in generic.cache[generic.key(
+            (x, y))].traced.env.hints)) if program.tiling_key else 0
+        (chosen,) = program.variants[key].plans.values()
+        assert (plan.form == "tiled") == (chosen.form == "tiled") == (rows >= 8), (rows, cols)
+    assert generic.cache_info().compiles == 1

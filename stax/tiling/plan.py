@@ -37,6 +37,10 @@ REDUCTION_CHUNK = 4096  # elements per partial in chunked (cascade) reductions
 # (short rows at a 4096-element stride defeat the prefetchers); the tile copy fits L1.
 TILE_ROWS = 16
 TILE_COLS = 256
+# [GEN] fewest rows a transpose is tiled for: one 8x8 block copied transposed in registers (a
+# 10-row x.T + y read x along its 10-float rows once per output row, 10 times in all: 1.78 ->
+# 0.76 ms at 10x100000 one thread; fewer rows copy element by element, slower generic)
+TILE_MIN_ROWS = 8
 # math functions that cost far more than a load (thread decision): the op table's cost [A1]
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
 MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pages of f32)
@@ -636,7 +640,7 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
             f"contiguous: reduce a block of adjacent outputs at once with vector loads{fused}")
     if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
             len(node.ranges) >= 2 and \
-            node.body is not None and hint(node.ranges[-2]) >= TILE_ROWS and \
+            node.body is not None and hint(node.ranges[-2]) >= TILE_MIN_ROWS and \
             hint(node.ranges[-1]) >= TILE_ROWS:
         inner, outer = f"x{len(node.ranges) - 1}", f"x{len(node.ranges) - 2}"
         accesses = [ld.index for ld in walk(node.body) if isinstance(ld, Load)]
