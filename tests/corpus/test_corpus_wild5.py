@@ -1260,5 +1260,40 @@ def test_matmul_dtype_keyword() -> None:
         bad(a, b)
 
 
+def _unwraps(x: Any) -> Any:
+    return (np.unwrap(x), np.unwrap(x, axis=0, period=4), np.unwrap(x, discont=1.0),
+            np.unwrap(x, period=np.float64(3)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda r: r.standard_normal((5, 4)) * 4,
+    lambda r: (r.standard_normal((4, 5)) * 4).astype(np.float32).T,
+    lambda r: r.integers(-9, 9, (3, 6)),
+    lambda r: np.array([[0.0, np.pi, 2 * np.pi, -np.pi, np.nan, np.inf]]),
+    lambda r: np.zeros((0, 3))])
+def test_unwrap(make: Any) -> None:
+    """np.unwrap compiles (NumPy's formula op for op: integer periods, the ±period/2
+    boundary, discont; was a graph break)."""
+    x = make(np.random.default_rng(5))
+    with np.errstate(all="ignore"):
+        same(stax.jit(_unwraps, strict=True)(x), _unwraps(x))
+
+
+def _repeats(x: Any) -> Any:
+    return (np.repeat(x, [1, 0, 2], axis=0), np.repeat(x, [3]), np.repeat(x, np.arange(x.size)),
+            np.repeat(x[:, 0], (2, 2, 1)))
+
+
+def test_repeat_with_a_count_per_element() -> None:
+    """np.repeat with a list/array of counts known while tracing compiles (a gather of the
+    positions NumPy's np.repeat gives); NumPy's errors for bad counts."""
+    for x in (np.arange(6.0).reshape(3, 2), np.arange(6, dtype=np.int8).reshape(2, 3).T,
+              np.array([[True], [False], [True]])):
+        same(stax.jit(_repeats, strict=True)(x), _repeats(x))
+    for bad in ([1, 2], [1, -1, 1]):
+        with pytest.raises(ValueError):
+            stax.jit(lambda v, b=bad: np.repeat(v, b), strict=True)(np.arange(3.0))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES5)
