@@ -460,8 +460,9 @@ VIEWS: dict[str, Callable[[Op, Lazy], Loader]] = {
 
 def _is_iota(data: np.ndarray) -> bool:
     """[LOOPS] `data` is `np.arange(n)` as int64 (the positions of a masked slice, stax.loops)."""
-    return data.ndim == 1 and data.dtype == np.int64 and bool(
-        np.array_equal(data, np.arange(data.shape[0], dtype=np.int64)))
+    return data.ndim == 1 and data.dtype == np.int64 and data.shape[0] > 0 and \
+        data[0] == 0 and data[-1] == data.shape[0] - 1 and bool(  # ends first: no arange built
+            np.array_equal(data, np.arange(data.shape[0], dtype=np.int64)))
 
 
 def _affine(i: Index) -> bool:
