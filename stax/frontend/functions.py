@@ -938,12 +938,19 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         w = api.reshape(w, tuple(x.shape[ax] if d == ax else 1 for d in range(x.ndim)))
         w = api.broadcast_to(w, tuple(x.shape))
     scl = api.sum(w, axis=axis, dtype=result_dtype, keepdims=keepdims)
-    if builtins.bool(api.any(api.apply_ufunc("equal", scl, 0.0))):  # a data check: a break
-        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    # [HUNT] NumPy's check of the weights' sums, at run time (was a graph break)
+    scl = _extern("np.average's weights", _normalizable, (scl,), tuple(scl.shape), scl.dtype)
     total = api.sum(api.apply_ufunc("multiply", x, w), axis=axis, dtype=result_dtype,
                     keepdims=keepdims)
     avg = api.apply_ufunc("true_divide", total, scl)
     return (avg, api.broadcast_to(scl, tuple(avg.shape))) if returned else avg
+
+
+def _normalizable(scl: np.ndarray) -> np.ndarray:
+    """The weights' sums, or NumPy's ZeroDivisionError where one is 0."""
+    if np.any(scl == 0.0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    return scl
 
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
