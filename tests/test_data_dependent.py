@@ -233,6 +233,20 @@ def test_unique_nan_and_later_ops() -> None:
     _compiled(j, rng.integers(0, 9, 300))
 
 
+def test_unique_return_inverse() -> None:
+    """[SEL] return_inverse (was a graph break): the input's shape, with the other results;
+    NaNs with equal_nan True/False; values rebuilt from it."""
+    rng = np.random.default_rng(25)
+    xs = [(rng.integers(0, 5, 30),), (rng.integers(0, 5, (4, 6)).astype(np.float32),),
+          (np.array([3.0, np.nan, 1, np.nan, 3, 2]),), (np.arange(10)[::-1],),
+          (np.zeros(7, np.int8),), (rng.random(20) > 0.5,), (rng.integers(0, 9, (5, 4)).T,)]
+    _check(lambda x: np.unique(x, return_inverse=True), *xs)
+    _check(lambda x: np.unique(x, return_index=True, return_inverse=True, return_counts=True),
+           *xs)
+    _check(lambda x: np.unique(x, return_inverse=True, equal_nan=False), *xs)
+    _check(lambda x: (lambda u, inv: u[inv] * 2)(*np.unique(x, return_inverse=True)), *xs)
+
+
 def test_bincount_without_minlength() -> None:
     rng = np.random.default_rng(8)
     calls = [(rng.integers(0, k, 100),) for k in (3, 17, 400)]
@@ -245,6 +259,23 @@ def test_bincount_without_minlength() -> None:
     _check(lambda x: np.bincount(x.astype(np.int32)), (np.array([0, 0, 0, 0]),))
     with pytest.raises(ValueError):  # NumPy's error for a negative value
         stax.jit(lambda x: np.bincount(x) * 2)(np.array([1, -1, 3]))
+
+
+def test_count_one_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[SEL] A selection of one element broadcast against its mean/std, or its last element,
+    runs the compiled program (a guard `d0 != 1` from comparing shapes sent it to NumPy); an
+    empty one's y[-1] is NumPy's IndexError."""
+    misses = _misses(monkeypatch)
+
+    def fn(x: np.ndarray) -> Any:
+        y = x[x > 0]
+        return (y - y.mean()) / (y.std() + 1), y[-1], y[-1:] * 2
+    rng = np.random.default_rng(26)
+    j = _check(fn, (rng.standard_normal(40),), (np.r_[-np.ones(20), 3.0, -np.ones(5)],),
+               (np.ones(9),))
+    assert misses == []  # the only guards: y[-1] needs d0 >= 1
+    with pytest.raises(IndexError):
+        j(-np.ones(9))
 
 
 def test_explain_names_the_data_dependent_size() -> None:

@@ -165,14 +165,15 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     positions where a sorted value differs from the one before (NaNs equal with `equal_nan`:
     NumPy >= 1.21 keeps one), compacted by `flatnonzero` (the data-dependent length), then
     the values, first indices (a stable argsort's) and counts (differences of the positions)
-    are compiled gathers and differences."""
+    are compiled gathers and differences; the inverse [SEL] scatters each sorted position's
+    group number (a running count of the changes) back through the argsort."""
     t = _tracer(ar)
     n = None if t is None else _length(t.size)
-    if n is None or return_inverse or axis is not None or kwargs or t.dtype.kind == "c":
-        raise api.unsupported("np.unique with return_inverse=, axis=, of complex values or "
-                              "of fewer than 2 elements")
+    if n is None or axis is not None or kwargs or t.dtype.kind == "c":
+        raise api.unsupported("np.unique with axis=, of complex values or of fewer than 2 "
+                              "elements")
     flat = api.ravel(t)
-    perm = np.argsort(flat, kind="stable") if return_index else None
+    perm = np.argsort(flat, kind="stable") if return_index or return_inverse else None
     ordered = np.sort(flat) if perm is None else flat[perm]
     change = ordered[1:] != ordered[:-1]
     if equal_nan and t.dtype.kind == "f":
@@ -181,6 +182,10 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     results = [ordered[starts]]
     if return_index:
         results.append(perm[starts])
+    if return_inverse:
+        inverse = np.zeros_like(perm)
+        inverse[perm] = np.cumsum(np.concatenate([np.zeros(1, np.intp), change]))
+        results.append(inverse.reshape(t.shape))
     if return_counts:
         results.append(np.diff(np.concatenate([starts, np.full(1, flat.shape[0], np.intp)])))
     return results[0] if len(results) == 1 else tuple(results)
