@@ -135,7 +135,7 @@ def _launch(kind: str, summary: str, kernel: SegmentedKernel, layout: Layout | N
 def alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
     """An uninitialized array of one element per element ("n") or segment ("k") of
     `layout` (recorded: sized from the layout on replay)."""
-    return tape.record(_alloc, layout, per, dtype)
+    return tape.allocation(_alloc, layout, per, dtype)
 
 
 def _zero(a: np.ndarray) -> np.ndarray:
@@ -143,8 +143,8 @@ def _zero(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _alloc(layout: Layout | None, per: str, dtype: np.dtype) -> np.ndarray:
-    return np.empty(size_of(layout) if per == "n" else layout.k, dtype=dtype)
+def _alloc(layout: Layout | None, per: str, dtype: np.dtype) -> tuple[tuple[int], np.dtype]:
+    return (size_of(layout) if per == "n" else layout.k,), np.dtype(dtype)
 
 
 def empty_layout(layout: Layout | None, per: str) -> bool:

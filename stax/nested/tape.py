@@ -27,7 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from stax.runtime.wrapper import RECYCLE_MIN_BYTES, Frame, Storage
+
 _NO_GUARD = object()
+_ALLOCATION = object()  # the `expect` of a step that allocates (`allocation`)
 
 
 class Retrace(Exception):
@@ -48,6 +51,7 @@ class Tape:
         self.reason: str | None = None  # why the call cannot be replayed, if it cannot
         self.effects: set[int] = set()  # steps that write into or check their inputs
         self._program: Callable[..., Any] | None = None  # the compiled replay (`_compile`)
+        self._storage: Storage | None = None  # arrays replays recycle (`allocation`)
 
     def _new(self, obj: Any, constant: bool) -> int:
         slot = len(self.template)
@@ -88,7 +92,7 @@ class Tape:
         return self._new(obj, True)
 
     def step(self, fn: Callable[..., Any], ins: tuple[Any, ...], result: Any,
-             guard: bool, effect: bool = False) -> None:
+             guard: bool, effect: bool = False, allocates: bool = False) -> None:
         slots = tuple(self.slot(x) for x in ins)
         if effect:
             self.effects.add(len(self.steps))
@@ -97,7 +101,7 @@ class Tape:
         else:  # a new slot even when fn returned an input (it may not on replay)
             old = self.slots.get(id(result))
             new = self._new(result, False)
-            self.steps.append((fn, slots, new, _NO_GUARD))
+            self.steps.append((fn, slots, new, _ALLOCATION if allocates else _NO_GUARD))
             if old is not None and old not in slots and (
                     isinstance(result, np.ndarray) or _is_data(result)):
                 # The object is another value's too (two Ragged arguments sharing their
@@ -121,7 +125,7 @@ class Tape:
         kept = []
         for j in reversed(range(len(self.steps))):
             fn, ins, out, expect = self.steps[j]
-            if expect is not _NO_GUARD or j in self.effects or out in live:
+            if out < 0 or j in self.effects or out in live:
                 kept.append(self.steps[j])
                 live.update(ins)
         return kept[::-1]
@@ -133,30 +137,34 @@ class Tape:
 
     def summary(self) -> list[str]:
         """A name per step: "kernel", "guard <what it checks>" or the host function's."""
-        out = []
-        for fn, _, _, expect in self.steps:
+        names = []
+        for fn, _, out, _ in self.steps:
             name = getattr(fn, "__name__", None) or "kernel"
-            if expect is not _NO_GUARD:
+            if out < 0:
                 name = "guard " + name.strip("_").replace("_", " ")
-            out.append(name)
-        return out
+            names.append(name)
+        return names
 
     def replay(self, leaves: list[Any]) -> Any:
         if self._program is None:
             self._program = self._compile()
+            self._storage = Storage(0)
+        frame = self._storage.enter()
         try:
-            return self._program(*leaves)
+            return self._program(frame, *leaves)
         except Retrace:
             raise
         except Exception as exc:  # the flattener raises the proper error (or decides anew)
             raise Retrace from exc
+        finally:
+            self._storage.exit(frame)
 
     def _compile(self) -> Callable[..., Any]:
         """The steps as one straight-line Python function of the argument leaves (a local
         per slot, each step's function and each constant bound by name): a replay runs no
         interpreter loop over the steps."""
-        names: dict[str, Any] = {"Retrace": Retrace}
-        args = [f"v{j}" for j in range(self.args)]
+        names: dict[str, Any] = {"Retrace": Retrace, "allocate": _allocate}
+        args = ["frame", *(f"v{j}" for j in range(self.args))]
         lines = [f"def replay({', '.join(args)}):"]
         for slot, value in enumerate(self.template[self.args:], self.args):
             names[f"v{slot}"] = value  # constants (slots computed later shadow them)
@@ -165,6 +173,8 @@ class Tape:
             call = f"f{j}({', '.join(f'v{i}' for i in ins)})"
             if expect is _NO_GUARD:
                 lines.append(f"    v{out} = {call}")
+            elif expect is _ALLOCATION:
+                lines.append(f"    v{out} = allocate(frame, '{j}', *{call})")
             else:  # guards return Python values (bool, int, str, tuple)
                 names[f"e{j}"] = expect
                 lines.append(f"    if {call} != e{j}: raise Retrace")
@@ -221,6 +231,29 @@ def record(fn: Callable[..., Any], *ins: Any) -> Any:
     its inputs (sizes are read from the layouts or arrays passed, never captured): a replay
     skips it when nothing reads its result. One that writes into its inputs is an `effect`."""
     return _step(fn, ins, guard=False, effect=False)
+
+
+def allocation(spec: Callable[..., tuple[tuple[int, ...], np.dtype]], *ins: Any) -> np.ndarray:
+    """An uninitialized array of the shape and dtype `spec(*ins)` returns. Replays take it
+    from the arrays earlier replays allocated at this step once nothing else refers to them
+    (the outputs the caller dropped, the intermediates), as compiled programs recycle their
+    outputs (`stax.runtime.wrapper.Frame.output`): no fresh pages to fault in on each call."""
+    tape = _TAPE.get()
+    if tape is None:
+        return np.empty(*spec(*ins))
+    token = _TAPE.set(None)
+    try:
+        result = np.empty(*spec(*ins))
+    finally:
+        _TAPE.reset(token)
+    tape.step(spec, ins, result, guard=False, allocates=True)
+    return result
+
+
+def _allocate(frame: Frame, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if shape[0] * dtype.itemsize < RECYCLE_MIN_BYTES:  # (malloc's free lists: mapped)
+        return np.empty(shape, dtype)
+    return frame.output(name, shape, dtype)
 
 
 def effect(fn: Callable[..., Any], *ins: Any) -> Any:

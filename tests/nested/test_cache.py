@@ -163,6 +163,29 @@ def test_replay_skips_dead_steps_but_keeps_checks() -> None:
         u(np.array([1, -3]))
 
 
+def test_replays_recycle_only_dropped_arrays() -> None:
+    """A replay takes its arrays from earlier replays' once nothing refers to them: a result
+    the caller keeps is never written again; one it dropped is reused (no fresh pages)."""
+    rng = np.random.default_rng(5)
+    x = _ragged(rng, 300, 40, low=1)
+    f = sn.jit(softmax)
+    want = sn.interpret(softmax, x)
+    f(x)  # flattens and records
+    kept = f(x)
+    snapshot = kept.values.copy()
+    again = f(x)
+    assert not np.shares_memory(again.values, kept.values)
+    address = again.values.__array_interface__["data"][0]
+    del again
+    third = f(x)
+    assert third.values.__array_interface__["data"][0] == address
+    other = _ragged(rng, 500, 30, low=1)  # other sizes: other arrays, right values
+    assert_same(f(other), sn.interpret(softmax, other))
+    np.testing.assert_array_equal(kept.values, snapshot)
+    for got in (kept, third):
+        assert_same(got, want)
+
+
 def test_top_level_length_used_as_a_number() -> None:
     """len() of an argument is a Python int in the traced code: a guard, not a stale value."""
     def f(x: Any) -> Any:
