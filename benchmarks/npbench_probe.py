@@ -185,23 +185,18 @@ def _scipy_stand_in() -> bool:
     return True
 
 
-def worker(root: Path, name: str, preset: str, repeat: int, out: Path) -> None:
-    import numpy as np
-
-    result: dict[str, Any] = {"name": name, "stage": "init"}
-
-    def save() -> None:
-        out.write_text(json.dumps(result))
-
-    save()
+def load(root: Path, name: str, preset: str, result: dict[str, Any]
+         ) -> tuple[Any, dict[str, Any], list[str]] | None:
+    """npbench's NumPy kernel `name`, its inputs made as npbench's `Benchmark.get_data` makes
+    them at `preset`, and the names of its arguments; None (and `result` says why) when the
+    benchmark has no such preset."""
     info = json.loads((root / "bench_info" / f"{name}.json").read_text())["benchmark"]
     result["short"] = info["short_name"]
     sys.path.insert(0, str(root))
     pkg = "npbench.benchmarks." + info["relative_path"].replace("/", ".")
     if preset not in info["parameters"]:
         result.update(stage="done", status="skip", detail=f"no preset {preset}")
-        save()
-        return
+        return None
     data: dict[str, Any] = dict(info["parameters"][preset])
     if info.get("init"):
         init = getattr(importlib.import_module(f"{pkg}.{info['module_name']}"),
@@ -218,7 +213,23 @@ def worker(root: Path, name: str, preset: str, repeat: int, out: Path) -> None:
         data.update(zip(outs, made, strict=True))
     kernel = getattr(importlib.import_module(f"{pkg}.{info['module_name']}_numpy"),
                      info["func_name"])
-    names = info["input_args"]
+    return kernel, data, info["input_args"]
+
+
+def worker(root: Path, name: str, preset: str, repeat: int, out: Path) -> None:
+    import numpy as np
+
+    result: dict[str, Any] = {"name": name, "stage": "init"}
+
+    def save() -> None:
+        out.write_text(json.dumps(result))
+
+    save()
+    loaded = load(root, name, preset, result)
+    if loaded is None:
+        save()
+        return
+    kernel, data, names = loaded
 
     def fresh() -> list[Any]:
         return [np.copy(data[a]) if isinstance(data[a], np.ndarray) else data[a] for a in names]

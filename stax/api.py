@@ -389,13 +389,14 @@ class Compilation:
 def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, Any]
                    ) -> Compilation:
     start = time.perf_counter()
+    backend = get_backend(options["backend"])  # [S16] costs and limits are the backend's
+    backend.prepare()  # [COMPILE] its first build's probes compile while this one lowers
     strides: list[tuple[Any, ...]] = [tuple(s // a.itemsize for s in a.strides) for a in arrays]
     if traced.env is not None and traced.env.hints:  # generic: C-contiguous inputs (issue 11)
         strides = [contiguous_strides(v.shape) for v in traced.graph.inputs]
     n_ops = len(traced.graph.ops)  # G: a progress bar on a terminal for large programs
     with progress(f"stax: compiling {n_ops} ops", 3, when=n_ops >= PROGRESS_MIN_OPS) as bar:
         graph, _ = eliminate_common_subexpressions(traced.graph)  # B (issue 9): CSE
-        backend = get_backend(options["backend"])  # [S16] costs and limits are the backend's
         lowered = lower(graph, strides, backend.recompute_cost)
         bar.advance("lowered")
         sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"],

@@ -63,6 +63,11 @@ class Backend(ABC):
         default): a costly value with several consumers is materialized, not recomputed."""
         return by_name(op).cost
 
+    def prepare(self) -> None:
+        """Called before a program is compiled: a backend may start, in the background, the
+        work its first build needs (probes, support modules) and would otherwise wait for."""
+        return None
+
     @abstractmethod
     def fusion_rules(self) -> FusionRules:
         """The limits of one kernel here; the scheduler applies them (`stax.sched.fusion`)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import _signal
 import contextlib
 import ctypes
-import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -27,7 +26,13 @@ from types import ModuleType
 import numpy as np
 
 from stax.ops import ANY_FLAG
-from stax.runtime.compiler import CacheError, CompileError, CompilerNotFound, compile_object
+from stax.runtime.compiler import (
+    CacheError,
+    CompileError,
+    CompilerNotFound,
+    compile_object,
+    once,
+)
 
 SOURCE = Path(__file__).with_name("fastcall.c")
 MAX_ARGS = 16  # fastcall.c's MAX_ARGS: regions with more arguments are called through ctypes
@@ -42,7 +47,7 @@ def _load(path: str) -> ModuleType:
     return module
 
 
-@functools.cache
+@once  # [COMPILE] may be started in the background (CpuBackend.prepare)
 def fastcall() -> ModuleType | None:
     include = Path(sysconfig.get_paths()["include"])
     if os.environ.get("STAX_FASTCALL") == "0" or not (include / "Python.h").exists():

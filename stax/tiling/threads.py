@@ -21,7 +21,6 @@ OMP_WAIT_POLICY=active also Stax's own workers still spinning after a region).
 from __future__ import annotations
 
 import ctypes
-import functools
 import json
 import math
 import os
@@ -29,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from stax.ir.sym import Sym, c_expr
-from stax.runtime.compiler import cache_dir, compile_source
+from stax.runtime.compiler import cache_dir, compile_source, once
 
 # Threads that wait at a barrier sleep instead of spinning (unless the user chose a policy).
 # libgomp's default spins up to ~300k iterations: on a machine with more runnable threads than
@@ -106,7 +105,7 @@ class Crossover:
         return MARGIN * self.fork_ns
 
 
-@functools.cache
+@once  # [COMPILE] may be started in the background (CpuBackend.prepare)
 def crossover() -> Crossover:
     forced = os.environ.get("STAX_PARALLEL_MIN_NS")
     if forced is not None:

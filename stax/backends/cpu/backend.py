@@ -9,11 +9,25 @@ from stax.backends.base import Backend, FusionRules, KernelRegion
 from stax.backends.cpu import loop_driver  # [H10]
 from stax.backends.cpu.cpp import HEADER, print_module
 from stax.ir.program import Buffer, Node
-from stax.runtime.compiler import Compiled, compile_source
+from stax.runtime.compiler import (
+    Compiled,
+    cache_dir,
+    compile_source,
+    in_background,
+    isa_level,
+    precompile,
+)
+from stax.runtime.fast import fastcall
 from stax.tiling.plan import KernelPlan, plan_kernel
+from stax.tiling.threads import crossover
 
 if TYPE_CHECKING:  # [H10]
     from stax.loops.driver import LoopDriver
+
+
+# [COMPILE] What every module this backend emits starts with (kernel modules and loop
+# drivers alike): the runtime header and the standard headers after it, precompiled once.
+PRECOMPILED = print_module([], {}).rstrip("\n") + "\n"
 
 
 class CpuBackend(Backend):
@@ -23,6 +37,18 @@ class CpuBackend(Backend):
 
     name = "cpu"
     prelude = HEADER
+    prepared = False
+
+    def prepare(self) -> None:
+        # the ISA probe (then the precompiled header for its flags), the parallel crossover
+        # probe and the per-call entry module each run the compiler once per process (then
+        # read from the disk cache): started together, they compile while the first program
+        # is lowered and scheduled. cache_dir() first, here, so that a warning about the
+        # cache is the caller's.
+        if not CpuBackend.prepared:
+            CpuBackend.prepared = True
+            cache_dir()
+            in_background(lambda: precompile(PRECOMPILED, isa_level()), crossover, fastcall)
 
     def fusion_rules(self) -> FusionRules:
         # at most 128 nodes and 32 distinct buffers per kernel (the limits the scheduler has
@@ -40,7 +66,7 @@ class CpuBackend(Backend):
         return print_module(regions, buffers, symbols)
 
     def build(self, source: str, isa: str) -> Compiled:
-        return compile_source(source, isa)
+        return compile_source(source, isa, PRECOMPILED)
 
     # [H10] issue 10: C++ loop drivers (`stax.backends.cpu.loop_driver`)
     def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
