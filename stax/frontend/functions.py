@@ -499,30 +499,6 @@ def _repeat_each(a: Any, repeats: Any, axis: Any) -> Tracer:
     return api.take(x, np.repeat(np.arange(n), repeats), axis=ax)
 
 
-def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * np.pi
-           ) -> Tracer:
-    """[HUNT] NumPy's np.unwrap op for op (its integer periods and the boundary case too)."""
-    x = traced(p, (p,))
-    dd = diff(x, axis=axis)
-    ax = _axis(axis, x.ndim)
-    discont = period / 2 if discont is None else discont
-    dtype = np.result_type(dd.dtype, period)
-    if np.issubdtype(dtype, np.integer):
-        high, rem = divmod(period, 2)
-        ambiguous = rem == 0
-    else:
-        high, ambiguous = period / 2, True
-    ddmod = (dd + high) % period - high
-    if ambiguous:  # NumPy's copyto(ddmod, high, where=(ddmod == -high) & (dd > 0))
-        ddmod = api.where((ddmod == -high) & (dd > 0), np.asarray(high).astype(ddmod.dtype),
-                          ddmod)
-    correct = api.where(abs(dd) < discont, np.zeros((), ddmod.dtype), ddmod - dd)
-    up = api.astype(x, dtype)
-    up[tuple(slice(1, None) if i == ax else slice(None) for i in range(x.ndim))] = \
-        _slice_along(x, ax, slice(1, None)) + api.cumsum(correct, axis=ax)
-    return up
-
-
 # ---- joining ----
 
 def _atleast(x: Any, ndim: int, like: Sequence[Any]) -> Tracer:
@@ -2070,7 +2046,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.vdot: vdot, np.kron: kron, np.ediff1d: ediff1d,
     np.diagonal: diagonal, np.diag: diag, np.diagflat: diagflat, np.sinc: sinc,  # [HUNT3]
     np.broadcast_arrays: broadcast_arrays, np.tril: tril, np.triu: triu, np.tile: tile,
-    np.repeat: repeat, np.unwrap: unwrap,
+    np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
     np.vstack: vstack, np.hstack: hstack, np.dstack: dstack, np.column_stack: column_stack,
     np.outer: outer, np.tensordot: tensordot, np.einsum: einsum,

@@ -1260,25 +1260,6 @@ def test_matmul_dtype_keyword() -> None:
         bad(a, b)
 
 
-def _unwraps(x: Any) -> Any:
-    return (np.unwrap(x), np.unwrap(x, axis=0, period=4), np.unwrap(x, discont=1.0),
-            np.unwrap(x, period=np.float64(3)))
-
-
-@pytest.mark.parametrize("make", [
-    lambda r: r.standard_normal((5, 4)) * 4,
-    lambda r: (r.standard_normal((4, 5)) * 4).astype(np.float32).T,
-    lambda r: r.integers(-9, 9, (3, 6)),
-    lambda r: np.array([[0.0, np.pi, 2 * np.pi, -np.pi, np.nan, np.inf]]),
-    lambda r: np.zeros((0, 3))])
-def test_unwrap(make: Any) -> None:
-    """np.unwrap compiles (NumPy's formula op for op: integer periods, the ±period/2
-    boundary, discont; was a graph break)."""
-    x = make(np.random.default_rng(5))
-    with np.errstate(all="ignore"):
-        same(stax.jit(_unwraps, strict=True)(x), _unwraps(x))
-
-
 def _repeats(x: Any) -> Any:
     return (np.repeat(x, [1, 0, 2], axis=0), np.repeat(x, [3]), np.repeat(x, np.arange(x.size)),
             np.repeat(x[:, 0], (2, 2, 1)))
