@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from stax.runtime.wrapper import RECYCLE_MIN_BYTES, Frame, Storage
+from stax.runtime.wrapper import Frame, Storage
 
 _NO_GUARD = object()
 _ALLOCATION = object()  # the `expect` of a step that allocates (`allocation`)
@@ -51,7 +51,7 @@ class Tape:
         self.reason: str | None = None  # why the call cannot be replayed, if it cannot
         self.effects: set[int] = set()  # steps that write into or check their inputs
         self._program: Callable[..., Any] | None = None  # the compiled replay (`_compile`)
-        self._storage: Storage | None = None  # arrays replays recycle (`allocation`)
+        self._storage = Storage(0)  # the arrays replays recycle (`allocation`)
 
     def _new(self, obj: Any, constant: bool) -> int:
         slot = len(self.template)
@@ -148,8 +148,7 @@ class Tape:
     def replay(self, leaves: list[Any]) -> Any:
         if self._program is None:
             self._program = self._compile()
-            self._storage = Storage(0)
-        frame = self._storage.enter()
+        frame: list[Frame] = []  # the call's Frame, taken at its first large allocation
         try:
             return self._program(frame, *leaves)
         except Retrace:
@@ -157,13 +156,15 @@ class Tape:
         except Exception as exc:  # the flattener raises the proper error (or decides anew)
             raise Retrace from exc
         finally:
-            self._storage.exit(frame)
+            if frame:
+                self._storage.exit(frame[0])
 
     def _compile(self) -> Callable[..., Any]:
         """The steps as one straight-line Python function of the argument leaves (a local
         per slot, each step's function and each constant bound by name): a replay runs no
         interpreter loop over the steps."""
-        names: dict[str, Any] = {"Retrace": Retrace, "allocate": _allocate}
+        names: dict[str, Any] = {"Retrace": Retrace, "allocate": _allocate,
+                                 "storage": self._storage}
         args = ["frame", *(f"v{j}" for j in range(self.args))]
         lines = [f"def replay({', '.join(args)}):"]
         for slot, value in enumerate(self.template[self.args:], self.args):
@@ -174,7 +175,7 @@ class Tape:
             if expect is _NO_GUARD:
                 lines.append(f"    v{out} = {call}")
             elif expect is _ALLOCATION:
-                lines.append(f"    v{out} = allocate(frame, '{j}', *{call})")
+                lines.append(f"    v{out} = allocate(storage, frame, '{j}', *{call})")
             else:  # guards return Python values (bool, int, str, tuple)
                 names[f"e{j}"] = expect
                 lines.append(f"    if {call} != e{j}: raise Retrace")
@@ -250,10 +251,18 @@ def allocation(spec: Callable[..., tuple[tuple[int, ...], np.dtype]], *ins: Any)
     return result
 
 
-def _allocate(frame: Frame, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if shape[0] * dtype.itemsize < RECYCLE_MIN_BYTES:  # (malloc's free lists: mapped)
+# Below this many bytes np.empty is served from malloc's heap (glibc's default mmap threshold:
+# memory already mapped), and recycling would cost more (~1 us a call) than it saves.
+RECYCLE_MIN_BYTES = 1 << 17
+
+
+def _allocate(storage: Storage, frame: list[Frame], name: str, shape: tuple[int, ...],
+              dtype: np.dtype) -> np.ndarray:
+    if shape[0] * dtype.itemsize < RECYCLE_MIN_BYTES:
         return np.empty(shape, dtype)
-    return frame.output(name, shape, dtype)
+    if not frame:
+        frame.append(storage.enter())
+    return frame[0].output(name, shape, dtype)
 
 
 def effect(fn: Callable[..., Any], *ins: Any) -> Any:

@@ -167,7 +167,7 @@ def test_replays_recycle_only_dropped_arrays() -> None:
     """A replay takes its arrays from earlier replays' once nothing refers to them: a result
     the caller keeps is never written again; one it dropped is reused (no fresh pages)."""
     rng = np.random.default_rng(5)
-    x = _ragged(rng, 300, 40, low=1)
+    x = _ragged(rng, 300, 100, low=1)  # 30000 values: recycled (over 128 KiB)
     f = sn.jit(softmax)
     want = sn.interpret(softmax, x)
     f(x)  # flattens and records
