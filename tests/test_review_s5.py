@@ -323,3 +323,57 @@ def test_nested_loops_with_reversed_empty_and_negative_ranges() -> None:
     calls(
         f, [(np.asfortranarray(m), RNG.standard_normal((2 * len(m),) * 2)[::2, ::-2]) for m in mats]
     )
+
+
+# ---- random generator arguments (s6 HUNT) -------------------------------------------------------
+
+def _generator_programs() -> list[Any]:
+    def noise(x: Any, rng: Any) -> Any:
+        return x + rng.normal(0.0, 0.1, size=x.shape)
+
+    def bootstrap(x: Any, rng: Any, n: int) -> Any:
+        idx = rng.integers(0, len(x), size=(n, len(x)))
+        return x[idx].mean(axis=1), rng.random()  # a Python float drawn: replay misses
+
+    def branch_on_a_draw(x: Any, rng: Any) -> Any:
+        y = x * 2
+        if rng.random(1)[0] > 0.5:  # Python decides on a draw: replays miss half the time
+            y = y + rng.standard_normal(x.shape)
+        return y.sum(), x
+
+    def walk(x: Any, rng: Any) -> Any:
+        for _ in range(20):  # more segments than one call may compile: NumPy from then on
+            x = x + rng.choice([-1.0, 1.0], size=x.shape) * np.sqrt(np.abs(x).sum() + 1)
+        return x
+
+    def legacy_and_keywords(x: Any, *, state: Any, scale: float = 1.0) -> Any:
+        state.shuffle(x)  # in place, on the argument
+        return x * scale + state.standard_normal(3).sum()
+
+    return [noise, bootstrap, branch_on_a_draw, walk, legacy_and_keywords]
+
+
+@pytest.mark.parametrize("fn", _generator_programs(), ids=lambda f: f.__name__)
+def test_random_generator_arguments_draw_as_numpy(fn: Any) -> None:
+    """A Generator (or RandomState) argument: each draw is a graph break drawing from the
+    call's generator (on replay too); the rest compiles. Same numbers as NumPy's, the
+    generator left in NumPy's state, also when a replay misses or the call starts over in
+    NumPy (the generators' states are restored first)."""
+    jf = stax.jit(fn)
+    for seed in (1, 2, 3, 1, 4, 5, 6, 7, 8, 2):
+        x = RNG.standard_normal(6)
+        legacy = fn.__name__ == "legacy_and_keywords"
+        make = (lambda s=seed: np.random.RandomState(s)) if legacy else \
+            (lambda s=seed: np.random.default_rng(s))
+        mine, theirs = make(), make()
+        a, b = x.copy(), x.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if legacy:
+                got, want = jf(a, state=mine, scale=2.0), fn(b, state=theirs, scale=2.0)
+            else:
+                extra = (4,) if fn.__name__ == "bootstrap" else ()
+                got, want = jf(a, mine, *extra), fn(b, theirs, *extra)
+        assert_matches(got, want)
+        assert_matches(a, b)
+        assert mine.random() == theirs.random()  # the generators were advanced alike

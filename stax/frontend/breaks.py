@@ -636,12 +636,28 @@ def _ndarray_attribute(self: Tracer, name: str) -> Any:
 
 # ---- running a function with breaks ------------------------------------------------------------
 
+def _states(jitted: Any) -> list[Any]:
+    """The states of the call's random generator arguments (`RandomArgument`)."""
+    return [g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+            for g in getattr(jitted, "generators", ())]
+
+
+def _restore(jitted: Any, states: list[Any]) -> None:
+    """The generators as they were (`_states`): a call that starts over draws again."""
+    for g, state in zip(getattr(jitted, "generators", ()), states, strict=False):
+        if isinstance(g, np.random.Generator):
+            g.bit_generator.state = state
+        else:
+            g.set_state(state)
+
+
 def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuilder]:
     """Call `jitted.fn` on `args` with graph breaks; its result, and the builder (its breaks,
     segments and the number of segments compiled)."""
     from stax.api import _as_array, _unflatten, trace, write_back
 
     builder = SegmentBuilder(options=jitted.options)
+    states = _states(jitted)
     try:
         builder.args = tuple(_as_array(a) for a in args)
         traced = trace(jitted.fn, args, builder)
@@ -649,12 +665,14 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         flat = builder.evaluate(list(traced.graph.outputs))
         builder.check_handed()
     except InNumPy as e:  # nothing was written back yet: the call starts over in NumPy
+        _restore(jitted, states)  # (and draws the same numbers again)
         builder.breaks.append(Break(e.what, jitted.fn.__name__, "runs in NumPy from now on"))
         builder.exhausted = True
         return jitted.fn(*args), builder
     except (NotImplementedError, TypeError) as e:
         if not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
             raise
+        _restore(jitted, states)
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
                                     "runs in NumPy"))
         return jitted.fn(*args), builder
@@ -671,11 +689,13 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
     if calls[1] > MAX_RECOMPILES:
         return jitted.fn(*args)
     tapes = jitted.tapes.get(key, [])
+    states = _states(jitted) if tapes else []
     for tape in reversed(tapes):  # the newest first
         result = tape.replay(args)
         if result is not replay.MISS:
             calls[2] += 1
             return result
+        _restore(jitted, states)  # a missed replay's draws are drawn again
     if tapes:
         calls[3] += 1
         if calls[3] >= replay.MAX_MISSES and calls[3] > calls[2]:
@@ -726,17 +746,24 @@ STATIC_TYPES = (str, bytes, type(None), slice, type(Ellipsis), np.dtype, type, r
                 float, complex, np.generic)
 
 
-def _split(obj: Any, arrays: list[Any], top: bool) -> Any:
-    """Arrays (and top-level scalars) become arguments of the compiled program; other values
-    (strings, None, shapes, lists of numbers) are static: part of the cache key."""
+GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+def _split(obj: Any, arrays: list[Any], top: bool, generators: list[Any]) -> Any:
+    """Arrays (and top-level scalars) become arguments of the compiled program; random
+    generators are the call's own (`RandomArgument`); other values (strings, None, shapes,
+    lists of numbers) are static: part of the cache key."""
     dynamic = (np.ndarray,) if not top else (np.ndarray, np.generic, bool, int, float)
     if isinstance(obj, dynamic) and not isinstance(obj, complex):
         arrays.append(obj)
         return ("arg", len(arrays) - 1)
+    if isinstance(obj, GENERATORS):
+        generators.append(obj)
+        return ("random", type(obj).__name__, len(generators) - 1)
     if isinstance(obj, (list, tuple)):
-        return (type(obj), tuple(_split(o, arrays, False) for o in obj))
+        return (type(obj), tuple(_split(o, arrays, False, generators) for o in obj))
     if isinstance(obj, dict):
-        return (dict, tuple((_static_key(k), k, _split(v, arrays, False))
+        return (dict, tuple((_static_key(k), k, _split(v, arrays, False, generators))
                             for k, v in obj.items()))
     if isinstance(obj, STATIC_TYPES):
         return ("static", _static_key(obj), obj)
@@ -750,7 +777,7 @@ def _static_key(obj: Any) -> tuple[str, str]:
 
 
 def _key(structure: Any) -> Any:
-    if structure[0] == "arg":
+    if structure[0] in ("arg", "random"):
         return structure
     if structure[0] == "static":
         return structure[:2]
@@ -759,14 +786,49 @@ def _key(structure: Any) -> Any:
     return (structure[0].__name__, tuple(_key(s) for s in structure[1]))
 
 
-def _rebuild(structure: Any, arrays: tuple[Any, ...]) -> Any:
+def _rebuild(structure: Any, arrays: tuple[Any, ...], generators: list[Any]) -> Any:
     if structure[0] == "arg":
         return arrays[structure[1]]
+    if structure[0] == "random":
+        return generators[structure[2]]
     if structure[0] == "static":
         return structure[2]
     if structure[0] is dict:
-        return {k: _rebuild(s, arrays) for _, k, s in structure[1]}
-    return structure[0](_rebuild(s, arrays) for s in structure[1])
+        return {k: _rebuild(s, arrays, generators) for _, k, s in structure[1]}
+    return structure[0](_rebuild(s, arrays, generators) for s in structure[1])
+
+
+class RandomArgument:
+    """A random generator argument (`def f(x, rng)`) as the traced function sees it: each draw
+    (`rng.normal(...)`) is a graph break that draws from the generator of the current call
+    (`current[index]`, set by `call_general` before each call), also when a tape replays it;
+    outside a trace it is the generator itself. Each call draws as NumPy would: the compiled
+    parts never hold numbers drawn once."""
+
+    def __init__(self, current: list[Any], index: int) -> None:
+        self._current, self._index = current, index
+
+    def __getattr__(self, name: str) -> Any:
+        member = getattr(self._current[self._index], name)
+        if not callable(member) or name.startswith("_"):
+            return member
+        current, index = self._current, self._index
+
+        def draw(*args: Any, **kwargs: Any) -> Any:  # late bound: the call's generator
+            return getattr(current[index], name)(*args, **kwargs)
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            from stax.frontend.functions import _ACTIVE
+
+            builder = getattr(_ACTIVE, "builder", None)
+            if builder is None:
+                return draw(*args, **kwargs)
+            return builder.eager(draw, args, kwargs, NotImplementedError(
+                f"stax.jit: drawing from a random generator argument ({name}) is not "
+                "supported"))
+
+        draw.__qualname__ = method.__qualname__ = f"{type(member.__self__).__name__}.{name}"
+        return method
 
 
 def is_plain(a: Any) -> bool:
@@ -782,9 +844,11 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if _has_tracer((args, kwargs)):  # a jitted function called while tracing: inlined
         return jitted.fn(*args, **kwargs)
     arrays: list[Any] = []
+    generators: list[Any] = []
     try:
-        structure = ((tuple, tuple(_split(a, arrays, True) for a in args)),
-                     (dict, tuple((k, k, _split(v, arrays, True)) for k, v in kwargs.items())))
+        structure = ((tuple, tuple(_split(a, arrays, True, generators) for a in args)),
+                     (dict, tuple((k, k, _split(v, arrays, True, generators))
+                                  for k, v in kwargs.items())))
     except _Opaque as e:
         brk = Break(f"an argument of type {e}", jitted.fn.__name__,
                     "the whole function runs in NumPy")
@@ -797,15 +861,20 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     variant = jitted.variants.get(key)
     if variant is None:
         fn = jitted.fn
+        current: list[Any] = []  # this call's generators (not thread-safe, like the tapes)
+        stand_ins = [RandomArgument(current, i) for i in range(len(generators))]
 
         def inner(*flat: Any) -> Any:
-            a, k = _rebuild(structure[0], flat), _rebuild(structure[1], flat)
+            a = _rebuild(structure[0], flat, stand_ins)
+            k = _rebuild(structure[1], flat, stand_ins)
             return fn(*a, **k)
 
         inner.__name__ = getattr(fn, "__name__", "fn")
         variant = type(jitted)(inner, jitted.options)
         variant.warned = jitted.warned  # warned once per function
+        variant.generators = current  # type: ignore[attr-defined]
         jitted.variants[key] = variant
+    variant.generators[:] = generators
     return variant(*arrays)
 
 
