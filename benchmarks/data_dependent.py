@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import operator
 import statistics
 import sys
 import time
@@ -28,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's stax
 import stax  # noqa: E402
 from stax.frontend import data_dependent  # noqa: E402
+from stax.runtime import compaction  # noqa: E402
 
 
 def positive_sum(x: np.ndarray) -> Any:
@@ -37,6 +39,14 @@ def positive_sum(x: np.ndarray) -> Any:
 def standardize_selected(x: np.ndarray) -> Any:
     y = x[x > 0.5]
     return (y - y.mean()) / y.std()
+
+
+def positive_max(x: np.ndarray) -> Any:
+    return x[x > 0].max()
+
+
+def positive_scaled(x: np.ndarray) -> Any:
+    return x[x > 0] * 2
 
 
 def positive_mean_std(x: np.ndarray) -> Any:
@@ -74,7 +84,9 @@ def cases(n: int) -> dict[str, tuple[Callable[..., Any], np.ndarray]]:
     labels = rng.integers(0, 1000, n)
     ids = rng.integers(0, n // 10, n // 10)
     return {
+        f"x[x > 0].max()  ({n:,} f64)": (positive_max, x),
         f"x[x > 0].sum()  ({n:,} f64)": (positive_sum, x),
+        f"x[x > 0] * 2  ({n:,} f64)": (positive_scaled, x),
         f"y.mean(), y.std(), y = x[x > 0]  ({n:,} f64)": (positive_mean_std, x),
         f"count_nonzero(x[|x| < 1]), .size  ({n:,} f64)": (count_in_band, x),
         f"x[x[:, 0] > 0].sum(0)  ({n // 8:,} x 8 f64)": (selected_rows_sum,
@@ -102,13 +114,16 @@ def as_break(fn: Callable[..., Any], arg: np.ndarray) -> Callable[..., Any]:
 
 
 def as_extern(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` jitted as before [SEL]: every selection NumPy's compaction (an extern call)."""
+    """`fn` jitted as before [SEL]: every selection NumPy's compaction (an extern call), no
+    masked reductions."""
     jitted = stax.jit(fn)
-    rewrite, stax.api.fuse_masked_reductions = stax.api.fuse_masked_reductions, lambda g, n: g
+    saved = (stax.api.fuse_masked_reductions, compaction.select, compaction.flatnonzero)
+    stax.api.fuse_masked_reductions = lambda g, n: g
+    compaction.select, compaction.flatnonzero = operator.getitem, np.flatnonzero
     try:
         jitted.compile(*ARGS[fn])
     finally:
-        stax.api.fuse_masked_reductions = rewrite
+        stax.api.fuse_masked_reductions, compaction.select, compaction.flatnonzero = saved
     return jitted
 
 

@@ -23,6 +23,7 @@ import pytest
 import stax
 from stax.frontend.breaks import GraphBreakWarning
 from stax.ir.sym import env_of
+from stax.runtime import compaction
 
 DTYPES = ["bool", "int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64"]
 
@@ -278,6 +279,28 @@ def test_count_one_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
         j(-np.ones(9))
 
 
+@pytest.mark.parametrize("block", [3, 64, 1 << 16])
+def test_compiled_compaction_blocks(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """[SEL] stax.runtime.compaction against NumPy's boolean indexing and flatnonzero: blocks
+    with none/one/all selected, lengths around the block size, elements of 1/2/4/8 bytes and
+    rows of 8 bytes; other layouts are NumPy's."""
+    monkeypatch.setattr(compaction, "BLOCK", block)
+    rng = np.random.default_rng(27)
+    for n in (0, 1, 2, block - 1, block, block + 1, 3 * block + 7):
+        for mask in (rng.random(n) > 0.5, np.zeros(n, bool), np.ones(n, bool),
+                     np.arange(n) == n - 1, rng.random(n) > 0.97):
+            np.testing.assert_array_equal(compaction.flatnonzero(mask), np.flatnonzero(mask))
+            for dtype in ("bool", "int8", "float16", "uint16", "float32", "int64",
+                          "complex64", "complex128"):
+                x = rng.standard_normal(n).astype(dtype)
+                got = compaction.select(x, mask)
+                assert got.dtype == x.dtype and got.flags.c_contiguous
+                np.testing.assert_array_equal(got, x[mask])
+            rows = rng.standard_normal((n, 2)).astype(np.float32)
+            np.testing.assert_array_equal(compaction.select(rows, mask), rows[mask])
+            np.testing.assert_array_equal(compaction.select(rows.T.copy().T, mask), rows[mask])
+
+
 def test_explain_names_the_data_dependent_size() -> None:
     def fn(x: np.ndarray) -> Any:
         return x[x > 0] * 2
@@ -416,7 +439,8 @@ SANITIZED = textwrap.dedent("""
     import numpy as np, stax
     rng = np.random.default_rng(0)
     cases = [
-        (lambda x: (x[x > 0] * 2, x[x > 0].sum(), np.cumsum(x[x > 0]).mean()),
+        (lambda x: (x[x > 0] * 2, x[x > 0].sum(), np.cumsum(x[x > 0]).mean(),
+                    np.flatnonzero(x > 0.5), x.astype(np.int8)[x < 0]),
          [rng.standard_normal(n) for n in (9, 300)] + [-np.ones(40), np.r_[-np.ones(30), 2.0]]),
         (lambda x: np.unique(x, return_counts=True), [rng.integers(0, 9, 50)]),
         (lambda x: np.bincount(x).cumsum(), [rng.integers(0, 30, 64)]),

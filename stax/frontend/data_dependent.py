@@ -2,7 +2,8 @@
 
 `x[mask]`, `np.nonzero` / `flatnonzero` / `argwhere`, `np.compress` / `extract`, `np.unique`
 (sorted values, `return_index`, `return_counts`) and `np.bincount` whose length is not known
-from the dtype run as extern calls of NumPy's routine (as matmul and `np.sort` do) whose
+from the dtype run as extern calls of NumPy's routine (as matmul and `np.sort` do; `x[mask]`
+and `flatnonzero` a compiled parallel compaction [SEL], `stax.runtime.compaction`) whose
 result the wrapper does not allocate: it takes the array the routine returns and binds its
 length to a data-dependent symbol (`d0`, `stax.ir.sym.ShapeEnv.data`) that sizes every later
 kernel, as a generic program's symbols are bound at launch. Later ops on the result
@@ -31,7 +32,7 @@ from stax.frontend.breaks import _location
 from stax.frontend.functions import _computed_alike
 from stax.frontend.trace import Builder, Tracer
 from stax.ir import sym
-from stax.runtime import externs
+from stax.runtime import compaction, externs
 
 
 def _compiles(b: Builder) -> bool:
@@ -87,7 +88,7 @@ def select(full: Tracer, mask: Any, where: str = "") -> Tracer | None:
         _length(math.prod(mask.shape)))  # size (`x[m] + y[m]`)
     if count is None:
         return None
-    return _sized("x[mask]", operator.getitem, (full, mask), lambda n: (n, *rest), count,
+    return _sized("x[mask]", compaction.select, (full, mask), lambda n: (n, *rest), count,
                   full.dtype, where)
 
 
@@ -123,7 +124,8 @@ def flatnonzero(a: Any) -> Tracer:
     n = None if t is None else _length(t.size)
     if n is None:
         raise api.unsupported("np.flatnonzero (its result's length depends on the data)")
-    return _sized("np.flatnonzero", np.flatnonzero, (t,), lambda d: (d,), n, np.dtype(np.intp))
+    return _sized("np.flatnonzero", compaction.flatnonzero, (t,), lambda d: (d,), n,
+                  np.dtype(np.intp))
 
 
 def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Tracer:

@@ -1,0 +1,126 @@
+"""[SEL] Boolean-mask compaction compiled: `x[mask]` and `np.flatnonzero(mask)`.
+
+The extern calls that bind a data-dependent size (`stax.frontend.data_dependent`) run these
+instead of NumPy's boolean indexing when the arrays are C-contiguous: a parallel count per
+block of the mask (OpenMP), the blocks' offsets by an exclusive scan, then a parallel pass
+writing each block's selected elements (or their indices) at its offset, branch-free (every
+element is written at the current position, which advances by the mask's 0/1; a block stops
+after its last selected element, so it never writes into the next block's part). Elements of
+1, 2, 4 or 8 bytes (a row of the trailing axes counts as one element when its bytes are one
+of these); anything else is NumPy's routine.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+import numpy as np
+
+from stax.runtime.compiler import compile_source, isa_level
+
+BLOCK = 1 << 16  # mask elements per block (per task of the parallel passes)
+
+SOURCE = r"""
+#include <cstdint>
+
+template <typename T>
+static void compact_block(const T* x, const uint8_t* m, int64_t i, int64_t j, int64_t end,
+                          T* out) {
+    for (; j < end; ++i) {  // branch-free: write, then advance by the mask's 0/1
+        out[j] = x[i];
+        j += m[i];
+    }
+}
+
+static void index_block(const uint8_t* m, int64_t i, int64_t j, int64_t end, int64_t* out) {
+    for (; j < end; ++i) {
+        out[j] = i;
+        j += m[i];
+    }
+}
+
+extern "C" {
+// counts[b] = the selected elements of block b (blocks of `block` mask elements)
+void stax_mask_counts(const uint8_t* m, int64_t n, int64_t block, int64_t* counts) {
+    const int64_t blocks = (n + block - 1) / block;
+    #pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t lo = b * block, hi = lo + block < n ? lo + block : n;
+        int64_t c = 0;
+        #pragma omp simd reduction(+:c)
+        for (int64_t i = lo; i < hi; ++i) c += m[i];
+        counts[b] = c;
+    }
+}
+
+// Block b's selected elements (itemsize 1/2/4/8 bytes; 0: their indices, int64) written at
+// out[offsets[b]:offsets[b + 1]].
+void stax_compact(const void* x, int64_t itemsize, const uint8_t* m, int64_t n, int64_t block,
+                  const int64_t* offsets, void* out) {
+    const int64_t blocks = (n + block - 1) / block;
+    #pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t i = b * block, j = offsets[b], end = offsets[b + 1];
+        switch (itemsize) {
+            case 1: compact_block((const uint8_t*)x, m, i, j, end, (uint8_t*)out); break;
+            case 2: compact_block((const uint16_t*)x, m, i, j, end, (uint16_t*)out); break;
+            case 4: compact_block((const uint32_t*)x, m, i, j, end, (uint32_t*)out); break;
+            case 8: compact_block((const uint64_t*)x, m, i, j, end, (uint64_t*)out); break;
+            default: index_block(m, i, j, end, (int64_t*)out);
+        }
+    }
+}
+}
+"""
+
+
+@functools.cache
+def _library() -> ctypes.CDLL:
+    lib = compile_source(SOURCE, isa_level(None)).library
+    lib.stax_mask_counts.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                     ctypes.c_void_p]
+    lib.stax_compact.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                 ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                 ctypes.c_void_p]
+    for fn in (lib.stax_mask_counts, lib.stax_compact):
+        fn.restype = None
+    return lib
+
+
+def _compact(x: np.ndarray | None, mask: np.ndarray, out_row: tuple[int, ...],
+             dtype: np.dtype) -> np.ndarray:
+    """The selected rows of `x` (None: the selected positions) as a new C-contiguous array."""
+    lib = _library()
+    n = mask.size
+    counts = np.empty((n + BLOCK - 1) // BLOCK + 1, np.int64)
+    counts[0] = 0
+    lib.stax_mask_counts(mask.ctypes.data, n, BLOCK, counts[1:].ctypes.data)
+    offsets = np.cumsum(counts)
+    out = np.empty((int(offsets[-1]), *out_row), dtype)
+    itemsize = 0 if x is None else x.nbytes // max(n, 1)
+    lib.stax_compact(None if x is None else x.ctypes.data, itemsize, mask.ctypes.data, n, BLOCK,
+                     offsets.ctypes.data, out.ctypes.data)
+    return out
+
+
+def _fits(mask: Any) -> bool:
+    return isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.ndim > 0 and \
+        mask.flags.c_contiguous
+
+
+def select(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """`x[mask]` for a boolean mask over x's leading axes."""
+    rest = x.shape[mask.ndim:] if _fits(mask) else ()
+    if not _fits(mask) or not x.flags.c_contiguous or x.shape[:mask.ndim] != mask.shape or \
+            x.dtype.itemsize * int(np.prod(rest)) not in (1, 2, 4, 8):
+        return x[mask]
+    return _compact(x, mask, rest, x.dtype)
+
+
+def flatnonzero(a: np.ndarray) -> np.ndarray:
+    """`np.flatnonzero(a)`."""
+    if not _fits(a):
+        return np.flatnonzero(a)
+    return _compact(None, a, (), np.dtype(np.intp))
