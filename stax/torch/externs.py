@@ -161,6 +161,9 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
     one_result = EXTERN[node.target]
     nhwc = channels_last and node.target in _NHWC
     arrays: list[Any] = []
+    metas = node.meta.get("val")
+    dtypes = [m.dtype if isinstance(m, torch.Tensor) else None
+              for m in (metas if isinstance(metas, (tuple, list)) else [metas])]
 
     def slot(x: Any) -> Any:
         if isinstance(x, (Tracer, np.ndarray)):
@@ -185,7 +188,7 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
         call_args = template_args if one_result is None else one_result(j, template_args)
         flip = nhwc and len(shape) == 4
         routine = _routine(node.target, call_args, template_kwargs, None if n == 1 else j,
-                           flip)
+                           flip, dtypes)
         spelled = ", ".join([*map(repr, call_args),
                              *(f"{k}={v!r}" for k, v in sorted(template_kwargs.items()))])
         name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]") + (
@@ -226,20 +229,45 @@ def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
     return lambda tensors: template
 
 
+# Ops computed straight into the node's buffer through their `out` overload (their other
+# results into scratch tensors) instead of copied there: max pooling of 256x32x16x16
+# channels-last float32, one thread, CPU time: 1.33 ms with the copy, 1.07 ms into the
+# buffer. (Embedding bag's `out` overload copies internally: no faster than the copy.)
+_OUT_OVERLOADS = {aten.max_pool2d_with_indices.default: aten.max_pool2d_with_indices.out}
+
+
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
-             nhwc: bool) -> Callable[..., None]:
-    """The call: its result (the `j`-th), with its axes in channels-last order if `nhwc`,
-    copied by PyTorch into the node's buffer (`out`)."""
+             nhwc: bool, dtypes: list[torch.dtype | None]) -> Callable[..., None]:
+    """The call: its result (the `j`-th; `dtypes`: each result's), with its axes in
+    channels-last order if `nhwc`, written into the node's buffer (`out`) by the op's `out`
+    overload, else copied there by PyTorch."""
     fill_args = [_filler(a) for a in args]
     fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
     prepare = _PREPARE.get(op, lambda a: a)
+    out_op = _OUT_OVERLOADS.get(op) if None not in dtypes else None
+    names = [a.name for a in out_op._schema.arguments if a.is_out] if out_op else []
+
+    def destination(out: np.ndarray) -> torch.Tensor:
+        dest = torch.from_numpy(out)
+        return dest.permute(_TO_NCHW) if nhwc else dest
 
     def into(*arrays: np.ndarray, out: np.ndarray) -> None:
         tensors = [_tensor(a) for a in arrays]
-        result = op(*prepare([f(tensors) for f in fill_args]),
-                    **{k: f(tensors) for k, f in fill_kwargs.items()})
+        call_args = prepare([f(tensors) for f in fill_args])
+        call_kwargs = {k: f(tensors) for k, f in fill_kwargs.items()}
+        if out_op is None:
+            result = op(*call_args, **call_kwargs)
+        else:
+            outs = {name: destination(out) if k == (j or 0) else torch.empty(0, dtype=dtype)
+                    for k, (name, dtype) in enumerate(zip(names, dtypes, strict=True))}
+            result = out_op(*call_args, **call_kwargs, **outs)
         result = result if j is None else result[j]
-        torch.from_numpy(out).copy_(result.permute(_TO_NHWC) if nhwc else result)
+        dest = destination(out)
+        if out_op is not None and result.data_ptr() == dest.data_ptr():
+            if result.stride() == dest.stride():
+                return  # written in place
+            result = result.clone()  # the op laid out the buffer otherwise
+        dest.copy_(result)
     return into
 
 
