@@ -2,12 +2,13 @@
 
 The extern calls that bind a data-dependent size (`stax.frontend.data_dependent`) run these
 instead of NumPy's boolean indexing when the arrays are C-contiguous: a parallel count per
-block of the mask (OpenMP), the blocks' offsets by an exclusive scan, then a parallel pass
-writing each block's selected elements (or their indices) at its offset, branch-free (every
-element is written at the current position, which advances by the mask's 0/1; a block stops
-after its last selected element, so it never writes into the next block's part). Elements of
-1, 2, 4 or 8 bytes (a row of the trailing axes counts as one element when its bytes are one
-of these); anything else is NumPy's routine.
+block of the mask (OpenMP; a team of the cores idle at the call, as the wrapper's regions
+take), the blocks' offsets by an exclusive scan, then a parallel pass writing each block's
+selected elements (or their indices) at its offset, branch-free (every element is written at
+the current position, which advances by the mask's 0/1; a block stops after its last
+selected element, so it never writes into the next block's part). Elements of 1, 2, 4 or 8
+bytes (a row of the trailing axes counts as one element when its bytes are one of these);
+anything else is NumPy's routine.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from stax.runtime.compiler import compile_source, isa_level
+from stax.tiling.plan import thread_count
+from stax.tiling.threads import team
 
 BLOCK = 1 << 16  # mask elements per block (per task of the parallel passes)
 
@@ -43,9 +46,10 @@ static void index_block(const uint8_t* m, int64_t i, int64_t j, int64_t end, int
 
 extern "C" {
 // counts[b] = the selected elements of block b (blocks of `block` mask elements)
-void stax_mask_counts(const uint8_t* m, int64_t n, int64_t block, int64_t* counts) {
+void stax_mask_counts(const uint8_t* m, int64_t n, int64_t block, int64_t* counts,
+                      int threads) {
     const int64_t blocks = (n + block - 1) / block;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t lo = b * block, hi = lo + block < n ? lo + block : n;
         int64_t c = 0;
@@ -58,9 +62,9 @@ void stax_mask_counts(const uint8_t* m, int64_t n, int64_t block, int64_t* count
 // Block b's selected elements (itemsize 1/2/4/8 bytes; 0: their indices, int64) written at
 // out[offsets[b]:offsets[b + 1]].
 void stax_compact(const void* x, int64_t itemsize, const uint8_t* m, int64_t n, int64_t block,
-                  const int64_t* offsets, void* out) {
+                  const int64_t* offsets, void* out, int threads) {
     const int64_t blocks = (n + block - 1) / block;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t i = b * block, j = offsets[b], end = offsets[b + 1];
         switch (itemsize) {
@@ -80,10 +84,10 @@ void stax_compact(const void* x, int64_t itemsize, const uint8_t* m, int64_t n, 
 def _library() -> ctypes.CDLL:
     lib = compile_source(SOURCE, isa_level(None)).library
     lib.stax_mask_counts.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                     ctypes.c_void_p]
+                                     ctypes.c_void_p, ctypes.c_int]
     lib.stax_compact.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                                  ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                                 ctypes.c_void_p]
+                                 ctypes.c_void_p, ctypes.c_int]
     for fn in (lib.stax_mask_counts, lib.stax_compact):
         fn.restype = None
     return lib
@@ -94,14 +98,16 @@ def _compact(x: np.ndarray | None, mask: np.ndarray, out_row: tuple[int, ...],
     """The selected rows of `x` (None: the selected positions) as a new C-contiguous array."""
     lib = _library()
     n = mask.size
-    counts = np.empty((n + BLOCK - 1) // BLOCK + 1, np.int64)
+    blocks = (n + BLOCK - 1) // BLOCK
+    threads = team(min(blocks, thread_count()))  # the cores idle now (as the wrapper's)
+    counts = np.empty(blocks + 1, np.int64)
     counts[0] = 0
-    lib.stax_mask_counts(mask.ctypes.data, n, BLOCK, counts[1:].ctypes.data)
+    lib.stax_mask_counts(mask.ctypes.data, n, BLOCK, counts[1:].ctypes.data, threads)
     offsets = np.cumsum(counts)
     out = np.empty((int(offsets[-1]), *out_row), dtype)
     itemsize = 0 if x is None else x.nbytes // max(n, 1)
     lib.stax_compact(None if x is None else x.ctypes.data, itemsize, mask.ctypes.data, n, BLOCK,
-                     offsets.ctypes.data, out.ctypes.data)
+                     offsets.ctypes.data, out.ctypes.data, threads)
     return out
 
 
