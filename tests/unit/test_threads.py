@@ -29,6 +29,8 @@ def test_load_samples_the_runnable_field_at_most_every_sample_period(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "loadavg"
     fake.write_text("0.50 0.40 0.30 3/120 4242\n")
+    # a sample period no pause of a loaded machine outlasts (5 ms did: the test was flaky)
+    monkeypatch.setattr(threads, "SAMPLE_SECONDS", 3600.0)
     load = threads._Load(str(fake))
     assert load.sample() == 3
     fake.write_text("0.50 0.40 0.30 1/120 4243\n")
