@@ -1365,12 +1365,17 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Tracer:
 def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> Tracer:
     """[H16] NumPy's unpackbits (an extern call): 8 bits per uint8 along the axis."""
     t = traced(a, (a,))
-    if count is not None or t.dtype != np.uint8:
-        raise unsupported("np.unpackbits with count= or of a dtype other than uint8")
     x, ax = _flattened(t, axis)
-    shape = tuple(n * 8 if d == ax else n for d, n in enumerate(x.shape))
+    if t.dtype != np.uint8 or count is not None and not isinstance(x.shape[ax], int):
+        raise unsupported("np.unpackbits of a dtype other than uint8, or with count= of a "
+                          "symbolic length")
+    n = x.shape[ax] * 8
+    if count is not None:  # [HUNT] the length NumPy gives (zeros padded, bits trimmed), and
+        count = operator.index(count)  # its errors
+        n = np.unpackbits(np.zeros(x.shape[ax], np.uint8), count=count).shape[0]
+    shape = tuple(n if d == ax else s for d, s in enumerate(x.shape))
     return _extern("np.unpackbits", np.unpackbits, (x,), shape, np.dtype(np.uint8), axis=ax,
-                   bitorder=bitorder)
+                   count=count, bitorder=bitorder)
 
 
 def packbits(a: Any, axis: Any = None, bitorder: str = "big") -> Tracer:

@@ -1285,5 +1285,22 @@ def test_repeat_with_a_count_per_element() -> None:
             stax.jit(lambda v, b=bad: np.repeat(v, b), strict=True)(np.arange(3.0))
 
 
+def _unpacked(x: Any) -> Any:
+    return (np.unpackbits(x, axis=1, count=5), np.unpackbits(x, axis=0, count=20),
+            np.unpackbits(x, count=-3), np.unpackbits(x, axis=1, count=0),
+            np.unpackbits(x, axis=1, count=-12, bitorder="little"))
+
+
+def test_unpackbits_count() -> None:
+    """np.unpackbits(count=) compiles: NumPy's length (zeros padded past the bits, bits
+    trimmed for a negative count) and its errors (was a graph break)."""
+    r = np.random.default_rng(6)
+    for x in (img(r, 3, 2), img(r, 2, 3).T, img(r, 1, 2)):
+        same(stax.jit(_unpacked, strict=True)(x), _unpacked(x))
+    for bad, error in ((-100, ValueError), (2.5, TypeError)):
+        with pytest.raises(error):
+            stax.jit(lambda v, c=bad: np.unpackbits(v, axis=1, count=c))(img(r, 2, 2))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES5)
