@@ -6,7 +6,8 @@ block of the mask (OpenMP; a team of the cores idle at the call, as the wrapper'
 take), the blocks' offsets by an exclusive scan, then a parallel pass writing each block's
 selected elements (or their indices) at its offset, branch-free (every element is written at
 the current position, which advances by the mask's 0/1; a block stops after its last
-selected element, so it never writes into the next block's part). Elements of 1, 2, 4 or 8
+selected element, so it never writes into the next block's part); with AVX-512, elements of
+4 or 8 bytes and indices are compress-stored 64 mask bytes at a time. Elements of 1, 2, 4 or 8
 bytes (a row of the trailing axes counts as one element when its bytes are one of these);
 anything else is NumPy's routine.
 """
@@ -44,6 +45,38 @@ static void index_block(const uint8_t* m, int64_t i, int64_t j, int64_t end, int
     }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define STAX_COMPRESS 1
+// AVX-512: 64 mask bytes to 64 bits, then each vector of 4- or 8-byte elements (or of
+// indices, `x` null) compress-stored at out[j:] (exactly the selected lanes are written);
+// the block's last < 64 elements one by one. Returns the next position.
+template <typename T>
+static int64_t compress_block(const T* x, const uint8_t* m, int64_t i, int64_t hi, int64_t j,
+                              T* out) {
+    constexpr int lanes = 64 / sizeof(T);
+    const __m512i step = sizeof(T) == 8 ? _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)
+        : _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (; i + 64 <= hi; i += 64) {
+        const uint64_t bits = _mm512_test_epi8_mask(_mm512_loadu_si512(m + i),
+                                                    _mm512_set1_epi8(-1));
+        for (int s = 0; s < 64; s += lanes) {
+            const uint32_t k = (uint32_t)(bits >> s) & (uint32_t)((1ull << lanes) - 1);
+            __m512i v;
+            if (x != nullptr) v = _mm512_loadu_si512(x + i + s);
+            else v = _mm512_add_epi64(step, _mm512_set1_epi64(i + s));  // indices (int64)
+            if constexpr (sizeof(T) == 8) _mm512_mask_compressstoreu_epi64(out + j, (__mmask8)k, v);
+            else _mm512_mask_compressstoreu_epi32(out + j, (__mmask16)k, v);
+            j += __builtin_popcount(k);
+        }
+    }
+    for (; i < hi; ++i) {  // a branch: a write past the block's part would be another's
+        if (m[i]) out[j++] = x != nullptr ? x[i] : (T)i;
+    }
+    return j;
+}
+#endif
+
 extern "C" {
 // counts[b] = the selected elements of block b (blocks of `block` mask elements)
 void stax_mask_counts(const uint8_t* m, int64_t n, int64_t block, int64_t* counts,
@@ -67,6 +100,17 @@ void stax_compact(const void* x, int64_t itemsize, const uint8_t* m, int64_t n, 
     #pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (int64_t b = 0; b < blocks; ++b) {
         const int64_t i = b * block, j = offsets[b], end = offsets[b + 1];
+#ifdef STAX_COMPRESS
+        const int64_t hi = i + block < n ? i + block : n;
+        if (itemsize == 4) {
+            compress_block((const uint32_t*)x, m, i, hi, j, (uint32_t*)out);
+            continue;
+        }
+        if (itemsize == 8 || itemsize == 0) {
+            compress_block((const uint64_t*)x, m, i, hi, j, (uint64_t*)out);
+            continue;
+        }
+#endif
         switch (itemsize) {
             case 1: compact_block((const uint8_t*)x, m, i, j, end, (uint8_t*)out); break;
             case 2: compact_block((const uint16_t*)x, m, i, j, end, (uint16_t*)out); break;
