@@ -118,6 +118,8 @@ class Report:
             ("Sizes", describe_sizes(c.traced.graph, c.traced.env)),
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
+            ("Output layouts (NumPy's order where not C)",  # [LAYOUT]
+             "\n".join(map(str, c.lowered.layouts)) or "C order"),
             ("Loop IR", self.loop_ir),
             ("IR validation", "\n".join(map(str, self.ir_problems)) or "valid"),
             ("Scheduler nodes", "\n\n".join(n.describe() for n in self.nodes)),
@@ -144,7 +146,7 @@ class Report:
         """Seed 003's groups, merge, tiling cases and run-time solution for each kernel."""
         program = self.compilation.lowered.program
         return tuple(kernel_tiling(p.name, p.nodes, p.threads,
-                                   program.buffer(p.nodes[-1].out).dtype.itemsize)
+                                   program.buffer(p.stored_in(p.nodes[-1].out)).dtype.itemsize)
                      for p in self.compilation.program.plans)
 
     def _variant_lines(self) -> str:

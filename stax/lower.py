@@ -12,6 +12,7 @@ reason.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,8 +39,16 @@ from stax.ir.expr import (
     op_count,
     walk,
 )
-from stax.ir.program import Buffer, LoopProgram, Node, contiguous_strides, rvars, xvars
-from stax.ir.sym import data_atoms_in, is_data, is_sym, surely
+from stax.ir.program import (
+    Buffer,
+    LoopProgram,
+    Node,
+    contiguous_strides,
+    ordered_strides,
+    rvars,
+    xvars,
+)
+from stax.ir.sym import data_atoms_in, is_data, is_sym, same_size, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -92,9 +101,26 @@ class Materialization:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """[LAYOUT] Why output `buffer` is laid out with its axes in memory `order` (outermost
+    first) rather than in C order, by `rule` `k_order`: NumPy's result has that layout."""
+
+    value: str
+    buffer: str
+    order: tuple[int, ...]
+    reason: str
+    rule: str = "k_order"
+
+    def __str__(self) -> str:
+        return f"{self.value} -> {self.buffer}: axes {self.order} in memory ({self.rule}: " \
+               f"{self.reason})"
+
+
+@dataclass(frozen=True)
 class Lowered:
     program: LoopProgram
     decisions: tuple[Materialization, ...]
+    layouts: tuple[Layout, ...] = ()
 
 
 def flat_index(idx: Sequence[Index], strides: Sequence[int]) -> Index:
@@ -111,7 +137,7 @@ def loop_index(names: Sequence[str], extents: Sequence[int]) -> tuple[Index, ...
 
 class _Lowering:
     def __init__(self, graph: Graph, input_strides: Sequence[tuple[int, ...]],
-                 recompute_cost: CostOf) -> None:
+                 recompute_cost: CostOf, numpy_layout: bool) -> None:
         self.graph = graph
         self.input_strides = input_strides
         self.recompute_cost = recompute_cost
@@ -122,6 +148,9 @@ class _Lowering:
         self.consumers = _consumer_counts(graph)
         self.producer = graph.producer()
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
+        self.numpy_strides = numpy_strides(graph, input_strides)  # [LAYOUT]
+        self.output_ids = {v.id for v in graph.outputs} if numpy_layout else set()
+        self.layouts: list[Layout] = []
 
     # ---- buffers and nodes ---------------------------------------------------------------------
     def buffer_loader(self, buf: Buffer) -> Loader:
@@ -129,11 +158,26 @@ class _Lowering:
             return Load(buf.name, drop_unit_vars(flat_index(idx, buf.strides), ranges), buf.dtype)
         return load
 
-    def new_buffer(self, shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
-        buf = Buffer(f"buf{len(self.nodes) + 1}", shape, contiguous_strides(shape), dtype,
-                     "intermediate")
+    def new_buffer(self, shape: tuple[int, ...], dtype: np.dtype,
+                   order: tuple[int, ...] = ()) -> Buffer:
+        strides = ordered_strides(shape, order) if order else contiguous_strides(shape)
+        buf = Buffer(f"buf{len(self.nodes) + 1}", shape, strides, dtype, "intermediate",
+                     order=order)
         self.buffers[buf.name] = buf
         return buf
+
+    def output_order(self, value: Value) -> tuple[int, ...]:
+        """[LAYOUT] The memory order of a graph output NumPy lays out otherwise than in C order
+        (an elementwise result, a copy of a view: K order), recorded; () for C order."""
+        if value.id not in self.output_ids:
+            return ()
+        strides = self.numpy_strides[value.id]
+        order = memory_order(strides, value.shape)
+        if order == tuple(range(len(order))):
+            return ()
+        self.layouts.append(Layout(str(value), f"buf{len(self.nodes) + 1}", order,
+                                   f"NumPy's result has strides in the order of {strides}"))
+        return order
 
     def add_node(self, kind: str, buf: Buffer, ranges: tuple[int, ...], body: Expr | None,
                  out_index: Index, origin: str, reduction_ranges: tuple[int, ...] = (),
@@ -147,7 +191,7 @@ class _Lowering:
         lazy = self.values[value.id]
         if lazy.buffer is not None and self._plain_buffer(lazy):
             return lazy
-        buf = self.new_buffer(value.shape, value.dtype)
+        buf = self.new_buffer(value.shape, value.dtype, self.output_order(value))
         names = xvars(len(value.shape))
         ranges = dict(zip(names, value.shape, strict=True))
         idx = loop_index(names, value.shape)
@@ -180,16 +224,13 @@ class _Lowering:
             if lazy.buffer is None or not self._is_output_ready(lazy):
                 lazy = self.materialize_fresh(v)
             outputs.append(lazy.buffer)
-        final = []
-        for b in self.buffers.values():
-            final.append(Buffer(b.name, b.shape, b.strides, b.dtype,
-                                "output" if b.name in outputs and b.kind == "intermediate"
-                                else b.kind, b.data))
+        final = [replace(b, kind="output") if b.name in outputs and b.kind == "intermediate"
+                 else b for b in self.buffers.values()]
         inputs = tuple(f"primals_{k + 1}" for k in range(len(self.graph.inputs)))
         nodes = _after_data_binders(self.nodes, {b.name: b for b in final})
         program = LoopProgram(tuple(final), nodes, inputs, tuple(outputs),
                               tuple(v.shape for v in self.graph.outputs))
-        return Lowered(program, tuple(self.decisions))
+        return Lowered(program, tuple(self.decisions), tuple(self.layouts))
 
     def _is_output_ready(self, lazy: Lazy) -> bool:
         buf = self.buffers[lazy.buffer]  # type: ignore[index]
@@ -384,6 +425,118 @@ def _transposed_matmul(perms: Sequence[tuple[int, ...] | None]) -> str:
                     for a, p in zip(arrays, perms, strict=True)), out=out)
     spelled = ", ".join("x" if p is None else f"x.transpose{p}" for p in perms)
     return externs.register_into(f"np.matmul({spelled})", call)
+
+
+# [LAYOUT] ops whose NumPy result NumPy lays out in K order over its operands (ufuncs,
+# np.where, astype) and views, whose strides follow their source's
+K_ORDER_OPS = frozenset({"elementwise", "cast", "where"})
+
+
+def numpy_strides(graph: Graph, input_strides: Sequence[tuple[int, ...]]
+                  ) -> dict[int, tuple[int, ...]]:
+    """[LAYOUT] Each value's strides (in elements) as NumPy's would be, for the ops whose
+    layout follows their operands (inputs, views, K-order results); C order for the rest."""
+    strides: dict[int, tuple[int, ...]] = {}
+    for op in graph.ops:
+        out, kind = op.out, op.kind
+        src = strides[op.inputs[0].id] if op.inputs else ()
+        if kind == "input":
+            s = tuple(input_strides[op.attr("index")])
+        elif kind == "transpose":
+            s = tuple(src[p] for p in op.attr("perm"))
+        elif kind == "broadcast":
+            shape = op.inputs[0].shape
+            s = (0,) * (out.ndim - len(shape)) + tuple(
+                0 if n == 1 else st for n, st in zip(shape, src, strict=True))
+        elif kind == "slice":
+            s = tuple(st * step for st, step in zip(src, op.attr("steps"), strict=True))
+        elif kind in K_ORDER_OPS:
+            s = ordered_strides(out.shape, ufunc_order([strides[v.id] for v in op.inputs],
+                                                       out.shape))
+        else:
+            s = contiguous_strides(out.shape)
+        strides[out.id] = s
+    return strides
+
+
+def memory_order(strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """[LAYOUT] The axes of an array with `strides` from the largest stride to the smallest (a
+    copy of it laid out so is dense with its strides in the same order); of two equal strides,
+    an axis of size 1 inside the other; undecided (symbolic) pairs keep C order."""
+    def size(st: Any) -> Any:
+        return abs(st) if type(st) is int else st
+
+    def compare(a: int, b: int) -> int:
+        sa, sb = size(strides[a]), size(strides[b])
+        if surely(sa, ">", sb) or same_size(sa, sb) and shape[b] == 1 != shape[a]:
+            return -1
+        if surely(sa, "<", sb) or same_size(sa, sb) and shape[a] == 1 != shape[b]:
+            return 1
+        return a - b
+
+    return tuple(sorted(range(len(shape)), key=functools.cmp_to_key(compare)))
+
+
+def ufunc_order(operands: Sequence[tuple[int, ...]], shape: tuple[int, ...]
+                ) -> tuple[int, ...]:
+    """[LAYOUT] The memory order (outermost first) of NumPy's result of an elementwise op:
+    Fortran order when every operand but the broadcast scalars is F-contiguous and not all
+    are C-contiguous (NumPy's trivial loop), else `k_order` (its iterator)."""
+    arrays = [s for s in operands if not all(type(st) is int and st == 0 for st in s)]
+
+    def dense(s: tuple[int, ...], order: tuple[int, ...]) -> bool:
+        want = ordered_strides(shape, order)
+        return all(same_size(a, b) for n, a, b in zip(shape, s, want, strict=True)
+                   if not (type(n) is int and n == 1))
+
+    c, f = tuple(range(len(shape))), tuple(range(len(shape) - 1, -1, -1))
+    if len(shape) > 1 and arrays and all(dense(s, f) for s in arrays) and not all(
+            dense(s, c) for s in arrays):
+        return f
+    return k_order(operands, shape)
+
+
+def k_order(operands: Sequence[tuple[int, ...]], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """[LAYOUT] NumPy's K order (`npyiter_find_best_axis_ordering`): the axes, outermost first,
+    sorted by the operands' strides by a stable insertion sort from the innermost C axis, an
+    axis pair compared by the first operand with nonzero strides in both (a later operand
+    only confirms: on a conflict C order wins); an axis of size 1 has no stride. Strides a
+    symbolic size leaves undecided count as a tie (C order)."""
+    n = len(shape)
+
+    def stride(s: tuple[int, ...], axis: int) -> Any:
+        return 0 if type(shape[axis]) is int and shape[axis] == 1 else s[axis]
+
+    def smaller(a: Any, b: Any) -> bool | None:  # |a| < |b|, None if unknown
+        if type(a) is int and type(b) is int:
+            return abs(a) < abs(b)
+        return True if surely(a, "<", b) else False if surely(a, ">=", b) else None
+
+    perm = list(range(n - 1, -1, -1))  # innermost first
+    for i0 in range(1, n):
+        a0, ipos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            a1 = perm[i1]
+            ambiguous, swap = True, False
+            for s in operands:
+                s0, s1 = stride(s, a0), stride(s, a1)
+                if (type(s0) is int and s0 == 0) or (type(s1) is int and s1 == 0):
+                    continue
+                less = smaller(s0, s1)
+                if less is None:
+                    continue
+                if not less:
+                    swap = False
+                elif ambiguous:
+                    swap = True
+                ambiguous = False
+            if ambiguous:
+                continue
+            if not swap:
+                break
+            ipos = i1
+        perm.insert(ipos, perm.pop(i0))
+    return tuple(reversed(perm))
 
 
 def _consumer_counts(graph: Graph) -> dict[int, int]:
@@ -584,11 +737,12 @@ def table_cost(op: str) -> Cost:
 
 
 def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]],
-          recompute_cost: CostOf = table_cost) -> Lowered:
+          recompute_cost: CostOf = table_cost, numpy_layout: bool = True) -> Lowered:
     """Graph -> LoopProgram. `input_strides` are the inputs' strides in elements;
     `recompute_cost`: the backend's (`Backend.recompute_cost`), which decides which values with
-    several consumers get a buffer."""
-    return _Lowering(graph, input_strides, recompute_cost).run()
+    several consumers get a buffer; `numpy_layout`: outputs laid out as NumPy lays out its
+    results (K order, `k_order`), else in C order."""
+    return _Lowering(graph, input_strides, recompute_cost, numpy_layout).run()
 
 
 def _unit_reduce(op: Op, src: Lazy) -> Lazy:

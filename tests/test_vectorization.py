@@ -364,7 +364,16 @@ def test_outer_reduction_blocks_with_rows(dtype: str) -> None:
     x = np.asfortranarray(make_array((300, 41), dtype, seed=5))
     plans = f.compile(x).program.plans
     assert any(p.form == "outer-reduction" and len(p.nodes) > 1 for p in plans)
-    assert "tile0" in f.compile(x).program.cpp  # the C-ordered output written in tiles
+    # [LAYOUT] the result is Fortran-ordered as NumPy's: written along the block, no tiles
+    assert f(x).strides == center(x).strides and "tile0" not in f.compile(x).program.cpp
+
+    def center_plus(x: Any, y: Any) -> Any:  # a C-ordered operand: a C-ordered result
+        return x - x.mean(1, keepdims=True) + y
+
+    h, y = stax.jit(center_plus), make_array((300, 41), dtype, seed=7)
+    assert_matches(h(x, y), center_plus(x, y), **tol)
+    assert h(x, y).flags.c_contiguous
+    assert "tile0" in h.compile(x, y).program.cpp  # the C-ordered output written in tiles
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "float32", "float64", "int32"])

@@ -31,6 +31,9 @@ class Buffer(Shaped):
     dtype: np.dtype
     kind: BufferKind
     data: Any = None  # the array of a `const` buffer
+    # [LAYOUT] the axes from outermost to innermost in memory when they are not in C order (an
+    # output laid out in NumPy's K order, `stax.lower.k_order`); () for C order
+    order: tuple[int, ...] = ()
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -39,6 +42,16 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(acc)
         acc *= n if is_sym(n) else max(n, 1)  # [COMPACT] a data size may be 0: no guard
     return tuple(reversed(strides))
+
+
+def ordered_strides(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
+    """[LAYOUT] The strides of a dense array whose axes lie in memory in `order` (outermost
+    first); `contiguous_strides` for C order."""
+    inner = contiguous_strides(tuple(shape[d] for d in order))
+    strides = [0] * len(shape)
+    for d, s in zip(order, inner, strict=True):
+        strides[d] = s
+    return tuple(strides)
 
 
 def xvars(n: int) -> tuple[str, ...]:

@@ -347,7 +347,8 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     graph, rows = row_inputs(graph, trip, n_carried)
     strides = [contiguous_strides(v.shape) for v in graph.inputs]
     backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
-    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost)
+    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost,
+                    numpy_layout=False)  # [LAYOUT] carried values keep their arrays' C order
     sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
     isa = isa_level(None)
     nests, reason = _nested_loops(sched, inner)

@@ -685,13 +685,14 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 pending.append(r.old)
             elif frameless or (out.kind != "intermediate" and not symbols
                                and out.nbytes < RECYCLE_MIN_BYTES):  # [H9] malloc's own reuse
-                lines.append(f"    {out.name} = empty({py_shape(out.shape)}, dtype_{out.name})")
+                lines.append(f"    {out.name} = empty({_stored(out)}, dtype_{out.name})"
+                             f"{_transposed(out)}")
             elif out.kind == "intermediate":
                 lines.append(f"    {out.name} = fr.intermediate({out.name!r}, "
                              f"{py_shape(out.shape)}, dtype_{out.name})")
             else:
-                lines.append(f"    {out.name} = fr.output({out.name!r}, {py_shape(out.shape)}, "
-                             f"dtype_{out.name})")
+                lines.append(f"    {out.name} = fr.output({out.name!r}, {_stored(out)}, "
+                             f"dtype_{out.name}){_transposed(out)}")
         node = group.members[0].node
         region = region_of.get(group.name)
         if region is not None and group is not region.groups[-1]:
@@ -759,6 +760,18 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         lines[2:] = ["    " + line for line in lines[2:]]  # in the try
         lines += ["    finally:", "        storage.exit(fr)"]
     return lines
+
+
+def _stored(buf: Buffer) -> str:
+    """[LAYOUT] The shape `buf` is allocated with: its axes in memory order."""
+    return py_shape(tuple(buf.shape[d] for d in buf.order) if buf.order else buf.shape)
+
+
+def _transposed(buf: Buffer) -> str:
+    """[LAYOUT] The view of the allocation in `_stored`'s shape with `buf`'s own axes."""
+    if not buf.order:
+        return ""
+    return f".transpose({tuple(sorted(range(len(buf.order)), key=buf.order.__getitem__))})"
 
 
 def _bind_data(out: Buffer, data: Mapping[str, int], bound: set[str],

@@ -8,7 +8,7 @@ kernel form (scalar / vectorized / tiled) and why; the printer only prints it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from stax.ir.expr import (
@@ -45,7 +45,8 @@ TILE_MIN_ROWS = 8
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
 MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pages of f32)
 SMALL_ROW = 16  # [H11] rows of a generic kernel up to this length: compiled per length too
-ROW_TILE_BYTES = 128 * 1024  # [FORD] most bytes of one row tile (on the thread's stack)
+ROW_TILE_BYTES = 512 * 1024  # [FORD] most bytes of a kernel's row tiles (thread-local)
+ROW_TILE_LINES = 4  # [LAYOUT] cache lines of each column a block of rows reads / writes
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,24 @@ class PlanDecision:
 class RowTile:
     """[FORD] A kernel-local tile `name[block * extent]` holding, for each row of a block of the
     last shared loop, what `load` reads along the row variable `var` (range `extent`); the
-    kernel's nodes read the tile instead (`tile[extent * x<d>i + var]`, x<d>i the row in the
+    kernel's nodes read the tile instead (`tile[pitch * x<d>i + var]`, x<d>i the row in the
     block)."""
 
     name: str
     load: Load  # as one node reads it (its variables: the shared ones and `var`)
     var: str
     extent: int
+    # [LAYOUT] an output tile: the node storing `load` (its buffer and index) writes the tile
+    # instead, copied out to the buffer after each block of rows
+    store: bool = False
+
+    @property
+    def pitch(self) -> int:
+        """[LAYOUT] Elements from one row of the tile to the next: `extent`, a cache line more
+        where rows a multiple of 4 KiB apart would map to the same cache sets."""
+        line = 64 // self.load.dtype.itemsize
+        return self.extent + (line if self.extent * self.load.dtype.itemsize % 4096 == 0
+                              else 0)
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,11 @@ class KernelPlan:
     @property
     def notes(self) -> tuple[str, ...]:
         return tuple(map(str, self.decisions))
+
+    def stored_in(self, name: str) -> str:
+        """[LAYOUT] The buffer a node storing into `name` writes: the one an output row tile is
+        copied out to, else `name`."""
+        return next((t.load.buf for t in self.row_tiles if t.store and t.name == name), name)
 
     @property
     def outer_ranges(self) -> tuple[int, ...]:
@@ -392,12 +409,17 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
     if form == "vectorized" and not unroll and row is None:
         rows, tiles, nodes = row_tiles(nodes, shared_depth)
         if tiles:
+            read = sorted({t.load.buf for t in tiles if not t.store})
+            written = [f"{t.load.buf} (via {t.name})" for t in tiles if t.store]  # [LAYOUT]
             notes.append(PlanDecision(
                 "row_tiles", name, rows,
-                f"{', '.join(sorted({t.load.buf for t in tiles}))} read along each row with a "
-                f"stride, contiguous along x{shared_depth - 1}: blocks of {rows} rows copied "
-                f"into row tiles ({', '.join(f'{t.name}[{rows}x{t.extent}]' for t in tiles)}) "
-                "with whole cache lines, the rows computed from the tiles"))
+                f"{', '.join(read) or 'no operand'} read"
+                f"{' and ' + ', '.join(written) + ' written' if written else ''} along each row "
+                f"with a stride, contiguous along x{shared_depth - 1}: blocks of {rows} rows "
+                "copied into row tiles "
+                f"({', '.join(f'{t.name}[{rows}x{t.extent}]' for t in tiles if not t.store)}) "
+                "with whole cache lines, the rows computed from the tiles"
+                f"{' and copied out' if written else ''}"))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
                       tuple(local.items()), block, launch_work, simd_lanes=lanes,
                       row_symbol=row[0] if row else "", row_lengths=row[1] if row else (),
@@ -408,9 +430,11 @@ def row_tiles(nodes: Sequence[Node], shared_depth: int
               ) -> tuple[int, tuple[RowTile, ...], Sequence[Node]]:
     """[FORD] Loads that walk each row of a kernel with a large stride while adjacent rows are
     adjacent in memory (a row softmax of a Fortran-ordered or transposed operand): per block of
-    rows (a cache line of elements), the operand is copied into a row tile, so every line read is
-    used whole and the row loops read contiguously (they vectorize). Returns the rows per
-    block, the tiles and the nodes reading them; (0, (), nodes) when nothing qualifies."""
+    rows (ROW_TILE_LINES cache lines of elements), the operand is copied into a row tile (a
+    thread-local array), so every line read is used whole and the row loops read contiguously
+    (they vectorize); [LAYOUT] a result stored so is written into a tile and copied out
+    (`_store_tiles`). Returns the rows per block, the tiles (loads' first) and the nodes
+    reading and writing them; (0, (), nodes) when nothing qualifies."""
     if shared_depth == 0 or any(n.body is None or any(  # gathers: left as they are
             isinstance(e, (Load, IndexValue)) and any(isinstance(a, Indirect)
                                                       for a, _ in e.index.terms)
@@ -436,14 +460,17 @@ def row_tiles(nodes: Sequence[Node], shared_depth: int
             key = (ld.buf, ld.index.substitute({var: Index.var("row")}))
             tile = found.setdefault(key, RowTile(f"rowtile{len(found)}", ld, var, extent))
             tiled[(n.name, ld)] = tile
-    if not found or not isinstance(rows_extent, int) or rows_extent < 2:
+    stores = _store_tiles(nodes, shared, last, tiled)  # [LAYOUT]
+    tiles = [*found.values(), *stores.values()]
+    if not tiles or not isinstance(rows_extent, int) or rows_extent < 2:
         return 0, (), nodes
-    itemsize = max(t.load.dtype.itemsize for t in found.values())
-    rows = 64 // itemsize  # a cache line of elements
-    while rows > 4 and rows * sum(t.extent * t.load.dtype.itemsize
-                                   for t in found.values()) > ROW_TILE_BYTES:
+    itemsize = max(t.load.dtype.itemsize for t in tiles)
+    row_bytes = sum(t.extent * t.load.dtype.itemsize
+                    for t in {t.name: t for t in tiles}.values())  # a shared tile once
+    rows = ROW_TILE_LINES * 64 // itemsize  # whole cache lines of elements
+    while rows > 4 and rows * row_bytes > ROW_TILE_BYTES:
         rows //= 2
-    if rows * sum(t.extent * t.load.dtype.itemsize for t in found.values()) > ROW_TILE_BYTES:
+    if rows * row_bytes > ROW_TILE_BYTES:
         return 0, (), nodes
     row = Var(f"{last}i")
 
@@ -453,11 +480,57 @@ def row_tiles(nodes: Sequence[Node], shared_depth: int
             tile = tiled.get((n.name, ld))
             if tile is not None:
                 var = (ld.index.variables() - shared).pop()
-                mapping[ld] = Load(tile.name, Index.of({row: tile.extent, Var(var): 1}),
+                mapping[ld] = Load(tile.name, Index.of({row: tile.pitch, Var(var): 1}),
                                    ld.dtype)
-        return replace(n, body=replace_loads(n.body, mapping)) if mapping else n
+        n = replace(n, body=replace_loads(n.body, mapping)) if mapping else n
+        out = stores.get(n.name)
+        if out is None:
+            return n
+        return replace(n, out=out.name, out_index=Index.of({row: out.pitch, Var(out.var): 1}))
 
-    return rows, tuple(found.values()), [read_tile(n) for n in nodes]
+    return rows, tuple(tiles), [read_tile(n) for n in nodes]
+
+
+def _store_tiles(nodes: Sequence[Node], shared: set[str], last: str,
+                 tiled: Mapping[tuple[str, Load], RowTile]) -> dict[str, RowTile]:
+    """[LAYOUT] The output tiles of `row_tiles`, by node: a pointwise node storing along its row
+    with a stride while adjacent rows are adjacent in memory (a row softmax's result laid out
+    in Fortran order, as NumPy lays out the result of a Fortran-ordered operand), into a
+    buffer no node of the kernel reads. The node writes an operand's row tile where that row is
+    read no more (`_spent_tile`: the tiles stay a cache line of rows), else a tile of its own."""
+    read = {e.buf for n in nodes if n.body is not None for e in walk(n.body)
+            if isinstance(e, Load)}
+    stores: dict[str, RowTile] = {}
+    for k, n in enumerate(nodes):
+        index = n.out_index
+        own = index.variables() - shared
+        if n.kind != "pointwise" or n.body is None or n.out in read or len(own) != 1 or \
+                index.coef(last) != 1 or not all(isinstance(a, Var) for a, _ in index.terms):
+            continue
+        (var,) = own
+        extent = n.var_ranges[var]
+        if abs(index.coef(var)) > 1 and isinstance(extent, int) and extent >= 2:
+            load = Load(n.out, index, n.body.dtype)
+            spent = _spent_tile(nodes, k, load, var, extent, tiled, stores.values())
+            stores[n.name] = RowTile(spent or f"rowout{len(stores)}", load, var, extent,
+                                     store=True)
+    return stores
+
+
+def _spent_tile(nodes: Sequence[Node], k: int, load: Load, var: str, extent: int,
+                tiled: Mapping[tuple[str, Load], RowTile], taken: Iterable[RowTile]) -> str:
+    """[LAYOUT] An operand's row tile node `k` may store `load` into (its name; "" if none):
+    of its dtype and extent, taken by no other store, read by no later node, and by the
+    pointwise nodes up to `k` (which may share its loop) only at the stored element."""
+    later = {t.name for (name, _), t in tiled.items()
+             if any(m.name == name for m in nodes[k + 1:])}
+    clash = later | {t.name for t in taken} | {
+        t.name for (name, ld), t in tiled.items()
+        if any(m.name == name and m.kind == "pointwise" for m in nodes[:k + 1])
+        and ld.index.coef(var) == 0}
+    return next((t.name for t in dict.fromkeys(tiled.values())
+                 if t.name not in clash and t.extent == extent
+                 and t.load.dtype == load.dtype), "")
 
 
 def replace_loads(root: Expr | None, mapping: Mapping[Expr, Expr]) -> Expr | None:

@@ -83,7 +83,8 @@ def test_fusion_refusal_rules() -> None:
 
 
 def test_plan_rules() -> None:
-    program = lowered(lambda x: x.T + 1, X).program
+    # a transpose plus a C-ordered operand: a C-ordered result [LAYOUT], tiled
+    program = lowered(lambda x, y: x.T + y, X, np.ascontiguousarray(X.T)).program
     (node,) = program.nodes
     plan = plan_kernel("kernel0", [node], len(node.ranges), threads=4, vectorize=True)
     by_rule = {d.rule: d for d in plan.decisions}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -447,7 +447,9 @@ class KernelPrinter:
 
     def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer]) -> None:
         self.plan = plan
-        self.buffers = buffers
+        # [LAYOUT] output row tiles are addressed like the buffers they are copied out to
+        self.buffers = {**buffers, **{t.name: replace(buffers[t.load.buf], name=t.name)
+                                      for t in plan.row_tiles if t.store}}
         self.vectorize = plan.form != "scalar"
         self.out = Emitter()
         self.prologue: list[Code] = []
@@ -508,6 +510,7 @@ class KernelPrinter:
                     if k == poll:
                         out.stmt(POLL)
                     self.copy_row_tiles(name, r)
+                    scope.callback(self.copy_row_tiles, name, r, True)  # after the block
                     scope.enter_context(out.loop(f"{name}i", 0, f"{name}n"))
                     out.stmt(f"const int64_t {name} = {name}b + {name}i;")
                     continue
@@ -529,34 +532,45 @@ class KernelPrinter:
                     self.print_group(group, parallel_inside)
         return out.code
 
-    def copy_row_tiles(self, x: str, extent: int) -> None:
+    def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
         a row tile (`RowTile`) into its tile, along the operand's contiguous axis: blocks transposed
         in registers (8x8 of 4-byte, 4x4 of 8-byte elements), element by element at the edges
-        (and for other element sizes)."""
+        (and for other element sizes). [LAYOUT] With `stores`, after the block: each output
+        tile out to its buffer the same way."""
         rows = self.plan.row_block
         out = self.out
-        out.stmt(f"const int64_t {x}n = std::min<int64_t>({rows}, {extent} - {x}b);")
+        if not stores:
+            out.stmt(f"const int64_t {x}n = std::min<int64_t>({rows}, {extent} - {x}b);")
         printer = ExprPrinter({})
+        declared: set[str] = set()
         for t in self.plan.row_tiles:
             ld, v, n = t.load, t.var, t.extent
-            at = f"{t.name}[{n}*({x} - {x}b) + {v}]"
-            src = printer.expr(ld)
-            out.stmt(f"{ctype(ld.dtype)} {t.name}[{rows * n}];  // {ld.buf} by rows of {v}")
+            at = f"{t.name}[{t.pitch}*({x} - {x}b) + {v}]"
+            buf = printer.expr(ld)
+            if not stores and t.name not in declared:  # [LAYOUT] an output may share a tile
+                declared.add(t.name)
+                out.stmt(f"alignas(64) static thread_local {ctype(ld.dtype)} "
+                         f"{t.name}[{rows * t.pitch}];  // {ld.buf} by rows of {v}")
+            if t.store != stores:
+                continue
+            # (source, its row stride, destination, its row stride) of a transposed block
+            ends = (at, t.pitch, buf, ld.index.coef(v)) if stores else (
+                buf, ld.index.coef(v), at, t.pitch)
             edges: list[tuple[object, object, str]] = [(0, n, f"{x}b")]
             size = {4: 8, 8: 4}.get(ld.dtype.itemsize, 0)  # of the blocks transposed
             if size and ld.dtype.kind in "fiu" and rows % size == 0:
-                whole, n_whole = f"{t.name}_rows", n // size * size
+                whole, n_whole = f"{t.name}_{'out' if stores else 'rows'}", n // size * size
                 out.stmt(f"const int64_t {whole} = {x}b + {x}n / {size} * {size};")
                 with out.loop(v, 0, n_whole, step=size), \
                         out.loop(x, f"{x}b", whole, step=size):
-                    out.stmt(f"stax_transpose{size}x{size}_{ld.dtype.itemsize}(&{src}, "
-                             f"{ld.index.coef(v)}, &{at}, {n});")
+                    out.stmt(f"stax_transpose{size}x{size}_{ld.dtype.itemsize}(&{ends[0]}, "
+                             f"{ends[1]}, &{ends[2]}, {ends[3]});")
                 edges = [(0, n_whole, whole), (n_whole, n, f"{x}b")]
             for lo, hi, first in edges:
                 if lo != hi:
                     with out.loop(v, lo, hi), out.loop(x, first, f"{x}b + {x}n"):
-                        out.stmt(f"{at} = {src};")
+                        out.stmt(f"{ends[2]} = {ends[0]};")
 
     def hoist_into_vector_loop(self, simd_outer: bool, k: int) -> None:
         """[G9] Before the kernel's own innermost loop (when it is the vector loop of pointwise
@@ -1287,7 +1301,8 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
     printers = [KernelPrinter(plan, buffers) for plan in plans]
     kernels = [code for printer in printers for code in printer.print()]
-    written = {n.out for plan in plans for n in plan.nodes}
+    written = {n.out for plan in plans for n in plan.nodes} | {
+        t.load.buf for plan in plans for t in plan.row_tiles if t.store}  # [LAYOUT]
     params = []
     for buf in region_params(plans):
         t = ctype(buffers[buf].dtype)
