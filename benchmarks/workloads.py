@@ -136,6 +136,26 @@ def fortran_and_weight(rng: np.random.Generator, rows: int, cols: int) -> Arrays
     return np.asfortranarray(_normal(rng, rows, cols)), _normal(rng, cols)
 
 
+# [LAYOUT] Input makers of the sixth wave's unseen workloads
+
+
+def normal_3d_wide(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A 3-D array (outer, 16, cols) where rows divides by 16, for reductions over (0, 2)."""
+    return (_normal(rng, *_split_rows(rows)[::-1], cols),)
+
+
+def one_int32(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (rng.integers(-(1 << 20), 1 << 20, (rows, cols), dtype=np.int32),)
+
+
+def column_and_row(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, 1), _normal(rng, 1, cols)
+
+
+def mixed_f32_f64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), rng.standard_normal(cols)
+
+
 def image_and_stats(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     """An HxWx3 uint8 image of about rows*cols bytes, per-channel mean and std (float32)."""
     image = rng.integers(0, 256, (rows, max(cols // 3, 1), 3), dtype=np.uint8)
@@ -334,6 +354,41 @@ def frac_positive_rows(x):
     return (x > 0).mean(1)
 
 
+# [LAYOUT] The sixth wave's unseen workloads.
+
+
+def sum_02_3d(x):
+    return x.sum(axis=(0, 2))
+
+
+def int32_mix(x):
+    return (x * 7 + (x >> 3)) ^ (x & 255)
+
+
+def where_chain_f64(x):
+    return np.where(x > 0.5, np.sqrt(np.abs(x)), np.where(x < -0.5, x * x, 2 * x + 1))
+
+
+def col_row_hinge(col, row):
+    return np.maximum(col - row, 0) * row
+
+
+def strided_cols(x):
+    return x[:, ::2] * 2 - x[:, 1::2]
+
+
+def mixed_scale_rows(x, w):
+    return (x * w).sum(1)
+
+
+def tanh_fortran(x):
+    return np.tanh(x) * 2 + 1
+
+
+def transpose_scale(x):
+    return x.T * 2 + 1
+
+
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
     return x + y
@@ -500,6 +555,38 @@ def frac_positive_rows_torch(x):
     return (x > 0).to(torch.float64).mean(1)
 
 
+def sum_02_3d_torch(x):
+    return x.sum(dim=(0, 2))
+
+
+def int32_mix_torch(x):
+    return (x * 7 + (x >> 3)) ^ (x & 255)
+
+
+def where_chain_f64_torch(x):
+    return torch.where(x > 0.5, torch.sqrt(x.abs()), torch.where(x < -0.5, x * x, 2 * x + 1))
+
+
+def col_row_hinge_torch(col, row):
+    return torch.clamp(col - row, min=0) * row
+
+
+def strided_cols_torch(x):
+    return x[:, ::2] * 2 - x[:, 1::2]
+
+
+def mixed_scale_rows_torch(x, w):
+    return (x * w).sum(1)
+
+
+def tanh_fortran_torch(x):
+    return torch.tanh(x) * 2 + 1
+
+
+def transpose_scale_torch(x):
+    return x.T * 2 + 1
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
     Workload("layernorm", layernorm, layernorm_torch, one_normal),
@@ -550,6 +637,15 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("rmsnorm_fortran", rmsnorm, rmsnorm_torch, fortran_and_weight),
     Workload("logsumexp_rows_fortran", logsumexp_rows, logsumexp_rows_torch, one_fortran),
     Workload("row_normalize_fortran", row_normalize, row_normalize_torch, one_positive_fortran),
+    # [LAYOUT] unseen workloads of the sixth wave
+    Workload("sum_02_3d", sum_02_3d, sum_02_3d_torch, normal_3d_wide, "magnitude"),
+    Workload("int32_mix", int32_mix, int32_mix_torch, one_int32),
+    Workload("where_chain_f64", where_chain_f64, where_chain_f64_torch, one_normal_f64),
+    Workload("col_row_hinge", col_row_hinge, col_row_hinge_torch, column_and_row),
+    Workload("strided_cols", strided_cols, strided_cols_torch, one_normal),
+    Workload("mixed_scale_rows", mixed_scale_rows, mixed_scale_rows_torch, mixed_f32_f64),
+    Workload("tanh_fortran", tanh_fortran, tanh_fortran_torch, one_fortran),
+    Workload("transpose_scale", transpose_scale, transpose_scale_torch, one_normal),
 )
 
 
