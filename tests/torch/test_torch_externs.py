@@ -87,6 +87,9 @@ def test_inference_graphs_hand_4d_tensors_in_channels_last_order() -> None:
     inference = extern_lines(stax.torch.explain(model, x))
     assert len(inference) == 2, inference
     assert all(re.search(r" nhwc( #\d+)?'\]\(", line) for line in inference), inference
+    # the convolution's result tensor is the node's buffer (no out=, no copy)
+    assert any(re.match(r"buf\d+ = externs\['torch:aten\.convolution\.default", line)
+               and "out=" not in line for line in inference), inference
     training = extern_lines(stax.torch.explain(model.train(), x, backward=True))
     assert training and not any("nhwc" in line for line in training), training
 
