@@ -386,7 +386,12 @@ def _describe_replay(key: Any, tape: Tape | None) -> str:
     kernels = counts.pop("kernel", 0)
     guards = {k[6:]: v for k, v in counts.items() if k.startswith("guard ")}
     host = sum(v for k, v in counts.items() if not k.startswith("guard "))
+    dropped: dict[str, int] = {}
+    for name in tape.dropped:
+        dropped[name] = dropped.get(name, 0) + 1
     return (f"signature {key}: {len(tape.steps)} steps: {kernels} kernel launches, {host} "
             f"allocations and host steps (layouts, bounds, argument conversions), "
             f"{sum(guards.values())} guards re-checked on every call (a different value "
-            f"flattens again): " + ", ".join(f"{k} x{v}" for k, v in guards.items()))
+            f"flattens again): " + ", ".join(f"{k} x{v}" for k, v in guards.items())
+            + f"; dead-step elimination: {len(tape.dropped)} recorded steps nothing reads are "
+            f"not replayed" + "".join(f", {k.strip('_')} x{v}" for k, v in dropped.items()))

@@ -52,6 +52,7 @@ class Tape:
         self.effects: set[int] = set()  # steps that write into or check their inputs
         self._program: Callable[..., Any] | None = None  # the compiled replay (`_compile`)
         self._storage = Storage(0)  # the arrays replays recycle (`allocation`)
+        self.dropped: list[str] = []  # the steps dead-step elimination removed, by name
 
     def _new(self, obj: Any, constant: bool) -> int:
         slot = len(self.template)
@@ -113,22 +114,24 @@ class Tape:
         """Record the result's structure; drop the steps nothing needs (below) and what only
         recording needed."""
         self.output = self._tree(output)
-        self.steps = self._live_steps()
+        live = self._live_steps()
+        self.dropped = _names([st for j, st in enumerate(self.steps) if j not in live])
+        self.steps = [self.steps[j] for j in sorted(live)]
         self.slots, self.alive, self.effects = {}, [], set()
 
-    def _live_steps(self) -> list[tuple[Callable[..., Any], tuple[int, ...], int, Any]]:
+    def _live_steps(self) -> set[int]:
         """Dead-step elimination: a step is kept when it is a guard or an effect (a kernel),
         or its result is read by a kept step or is part of the output. E.g. the bounds of a
         space whose kernels were all replaced by closed forms over its lengths (a cumsum
         over every segment per call)."""
         live = set(_slots_of(self.output))
-        kept = []
+        kept = set()
         for j in reversed(range(len(self.steps))):
-            fn, ins, out, expect = self.steps[j]
+            _, ins, out, _ = self.steps[j]
             if out < 0 or j in self.effects or out in live:
-                kept.append(self.steps[j])
+                kept.add(j)
                 live.update(ins)
-        return kept[::-1]
+        return kept
 
     def _tree(self, v: Any) -> Any:
         if isinstance(v, tuple):
@@ -137,13 +140,7 @@ class Tape:
 
     def summary(self) -> list[str]:
         """A name per step: "kernel", "guard <what it checks>" or the host function's."""
-        names = []
-        for fn, _, out, _ in self.steps:
-            name = getattr(fn, "__name__", None) or "kernel"
-            if out < 0:
-                name = "guard " + name.strip("_").replace("_", " ")
-            names.append(name)
-        return names
+        return _names(self.steps)
 
     def replay(self, leaves: list[Any]) -> Any:
         if self._program is None:
@@ -182,6 +179,16 @@ class Tape:
         lines.append(f"    return {_tree_source(self.output)}")
         exec(compile("\n".join(lines), "<stax.nested replay>", "exec"), names)  # noqa: S102
         return names["replay"]
+
+
+def _names(steps: list[tuple[Callable[..., Any], tuple[int, ...], int, Any]]) -> list[str]:
+    names = []
+    for fn, _, out, _ in steps:
+        name = getattr(fn, "__name__", None) or "kernel"
+        if out < 0:
+            name = "guard " + name.strip("_").replace("_", " ")
+        names.append(name)
+    return names
 
 
 def _slots_of(tree: Any) -> Iterator[int]:

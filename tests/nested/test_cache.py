@@ -149,7 +149,9 @@ def test_replay_skips_dead_steps_but_keeps_checks() -> None:
     g = sn.jit(sum_iota)
     check(sum_iota, np.array([3, 0, 5]), jitted=g)
     (tape, _), = next(iter(g.programs.values())).tapes
-    assert "bounds_of" not in tape.summary()
+    assert "bounds_of" not in tape.summary() and "bounds_of" in tape.dropped
+    assert "not replayed, top_lengths x1, bounds_of x1" in str(
+        sn.explain(sum_iota, np.array([3, 0, 5])))
     check(sum_iota, np.array([7, 1]), jitted=g)
     assert g.cache_info()[1:3] == (1, 3)  # one flattening, then replays
 
