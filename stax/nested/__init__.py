@@ -22,7 +22,10 @@
   program later calls replay, and the kernels' C++.
 - `sn.jit` flattens once per call signature (per argument: array or Ragged, dtype, rank,
   inner dimensions; scalars by value) and records the flat program (tape.py); later calls
-  replay it on their own data, whatever its sizes: a few Python steps and the kernel calls.
+  replay it on their own data, whatever its sizes: one generated straight-line Python function
+  of the steps something reads (dead-step elimination: e.g. bounds no kernel reads are not
+  recomputed; checks and kernels always run) calling the kernels, its arrays of 128 KiB or
+  more recycled from earlier calls once the caller dropped them (no fresh pages per call).
   Decisions the flattener took from the data (a branch all iterations take, trip counts,
   empty inputs, a failed bounds check, len() of an argument) are guards checked on replay;
   a different value flattens again (up to 4 programs are kept per signature). Arrays a
