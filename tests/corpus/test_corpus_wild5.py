@@ -33,12 +33,12 @@ of repeats), np.unwrap, np.piecewise, np.vectorize, np.cross of 2-vectors.
 
 After the fixes (610d6d2): 107 compiled, 28 break, 0 FAIL. Compiled now: reductions and
 scans with `out=`, `np.matmul(dtype=)`, `np.repeat` with a list of counts, np.average's
-weights check (a run-time ZeroDivisionError). A Generator argument's draws are graph breaks
-drawing from the call's generator (the rest compiles; the 9 functions still count as breaks).
-Still breaks: Python control flow / int() / float() on values, set operations, bincount of
-computed labels, np.unique of fewer than 2 elements, np.cov weights, np.unpackbits(count=),
-np.pad(reflect_type=), np.unwrap, np.piecewise, np.cross of 2-vectors, np.array_equal,
-np.vectorize.
+weights check (a run-time ZeroDivisionError); later np.unpackbits(count=) (4b71238). A
+Generator argument's draws are graph breaks drawing from the call's generator (the rest
+compiles; the 9 functions still count as breaks). Still breaks: Python control flow /
+int() / float() on values, set operations, bincount of computed labels, np.unique of fewer
+than 2 elements, np.cov weights, np.pad(reflect_type=), np.unwrap, np.piecewise, np.cross
+of 2-vectors, np.array_equal, np.vectorize.
 """
 
 from __future__ import annotations
