@@ -810,9 +810,18 @@ class RandomArgument:
 
     def __getattr__(self, name: str) -> Any:
         member = getattr(self._current[self._index], name)
-        if not callable(member) or name.startswith("_"):
-            return member
         current, index = self._current, self._index
+        if not callable(member) or name.startswith("_"):
+            from stax.frontend.functions import _ACTIVE
+
+            builder = getattr(_ACTIVE, "builder", None)
+            if builder is None:
+                return member
+            # [REVIEW] an attribute (`rng.bit_generator`) read while tracing is a break too:
+            # as a constant, replays would use the first call's generator's
+            return builder.eager(lambda: getattr(current[index], name), (), {},
+                                 NotImplementedError(f"stax.jit: rng.{name} of a random "
+                                                     "generator argument"))
 
         def draw(*args: Any, **kwargs: Any) -> Any:  # late bound: the call's generator
             return getattr(current[index], name)(*args, **kwargs)
@@ -875,7 +884,20 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         variant.generators = current  # type: ignore[attr-defined]
         jitted.variants[key] = variant
     variant.generators[:] = generators
-    return variant(*arrays)
+    result = variant(*arrays)
+    return _generators_in(result, generators) if generators else result
+
+
+def _generators_in(result: Any, generators: list[Any]) -> Any:
+    """`result` with each RandomArgument the function returned replaced by the call's own
+    generator (NumPy's function returns the argument itself). [REVIEW]"""
+    if isinstance(result, RandomArgument):
+        return generators[result._index]  # noqa: SLF001 - this module's class
+    if isinstance(result, (tuple, list)):
+        return type(result)(_generators_in(r, generators) for r in result)
+    if isinstance(result, dict):
+        return {k: _generators_in(v, generators) for k, v in result.items()}
+    return result
 
 
 def _has_tracer(obj: Any) -> bool:
