@@ -960,7 +960,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if fact <= 0:
         raise unsupported("np.cov with no degrees of freedom (NumPy warns)")
     centered = api.apply_ufunc("subtract", x, api.mean(x, axis=1, keepdims=True))
-    c = api.apply_ufunc("multiply", api.matmul(centered, api.transpose(centered)), 1 / fact)
+    # [HUNT] X @ X.T.conj(), as NumPy (the conjugate was missing: complex covariances wrong)
+    other = api.apply_ufunc("conjugate", centered) if centered.dtype.kind == "c" else centered
+    c = api.apply_ufunc("multiply", api.matmul(centered, api.transpose(other)), 1 / fact)
     return api.squeeze(c)
 
 

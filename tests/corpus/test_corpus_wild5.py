@@ -1302,5 +1302,21 @@ def test_unpackbits_count() -> None:
             stax.jit(lambda v, c=bad: np.unpackbits(v, axis=1, count=c))(img(r, 2, 2))
 
 
+def _covariances(x: Any) -> Any:
+    return (np.cov(x), np.cov(x, rowvar=False, bias=True), np.corrcoef(x), np.cov(x[0], x[1]),
+            np.cov(x, ddof=0))
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "float64"])
+def test_cov_of_complex_data_conjugates(dtype: str) -> None:
+    """np.cov is X @ X.T.conj() / fact: the conjugate was missing, so complex covariances
+    (and corrcoef) were silently wrong."""
+    r = np.random.default_rng(7)
+    x = (r.standard_normal((3, 5)) + (1j * r.standard_normal((3, 5)) if "c" in dtype[0] else 0)
+         ).astype(dtype)
+    for v in (x, x.T.copy().T, x[:, ::-1]):
+        same(stax.jit(_covariances, strict=True)(v), _covariances(v))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES5)
