@@ -39,6 +39,7 @@ from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
 from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
 from stax.torch.pooling import max_pool
+from stax.torch.rewrite import merge_summed_products
 
 aten = torch.ops.aten
 
@@ -149,6 +150,7 @@ class GraphRunner:
         # AOTAutograd's calling convention (one list, freed by the callee); an instance
         # attribute, because the wrappers PyTorch puts around it copy the instance's __dict__.
         self._boxed_call = True
+        self.merged = merge_summed_products(gm)  # sums of products as one product
         self.gm = gm
         self.name = name
         self.options = options
