@@ -1129,20 +1129,28 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
 
 # ---- linear algebra ----
 
+def _squares(t: Tracer) -> Tracer:
+    """|t|**2 as NumPy's norms compute it: t * t, or (t.conj() * t).real = re*re + im*im for
+    complex t [HUNT] (t * t of complex values gave a complex 'norm')."""
+    if t.dtype.kind != "c":
+        return api.apply_ufunc("multiply", t, t)
+    re, im = t.real, t.imag
+    return api.apply_ufunc("add", api.apply_ufunc("multiply", re, re),
+                           api.apply_ufunc("multiply", im, im))
+
+
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tracer:
     t = traced(x, (x,))
     if t.dtype.kind in "biu":
         t = api.astype(t, np.float64)
     if axis is None and ord is None:
-        return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t),
-                                               keepdims=keepdims))
+        return api.apply_ufunc("sqrt", api.sum(_squares(t), keepdims=keepdims))
     if axis is None and t.ndim == 1 or isinstance(axis, (int, np.integer)) or \
             (isinstance(axis, tuple) and len(axis) == 1):
         ax = 0 if axis is None else axis
         mag = api.apply_ufunc("absolute", t)
         if ord is None or ord == 2:
-            return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t),
-                                                   axis=ax, keepdims=keepdims))
+            return api.apply_ufunc("sqrt", api.sum(_squares(t), axis=ax, keepdims=keepdims))
         if ord == 1:
             return api.sum(mag, axis=ax, keepdims=keepdims)
         if ord == np.inf:
@@ -1159,8 +1167,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
         return api.apply_ufunc("power", total, np.reciprocal(float(ord), dtype=total.dtype))
     if ord in (None, "fro") and (axis is None or len(axis) == 2):
         ax = tuple(range(t.ndim)) if axis is None else axis
-        return api.apply_ufunc("sqrt", api.sum(api.apply_ufunc("multiply", t, t), axis=ax,
-                                               keepdims=keepdims))
+        return api.apply_ufunc("sqrt", api.sum(_squares(t), axis=ax, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf) and not keepdims and (
             axis is None and t.ndim == 2 or isinstance(axis, tuple) and len(axis) == 2):
         # [H16] NumPy's matrix norms: the extreme absolute column (1) or row (inf) sum

@@ -1318,5 +1318,29 @@ def test_cov_of_complex_data_conjugates(dtype: str) -> None:
         same(stax.jit(_covariances, strict=True)(v), _covariances(v))
 
 
+def _complex_norms(z: Any) -> Any:
+    return (np.linalg.norm(z), np.linalg.norm(z, axis=1), np.linalg.norm(z, "fro"),
+            np.linalg.norm(z, axis=(0, 1)), np.linalg.norm(z[0], 3), np.linalg.norm(z, 1),
+            np.linalg.vector_norm(z), np.linalg.matrix_norm(z),
+            np.linalg.norm(z, axis=0, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_norms_of_complex_data_are_real(dtype: str) -> None:
+    """np.linalg.norm's 2-norms and Frobenius norm of complex data sum |z|**2 = re*re +
+    im*im (they summed z*z: a complex 'norm', silently wrong)."""
+    r = np.random.default_rng(8)
+    z = (r.standard_normal((3, 4)) + 1j * r.standard_normal((3, 4))).astype(dtype)
+    for v in (z, z.T.copy().T, z[:, ::-1], z[:0]):
+        with np.errstate(all="ignore"):
+            try:
+                want = _complex_norms(v)
+            except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+                with pytest.raises(type(e)):
+                    stax.jit(_complex_norms)(v)
+                continue
+            same(stax.jit(_complex_norms, strict=True)(v), want)
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES5)
