@@ -33,6 +33,7 @@ from stax.runtime import externs
 
 IDENTITY = {r.name: r.identity for r in REDUCTIONS if r.identity is not None}
 NO_IDENTITY = {"max": "maximum", "min": "minimum"}  # start from the dtype's end; check count
+REGION_KINDS = frozenset({"elementwise", "where", "cast"})  # elementwise over the selection
 
 
 def _start(fn: str, dtype: np.dtype) -> Any:
@@ -58,7 +59,6 @@ def _nonempty(name: str) -> str:
                              "identity")
         np.copyto(out, value)
     return externs.register_into(f"nonempty({name})", check)
-REGION_KINDS = frozenset({"elementwise", "where", "cast"})  # elementwise over the selection
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,9 @@ def _size_atom(op: Op) -> str | None:
             len(d.terms[0][0]) != 1 or d.terms[0][0][0] not in d.env.data:
         return None
     name = d.terms[0][0][0]
-    if any(name in d.env.atoms_of(lhs) and not (op in ("!=", ">") and rhs == 0 and
+    if any(name in d.env.atoms_of(lhs) and not (rel in ("!=", ">") and rhs == 0 and
                                                  same_size(lhs, d))
-           for op, lhs, rhs in d.env.guards):
+           for rel, lhs, rhs in d.env.guards):
         return None  # a decision of the program depends on the size (but being nonempty,
     return name  # which only a max/min asks: it checks the count)
 
@@ -277,7 +277,3 @@ class _Rewrite:
         self.reductions.append(f"{op.out} = {fn}")
         return True
 
-
-def same_size_shapes(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Equal shapes for every size (no guard)."""
-    return len(a) == len(b) and all(same_size(p, q) for p, q in zip(a, b, strict=True))
