@@ -51,14 +51,15 @@ MARGIN = 4.0
 # about as much as streaming this many bytes (libmvec expf: ~1 ns per element at 16 lanes).
 TRANSCENDENTAL_BYTES = 16
 PROBE = r"""
-#include <algorithm>
-#include <chrono>
+// [COMPILE] C headers and libgomp's clock only: <vector>, <algorithm> and <chrono> took most of
+// this probe's compile time, which an empty cache's first call waits for
 #include <cstdint>
+#include <cstdlib>
 #include <omp.h>
-#include <vector>
-static double now() {
-    return std::chrono::duration<double, std::nano>(
-        std::chrono::steady_clock::now().time_since_epoch()).count();
+static double now() { return omp_get_wtime() * 1e9; }  // ns, a monotonic clock
+static int by_value(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
 }
 extern "C" void stax_probe(double* out) {
     // fork/join: the median over repetitions of an empty parallel region (a busy machine,
@@ -66,21 +67,23 @@ extern "C" void stax_probe(double* out) {
     // a full team, whatever the load now (OMP_DYNAMIC would measure a team of one)
     const int dynamic = omp_get_dynamic();
     omp_set_dynamic(0);
-    std::vector<double> times;
+    double times[200];
     for (int rep = 0; rep < 220; rep += 1) {
         const double t0 = now();
         #pragma omp parallel num_threads(2)
         {
             #pragma omp barrier
         }
-        if (rep >= 20) times.push_back(now() - t0);
+        if (rep >= 20) times[rep - 20] = now() - t0;
     }
-    std::sort(times.begin(), times.end());
-    out[0] = times[times.size() / 2];
+    std::qsort(times, 200, sizeof(double), by_value);
+    out[0] = times[100];
     omp_set_dynamic(dynamic);
     // streaming: y = a*x + b over 4 MiB of float, serial
     const int64_t n = 1 << 20;
-    std::vector<float> x(n, 1.0f), y(n);
+    float* x = (float*)std::malloc(n * sizeof(float));
+    float* y = (float*)std::malloc(n * sizeof(float));
+    for (int64_t i = 0; i < n; i += 1) x[i] = 1.0f;
     double stream = 1e30;
     for (int rep = 0; rep < 8; rep += 1) {
         const double t0 = now();
@@ -90,6 +93,8 @@ extern "C" void stax_probe(double* out) {
         if (t < stream) stream = t;
         x[rep] = y[n - 1 - rep];  // keep the loop alive
     }
+    std::free(x);
+    std::free(y);
     out[1] = stream / (8.0 * n);  // ns per byte moved (4 read + 4 written)
 }
 """
