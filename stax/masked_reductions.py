@@ -125,6 +125,8 @@ class _Rewrite:
         self.full: dict[int, Value] = {}  # a value over the selection -> over its source
         self.rename: dict[int, Value] = {}  # a size of the selection -> from the count
         self.count: Value | None = None
+        self.counted: set[int] = set()  # values that are the count itself (`y.shape[0]`)
+        self.float_count: Value | None = None
         self.masks: dict[tuple[str, ...], Value] = {}  # the mask over each source shape
         self.reductions: list[str] = []
 
@@ -158,6 +160,9 @@ class _Rewrite:
                     self.name not in data_atoms_in(op.inputs[0].shape):
                 if not self.broadcast_in(op, inputs[0]):
                     return None
+            elif op.kind == "cast" and op.inputs[0].id in self.counted and \
+                    op.out.dtype == np.dtype(np.float64):
+                self.rename[op.out.id] = self.count_as_float()
             elif op.kind == "size" and self.name in data_atoms_in(op.attrs):
                 if not self.size_of(op):
                     return None
@@ -186,6 +191,17 @@ class _Rewrite:
                         dtype=np.dtype(np.int64))
         self.count = self.add("reduce", (ints,), (), np.dtype(np.int64),
                               axes=tuple(range(self.mask.ndim)), fn="sum", keepdims=False)
+
+    def count_as_float(self) -> Value:
+        """The count as a float64 reduction of its own (`mean`'s divisor): a loop reading
+        an int64 count converted it for every element (13-15 ms vs 1.4 ms at 10^6)."""
+        if self.float_count is None:
+            f64 = np.dtype(np.float64)
+            ones = self.add("cast", (self.mask,), self.mask.shape, f64, dtype=f64)
+            self.float_count = self.add("reduce", (ones,), (), f64,
+                                        axes=tuple(range(self.mask.ndim)), fn="sum",
+                                        keepdims=False)
+        return self.float_count
 
     def mask_over(self, shape: tuple[Any, ...]) -> Value:
         """The mask broadcast over the trailing axes of `shape` (once per shape)."""
@@ -231,6 +247,8 @@ class _Rewrite:
             value = self.add("elementwise", (value, c), (), value.dtype, fn="multiply")
         if op.out.dtype != value.dtype:
             value = self.add("cast", (value,), (), op.out.dtype, dtype=op.out.dtype)
+        if value is self.count:
+            self.counted.add(op.out.id)
         self.rename[op.out.id] = value
         return True
 
