@@ -288,11 +288,12 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
 
 
 def _returning(routine: Callable[..., Any], nhwc: bool) -> Callable[..., np.ndarray]:
-    """`routine`'s result tensor as the node's array itself (in channels-last order if `nhwc`;
-    the runtime copies it only if it is not C-contiguous)."""
+    """`routine`'s result tensor as the node's array itself (in channels-last order if `nhwc`),
+    made C-contiguous by PyTorch where it is not (a training graph's convolution computes
+    channels-last: then the copy stays, as before)."""
     def give(*arrays: np.ndarray) -> np.ndarray:
         result = routine(*arrays)
-        return (result.permute(_TO_NHWC) if nhwc else result).numpy()
+        return (result.permute(_TO_NHWC) if nhwc else result).contiguous().numpy()
     return give
 
 

@@ -705,9 +705,14 @@ class _Resume(Exception):  # noqa: N818 - the straight-line runner hands over to
 
 
 def _tensor(value: np.ndarray, stride: tuple[int, ...] | None) -> torch.Tensor:
-    """A segment's output as a tensor sharing its memory, with PyTorch's strides."""
+    """A segment's output as a tensor sharing its memory, with PyTorch's strides (`stride`;
+    None: contiguous). Stax lays out a result as NumPy would (an elementwise result of
+    transposed operands is transposed), and later views in the graph were traced on
+    PyTorch's strides: a result laid out otherwise is copied into them."""
     t = torch.from_numpy(value if value.flags.writeable else value.copy())
-    if stride is not None and t.stride() != stride and t.numel() > 1:
+    if stride is None:
+        return t if value.flags.c_contiguous or t.numel() < 2 else t.contiguous()
+    if t.stride() != stride and t.numel() > 1:
         t = torch.empty_strided(t.shape, stride, dtype=t.dtype).copy_(t)
     return t
 

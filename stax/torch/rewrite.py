@@ -97,17 +97,24 @@ def merge_summed_products(gm: fx.GraphModule) -> int:
         if terms is None or not _mergeable(root, terms):
             continue
         mode = detect_fake_mode([root.meta["val"]])
-        if mode is None:
+        rows, cols = root.meta["val"].shape
+        # The sum's layout (later views of it were traced on it): row-major, or column-major
+        # (the transpose of a row-major product of the transposed terms).
+        transposed = root.meta["val"].stride() == (1, rows) != (cols, 1)
+        if mode is None or not transposed and root.meta["val"].stride() != (cols, 1):
             continue
         operands = {n for t, _ in terms for n in t.args}
         with graph.inserting_before(root), mode:
             # (a b)^T = b^T a^T for the products the sum reads transposed
+            flips = [f != transposed for _, f in terms]
             lefts = [_made(graph, aten.permute.default, t.args[1], [1, 0]) if f else t.args[0]
-                     for t, f in terms]
+                     for (t, _), f in zip(terms, flips, strict=True)]
             rights = [_made(graph, aten.permute.default, t.args[0], [1, 0]) if f else t.args[1]
-                      for t, f in terms]
+                      for (t, _), f in zip(terms, flips, strict=True)]
             product = _made(graph, aten.mm.default, _made(graph, aten.cat.default, lefts, 1),
                             _made(graph, aten.cat.default, rights, 0))
+            if transposed:
+                product = _made(graph, aten.permute.default, product, [1, 0])
         root.replace_all_uses_with(product)
         dead = [root]
         while dead:  # the sum's adds, transposes and products, each once nothing reads it
