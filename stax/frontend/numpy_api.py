@@ -228,6 +228,8 @@ def power_operator(a: Tracer, b: Any) -> Tracer:
     if isinstance(b, (int, float)) and not isinstance(b, bool) and b in fast and \
             a.dtype.kind in "fc" and not a.weak:  # [E16] complex too, as NumPy
         return apply_ufunc(fast[b], a)
+    if type(b) is int and b == 2 and a.dtype == np.bool_ and not a.weak:
+        return apply_ufunc("square", a)  # [HUNT] NumPy's square of bools: int8, not int64
     return apply_ufunc("power", a, b)
 
 

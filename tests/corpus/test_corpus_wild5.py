@@ -1342,5 +1342,14 @@ def test_norms_of_complex_data_are_real(dtype: str) -> None:
             same(stax.jit(_complex_norms, strict=True)(v), want)
 
 
+def test_bool_array_squared_is_int8() -> None:
+    """`b ** 2` of a bool array is NumPy's fast path np.square: int8 (np.power gives int64;
+    Stax gave int64 for both: a wrong dtype)."""
+    b = np.array([[True, False], [False, True]])
+    fn = stax.jit(lambda v: (v ** 2, v.T ** 2, np.power(v, 2), v ** 3, v ** 2.0), strict=True)
+    for v in (b, b[::-1], np.ones((0, 2), bool)):
+        same(fn(v), (v ** 2, v.T ** 2, np.power(v, 2), v ** 3, v ** 2.0))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES5)
