@@ -185,6 +185,15 @@ def test_sums_of_products_merge_into_one_product() -> None:
                      rtol=1e-5, atol=1e-5)
     [graph] = stax.torch.explain(f, *args).graphs
     assert graph.code.count("aten.mm.default(") == 1 and "aten.cat.default(" in graph.code
+
+    def transposed_sum(a, b, c, d):  # noqa: ANN001, ANN202 - the sum is column-major
+        return ((b.t() @ a.t()).t() + (d.t() @ c.t()).t()).t().view(-1)
+
+    few = [a.detach() for a in args[:4]]
+    assert_close(torch.compile(transposed_sum, backend="stax")(*few), transposed_sum(*few),
+                 rtol=1e-5, atol=1e-5)
+    [graph] = stax.torch.explain(transposed_sum, *few).graphs
+    assert "aten.cat.default(" in graph.code, graph.code
     ints = [torch.randint(-5, 5, a.shape) for a in args]
     assert torch.equal(torch.compile(f, backend="stax")(*ints), f(*ints))
     wide = [torch.randn(4, 50), torch.randn(50, 4), torch.randn(4, 50), torch.randn(50, 4)]
