@@ -281,9 +281,9 @@ def test_count_one_runs_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("block", [3, 64, 1 << 16])
 def test_compiled_compaction_blocks(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """[SEL] stax.runtime.compaction against NumPy's boolean indexing and flatnonzero: blocks
-    with none/one/all selected, lengths around the block size, elements of 1/2/4/8 bytes and
-    rows of 8 bytes; other layouts are NumPy's."""
+    """[SEL] stax.runtime.compaction against NumPy's boolean indexing, extract and flatnonzero:
+    blocks with none/one/all selected, lengths around the block size, elements of 1/2/4/8
+    bytes and rows of 8 bytes; other layouts are NumPy's."""
     monkeypatch.setattr(compaction, "BLOCK", block)
     rng = np.random.default_rng(27)
     for n in (0, 1, 2, block - 1, block, block + 1, 3 * block + 7):
@@ -296,6 +296,7 @@ def test_compiled_compaction_blocks(block: int, monkeypatch: pytest.MonkeyPatch)
                 got = compaction.select(x, mask)
                 assert got.dtype == x.dtype and got.flags.c_contiguous
                 np.testing.assert_array_equal(got, x[mask])
+                np.testing.assert_array_equal(compaction.extract(mask, x), np.extract(mask, x))
             rows = rng.standard_normal((n, 2)).astype(np.float32)
             np.testing.assert_array_equal(compaction.select(rows, mask), rows[mask])
             np.testing.assert_array_equal(compaction.select(rows.T.copy().T, mask), rows[mask])

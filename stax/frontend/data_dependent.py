@@ -1,13 +1,14 @@
 """[DYN16] Results whose length depends on the data, computed inside the compiled program.
 
 `x[mask]`, `np.nonzero` / `flatnonzero` / `argwhere`, `np.compress` / `extract`, `np.unique`
-(sorted values, `return_index`, `return_counts`) and `np.bincount` whose length is not known
-from the dtype run as extern calls of NumPy's routine (as matmul and `np.sort` do; `x[mask]`
-and `flatnonzero` a compiled parallel compaction [SEL], `stax.runtime.compaction`) whose
-result the wrapper does not allocate: it takes the array the routine returns and binds its
-length to a data-dependent symbol (`d0`, `stax.ir.sym.ShapeEnv.data`) that sizes every later
-kernel, as a generic program's symbols are bound at launch. Later ops on the result
-(`x[mask].sum()`, `x[mask] * 2`) compile in the same program, with loops over `d0`.
+(sorted values, `return_index`, `return_inverse`, `return_counts`) and `np.bincount` whose
+length is not known from the dtype run as extern calls of NumPy's routine (as matmul and
+`np.sort` do; `x[mask]`, `extract` and `flatnonzero`: a compiled parallel compaction [SEL],
+`stax.runtime.compaction`) whose result the wrapper does not allocate: it takes the array
+the routine returns and binds its length to a data-dependent symbol (`d0`,
+`stax.ir.sym.ShapeEnv.data`) that sizes every later kernel, as a generic program's symbols
+are bound at launch. Later ops on the result (`x[mask].sum()`, `x[mask] * 2`) compile in the
+same program, with loops over `d0`.
 
 Only plain traces do this: in a function that already runs with graph breaks the values are
 at hand, and NumPy's routine runs on them as before. A result whose largest length is below 2
@@ -157,7 +158,7 @@ def extract(condition: Any, arr: Any) -> Tracer:
     if n is None:
         raise api.unsupported("np.extract (its result's length depends on the data)")
     x = arr if isinstance(arr, Tracer) else np.asarray(arr)
-    return _sized("np.extract", np.extract, (cond, x), lambda c: (c,), n, x.dtype)
+    return _sized("np.extract", compaction.extract, (cond, x), lambda c: (c,), n, x.dtype)
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,

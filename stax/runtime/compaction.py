@@ -1,4 +1,4 @@
-"""[SEL] Boolean-mask compaction compiled: `x[mask]` and `np.flatnonzero(mask)`.
+"""[SEL] Boolean-mask compaction compiled: `x[mask]`, `np.extract`, `np.flatnonzero(mask)`.
 
 The extern calls that bind a data-dependent size (`stax.frontend.data_dependent`) run these
 instead of NumPy's boolean indexing when the arrays are C-contiguous: a parallel count per
@@ -174,3 +174,11 @@ def flatnonzero(a: np.ndarray) -> np.ndarray:
     if not _fits(a):
         return np.flatnonzero(a)
     return _compact(None, a, (), np.dtype(np.intp))
+
+
+def extract(condition: np.ndarray, arr: np.ndarray) -> np.ndarray:
+    """`np.extract(condition, arr)`: `arr`'s elements where a boolean `condition` of its size
+    holds, in C order."""
+    if not _fits(condition) or condition.size != arr.size:
+        return np.extract(condition, arr)
+    return select(np.ravel(arr), condition.reshape(-1))
