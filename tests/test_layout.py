@@ -132,3 +132,16 @@ def test_recycled_outputs_and_pool() -> None:
             _same(f, center, x2, rtol=2e-5)
         assert_matches(kept, center(x1), rtol=2e-5)
         assert kept.flags.f_contiguous
+
+
+def test_fortran_elementwise_runs_one_contiguous_loop() -> None:
+    """The kernel of an F-ordered result of F-ordered operands runs its loops in the output's
+    memory order (plan rule loop_order): merged into one contiguous loop."""
+    def tanh2(x: Any) -> Any:
+        return np.tanh(x) * 2 + 1
+
+    f, x = stax.jit(tanh2), _fortran((40, 70))
+    _same(f, tanh2, x)
+    (plan,) = f.compile(x).program.plans
+    assert any(d.rule == "loop_order" for d in plan.decisions)
+    assert len(plan.nodes[0].ranges) == 1

@@ -271,6 +271,29 @@ def drop_unit_dims(node: Node) -> Node:
                    else None, out_index=_subst_index(node.out_index, mapping, memo))
 
 
+def loop_order(node: Node) -> tuple[Node, str]:
+    """[LAYOUT] A pointwise node's loops in the memory order of its output, the loop of the
+    output's smallest stride innermost (an elementwise result laid out in Fortran order, as
+    NumPy lays out that of Fortran-ordered operands, is written and read along its contiguous
+    axis); the node unchanged and "" when they are in that order already."""
+    index = node.out_index
+    names = xvars(len(node.ranges))
+    if node.kind != "pointwise" or node.body is None or not all(
+            index.is_linear_in(v) for v in names):
+        return node, ""
+    strides = [abs(hint(index.coef(v))) for v in names]
+    order = sorted(range(len(names)), key=lambda k: -strides[k])  # stable: ties keep C order
+    if order == list(range(len(names))):
+        return node, ""
+    mapping = {names[k]: Index.var(f"x{j}") for j, k in enumerate(order)}
+    memo: dict[int, Expr] = {}
+    node = replace(node, ranges=tuple(node.ranges[k] for k in order),
+                   body=substitute_expr(node.body, mapping, memo),
+                   out_index=_subst_index(node.out_index, mapping, memo))
+    return node, (f"{node.name}: loops {tuple(names[k] for k in order)} from outermost to "
+                  f"innermost, in the order of the output's strides {tuple(strides)}")
+
+
 def merge_axes(node: Node) -> tuple[Node, list[str]]:
     """Drop unit loops, then merge contiguous loops of a node (pointwise loops, and reduction
     loops separately)."""
@@ -348,7 +371,10 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
                                f"{b}: kernel-local, {e} element(s) per outer iteration")
                   for b, e in local.items()]
     if len(nodes) == 1 and nodes[0].kind in ("pointwise", "reduction"):
-        node, merge_notes = merge_axes(nodes[0])
+        node, why_order = loop_order(nodes[0])  # [LAYOUT]
+        if why_order:
+            notes.append(PlanDecision("loop_order", node.name, node.ranges, why_order))
+        node, merge_notes = merge_axes(node)
         nodes = [node]
         notes += [PlanDecision("merge_axes", node.name, len(node.ranges), text)
                   for text in merge_notes]
