@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import textwrap
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,47 @@ def test_same_generator_twice_and_returned_generator() -> None:
         g = np.random.default_rng(seed)
         _, returned = jf(np.zeros(5), g)
         assert returned is g  # NumPy's function returns the argument (was the stand-in)
+
+
+class _Meeting(np.random.Generator):
+    """A generator whose random() waits (while `meet`) for the other thread's call to reach
+    its own draw: both calls are in progress at once."""
+
+    meet = False
+    barrier = threading.Barrier(2, timeout=120)
+
+    def random(self, *args: Any, **kwargs: Any) -> Any:
+        if _Meeting.meet:
+            _Meeting.barrier.wait()
+        return super().random(*args, **kwargs)
+
+
+def test_concurrent_calls_draw_from_their_own_generators() -> None:
+    """Two threads call one jitted function with their own generators at the same time: each
+    draw after the first came from the generator of the call that started last (one list
+    of the call's generators for all threads); now per thread."""
+    def f(x: Any, rng: Any) -> Any:
+        return x * rng.random() + rng.standard_normal()
+
+    jf = stax.jit(f)
+    for _ in range(2):  # compiled, then replayed
+        jf(np.ones(3), _Meeting(np.random.PCG64(0)))
+    got: dict[int, Any] = {}
+
+    def call(seed: int) -> None:
+        got[seed] = jf(np.ones(3), _Meeting(np.random.PCG64(seed)))
+
+    _Meeting.meet = True
+    try:
+        threads = [threading.Thread(target=call, args=(s,)) for s in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        _Meeting.meet = False
+    for seed in (1, 2):
+        assert_matches(got[seed], f(np.ones(3), _Meeting(np.random.PCG64(seed))))
 
 
 # ---- sn.jit replays: recycled arrays, shifts (NEST) ----------------------------------------

@@ -33,9 +33,10 @@ import math
 import operator
 import os
 import sys
+import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -870,7 +871,7 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     variant = jitted.variants.get(key)
     if variant is None:
         fn = jitted.fn
-        current: list[Any] = []  # this call's generators (not thread-safe, like the tapes)
+        current = _CallGenerators()
         stand_ins = [RandomArgument(current, i) for i in range(len(generators))]
 
         def inner(*flat: Any) -> Any:
@@ -883,9 +884,23 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         variant.warned = jitted.warned  # warned once per function
         variant.generators = current  # type: ignore[attr-defined]
         jitted.variants[key] = variant
-    variant.generators[:] = generators
+    variant.generators.now = generators
     result = variant(*arrays)
     return _generators_in(result, generators) if generators else result
+
+
+class _CallGenerators(threading.local):
+    """The generators of the call in progress on each thread (`RandomArgument`): concurrent
+    calls draw from their own. [REVIEW] one list for all threads drew from another thread's."""
+
+    def __init__(self) -> None:
+        self.now: list[Any] = []
+
+    def __getitem__(self, index: int) -> Any:
+        return self.now[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.now)
 
 
 def _generators_in(result: Any, generators: list[Any]) -> Any:
