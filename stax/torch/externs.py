@@ -194,7 +194,7 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
                              *(f"{k}={v!r}" for k, v in sorted(template_kwargs.items()))])
         name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]") + (
             " nhwc" if flip else "")
-        if node.target in _RETURNED:
+        if node.target in _RETURNED and (_RETURNED[node.target] or flip):
             key = externs.register_sized(name, _returning(routine, flip), dtype)
         else:
             key = externs.register_into(name, routine)
@@ -245,8 +245,11 @@ _OUT_OVERLOADS = {aten.max_pool2d_with_indices.default: aten.max_pool2d_with_ind
 # Ops whose result tensor becomes the node's buffer itself (the runtime's returned-array
 # hook, `register_sized`; their `out` overloads copy internally): the copy of a 256x32x16x16
 # float32 convolution result took 0.85 ms of the call's 2.1 ms, of the 2048x256 embedding
-# bag (mean of 8 rows) 0.1-0.3 ms of 0.7 (CPU time, one thread).
-_RETURNED = frozenset((aten.convolution.default, aten._embedding_bag.default))
+# bag (mean of 8 rows) 0.1-0.3 ms of 0.7 (CPU time, one thread). op -> always (True) or
+# only when its result crosses in channels-last order (False: a training graph's
+# convolution computes channels-last, its NCHW result would be copied anyway; into the
+# node's buffer, which is recycled, rather than into a new tensor).
+_RETURNED = {aten.convolution.default: False, aten._embedding_bag.default: True}
 
 
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
@@ -289,8 +292,7 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
 
 def _returning(routine: Callable[..., Any], nhwc: bool) -> Callable[..., np.ndarray]:
     """`routine`'s result tensor as the node's array itself (in channels-last order if `nhwc`),
-    made C-contiguous by PyTorch where it is not (a training graph's convolution computes
-    channels-last: then the copy stays, as before)."""
+    made C-contiguous by PyTorch where it is not."""
     def give(*arrays: np.ndarray) -> np.ndarray:
         result = routine(*arrays)
         return (result.permute(_TO_NHWC) if nhwc else result).contiguous().numpy()
