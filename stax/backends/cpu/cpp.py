@@ -110,17 +110,20 @@ class ExprPrinter:
         self.atom_names: dict[Indirect, str] = {}  # [G9] gather indices wrapped before a loop
         self.counter = 0
 
-    def hoist(self, roots: Sequence[Expr], var: str, written: set[str], out: Emitter) -> None:
+    def hoist(self, roots: Sequence[Expr], var: str | set[str], written: set[str],
+              out: Emitter) -> None:
         """[G9] Loop-invariant code motion: before the loop over `var`, names the eagerly
         evaluated subexpressions that do not depend on `var` and read no buffer in `written`
         (values stored by the loop itself), and wraps the gather indices that do not depend on
         `var` once. A row gather `x[idx]` then checks and wraps each index once per row and its
         loop is a contiguous copy (not a vector gather). Safe: an eager load invariant in `var`
-        reads inside its array whenever the outer loop variables are in range."""
+        reads inside its array whenever the outer loop variables are in range. [INVAR] `var`
+        may be a set: before a nest of loops (a reduction's), over all of its variables."""
         eager = self._eager(roots)
+        loop_vars = {var} if isinstance(var, str) else var
         fixed: dict[Expr, bool] = {}
         for e in walk_all(roots):
-            fixed[e] = var not in _own_variables(e) and not (
+            fixed[e] = not loop_vars & _own_variables(e) and not (
                 isinstance(e, Load) and e.buf in written) and all(fixed[c] for c in children(e))
         for e in walk_all(roots):
             if fixed[e] and e in eager and e not in self.names and not isinstance(e, Const):
@@ -970,7 +973,10 @@ class KernelPrinter:
 
     def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],
                              rnames: Sequence[str], suffix: str,
-                             start: str = "0", stop: str | None = None) -> None:
+                             start: str = "0", stop: str | None = None,
+                             runs: bool = False) -> None:
+        """The reduction loops of `nodes` updating `accs` (first loop from `start` to `stop`
+        when given; `runs`: the caller knows that range is not empty, as a chunk's)."""
         node = nodes[0]
         if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
                 self.simd_ok(nodes, rnames[0]):
@@ -981,14 +987,22 @@ class KernelPrinter:
         if rnames and all(a.simd_clause() for a in accs) and self.simd_ok(nodes, rnames[-1]):
             simd = "".join(a.simd_clause().replace(f":{a.name}", f":{a.name}{suffix}")
                            for a in accs)
+        printer = ExprPrinter(node.var_ranges)
+        bodies = [n.body for n in nodes if n.body is not None]
+        ranges = node.reduction_ranges
+        if rnames and (runs or stop is None and surely(ranges[0], ">", 0)) and all(
+                surely(r, ">", 0) for r in ranges[1:]):
+            # [INVAR] what the loops do not change, once before them (not before a loop that
+            # may run zero times: its loads may be empty): an int64 0-d count converted to
+            # double per element of a where(...).sum() cost 13-15 ms vs 1.4 ms at 10^6
+            printer.hoist(bodies, set(rnames), {n.out for n in nodes}, self.out)
         with ExitStack() as scope:
-            for k, (name, r) in enumerate(zip(rnames, node.reduction_ranges, strict=True)):
+            for k, (name, r) in enumerate(zip(rnames, ranges, strict=True)):
                 lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
                 vector = k == len(rnames) - 1 and simd is not None and self.vectorize
                 scope.enter_context(self.out.loop(
                     name, lo, hi, pragmas=[self.simd_pragma(simd)] if vector else []))
-            printer = ExprPrinter(node.var_ranges)
-            values = printer.emit([n.body for n in nodes], self.out)  # type: ignore[misc]
+            values = printer.emit(bodies, self.out)
             position = printer.index(_flat_r(node))
             for a, v in zip(accs, values, strict=True):
                 self.out.add(*a.update(v, position, suffix))
@@ -1141,7 +1155,7 @@ class KernelPrinter:
             out.stmt(POLL)
             for a in accs:
                 out.add(*a.declare("_c"))
-            self.print_reduction_loop(nodes, accs, ["r0"], "_c", *bounds)
+            self.print_reduction_loop(nodes, accs, ["r0"], "_c", *bounds, runs=True)
 
         if not parallel:
             for a in accs:
