@@ -163,6 +163,34 @@ def test_same_generator_twice_and_returned_generator() -> None:
         assert returned is g  # NumPy's function returns the argument (was the stand-in)
 
 
+def test_isinstance_of_a_generator_argument_is_numpys() -> None:
+    """`isinstance(rng, np.random.Generator)` was False while tracing (the stand-in's class):
+    the function took its other branch, a silently wrong result."""
+    def f(x: Any, rng: Any) -> Any:
+        if isinstance(rng, np.random.Generator):
+            return x + rng.random(x.shape)
+        return x * 0
+
+    def g(x: Any, rng: Any) -> Any:
+        if isinstance(rng, np.random.RandomState):
+            return x + rng.rand(3)
+        return x - 1
+
+    _draws_as_numpy(f)
+    jg = stax.jit(g)
+    for seed in (0, 1):
+        assert_matches(jg(np.ones(3), np.random.RandomState(seed)),
+                       g(np.ones(3), np.random.RandomState(seed)))
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason="np.random.default_rng(rng) of a "
+                   "Generator argument returns it in NumPy; while tracing the argument is a "
+                   "RandomArgument stand-in, which NumPy's Cython default_rng refuses "
+                   "(TypeError: SeedSequence expects int...). From 610d6d2 (HUNT)")
+def test_default_rng_of_a_generator_argument() -> None:
+    _draws_as_numpy(lambda x, rng: x + np.random.default_rng(rng).random(5))
+
+
 class _Meeting(np.random.Generator):
     """A generator whose random() waits (while `meet`) for the other thread's call to reach
     its own draw: both calls are in progress at once."""

@@ -809,6 +809,15 @@ class RandomArgument:
     def __init__(self, current: list[Any], index: int) -> None:
         self._current, self._index = current, index
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
+        """The generator's class: `isinstance(rng, np.random.Generator)` holds as in NumPy.
+        [REVIEW] it was False while tracing: the function took its other branch."""
+        try:
+            return type(self._current[self._index])
+        except IndexError:
+            return RandomArgument
+
     def __getattr__(self, name: str) -> Any:
         member = getattr(self._current[self._index], name)
         current, index = self._current, self._index
