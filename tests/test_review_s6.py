@@ -183,11 +183,9 @@ def test_isinstance_of_a_generator_argument_is_numpys() -> None:
                        g(np.ones(3), np.random.RandomState(seed)))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="np.random.default_rng(rng) of a "
-                   "Generator argument returns it in NumPy; while tracing the argument is a "
-                   "RandomArgument stand-in, which NumPy's Cython default_rng refuses "
-                   "(TypeError: SeedSequence expects int...). From 610d6d2 (HUNT)")
 def test_default_rng_of_a_generator_argument() -> None:
+    """np.random.default_rng(rng) returns a Generator argument itself; while tracing NumPy's
+    Cython refused the stand-in (TypeError: SeedSequence expects int...)."""
     _draws_as_numpy(lambda x, rng: x + np.random.default_rng(rng).random(5))
 
 

@@ -2596,6 +2596,9 @@ def _random_wrapper(name: str) -> Callable[..., Any]:
         b = _user_call(name)
         if b is None:
             return original(*args, **kwargs)
+        if name == "default_rng" and len(args) == 1 and not kwargs and \
+                isinstance(args[0], np.random.Generator):
+            return args[0]  # [REVIEW] NumPy's: a generator argument itself (its stand-in)
         return b.eager(original, args, kwargs, NotImplementedError(
             f"stax.jit: np.random.{name} (new numbers on each call) is not supported"))
     return draw
