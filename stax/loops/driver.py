@@ -51,13 +51,15 @@ class RowSlot:
 class CarriedSlot:
     """One carried value: its buffer's slot (the iteration reads it), `output` the slot of its
     next version (double-buffered: swapped with `source` after each iteration; None: updated
-    in place), and the stores written into `output` (or `source` when None)."""
+    in place), and the stores written into `output` (or `source` when None): after the
+    regions, or (`before`: an index into `LoopDriver.nested`) just before that nested loop."""
 
     source: int
     dtype: np.dtype
     nbytes: int
     output: int | None
     stores: tuple[Store, ...]
+    before: int | None = None
 
 
 @dataclass(frozen=True)

@@ -340,19 +340,23 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                  stores: Sequence[tuple[int, tuple[StoreForm, ...]]], independent: bool,
                  suffix: str, inner: Lookup = lambda body: None) -> Prepared:
     n_carried = len(graph.outputs)
-    graph, carries = in_place.plan(graph, names or [f"carried {k}" for k in range(n_carried)],
-                                   stores)
+    backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
+    for early in (True, False):  # early stores only where the C driver runs the body
+        planned, carries = in_place.plan(
+            graph, names or [f"carried {k}" for k in range(n_carried)], stores, early)
+        body, rows = row_inputs(planned, trip, n_carried)
+        strides = [contiguous_strides(v.shape) for v in body.inputs]
+        lowered = lower(eliminate_common_subexpressions(body)[0], strides,
+                        backend.recompute_cost,
+                        numpy_layout=False)  # [LAYOUT] carried values keep their arrays' C order
+        sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
+        nests, reason = _nested_loops(sched, inner)
+        reason = reason or _driver_refusal(sched, carries, nests)
+        if reason is None or not any(c.before for c in carries):
+            break
     how = "; ".join(f"{name.split(' ')[0]}: {c.how}" for name, c in zip(
         names or [f"carried{k}" for k in range(n_carried)], carries, strict=True))
-    graph, rows = row_inputs(graph, trip, n_carried)
-    strides = [contiguous_strides(v.shape) for v in graph.inputs]
-    backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
-    lowered = lower(eliminate_common_subexpressions(graph)[0], strides, backend.recompute_cost,
-                    numpy_layout=False)  # [LAYOUT] carried values keep their arrays' C order
-    sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
     isa = isa_level(None)
-    nests, reason = _nested_loops(sched, inner)
-    reason = reason or _driver_refusal(sched, carries, nests)
     if reason is None:
         team, why = _team(sched, carries, independent, trip)
         team, why = (1, "it runs nested loops") if nests and team > 1 else (team, why)
@@ -433,14 +437,14 @@ def _nested_loops(sched: Schedule, inner: Lookup) -> tuple[list[Nest], str | Non
             return [], f"the body has extern calls (a nested loop not in C: {body.decision})"
         n_carried = len(body.graph.outputs)
         n_free = len(body.graph.inputs) - 1 - n_carried
-        given = node.extern_inputs
+        given = node.extern_inputs[:n_carried + n_free + sum(x is None for x in body.bounds)]
         results = tuple(by_fn[f"{key} result {j}"].out if f"{key} result {j}" in by_fn else ""
                         for j in range(n_carried))
         dynamic = iter(given[n_carried + n_free:])
         bounds = (tuple(next(dynamic) if x is None else x for x in body.bounds) if body.bounds
                   else (body.trip.start, body.trip.stop, body.trip.step))
         names = [*given, *results]
-        if "" in results or isinstance(bounds[2], str) or len(given) != n_carried + n_free + sum(
+        if "" in results or isinstance(bounds[2], str) or len(given) < n_carried + n_free + sum(
                 x is None for x in body.bounds):
             return [], "the body has extern calls (a nested loop whose results are not all used)"
         if any(buffers[n].strides != contiguous_strides(buffers[n].shape) for n in names) or any(
@@ -571,7 +575,9 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                       r.const, r.coef, r.nbytes) for k, r in enumerate(rows)),
         tuple(CarriedSlot(slots[src], buffers[src].dtype, buffers[src].nbytes,
                           None if c.output is None else slots[program.outputs[c.output]],
-                          tuple(c.stores)) for src, c in zip(carried_in, carries, strict=True)),
+                          tuple(c.stores), [n.key for n in nests].index(c.before)
+                          if c.before else None)
+              for src, c in zip(carried_in, carries, strict=True)),
         tuple(slots[name] for name in program.inputs),
         tuple(slots[name] for name in program.outputs), team,
         tuple(_nested_call(nest, slots, buffers, _regions_before(sched, nest.node),

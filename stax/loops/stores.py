@@ -13,6 +13,13 @@ double-buffered: an iteration costs the stored elements, not the array's size.
 
 Where the stores apply to a version the body computed otherwise (the result of a nested loop),
 that version stays a body output (double-buffered) and the stores are written into it.
+
+Early stores (the body in a C driver): where the stored version is read only by one nested
+loop (not as its carried value) and, once the full-array versions are pruned, nothing but
+that loop reads the array, the loop reads the array's buffer instead and the driver writes
+the stores just before it (gramschmidt's `Q[:, k] = ...` read by its inner loop: no
+full-array setitem per outer iteration). The stored values are extra inputs of the loop's
+first extern, so the scheduler computes them before it.
 """
 
 from __future__ import annotations
@@ -82,12 +89,16 @@ class Carry:
     output: int | None
     stores: tuple[Store, ...]
     how: str
+    before: str = ""  # the nested loop (its extern key) the stores are written before
 
 
 def plan(graph: Graph, names: Sequence[str],
-         stores: Sequence[tuple[int, tuple[StoreForm, ...]]]) -> tuple[Graph, tuple[Carry, ...]]:
+         stores: Sequence[tuple[int, tuple[StoreForm, ...]]], early: bool = False
+         ) -> tuple[Graph, tuple[Carry, ...]]:
     """The body with the carried values its stores make in place left out of its outputs and
-    the stored values added (dead ops pruned), and how each carried value is updated."""
+    the stored values added (dead ops pruned), and how each carried value is updated.
+    `early` (the body runs in a C driver): stores whose version only a nested loop reads are
+    written just before it (`_early`)."""
     position = {v.id: k for k, v in enumerate(graph.inputs)}
     values = {v.id: v for v in graph.inputs} | {op.out.id: op.out for op in graph.ops}
     outputs: list[Value] = []
@@ -129,13 +140,65 @@ def plan(graph: Graph, names: Sequence[str],
             if target is None else
             f"double-buffered because the body computes its version other than by "
             f"assignments (a nested loop); the stores {where} are written into it")))
+    ops = _live(graph.ops, outputs)
+    for k, c in enumerate(carries):
+        if early and c.output is None:
+            moved = _early(ops, outputs, graph.inputs[1 + k], graph.outputs[k],
+                           [outputs[s.value] for s in c.stores])
+            if moved is not None:
+                ops, key = moved
+                where = " then ".join(s.describe(names[k].split(" ")[0]) for s in c.stores)
+                carries[k] = Carry(None, c.stores, (
+                    f"in place: the body computes only the stored values, written into the "
+                    f"array's buffer at {where} just before the nested loop that reads them "
+                    f"(early stores: nothing else reads the array; no full-array where, no "
+                    f"double buffer)"), key)
+    return Graph(graph.inputs, ops, tuple(outputs)), tuple(carries)
+
+
+def _live(ops: Sequence[Op], outputs: Sequence[Value]) -> tuple[Op, ...]:
+    """`ops` without the dead ones (the full-array versions stored in place)."""
     keep = {v.id for v in outputs}
-    ops: list[Op] = []
-    for op in reversed(graph.ops):  # dead ops pruned: the full-array versions stored in place
+    live: list[Op] = []
+    for op in reversed(ops):
         if op.kind == "input" or op.out.id in keep:
-            ops.append(op)
+            live.append(op)
             keep.update(v.id for v in op.inputs)
-    return Graph(graph.inputs, tuple(reversed(ops)), tuple(outputs)), tuple(carries)
+    return tuple(reversed(live))
+
+
+def _early(ops: Sequence[Op], outputs: Sequence[Value], base: Value, final: Value,
+           stored: Sequence[Value]) -> tuple[tuple[Op, ...], str] | None:
+    """The body's ops with a nested loop reading the carried array's buffer `base` in place of
+    its stored version `final` (the driver writes the stores just before the loop; the stored
+    values become extra inputs of its first extern, so the scheduler computes them before
+    it), and the loop's extern key; None where a version other than the loop's would see the
+    early stores: `final` is read by anything but one nested loop's externs, or the array's
+    old version by anything but that loop once the full-array versions are pruned."""
+    readers = [op for op in ops if any(v.id == final.id for v in op.inputs)]
+    keys = {op.attr("fn").rpartition(" result ")[0] if op.kind == "extern" else ""
+            for op in readers}
+    if len(keys) != 1 or not next(iter(keys)).startswith("stax.loop#") or any(
+            v.id == final.id for v in outputs):
+        return None
+    (key,) = keys
+    carried = sum(op.kind == "extern" and op.attr("fn").startswith(f"{key} result ")
+                  for op in ops)  # the nested loop's carried values: its first inputs
+    if any(v.id == final.id for op in readers for v in op.inputs[:carried]):
+        return None  # its initial value: the loop may run in (and change) that storage
+    rewritten = []
+    for op in ops:
+        if any(op is r for r in readers):
+            inputs = tuple(base if v.id == final.id else v for v in op.inputs)
+            if op.attr("fn").endswith(" result 0"):
+                inputs += tuple(stored)
+            op = Op(op.kind, inputs, op.out, op.attrs)
+        rewritten.append(op)
+    live = _live(rewritten, outputs)
+    if any(op.attr("fn").rpartition(" result ")[0] != key if op.kind == "extern" else True
+           for op in live if any(v.id == base.id for v in op.inputs)):
+        return None
+    return live, key
 
 
 def _refusal(forms: Sequence[StoreForm], position: dict[int, int], values: dict[int, Value],

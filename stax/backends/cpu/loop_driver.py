@@ -5,6 +5,8 @@ that runs all its iterations in one call (`stax.loops.driver.LoopDriver` describ
     for (it = 0; it < n; ++it) { *index = start + it*step; rows; region0(...); ...; stores;
                                  swap(in_k, out_k); }
 
+(early stores: those a nested loop reads are written just before its call, not at the end.)
+
 One iteration's kernels run on the threads their plans chose; with `team` > 1 the iterations
 themselves run on an OpenMP team, each thread a block of them (a static schedule) with its own
 pointer table, inside a team of one that it opens once (the regions' orphaned `omp single`s
@@ -68,23 +70,31 @@ def driver_source(d: LoopDriver) -> str:
     for r in d.rows:  # rows of invariant arrays at the index: pointers, no gather
         lines.append(f"        b[{r.slot}] = (char*)b[{r.source}] + ({r.const} + {r.coef} * "
                      f"(start + it * step)) * {r.nbytes};")
-    calls = []
-    for k, region in enumerate(d.regions):
-        calls += [line for call in d.nested if call.before == k for line in nested_code(call)]
-        args = [f"({ctype(buffers[p].dtype)}*)b[{d.slots[p]}]"
-                for p in region_params(region.plans)]
-        calls.append(f"{region.name}({', '.join([*args, 'flags'])});")
-    calls += [line for call in d.nested if call.before == len(d.regions)
-              for line in nested_code(call)]
-    lines += [f"        {c}" for c in calls]
     values = [f"b[{s}]" for s in d.outputs]
     indices = {k: f"b[{s}]" for k, s in enumerate(d.inputs)}
-    for c in d.carried:
-        if c.stores:
-            target = f"b[{c.source if c.output is None else c.output}]"
-            lines += store_code(c.stores, target, ctype(c.dtype), values, indices, "        ")
-            if d.team == 1:
-                lines.append("        if (failed) break;  // a store out of bounds: IndexError")
+
+    def stores_before(j: int | None) -> list[str]:
+        """The stores written before nested loop `j` (None: after the regions)."""
+        out = []
+        for c in d.carried:
+            if c.stores and c.before == j:
+                target = f"b[{c.source if c.output is None else c.output}]"
+                out += store_code(c.stores, target, ctype(c.dtype), values, indices, "        ")
+                if d.team == 1:
+                    out.append("        if (failed) break;  // a store out of bounds: IndexError")
+        return out
+
+    def nested_before(k: int) -> list[str]:
+        return [line for j, call in enumerate(d.nested) if call.before == k
+                for line in [*stores_before(j), *(f"        {x}" for x in nested_code(call))]]
+
+    for k, region in enumerate(d.regions):
+        lines += nested_before(k)
+        args = [f"({ctype(buffers[p].dtype)}*)b[{d.slots[p]}]"
+                for p in region_params(region.plans)]
+        lines.append(f"        {region.name}({', '.join([*args, 'flags'])});")
+    lines += nested_before(len(d.regions))
+    lines += stores_before(None)
     for c in d.carried:
         if c.output is not None:
             lines.append(f"        std::swap(b[{c.source}], b[{c.output}]);")
