@@ -189,6 +189,11 @@ def test_default_rng_of_a_generator_argument() -> None:
     _draws_as_numpy(lambda x, rng: x + np.random.default_rng(rng).random(5))
 
 
+def test_generator_argument_passed_on_to_another_jitted_function() -> None:
+    inner = stax.jit(lambda n, rng: rng.random(3) * n)
+    _draws_as_numpy(lambda x, rng: x[:3] + inner(2.0, rng))
+
+
 class _Meeting(np.random.Generator):
     """A generator whose random() waits (while `meet`) for the other thread's call to reach
     its own draw: both calls are in progress at once."""

@@ -758,7 +758,7 @@ def _split(obj: Any, arrays: list[Any], top: bool, generators: list[Any]) -> Any
     if isinstance(obj, dynamic) and not isinstance(obj, complex):
         arrays.append(obj)
         return ("arg", len(arrays) - 1)
-    if isinstance(obj, GENERATORS):
+    if isinstance(obj, GENERATORS) and not isinstance(obj, RandomArgument):  # (its class)
         generators.append(obj)
         return ("random", type(obj).__name__, len(generators) - 1)
     if isinstance(obj, (list, tuple)):
