@@ -82,3 +82,28 @@ def test_invariant_conversion_warns_as_numpy(s):
     want, want_warnings = _with_warnings(f, x, v)
     assert got == want
     assert got_warnings == want_warnings
+
+
+def column_stats(x: np.ndarray, s: np.ndarray, n: np.ndarray) -> Any:
+    c = x - s / n.astype(x.dtype)
+    return (c * c).sum(0) / n.astype(x.dtype), c.max(0), np.where(x > s, x, 0).sum(0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(256, 1024), (7, 33), (1, 5), (0, 8), (300, 1)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_column_statistics_with_0d_values(dtype, shape, threads):
+    x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
+    if x.size > 3:
+        x.flat[3] = np.nan
+    s, n = np.asarray(0.5, dtype), np.int64(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if shape[0] == 0:  # max of an empty column: NumPy's error
+            with pytest.raises(ValueError):
+                column_stats(x, s, n)
+            return
+        got = stax.jit(column_stats, threads=threads)(x, s, n)
+        want = column_stats(x, s, n)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5 if dtype == np.float32 else 1e-12)

@@ -89,3 +89,11 @@ def test_nothing_hoisted_before_a_loop_that_may_run_zero_times(monkeypatch):
     assert "stax_rstop_" in cpp
     (loops,) = _depths(cpp, CAST)
     assert any(h.startswith("for (int64_t r0 ") for h in loops)
+
+
+def test_column_sums_convert_the_count_once_per_block(monkeypatch):
+    x = np.ones((256, 1024))  # the outer-reduction form: blocks of columns, rows in passes
+    cpp = _emitted(monkeypatch, lambda a, n: (a / n.astype(float)).sum(0), x, np.int64(7))
+    assert "for (int64_t block " in cpp
+    (loops,) = _depths(cpp, CAST)
+    assert [h.split("=")[0] for h in loops] == ["for (int64_t block "]

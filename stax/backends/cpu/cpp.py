@@ -868,9 +868,15 @@ class KernelPrinter:
             return f"{buf}[({printer.index(index)}) * {size} + lane]" if buf in wide \
                 else f"{buf}[lane]"
 
+        hoisted: ExprPrinter | None = None  # [INVAR] what no loop of the block changes
+
         def lane_printer(nodes: list[Node]) -> ExprPrinter:
             out.stmt(f"const int64_t {last} = block + lane;")
             printer = ExprPrinter(nodes[0].var_ranges)
+            if hoisted is not None:
+                printer.names.update(hoisted.names)
+                printer.atom_names.update(hoisted.atom_names)
+                printer.counter = hoisted.counter
             for n in nodes:
                 for ld in walk(n.body):  # type: ignore[arg-type]
                     if isinstance(ld, Load) and ld.buf in local:
@@ -893,6 +899,15 @@ class KernelPrinter:
                 self.work_shared = True
             scope.enter_context(out.loop("block", 0, extent, step=block, pragmas=pragmas))
             out.stmt(POLL, f"const int64_t lanes = std::min<int64_t>({block}, {extent} - block);")
+            bodies = [n.body for n in plan.nodes if n.body is not None]
+            if all(surely(r, ">", 0) for n in plan.nodes
+                   for r in (*n.ranges, *n.reduction_ranges)):
+                # [INVAR] once per block, what depends on no loop inside it (a 0-d count's
+                # conversion), when every loop inside runs (their loads may be empty otherwise)
+                hoisted = ExprPrinter(plan.nodes[0].var_ranges)
+                inside = {v for e in walk_all(bodies) for v in _own_variables(e)} - set(
+                    xvars(len(space) - 1))
+                hoisted.hoist(bodies, inside, {n.out for n in plan.nodes} | local, out)
             for name, e in sorted(plan.local):
                 t = ctype(self.buffers[name].dtype)
                 out.stmt(f"alignas(64) static thread_local {t} {name}[{size} * {e}];  "
