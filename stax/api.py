@@ -144,10 +144,11 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     """[H9] What a warm call with the signature of `args` runs (on the arguments as given)
     once `args` have passed the compiled wrapper's checks: `program.proven` (no re-checks)
     itself when it returns the result as is, else with scalars converted and the result
-    rebuilt. None for programs whose calls check values (narrowed ints, written back)."""
+    rebuilt. None for programs whose calls check values (narrowed ints, written back) or
+    return an argument."""
     traced = comp.traced
     proven, single = comp.program.proven, comp.program.single
-    if proven is None or traced.writeback or traced.narrowed_ints:
+    if proven is None or traced.writeback or traced.narrowed_ints or traced.returned_args:
         return None
     scalars = tuple((i, _SCALARS[type(a)]) for i, a in enumerate(args)
                     if type(a) is not np.ndarray)  # exact floats and ints (the packed key)
@@ -213,6 +214,10 @@ class Traced:
     static: frozenset[int] = frozenset()  # scalar arguments the trace used as Python values
     env: ShapeEnv | None = None  # a shape-generic trace's symbols and guards (issue 11)
     unsigned_ints: frozenset[int] = frozenset()  # [B16] Python ints read only as uint64
+    # results that are an array argument itself, as it is at the function's end (`return x`,
+    # `np.add(x, 1, out=o)`, `o += x; return o`): (result position, argument position); the
+    # call returns the caller's array, as NumPy does, not a copy of it
+    returned_args: tuple[tuple[int, int], ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -279,8 +284,10 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     for i, a in enumerate(args):
         if type(a) is int and a > np.iinfo(np.int64).max and i not in unsigned:
             raise OverflowError(f"Python integer {a} out of bounds for int64")
+    returned = tuple((k, i) for k, leaf in enumerate(leaves) for i, t in enumerate(tracers)
+                     if isinstance(args[i], np.ndarray) and leaf == t.value)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
-                  frozenset(builder.static), env, unsigned)
+                  frozenset(builder.static), env, unsigned, returned)
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
@@ -310,14 +317,19 @@ def _int_bits(a: int) -> np.ndarray:
     return _int_array(a)
 
 
-def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> None:
+def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
     """[B16] Arguments mutated inside the function get their new values (and, after
-    `x.shape = ...`, their new shape, as NumPy sets it on the caller's array)."""
+    `x.shape = ...`, their new shape, as NumPy sets it on the caller's array); the function's
+    flat results, a result that is an argument itself being the caller's array."""
     for k, i in enumerate(traced.writeback):
         new = flat[traced.n_results + k]
         if args[i].shape != new.shape:
             args[i].shape = new.shape
         np.copyto(args[i], new)
+    results = list(flat[: traced.n_results])
+    for k, i in traced.returned_args:
+        results[k] = args[i]
+    return results
 
 
 def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
@@ -612,8 +624,7 @@ class Jitted:
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
                                   else _int_bits(a) if i in traced.unsigned_ints  # [B16]
                                   else _as_array(a) for i, a in enumerate(args)])
-        write_back(traced, args, flat)  # [B16]
-        return _unflatten(traced.structure, flat[: traced.n_results])
+        return _unflatten(traced.structure, write_back(traced, args, flat))  # [B16]
 
 
 _JITTED: weakref.WeakValueDictionary[int, Jitted] = weakref.WeakValueDictionary()

@@ -678,8 +678,7 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
                                     "runs in NumPy"))
         return jitted.fn(*args), builder
     builder.tape = builder.record(traced)
-    write_back(traced, args, flat)
-    return _unflatten(traced.structure, tuple(flat[: traced.n_results])), builder
+    return _unflatten(traced.structure, tuple(write_back(traced, args, flat))), builder
 
 
 def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:

@@ -204,8 +204,7 @@ class Tape:
         except Exception:  # noqa: BLE001 - an error on another path: the trace reports it
             return MISS
         flat = [env[v.id] for v in traced.graph.outputs]
-        write_back(traced, args, flat)
-        return _unflatten(traced.structure, tuple(flat[: traced.n_results]))
+        return _unflatten(traced.structure, tuple(write_back(traced, args, flat)))
 
 
 class NoReplay(Exception):  # noqa: N818 - internal signal
