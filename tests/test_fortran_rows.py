@@ -3,7 +3,7 @@ a Fortran-ordered result run in the outer-reduction form: vector lanes over a bl
 loops over the columns, so every load and store is contiguous; values the rows keep between
 their reductions (a softmax's `exp`) live in thread-local rows of the block
 (`stax.tiling.plan.local_rows`). Every result is compared with NumPy: f16/f32/f64, partial
-blocks (1, 15, 17, 33 rows; 70 rows of 2048 in blocks of at most 64), NaN/inf, NumPy's strides."""
+blocks (1, 15, 17, 33 rows; 70 rows of 4096 in blocks of at most 64), NaN/inf, NumPy's strides."""
 
 from __future__ import annotations
 
@@ -70,11 +70,11 @@ def test_softmax_keeps_exp_rows_in_blocks(dtype: str) -> None:
     _check(f, softmax, x, dtype)
     if dtype != "float16":
         assert "local_rows" in _decisions(f, x)
-    # 70 rows of 2048: more rows than a block of thread-local rows holds (a partial block)
-    y = np.asfortranarray(make_array((70, 2048), dtype, seed=6))
+    # 70 rows of 4096: more rows than a block of thread-local rows holds (a partial block)
+    y = np.asfortranarray(make_array((70, 4096), dtype, seed=6))
     _check(f, softmax, y, dtype)
     if dtype == "float64":
-        assert 16 <= _decisions(f, y)["local_rows"].value <= 64  # 1 MiB of float64 rows
+        assert 16 <= _decisions(f, y)["local_rows"].value <= 64  # 2 MiB of float64 rows
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])

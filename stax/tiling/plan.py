@@ -47,9 +47,10 @@ MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pag
 SMALL_ROW = 16  # [H11] rows of a generic kernel up to this length: compiled per length too
 ROW_TILE_BYTES = 512 * 1024  # [FORD] most bytes of a kernel's row tiles (thread-local)
 # [FROWS] most bytes of the outer-reduction form's kernel-local rows (thread-local): longer
-# contiguous runs per column of a block read faster (softmax of a Fortran 2048x2048 f32, one
-# thread, budgets 256K/512K/1M/2M: 13.0/9.6/6.9/6.7 ms, NumPy 10.4)
-LOCAL_ROWS_BYTES = 1024 * 1024
+# contiguous runs per column of a block read faster (softmax of a Fortran array, one thread,
+# budgets 256K/512K/1M/2M: 2048x2048 f32 13.0/9.6/6.9/6.7 ms, NumPy 10.4; 4096x4096 f64
+# 1M/2M: 141/117 ms, NumPy 125; 4096x4096 f32 1M/2M: 51/38 ms, NumPy 69)
+LOCAL_ROWS_BYTES = 2 * 1024 * 1024
 ROW_TILE_LINES = 4  # [LAYOUT] cache lines of each column a block of rows reads / writes
 
 
