@@ -52,12 +52,25 @@ PROGRAMS = textwrap.dedent("""
             out[i] = np.dot(x[i, i + 1:], v[i + 1:]) + x[i, :i].sum()
         return out
 
+    def gramschmidt(A):  # Q's stores written just before the inner loop (early stores)
+        Q = np.zeros_like(A)
+        R = np.zeros((A.shape[1], A.shape[1]), dtype=A.dtype)
+        for k in range(A.shape[1]):
+            nrm = np.dot(A[:, k], A[:, k])
+            R[k, k] = np.sqrt(nrm)
+            Q[:, k] = A[:, k] / R[k, k]
+            for j in range(k + 1, A.shape[1]):
+                R[k, j] = np.dot(Q[:, k], A[:, j])
+                A[:, j] -= Q[:, k] * R[k, j]
+        return Q @ R
+
     rng = np.random.default_rng(0)
     for n in (1, 6):
         m = rng.random((n, n))
         spd = m @ m.T + n * np.eye(n)
         for fn, args in ((cholesky, (spd,)), (lu, (spd,)), (trmm, (1.5, m, np.tril(m).T)),
-                         (three_levels, (m,)), (tails, (m, rng.random(n)))):
+                         (three_levels, (m,)), (tails, (m, rng.random(n))),
+                         (gramschmidt, (m + np.eye(n),))):
             got = stax.jit(fn)(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
             want = fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
