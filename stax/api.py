@@ -26,7 +26,7 @@ from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, 
 from stax.frontend.functions import creating
 from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
-from stax.graph import Graph, Value
+from stax.graph import Graph, Op, Value
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import ShapeEnv, Sym, is_data
 from stax.lower import Lowered, lower
@@ -215,9 +215,10 @@ class Traced:
     env: ShapeEnv | None = None  # a shape-generic trace's symbols and guards (issue 11)
     unsigned_ints: frozenset[int] = frozenset()  # [B16] Python ints read only as uint64
     # results that are an array argument itself, as it is at the function's end (`return x`,
-    # `np.add(x, 1, out=o)`, `o += x; return o`): (result position, argument position); the
-    # call returns the caller's array, as NumPy does, not a copy of it
-    returned_args: tuple[tuple[int, int], ...] = ()
+    # `np.add(x, 1, out=o)`, `o += x; return o`), or views of it (`x.T`, `x[::2]`, `x[1]`,
+    # `x.reshape(...)`): (result position, argument position, the view ops from the argument);
+    # the call returns the caller's array or the same views of it, as NumPy does, not copies
+    returned_args: tuple[tuple[int, int, tuple[Op, ...]], ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -284,10 +285,42 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     for i, a in enumerate(args):
         if type(a) is int and a > np.iinfo(np.int64).max and i not in unsigned:
             raise OverflowError(f"Python integer {a} out of bounds for int64")
-    returned = tuple((k, i) for k, leaf in enumerate(leaves) for i, t in enumerate(tracers)
-                     if isinstance(args[i], np.ndarray) and leaf == t.value)
+    finals = {t.value: i for i, t in enumerate(tracers) if isinstance(args[i], np.ndarray)}
+    returned = tuple((k, *found) for k, leaf in enumerate(leaves)
+                     if (found := _view_of_argument(graph, leaf, finals)) is not None)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
                   frozenset(builder.static), env, unsigned, returned)
+
+
+VIEW_OPS = frozenset({"transpose", "slice", "reshape"})  # NumPy views (reshape: where it can)
+
+
+def _view_of_argument(graph: Graph, leaf: Value, finals: dict[Value, int]
+                      ) -> tuple[int, tuple[Op, ...]] | None:
+    """The argument whose final version `leaf` is, or is a chain of view ops of (sizes known:
+    not in a shape-generic trace), with the chain from the argument; None for anything else."""
+    producers = {op.out: op for op in graph.ops}
+    chain: list[Op] = []
+    while leaf not in finals:
+        op = producers.get(leaf)
+        if op is None or op.kind not in VIEW_OPS or \
+                not all(type(d) is int for d in op.out.shape):
+            return None
+        chain.append(op)
+        leaf = op.inputs[0]
+    return finals[leaf], tuple(reversed(chain))
+
+
+def _view(a: np.ndarray, op: Op) -> np.ndarray:
+    """NumPy's own view op `op` of `a` (a reshape NumPy cannot view copies, as NumPy does)."""
+    attrs = dict(op.attrs)
+    if op.kind == "transpose":
+        return a.transpose(attrs["perm"])
+    if op.kind == "reshape":
+        return a.reshape(op.out.shape)
+    return a[tuple(slice(start, stop if (stop := start + step * n) >= 0 else None, step)
+                   for start, step, n in zip(attrs["starts"], attrs["steps"], op.out.shape,
+                                             strict=True))]
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
@@ -327,8 +360,8 @@ def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
             args[i].shape = new.shape
         np.copyto(args[i], new)
     results = list(flat[: traced.n_results])
-    for k, i in traced.returned_args:
-        results[k] = args[i]
+    for k, i, chain in traced.returned_args:
+        results[k] = functools.reduce(_view, chain, args[i])
     return results
 
 

@@ -60,3 +60,44 @@ def test_a_returned_argument_is_the_callers_array(
         want_t[0][...] = -1.0
         np.testing.assert_array_equal(mine, theirs)
         np.testing.assert_array_equal(x, np.linspace(0.0, 7.0, n))
+
+
+VIEWS = [
+    lambda x: x.T,
+    lambda x: (x[::2], x.sum()),
+    lambda x: x.reshape(-1),
+    lambda x: x[1],
+    lambda x: x[::-1, 1:],
+    lambda x: x[:, ::-2][1:].T,
+    lambda x: x.T.reshape(-1),  # NumPy copies here (not viewable): so does Stax
+    lambda x: x[2, 1],  # a scalar
+    lambda x: x[:0],
+]
+
+
+def _mutate_then_view(x: np.ndarray) -> np.ndarray:
+    y = x[::2]
+    x += 1
+    return y
+
+
+@pytest.mark.parametrize("fn", [*VIEWS, _mutate_then_view])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_a_returned_view_of_an_argument_views_the_callers_array(fn: Callable[..., Any],
+                                                                 dtype: type) -> None:
+    jf = stax.jit(fn, dynamic=False)
+    for x0 in (np.arange(12).reshape(4, 3), np.arange(30).reshape(6, 5).T):  # C, transposed
+        mine, theirs = x0.astype(dtype), x0.astype(dtype)
+        got, want = jf(mine), fn(theirs)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for g, w in zip(got, want, strict=True):
+            assert type(g) is type(w)
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(mine, theirs)
+        g, w = got[0], want[0]
+        assert np.shares_memory(g, mine) == np.shares_memory(w, theirs)
+        if isinstance(w, np.ndarray) and w.size:
+            assert g.strides == w.strides
+            g[...] = -1
+            w[...] = -1
+            np.testing.assert_array_equal(mine, theirs)
