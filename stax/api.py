@@ -286,8 +286,9 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         if type(a) is int and a > np.iinfo(np.int64).max and i not in unsigned:
             raise OverflowError(f"Python integer {a} out of bounds for int64")
     finals = {t.value: i for i, t in enumerate(tracers) if isinstance(args[i], np.ndarray)}
+    producers = {op.out: op for op in graph.ops}
     returned = tuple((k, *found) for k, leaf in enumerate(leaves)
-                     if (found := _view_of_argument(graph, leaf, finals)) is not None)
+                     if (found := _view_of_argument(producers, leaf, finals)) is not None)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
                   frozenset(builder.static), env, unsigned, returned)
 
@@ -295,11 +296,10 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
 VIEW_OPS = frozenset({"transpose", "slice", "reshape"})  # NumPy views (reshape: where it can)
 
 
-def _view_of_argument(graph: Graph, leaf: Value, finals: dict[Value, int]
+def _view_of_argument(producers: dict[Value, Op], leaf: Value, finals: dict[Value, int]
                       ) -> tuple[int, tuple[Op, ...]] | None:
     """The argument whose final version `leaf` is, or is a chain of view ops of (sizes known:
     not in a shape-generic trace), with the chain from the argument; None for anything else."""
-    producers = {op.out: op for op in graph.ops}
     chain: list[Op] = []
     while leaf not in finals:
         op = producers.get(leaf)

@@ -12,28 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
+from test_row_tiles import layernorm, logsumexp, rmsnorm, softmax
 
 import stax
-
-
-def softmax(x: Any) -> Any:
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def layernorm(x: Any) -> Any:
-    m = x.mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5)
-
-
-def rmsnorm(x: Any) -> Any:
-    return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
-
-
-def logsumexp(x: Any) -> Any:
-    m = x.max(-1, keepdims=True)
-    return m[..., 0] + np.log(np.exp(x - m).sum(-1))
-
 
 TOL = {"float16": {"rtol": 5e-3, "atol": 1e-3}, "float32": {"rtol": 2e-5, "atol": 1e-6},
        "float64": {"rtol": 1e-12, "atol": 1e-14}}
