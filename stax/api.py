@@ -33,7 +33,7 @@ from stax.lower import Lowered, lower
 from stax.masked_reductions import fuse_masked_reductions
 from stax.report.progress import PROGRESS_MIN_OPS, progress
 from stax.runtime.compiler import isa_level
-from stax.runtime.fast import fastcall
+from stax.runtime.fast import disjoint, fastcall
 from stax.runtime.wrapper import CompiledProgram, DataSizeMiss, build, release_all
 from stax.sched.scheduler import Schedule, schedule
 from stax.tiling.plan import thread_count
@@ -144,11 +144,12 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     """[H9] What a warm call with the signature of `args` runs (on the arguments as given)
     once `args` have passed the compiled wrapper's checks: `program.proven` (no re-checks)
     itself when it returns the result as is, else with scalars converted and the result
-    rebuilt. None for programs whose calls check values (narrowed ints, written back) or
-    return an argument."""
+    rebuilt; [LOOPS] with mutated arguments checked for aliasing and written back, and
+    returned arguments as the caller's arrays (`write_back`), as `Jitted._run` does. None for
+    programs whose calls check values (narrowed ints)."""
     traced = comp.traced
     proven, single = comp.program.proven, comp.program.single
-    if proven is None or traced.writeback or traced.narrowed_ints or traced.returned_args:
+    if proven is None or traced.narrowed_ints:
         return None
     scalars = tuple((i, _SCALARS[type(a)]) for i, a in enumerate(args)
                     if type(a) is not np.ndarray)  # exact floats and ints (the packed key)
@@ -156,15 +157,20 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         converted = [_SCALARS[type(a)](a) if type(a) is not np.ndarray else a for a in args]
         proven = comp.program.at_shape(*converted) or proven
     structure = traced.structure
-    if not scalars and single and isinstance(structure, int):  # arrays in, one array out
-        return proven
+    mutates = bool(traced.writeback or traced.returned_args)
+    if not scalars and single and isinstance(structure, int) and not mutates:
+        return proven  # arrays in, one array out
 
     def run(*args: Any) -> Any:
         arrays = list(args)
         for i, convert in scalars:
             arrays[i] = convert(arrays[i])
+        for i in traced.writeback:
+            if not disjoint(args, i):
+                traced.check_args(args)  # raises if they share memory element by element
         out = proven(*arrays)
-        return _unflatten(structure, (out,) if single else out)
+        flat = (out,) if single else out
+        return _unflatten(structure, write_back(traced, args, flat) if mutates else flat)
 
     return run
 

@@ -51,7 +51,7 @@ from stax.loops.driver import CarriedSlot, LoopDriver, NestedCall, RowSlot
 from stax.lower import lower
 from stax.runtime import externs
 from stax.runtime.compiler import isa_level
-from stax.runtime.fast import fastcall, interruptible  # [A8]
+from stax.runtime.fast import disjoint, fastcall, interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
     _regions,
@@ -120,14 +120,17 @@ class LoopBody:
             trip = range(*(next(given) if x is None else x for x in self.bounds))
             arrays = arrays[:len(arrays) - n_dynamic]
         n = len(self.graph.outputs)  # the runners update the carried arrays: their own copies
-        first = arrays[0] if n else None
-        there = first is not None and into is not None and into.flags.c_contiguous and \
-            into.flags.writeable and (into.shape, into.dtype) == (first.shape, first.dtype) \
-            and not any(np.may_share_memory(into, a) for a in arrays[1:])
-        if there:
-            np.copyto(into, first)
-        own = [into if k == 0 and there else np.array(a, order="C")
-               for k, a in enumerate(arrays[:n])]
+        own = [np.array(a, order="C") for a in arrays[1:n]]
+        if n:
+            first = arrays[0]
+            flags = None if into is None else into.flags
+            if flags is not None and flags.c_contiguous and flags.writeable and \
+                    into.shape == first.shape and into.dtype == first.dtype and \
+                    disjoint((into, *arrays[1:]), 0):
+                np.copyto(into, first)
+                own.insert(0, into)
+            else:
+                own.insert(0, np.array(first, order="C"))
         results = (self.runner or self.compile())([*own, *arrays[n:]], trip)
         if into is not None and n and results[0] is not into:
             np.copyto(into, results[0], casting="unsafe")
@@ -629,8 +632,9 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
 
     def run(fn: Any, fast: Any, entry: int | None, arrays: Sequence[np.ndarray], trip: range
             ) -> list[np.ndarray]:
-        given = [*arrays[:n_carried],  # the loop's own, C-contiguous (LoopBody.run)
-                 *(np.asarray(a, order="C") for a in arrays[n_carried:])]
+        given = list(arrays)  # the carried values: the loop's own, C-contiguous (LoopBody.run)
+        for k in range(n_carried, len(given)):
+            given[k] = np.asarray(given[k], order="C")
         kept = getattr(scratch, "tables", None)
         if kept is None:  # kept across calls, with their pointers: only the shared change
             kept = scratch.tables = [own() for _ in range(team)]

@@ -19,7 +19,7 @@ import signal
 import sys
 import sysconfig
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -62,6 +62,18 @@ def fastcall() -> ModuleType | None:
     _setup(module)
     os.register_at_fork(after_in_child=lambda: _setup(module))  # the forking thread is main
     return module
+
+
+def disjoint(arrays: Sequence[object], i: int) -> bool:
+    """[LOOPS] Whether the array `arrays[i]` shares no memory with the other arrays among
+    `arrays` by np.may_share_memory's bounds test (False may still be disjoint element by
+    element; other objects are skipped): one C call when the fast call is built."""
+    module = fastcall.ready()
+    if module is not None:
+        return bool(module.disjoint(arrays, i))
+    a = arrays[i]
+    return not any(k != i and isinstance(o, np.ndarray) and np.may_share_memory(a, o)
+                   for k, o in enumerate(arrays))
 
 
 def _setup(module: ModuleType) -> None:

@@ -257,6 +257,49 @@ static PyObject* key(PyObject* self, PyObject* args) {
     return PyBytes_FromStringAndSize((const char*)words, n * (Py_ssize_t)sizeof(int64_t));
 }
 
+/* The bytes [lo, hi) an array addresses (NumPy's memory extent; empty for an empty array). */
+static void extent(PyArrayObject* a, char** lo, char** hi) {
+    char* low = PyArray_BYTES(a);
+    char* high = low + PyArray_ITEMSIZE(a);
+    npy_intp* shape = PyArray_DIMS(a);
+    npy_intp* strides = PyArray_STRIDES(a);
+    for (int d = 0; d < PyArray_NDIM(a); d += 1) {
+        if (shape[d] == 0) { *lo = *hi = PyArray_BYTES(a); return; }
+        npy_intp span = strides[d] * (shape[d] - 1);
+        if (span > 0) high += span; else low += span;
+    }
+    *lo = low;
+    *hi = high;
+}
+
+/* disjoint(arrays, i) -> bool [LOOPS]: whether arrays[i] (a tuple or list) shares no memory with
+ * any other ndarray in it, by np.may_share_memory's bounds test (a False may still be disjoint
+ * element by element: the caller asks np.shares_memory then). Other objects are skipped. */
+static PyObject* disjoint(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 2 || !(PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+        PyErr_SetString(PyExc_TypeError, "disjoint(arrays: tuple | list, i: int)");
+        return NULL;
+    }
+    PyObject* seq = args[0];
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    PyObject** items = PySequence_Fast_ITEMS(seq);
+    if (i < 0 || i >= n || !PyArray_Check(items[i])) {
+        PyErr_SetString(PyExc_ValueError, "disjoint: arrays[i] must be an ndarray");
+        return NULL;
+    }
+    char *lo, *hi;
+    extent((PyArrayObject*)items[i], &lo, &hi);
+    if (lo == hi) Py_RETURN_TRUE;  /* an empty array shares no memory */
+    for (Py_ssize_t k = 0; k < n; k += 1) {
+        if (k == i || !PyArray_Check(items[k])) continue;
+        char *other_lo, *other_hi;
+        extent((PyArrayObject*)items[k], &other_lo, &other_hi);
+        if (other_lo < other_hi && lo < other_hi && other_lo < hi) Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 /* For calls made through ctypes (stax.runtime.fast.interruptible): arm(flags) -> token, then
  * disarm(flags, token) after the call, raising KeyboardInterrupt if it was interrupted. */
 static PyObject* py_arm(PyObject* self, PyObject* address) {
@@ -304,6 +347,8 @@ static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
      "run(fn, arrays, flags[, team])"},
     {"key", (PyCFunction)key, METH_O, "key(args) -> bytes | None"},
+    {"disjoint", (PyCFunction)(void (*)(void))disjoint, METH_FASTCALL,
+     "disjoint(arrays, i) -> bool"},
     {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},
     {"disarm", (PyCFunction)(void (*)(void))py_disarm, METH_FASTCALL, "disarm(flags, token)"},
     {"setup", (PyCFunction)(void (*)(void))py_setup, METH_FASTCALL,
