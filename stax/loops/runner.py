@@ -35,7 +35,7 @@ import itertools
 import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,8 @@ from stax.backends import DEFAULT, get_backend, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value
-from stax.ir.program import Buffer, contiguous_strides
+from stax.ir.expr import Call, Const, Expr, Index, Load, Var
+from stax.ir.program import Buffer, contiguous_strides, xvars
 from stax.loops import stores as in_place
 from stax.loops.affine import StoreForm
 from stax.loops.driver import CarriedSlot, LoopDriver, NestedCall, RowSlot
@@ -549,6 +550,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         plan_of[group.name] = backend.plan(f"kernel{k}", [m.node for m in group.members],
                                            group.depth, threads=threads,
                                            vectorize=isa != "scalar", local=local, form=None)
+    plan_of = _store_stops(sched, plan_of, carries)
     regions = _regions(sched, plan_of, suffix)
     reused = {r.new: r.old for r in handed_over_storage(sched)}
     n_carried = len(carries)
@@ -661,6 +663,67 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         return given[:n_carried]
 
     return driver, finish, tables, set(alias)
+
+
+def _store_stop(ax: in_place.Axis, inputs: Sequence[str]) -> Expr | None:
+    """The count of the positions a store writes on axis `ax` (as `store_code` computes it),
+    an int64 expression of the body's 0-d index inputs; None for a step other than 1."""
+    int64 = np.dtype(np.int64)
+
+    def form(f: in_place.Form) -> Expr:
+        e: Expr = Const(f[0], int64)
+        for p, a in f[1]:
+            e = Call("add", (e, Call("multiply", (Const(a, int64), Load(inputs[p], Index(),
+                                                                      int64)), int64)), int64)
+        return e
+
+    if ax.count is not None:
+        return Const(ax.count, int64)
+    if ax.step != 1 or ax.stop is None:
+        return None
+    n = Const(ax.n, int64)
+    return Call("subtract", (Call("minimum", (form(ax.stop), n), int64),
+                             Call("minimum", (form(ax.start), n), int64)), int64)
+
+
+def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
+                 carries: Sequence[in_place.Carry]) -> dict[str, KernelPlan]:
+    """[LOOPS] Plans whose first loop stops where the driver's stores stop reading: a kernel
+    of pointwise nodes that write, in their loop order, values that only an in-place store
+    reads (`y[:k] = ...`, `x[i, :i] = ...`: masked full-length values) along their first axis
+    runs that axis to the store's count, not to the longest slice (`outer_stop`)."""
+    program = sched.program
+    buffers = program.buffer_map
+    read = {b for g in sched.kernels for m in g.members for b in m.node.read_buffers()}
+    stored = [s for c in carries for s in c.stores]
+    outputs = [program.outputs[s.value] for s in stored]
+    doubled = {program.outputs[c.output] for c in carries if c.output is not None}
+    stops: dict[str, Expr] = {}
+    for s, name in zip(stored, outputs, strict=True):
+        axes = [ax for ax in s.axes if not ax.at]
+        stop = _store_stop(axes[0], program.inputs) if axes and s.shape[0] > 1 else None
+        if stop is not None and not (isinstance(stop, Const) and stop.value >= s.shape[0]) and \
+                outputs.count(name) == 1 and name not in read | doubled:
+            stops[name] = stop
+    changed = dict(plan_of)
+    for name, plan in plan_of.items():
+        nodes = plan.nodes
+        stop = stops.get(nodes[0].out)
+        if stop is None or plan.form == "outer-reduction" or plan.row_block or \
+                plan.shared_depth < 1 or plan.unroll or any(
+                n.kind != "pointwise" or stops.get(n.out) != stop or
+                n.ranges != buffers[n.out].shape or n.out_index != _in_order(n.ranges)
+                for n in nodes):
+            continue
+        changed[name] = replace(plan, outer_stop=stop)
+    return changed
+
+
+def _in_order(ranges: Sequence[int]) -> Index:
+    """The index of a C-contiguous array of shape `ranges` at its loop variables."""
+    strides = contiguous_strides(tuple(ranges))
+    return Index.of({Var(x): s for x, r, s in zip(xvars(len(ranges)), ranges, strides,
+                                                  strict=True) if r > 1})
 
 
 def _regions_before(sched: Schedule, extern: str) -> int:

@@ -22,6 +22,7 @@ from stax.ir.expr import (
     Load,
     Mod,
     Var,
+    loads,
     walk,
 )
 from stax.ir.program import Node, rvars, xvars
@@ -125,6 +126,10 @@ class KernelPlan:
     # tiles first (0: no tiles), and the tiles (see `row_tiles`)
     row_block: int = 0
     row_tiles: tuple[RowTile, ...] = ()
+    # [LOOPS] a loop body's kernel whose outputs are read only by the driver's stores below
+    # this position of the first loop (an int64 expression of the body's 0-d index inputs,
+    # evaluated once per call): that loop stops there (`stax.loops.runner._store_stops`)
+    outer_stop: Expr | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -146,6 +151,8 @@ class KernelPlan:
         for n in self.nodes:
             names.update(dict.fromkeys(n.read_buffers()))
             names[n.out] = None
+        if self.outer_stop is not None:
+            names.update(dict.fromkeys(ld.buf for ld in loads(self.outer_stop)))
         return [n for n in names if n not in local]
 
 

@@ -1,6 +1,7 @@
 """Loops with run-time bounds under AddressSanitizer + UBSan (STAX_SANITIZE=1): reductions
 stopped at a slice's length (masked_prefix) and nested loops run by their drivers inside the
-enclosing driver (pointer tables filled at run time), on triangular kernels whose slices are
+enclosing driver (pointer tables filled at run time), elementwise kernels stopped at their
+store's count (stored_prefix), on triangular kernels whose slices are
 empty at the first and last index, compared with NumPy."""
 
 from __future__ import annotations
@@ -64,13 +65,25 @@ PROGRAMS = textwrap.dedent("""
                 A[:, j] -= Q[:, k] * R[k, j]
         return Q @ R
 
+    def durbin(r):  # y[:k]'s kernel stops at the store's count (stored_prefix)
+        y = np.empty_like(r)
+        alpha = -r[0]
+        beta = 1.0
+        y[0] = -r[0]
+        for k in range(1, r.shape[0]):
+            beta *= 1.0 - alpha * alpha
+            alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+            y[:k] += alpha * np.flip(y[:k])
+            y[k] = alpha
+        return y
+
     rng = np.random.default_rng(0)
     for n in (1, 6):
         m = rng.random((n, n))
         spd = m @ m.T + n * np.eye(n)
         for fn, args in ((cholesky, (spd,)), (lu, (spd,)), (trmm, (1.5, m, np.tril(m).T)),
                          (three_levels, (m,)), (tails, (m, rng.random(n))),
-                         (gramschmidt, (m + np.eye(n),))):
+                         (gramschmidt, (m + np.eye(n),)), (durbin, (m[0] / (2 * n),))):
             got = stax.jit(fn)(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
             want = fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -488,6 +488,10 @@ class KernelPrinter:
             self.work_shared = True
         elif not parallel_inside:
             pragmas.append("omp single")
+        if plan.outer_stop is not None:  # [LOOPS] a loop body's stored values (runner)
+            out.comment("stored_prefix: the driver's stores read no element past this one")
+            outer = (self.print_stop(f"stax_xstop_{plan.name}", plan.outer_stop, outer[0], {}),
+                     *outer[1:])
         with ExitStack() as scope:
             if plan.parallel_depth == 0:  # a block of its own (`omp for` needs its loop next)
                 scope.enter_context(out.block(pragmas=pragmas))
@@ -834,12 +838,15 @@ class KernelPrinter:
         if stops[0] is None or any(s != stops[0] for s in stops) or is_sym(
                 nodes[0].reduction_ranges[0]):
             return None
-        extent = nodes[0].reduction_ranges[0]
         self.out.comment("masked_prefix: the terms past the slice's length are the identity")
-        name = f"stax_rstop_{nodes[0].name}"
+        return self.print_stop(f"stax_rstop_{nodes[0].name}", stops[0],
+                               nodes[0].reduction_ranges[0], nodes[0].var_ranges)
+
+    def print_stop(self, name: str, stop: Expr, extent: int, ranges: Mapping[str, int]) -> str:
+        """`int64_t name`: `stop` clamped to [0, extent], computed once before the loop."""
         self.out.stmt(f"int64_t {name};")
         with self.out.block():
-            (value,) = ExprPrinter(nodes[0].var_ranges).emit([stops[0]], self.out)
+            (value,) = ExprPrinter(ranges).emit([stop], self.out)
             self.out.stmt(f"{name} = std::min<int64_t>({extent}, "
                           f"std::max<int64_t>((int64_t)({value}), 0));")
         return name
