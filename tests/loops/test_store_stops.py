@@ -11,19 +11,7 @@ import pytest
 
 import stax
 from stax.loops import runner
-
-
-def durbin(r):
-    y = np.empty_like(r)
-    alpha = -r[0]
-    beta = 1.0
-    y[0] = -r[0]
-    for k in range(1, r.shape[0]):
-        beta *= 1.0 - alpha * alpha
-        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
-        y[:k] += alpha * np.flip(y[:k])
-        y[k] = alpha
-    return y
+from .test_masked import durbin
 
 
 def rows(A):
