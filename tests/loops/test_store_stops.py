@@ -11,6 +11,7 @@ import pytest
 
 import stax
 from stax.loops import runner
+
 from .test_masked import durbin
 
 
