@@ -9,7 +9,8 @@
 For each model, inference (eval, no_grad) and a training step (forward, backward; the
 optimizer stays eager) at a small and a large batch. The three variants run interleaved in
 one loop (each repetition times eager, inductor and stax in turn) and the median and the
-best are kept; every compiled result is checked against eager's before timing. Compile time
+best are kept; every compiled result (and, in training, every parameter's gradient) is
+checked against eager's before timing. Compile time
 is the first call's wall time with cold caches (fresh Stax and Inductor cache directories).
 `--clock cpu` times the process's CPU time instead of the wall clock: with `--threads 1` on a
 machine shared with other jobs, time spent preempted then does not count.
@@ -123,10 +124,11 @@ def time_case(case: Case, batch: int, train: bool, reps: int,
         if b != "eager":
             compile_times[key + (b,)] = compile_times.get(key + (b,), 0.0) + \
                 time.perf_counter() - start
+        grads = [p.grad for p in model.parameters()]
         if b == "eager":
-            want = out
-        else:
-            torch.testing.assert_close(out, want, rtol=2e-3, atol=2e-4)
+            want, want_grads = out, grads
+        else:  # outputs and (training) the parameters' gradients
+            torch.testing.assert_close((out, grads), (want, want_grads), rtol=2e-3, atol=2e-4)
     times: dict[str, list[float]] = {b: [] for b in BACKENDS}
     for _ in range(reps):  # interleaved
         for b in BACKENDS:

@@ -1,6 +1,7 @@
 """The `torch.compile` backend: Dynamo's FX graph -> AOTAutograd -> core ATen -> Stax.
 
-AOTAutograd traces forward and backward with PyTorch's core ATen decomposition table; its
+AOTAutograd traces forward and backward with PyTorch's core ATen decomposition table (flash
+attention's pair replaced by `stax.torch.attention`'s); its
 min-cut partitioner decides what the forward saves for the backward; each of the two graphs
 (or the inference graph) becomes a `GraphRunner`.
 """
@@ -18,6 +19,7 @@ from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 
 from stax.api import OPTIONS
+from stax.torch.attention import DECOMPOSITIONS as ATTENTION
 from stax.torch.graph import DTYPES, GraphRunner
 
 _COUNTER = itertools.count()
@@ -75,6 +77,7 @@ def backend(gm: fx.GraphModule, example_inputs: list[Any], options: dict[str, An
 
     return aot_autograd(
         fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-        inference_compiler=compiler("inference"), decompositions=core_aten_decompositions(),
+        inference_compiler=compiler("inference"),
+        decompositions={**core_aten_decompositions(), **ATTENTION},
         partition_fn=min_cut_rematerialization_partition)(gm, example_inputs)
 
