@@ -74,3 +74,16 @@ def test_value_read_elsewhere_equals_numpy(n: int) -> None:
     want_y, want_out = reread(y.copy(), np.zeros(n))
     np.testing.assert_allclose(got_y, want_y)
     np.testing.assert_allclose(got_out, want_out)
+
+
+def growing(x):
+    for i in range(1, 4):
+        x[:i * 40000] = np.sin(x[:i * 40000]) * 0.5 + 1.0
+    return x
+
+
+def test_work_shared_kernel_stops_at_the_store() -> None:
+    x = np.random.default_rng(2).random(120001)
+    np.testing.assert_allclose(stax.jit(growing)(x.copy()), growing(x.copy()), rtol=1e-12)
+    body = _body(growing, 1)
+    assert "stored_prefix" in body.source  # large enough for an `omp for` when threads > 1
