@@ -84,6 +84,12 @@ class Trace:
     arrays: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)  # deferred bounds checks, in order
 
+    def known_layout(self, lengths: np.ndarray) -> Layout | None:
+        """The layout of an existing space whose lengths are this array (so its values are
+        valid lengths: >= 0, as checked when that space was made)."""
+        known = self.layouts.get(id(lengths))
+        return known[1] if known is not None and known[0] is lengths else None
+
     def array_name(self, array: np.ndarray) -> str:
         """A stable name for an array in explain output (b0, b1, ... by first mention)."""
         entry = self.arrays.setdefault(id(array), (array, f"b{len(self.arrays)}"))
@@ -160,9 +166,9 @@ class Space:
         from stax.nested.primitives import bounds_of
         lengths = record(_int64, lengths)
         trace = _TRACE.get()
-        known = trace.layouts.get(id(lengths)) if trace else None
-        if known is not None and known[0] is lengths:
-            return Space(parent, known[1], lengths)  # segments like an existing space's
+        known = trace.known_layout(lengths) if trace else None
+        if known is not None:
+            return Space(parent, known, lengths)  # segments like an existing space's
         layout = record(Layout.from_bounds, record(bounds_of, lengths))
         space = Space(parent, layout, lengths)
         space.remember()
@@ -976,7 +982,15 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
     values = [_ints(v, space) for v in (start, stop, step)]
     v0, v1, v2 = values
     lengths: np.ndarray | int
-    if isinstance(v0, int) and v2 == 1 and not isinstance(v1, int):  # iota-like: one pass
+    trace = _TRACE.get()
+    iota_like = isinstance(v0, int) and isinstance(v2, int) and v2 == 1 \
+        and not isinstance(v1, int)
+    if iota_like and v0 == 0 and trace is not None \
+            and trace.known_layout(v1) is not None:  # sn.iota(sn.length(row))
+        note("iota of row lengths -> no range check", f"the lengths of {space.name}'s "
+             f"iotas are those of existing rows (>= 0 when their space was made)")
+        lengths = v1
+    elif iota_like:  # one pass
         lengths = effect(_iota_lengths, v0, v1)
     elif all(isinstance(v, int) for v in values):  # one width (no iteration: no check)
         lengths = 0 if empty_layout(space.layout, "n") else \

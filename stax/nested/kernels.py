@@ -226,7 +226,7 @@ def run_segscan(layout: Layout, op: Operator, elems: Sequence[Expr], exclusive: 
 # of exp(x - max[s]), then the map dividing by sum[s]). Such a chain runs as one kernel that
 # walks whole segments (chunks cut at segment bounds): each segment's elements are read from
 # memory once and reused from cache by the later phases. A chain runs (`flush`) as soon as
-# anything else needs its results; it is not formed where one segment would hold so many
+# anything else needs its results; its parts run apart where one segment would hold so many
 # elements that whole-segment chunks could not balance the threads.
 
 
@@ -291,8 +291,6 @@ def defer_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
         flush()
         chain = None
     if chain is None:
-        if not tape.guard(_balanced, layout):
-            return run_segreduce(layout, op, elems, summary)
         chain = Chain(layout, [])
         holder.append(chain)
     _check_loads(elems, layout.n, layout.k)
@@ -307,11 +305,23 @@ def flush() -> None:
     if not holder:
         return
     chain = holder.pop()
-    if len(chain.phases) == 1:
-        p = chain.phases[0]
-        run_segreduce(chain.layout, p.op, p.elems, p.summary, p.outs)
-    else:
+    if len(chain.phases) > 1 and _fusable(chain):
         _run_chain(chain, [], "")
+    else:
+        _run_apart(chain)
+
+
+def _fusable(chain: Chain) -> bool:
+    """Whether the chain's segments can balance the threads as whole-segment chunks: asked
+    only when several parts would run as one kernel (one reduction alone runs as a
+    segreduce, balanced whatever its segments: no guard for replays to re-check)."""
+    return tape.guard(_balanced, chain.layout)
+
+
+def _run_apart(chain: Chain) -> None:
+    """The chain's reductions as separate segreduces, in order."""
+    for p in chain.phases:
+        run_segreduce(chain.layout, p.op, p.elems, p.summary, p.outs)
 
 
 def _pending_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> bool:
@@ -327,6 +337,9 @@ def _pending_map(n: int, layout: Layout | None, stores: Sequence[Store], summary
     holder.pop()
     if (chain.layout is layout and not chain.reads_elsewhere(exprs)
             and all(st.index is None and st.cond is None for st in stores)):
+        if not _fusable(chain):
+            _run_apart(chain)
+            return False
         _check_loads(exprs, n, layout.k)
         _run_chain(chain, stores, summary)
         return True
