@@ -309,3 +309,98 @@ def test_index_check_counts_every_chunk(monkeypatch: pytest.MonkeyPatch,
         with pytest.raises(IndexError, match=f"index {5 + at} is out of bounds"):
             f(sn.Ragged(cols, lengths), X)
     check(_gather_sum, sn.Ragged(good[::-1].copy(), lengths), X, jitted=f)
+
+
+def _affine_and_max(x: sn.Ragged) -> tuple:
+    """Two reductions per row (a chain): the composition of the maps v -> v * 3 + x[i]
+    in row order (associative, not commutative; int64, wraps) and the maximum."""
+    def row(r: Any) -> tuple:
+        c, m = sn.reduce(lambda a, b: (a[0] * b[1] + b[0], a[1] * b[1]), (0, 1),
+                         (r, r * 0 + 3))
+        return c, m, sn.reduce(np.maximum, np.iinfo(np.int64).min, r)
+    return sn.map(row, x)
+
+
+def test_chain_parts_run_apart_when_one_segment_dominates() -> None:
+    """The balance guard is asked only when several parts would run as one kernel: a single
+    reduction over skewed segments records no guard; a chain recorded over balanced segments
+    and replayed over skewed ones fails its guard and runs its reductions apart, each exact
+    (a non-commutative operator, int64 wrapping), with empty segments, one segment, none."""
+    rng = np.random.default_rng(3)
+    one = sn.jit(lambda x: sn.map(lambda r: sn.reduce(np.add, 0.0, r), x))
+    skewed = sn.Ragged(rng.normal(size=40006), np.array([1, 40000, 0, 3, 2]))
+    check(one.fn, skewed, jitted=one)
+    (tape, _), = next(iter(one.programs.values())).tapes
+    assert not any("balanced" in name for name in tape.summary())
+    f = sn.jit(_affine_and_max)
+    with np.errstate(over="ignore"):  # the interpreter's int64 arithmetic wraps too
+        balanced = [5000] * 7 + [0, 4999, 1]  # no segment above an eighth of the elements
+        for lengths, fused in ((balanced, True), ([1, 40000, 0, 3, 2], False),
+                               ([40000], False), ([0, 0, 0], False), ([], False),
+                               ([2, 0, 3], True)):  # (under PARALLEL_MIN: one thread)
+            x = sn.Ragged(rng.integers(-2**62, 2**62, size=sum(lengths)),
+                          np.array(lengths, dtype=np.int64))
+            check(_affine_and_max, x, jitted=f)
+            assert ("fused segments" in [k.kind for k in f.last_run.kernels]) == fused
+    assert f.cache_info().replays >= 6  # each second call
+
+
+def test_iota_of_row_lengths_needs_no_range_check() -> None:
+    """sn.iota(sn.length(row)): the lengths are those of existing rows (>= 0), so no check
+    is recorded; argmax by (value, index) with NaN, empty rows, one row, no rows. An iota
+    of values read from the data is still checked on every call."""
+    f = sn.jit(_argmax)
+    for rows in ([[1.0, np.nan, 5.0, 5.0], [], [np.nan], [-np.inf, -1.0]], [[2.0, 1.0]],
+                 [[], []], [[0.5] * 70 + [3.0] + [np.nan] * 5]):
+        check(_argmax, sn.Ragged.from_list(rows), jitted=f)
+    check(_argmax, sn.Ragged(np.zeros(0), np.zeros(0, dtype=np.int64)), jitted=f)
+    text = str(sn.explain(f, sn.Ragged.from_list([[1.0], [2.0, 3.0]])))
+    assert "iota of row lengths -> no range check" in text
+    for tape, _ in (t for p in f.programs.values() for t in p.tapes):
+        assert "_iota_lengths" not in tape.summary()
+    g = sn.jit(lambda x, ns: sn.map(lambda r, n: sn.reduce(np.add, 0, sn.iota(n)), x, ns))
+    x = sn.Ragged.from_list([[1.0], [2.0, 3.0]])
+    check(g.fn, x, np.array([2, 0]), jitted=g)
+    with pytest.raises(ValueError, match=r"Range 0..1..<-1 is invalid"):
+        g(x, np.array([2, -1]))
+
+
+def _argmax(x: sn.Ragged) -> tuple:
+    def op(a: tuple, b: tuple) -> tuple:
+        take = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+        return np.where(take, b[0], a[0]), np.where(take, b[1], a[1])
+    return sn.map(lambda r: sn.reduce(op, (-np.inf, -1), (r, sn.iota(sn.length(r)))), x)
+
+
+def test_ranges_with_traced_steps() -> None:
+    """sn.range(start, stop, step) with a traced step (was a crash: the step compared with
+    1 as an array); negative steps, empty ranges; a zero step is Futhark's error."""
+    def f(ns: Any, ss: Any) -> Any:
+        return sn.map(lambda n, s: sn.reduce(np.add, 0, sn.range(0, n, s)), ns, ss)
+    g = sn.jit(f)
+    check(f, np.array([5, 7, 0, 9, 4]), np.array([1, 2, 3, 4, 5]), jitted=g)
+    check(f, np.array([-5, 0, -9]), np.array([-1, -2, -4]), jitted=g)
+    empty = np.zeros(0, dtype=np.int64)  # (the interpreter cannot tell the dtype of no rows)
+    assert_matches(g(empty, empty), empty)
+    with pytest.raises(ValueError, match=r"Range 0..0..<3 is invalid"):
+        sn.interpret(f, np.array([3]), np.array([0]))
+    with pytest.raises(ValueError, match=r"Range 0..0..<3 is invalid"):
+        g(np.array([3]), np.array([0]))
+
+
+def test_plain_map_loops_stay_vectorized_below_the_parallel_threshold() -> None:
+    """The closed-form sum of iotas is a plain map: its loop is `omp simd` whether or not it
+    runs in parallel (`if(parallel: ...)`; a bare `if` also turned the simd off). Results at
+    both sides of the threshold, with int64 wrapping, against Python integers."""
+    def sums(ns: Any) -> Any:
+        return sn.map(lambda n: sn.reduce(np.add, 0, sn.iota(n)), ns)
+    f = sn.jit(sums)
+    rng = np.random.default_rng(5)
+    for k in (1, kernels.PARALLEL_MIN - 1, kernels.PARALLEL_MIN):
+        ns = rng.integers(0, 2000, size=k)
+        ns[0] = 2**33 + 3  # n * (n - 1) / 2 wraps in int64
+        want = np.array([((n * (n - 1) // 2 + 2**63) % 2**64) - 2**63 for n in ns.tolist()])
+        assert_matches(f(ns), want)
+    body = sn.explain(f, ns).run.kernels[-1].body
+    assert f"#pragma omp parallel for simd schedule(static) if(parallel: n >= " \
+           f"{kernels.PARALLEL_MIN})" in body
