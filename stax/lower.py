@@ -34,6 +34,7 @@ from stax.ir.expr import (
     Ranges,
     Var,
     drop_unit_vars,
+    expr_variables,
     floordiv,
     mod,
     op_count,
@@ -48,7 +49,7 @@ from stax.ir.program import (
     rvars,
     xvars,
 )
-from stax.ir.sym import data_atoms_in, is_data, is_sym, same_size, surely
+from stax.ir.sym import data_atoms_in, hint, is_data, is_sym, same_size, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -56,6 +57,10 @@ from stax.runtime import externs  # [H13] transposed operands of matmul
 # The calls a backend prices (`Backend.recompute_cost`): the op table's ops. Casts, selects and
 # complex parts are index or move work, never costly. [A1]
 PRICED = frozenset(op.name for op in ELEMENTWISE)
+# [GEN] A value with a costly op and two consumers is recomputed by both when its rows (its
+# innermost extent, at the traced size) are longer than this: such a row leaves L2 between
+# the consumers (softmax over 1 x 10^6 float32: 4 passes over memory -> 3).
+STREAMED_ROW_BYTES = 1 << 20
 # Inlined expressions larger than this are materialized when they have several consumers.
 MAX_INLINE_OPS = 24
 # A chain of inlined ops deeper than this is materialized [C, issue 8]: loads nest one Python
@@ -259,9 +264,19 @@ class _Lowering:
         expr = self.values[op.out.id].load(
             loop_index(xvars(op.out.ndim), op.out.shape),
             dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
+        # [GEN] an op invariant along the innermost axis (a row's mean, a row's 1 / std) is
+        # computed once per row before that loop, not per element: not a cost of recomputing
+        inner = xvars(op.out.ndim)[-1] if op.out.ndim else ""
+        per_row = inner in expr_variables(expr)
         costly = next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
-                       and self.recompute_cost(c.fn) != "cheap"), None)
-        if costly is not None:
+                       and self.recompute_cost(c.fn) != "cheap"
+                       and not (per_row and inner not in expr_variables(c))), None)
+        if costly is not None and self.streamed_row(op.out):
+            self.decisions.append(Materialization(str(op.out), "recomputed", (
+                f"2 consumers recompute {costly}: rows of {row_bytes(op.out)} B would be "
+                f"stored to memory and read back (> {STREAMED_ROW_BYTES} B)"),
+                "streamed_row_recompute"))
+        elif costly is not None:
             return "costly_recompute", (
                 f"{self.consumers[op.out.id]} consumers and {costly} is costly to recompute on "
                 f"this backend ({self.recompute_cost(costly)})")
@@ -269,6 +284,12 @@ class _Lowering:
             return "inline_op_limit", (f"{self.consumers[op.out.id]} consumers and "
                                         f"{op_count(expr)} ops inlined")
         return None
+
+    def streamed_row(self, value: Value) -> bool:
+        """[GEN] Is `value` read by two consumers in rows too long to stay in cache between
+        them (a softmax's exp over one long row)? Recomputing it moves less: its buffer would be
+        written and read back from memory, and the recomputed op streams its inputs instead."""
+        return self.consumers[value.id] == 2 and row_bytes(value) > STREAMED_ROW_BYTES
 
     def lower_op(self, op: Op) -> Lazy:
         out = op.out
@@ -609,6 +630,12 @@ def _reshape(op: Op, src: Lazy) -> Loader:
 VIEWS: dict[str, Callable[[Op, Lazy], Loader]] = {
     "transpose": _transpose, "broadcast": _broadcast, "slice": _slice, "reshape": _reshape,
 }
+
+
+def row_bytes(value: Value) -> int:
+    """[GEN] Bytes of one row of `value`: its innermost axis of traced size > 1."""
+    sizes = [hint(n) for n in reversed(value.shape)]
+    return next((n for n in sizes if n > 1), 1) * value.dtype.itemsize
 
 
 def _is_iota(data: np.ndarray) -> bool:

@@ -138,3 +138,49 @@ def test_transposes_of_a_few_long_rows_are_tiled(dtype):
         (chosen,) = program.variants[key].plans.values()
         assert (plan.form == "tiled") == (chosen.form == "tiled") == (rows >= 8), (rows, cols)
     assert generic.cache_info().compiles == 1
+
+
+def _means(x):
+    return x.mean(-1), x.mean(), x.mean(0, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_means_over_run_time_sizes_divide_exactly(dtype):
+    """[GEN] A mean over symbolic sizes divides by the run-time count (stax_div_size): a product
+    by the exact reciprocal for a power of two, a division otherwise; both are NumPy's result
+    exactly. Integer-valued data: every sum is exact whatever the order, so only the division
+    rounds."""
+    f = stax.jit(_means, dynamic=True)
+    rng = np.random.default_rng(7)
+    for rows, cols in [(3, 16), (2, 17), (5, 255), (4, 256), (3, 257), (2, 100), (2, 1024),
+                       (16, 3), (7, 2)]:
+        x = rng.integers(-8, 9, (rows, cols)).astype(dtype)
+        for got, expected in zip(f(x), _means(x), strict=True):
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+    assert "stax_div_size(" in next(iter(f.cache.values())).program.cpp
+    assert f.cache_info().compiles == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_long_rows_recompute_what_they_do_not_store(dtype, rows):
+    """[GEN] Rows longer than STREAMED_ROW_BYTES (softmax's exp recomputed by its two
+    consumers) and layernorm's x - mean (recomputed per row): NumPy's result, specialized and
+    generic, with NaN and inf in some rows and a row of equal values."""
+    from stax.lower import STREAMED_ROW_BYTES
+
+    cols = STREAMED_ROW_BYTES // np.dtype(dtype).itemsize + 7
+    rng = np.random.default_rng(rows)
+    x = (rng.standard_normal((rows, cols)) * 3).astype(dtype)
+    if rows > 1:
+        x[1, [5, cols - 1]] = [np.nan, np.inf]
+    x[-1] = 2.5 if rows > 2 else x[-1]
+    g, b = rng.standard_normal(cols).astype(dtype), rng.standard_normal(cols).astype(dtype)
+    tol = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-12}[dtype]
+    for name, args in (("softmax", (x,)), ("layernorm", (x, g, b))):
+        with np.errstate(all="ignore"):
+            expected = FUNCTIONS[name](*args)
+            for dynamic in (False, True):
+                got = stax.jit(FUNCTIONS[name], dynamic=dynamic)(*args)
+                _check(got, expected, rtol=tol, atol=tol)

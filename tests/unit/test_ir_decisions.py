@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from stax.api import _as_array, trace
-from stax.lower import lower
+from stax.lower import STREAMED_ROW_BYTES, lower
 from stax.sched.fusion import FusionDecision, FusionRound, log_lines
 from stax.sched.scheduler import schedule
 from stax.tiling.plan import plan_kernel
@@ -43,6 +43,29 @@ def test_materialization_rules() -> None:
     assert "inline_op_limit" in [r for r, _ in rules(long_chain, X[:, :64])]
     kinds = {r for r, _ in rules(lambda a, b: (np.cumsum(a, 0), (a + 1) @ b), X, X.T)}
     assert {"scan_result", "extern_input", "extern_result"} <= kinds
+
+
+def test_row_invariant_and_streamed_values_are_recomputed() -> None:
+    """[GEN] x - mean has a division, but per row (computed once before the row's loop): it is
+    inlined into both consumers, not stored. exp(x - max) over rows longer than
+    STREAMED_ROW_BYTES is recomputed by both consumers (rule streamed_row_recompute); over
+    rows that stay in cache it keeps its buffer (costly_recompute)."""
+    def layernorm(x):
+        centered = x - x.mean(-1, keepdims=True)
+        return centered / np.sqrt((centered * centered).mean(-1, keepdims=True) + 1e-5)
+
+    def softmax(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    assert [r for r, _ in rules(layernorm, X)] == ["reduction_result"] * 2 + ["graph_output"]
+    assert "costly_recompute" in [r for r, _ in rules(softmax, X)]
+    long_row = np.ones((1, STREAMED_ROW_BYTES // 4 + 1), np.float32)
+    for x in (long_row, long_row.reshape(-1, 1), long_row.astype(np.float64)[:, ::2]):
+        decisions = lowered(softmax, x).decisions
+        assert [d.rule for d in decisions].count("streamed_row_recompute") == 1, x.shape
+        assert "costly_recompute" not in [d.rule for d in decisions]
+    assert "costly_recompute" in [r for r, _ in rules(softmax, long_row[:, :1000])]
 
 
 def test_materialization_text_is_rendered_from_the_record() -> None:

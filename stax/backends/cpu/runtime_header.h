@@ -171,6 +171,12 @@ static inline F stax_zero_if(F x, bool c) {  // bits masked: g++ moves a select 
     std::memcpy(&x, &bits, sizeof(F));
     return x;
 }
+// [GEN] a / d where d is the run-time size n as T (a mean's count): a product by 1/d when n
+// is a power of two (or 0), exact and equal to a / d, as g++ compiles a constant divisor.
+template <typename T> static inline T stax_div_size(T a, T d, int64_t n) {
+    return (n & (n - 1)) == 0 ? a * ((T)1 / d) : a / d;
+}
+
 static inline float stax_expf(float x) {
     const bool zero = x < -103.98f, inf = x > 88.7229f;
     const float r = expf(stax_zero_if<float, uint32_t>(x, zero | inf));
