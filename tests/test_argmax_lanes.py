@@ -1,5 +1,6 @@
-"""[H9, issue 9] argmax/argmin lanes: a NaN sets a flag (a scalar pass then finds the first
-NaN), lanes start from the type's extreme and are combined by vector reductions. NumPy's rules:
+"""[H9, issue 9] argmax/argmin lanes (since CLIFF: vector registers, `stax_arg_block`): a NaN
+sets a flag (a scalar pass then finds the first NaN), lanes start from the type's extreme and
+are combined at the end. NumPy's rules:
 the first position of the best value, the first NaN over everything, extremes of every dtype,
 rows shorter than the lanes, tails, long rows reduced in chunks (also on threads)."""
 
@@ -77,10 +78,10 @@ def test_one_long_row_in_chunks_on_threads(dtype: str, always_parallel: Any) -> 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "int64"])
 def test_tree_of_four_rows_of_lanes(dtype: str) -> None:
-    """[H9] Rows of at least 4 x 32 elements: each lane picks the best of four elements by a
-    tree of selects before updating its accumulator. Ties inside one lane's four (positions
-    p, p + 32, p + 64, p + 96), across lanes and across steps go to the first position; a NaN
-    anywhere wins; rows in whole steps, with a lane-loop rest and a scalar tail."""
+    """[H9] Rows of several steps of 32 lanes (the form of H9; the vector-register form of
+    CLIFF keeps the same rules): ties inside one lane (positions p, p + 32, p + 64, p + 96),
+    across lanes and across steps go to the first position; a NaN anywhere wins; rows in
+    whole steps, with a rest and a scalar tail."""
     for cols in (128, 256 + 32 + 5, 1024):
         x = make_array((10, cols), dtype, seed=33, low=0, high=4)  # many ties
         hi = np.iinfo(dtype).max if dtype.startswith(("int", "uint")) else 1e30

@@ -1,27 +1,117 @@
-"""[INVAR] argmax/argmin's vector lanes flag a NaN by one unordered compare per pair of the
-ARG_TREE elements a lane takes per step: a NaN in any slot of a step (or in the tail) is found
-first, as NumPy finds it; checked against NumPy for float16/32/64."""
+"""[CLIFF, issue 9] argmax/argmin with accumulators in vector registers (`stax_arg_block`):
+four (best value, step) vectors per row, a NaN test per pair of vectors, the lanes combined at
+the end. Every slot of a step, the tail, ties across slots, lanes, steps and blocks, -0.0,
+the extremes of every dtype, narrow dtypes (widened in a block buffer), values computed by an
+expression, strided and transposed rows: all against NumPy."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+from conftest import assert_matches, make_array
 
 import stax
-from stax.backends.cpu.cpp import ARG_LANES, ARG_TREE
+from stax.backends.cpu.cpp import ARG_BLOCK
+from stax.runtime.compiler import ISA_LEVELS, isa_level
 
-COLS = ARG_LANES * ARG_TREE * 2 + 5  # two whole steps and a tail
+VECTOR_BYTES = 64  # the widest level's vector (narrower levels take more steps: also covered)
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_a_nan_in_every_slot_of_a_step(dtype):
-    rng = np.random.default_rng(0)
-    positions = [k * ARG_LANES + 3 for k in range(ARG_TREE)] + [
-        ARG_LANES * ARG_TREE + 1, COLS - 1]
-    x = rng.standard_normal((len(positions) + 2, COLS)).astype(dtype)
+def _args(x: Any) -> Any:
+    return x.argmax(-1), x.argmin(-1)
+
+
+def _step(dtype: str) -> int:
+    """Elements of one step of the vector loop: four vectors of the (widened) values."""
+    return 4 * VECTOR_BYTES // max(np.dtype(dtype).itemsize, 4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_nan_in_every_slot_of_a_step(dtype: str) -> None:
+    step = _step(dtype)
+    lanes = step // 4
+    cols = 2 * step + 5  # two whole steps and a tail
+    positions = [k * lanes + 3 for k in range(4)] + [step + 1, cols - 1]
+    x = make_array((len(positions) + 3, cols), dtype, seed=40)
     for row, p in enumerate(positions):
         x[row, p] = np.nan
-    x[-2, [positions[1], positions[0] + ARG_LANES * ARG_TREE]] = np.nan  # the first one wins
-    x[-1, :] = x[-1, 0]  # ties: the first position
-    for fn in (lambda a: a.argmax(-1), lambda a: a.argmin(-1)):
-        np.testing.assert_array_equal(stax.jit(fn, threads=1)(x), fn(x))
+    x[-3, [positions[1], positions[0] + step]] = np.nan  # the first one wins
+    x[-2, :] = x[-2, 0]  # ties: the first position
+    x[-1, [5, 6]] = (-0.0, 0.0)
+    x[-1, 7:] = -1.0
+    x[-1, :5] = -2.0  # -0.0 == 0.0 is the maximum: the first of them
+    assert_matches(stax.jit(_args, threads=1)(x), _args(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "int64", "uint64"])
+def test_ties_across_slots_lanes_and_steps(dtype: str) -> None:
+    step = _step(dtype)
+    lanes = step // 4
+    for cols in (step, 3 * step + lanes + 7, 1000):
+        x = make_array((9, cols), dtype, seed=41, low=0, high=4)  # many ties
+        kind = np.dtype(dtype).kind
+        hi = np.iinfo(dtype).max if kind in "iu" else np.inf
+        lo = np.iinfo(dtype).min if kind in "iu" else -np.inf
+        x[1, [3 * lanes, 2 * lanes, lanes, 0]] = hi  # one lane, all four slots
+        x[2, [step - 1, 2 * lanes + 1]] = hi  # later slots and lanes of one step
+        x[3, [cols - 1, (step + 2) % cols]] = hi  # a later step and the tail
+        x[4] = hi  # a constant row of the extreme argmin starts from
+        x[5] = lo  # ... and argmax
+        x[6, :] = 2
+        x[6, cols - 1] = lo  # the least only in the tail
+        assert_matches(stax.jit(_args, threads=1)(x), _args(x))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "float16"])
+def test_narrow_values_widened_in_blocks(dtype: str) -> None:
+    """Narrow values go through the block buffer: rows longer than a block, the best value
+    in the second block, ties across blocks, the extremes of the dtype."""
+    cols = ARG_BLOCK + 300
+    x = make_array((6, cols), dtype, seed=42, low=-3, high=3)
+    if dtype == "bool":
+        x[0] = False
+        x[1, ARG_BLOCK + 5] = True
+        x[1, :ARG_BLOCK + 5] = False
+    else:
+        info = np.finfo(dtype) if dtype == "float16" else np.iinfo(dtype)
+        x[0] = info.min
+        x[1, [ARG_BLOCK + 5, ARG_BLOCK + 200]] = info.max  # the second block, tied
+        x[2, [ARG_BLOCK - 1, ARG_BLOCK]] = info.min  # the last of one block, the next's first
+        if dtype == "float16":
+            x[3, [ARG_BLOCK + 7, 20]] = np.nan
+            x[4, cols - 1] = np.nan
+    assert_matches(stax.jit(_args, threads=1)(x), _args(x))
+
+
+def test_values_of_an_expression_strided_and_transposed() -> None:
+    """Values computed in the loop (the block buffer), strided rows and columns of a
+    transposed array, a NaN made by the expression (0 * inf)."""
+    def fn(x: Any, y: Any) -> Any:
+        d = np.abs(x - y)
+        return d.argmax(-1), (x * y).argmin(-1), x[:, ::3].argmax(-1), x.T.argmin(-1), \
+            x[::2, 5:].argmax(-1)
+
+    rng = np.random.default_rng(43)
+    for shape in ((7, 1500), (300, 257)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.standard_normal(shape).astype(np.float32)
+        x[1, 100] = 0.0
+        y[1, 100] = np.inf  # x * y is NaN there
+        x[2, :] = 1.0
+        with np.errstate(all="ignore"):
+            want = fn(x, y)
+            assert_matches(stax.jit(fn, threads=1)(x, y), want)
+            assert_matches(stax.jit(fn, threads=1)(np.asfortranarray(x), y), want)
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+def test_every_vector_width(isa: str) -> None:
+    if ISA_LEVELS.index(isa) < ISA_LEVELS.index(isa_level()):
+        pytest.skip(f"this CPU lacks {isa}")
+    x = make_array((5, 777), "float64", seed=44)
+    x[1, [700, 650]] = np.nan
+    x[2, [3, 600]] = 9.0
+    x[3] = -np.inf
+    assert_matches(stax.jit(_args, isa=isa, threads=1)(x), _args(x))

@@ -451,10 +451,9 @@ def accumulator(node: Node, name: str) -> Accumulator:
     return Accumulator(node.fn, name, acc_t, is_float)
 
 
-# vector lanes of argmax/argmin accumulators: [G9] 32 (not 16) halves the store-to-load chains
-# through the lane arrays per element (measured 1.6x faster on float32 rows of 1024 and 2048)
-ARG_LANES = 32
-ARG_TREE = 4  # [H9] elements per lane and step of argmax/argmin's lane loop (`_arg_tree_body`)
+# [CLIFF] elements per block of argmax/argmin values evaluated before `stax_arg_block` compares
+# them (a stack buffer of 4-8 KB: it stays in L1)
+ARG_BLOCK = 1024
 
 
 # ---- kernels -------------------------------------------------------------------------------------
@@ -1026,7 +1025,8 @@ class KernelPrinter:
         """The reduction loops of `nodes` updating `accs` (first loop from `start` to `stop`
         when given; `runs`: the caller knows that range is not empty, as a chunk's)."""
         node = nodes[0]
-        if len(rnames) == 1 and self.vectorize and _is_arg(node) and \
+        if len(rnames) == 1 and self.vectorize and _is_arg(node) and not any(
+                a.acc_type.startswith("stax_complex") for a in accs) and \
                 self.simd_ok(nodes, rnames[0]):
             self.print_arg_lanes(nodes, accs, suffix, start,
                                  stop or str(node.reduction_ranges[0]))
@@ -1057,138 +1057,47 @@ class KernelPrinter:
 
     def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], suffix: str,
                         start: str, stop: str) -> None:
-        """argmax/argmin with vector accumulators: ARG_LANES lanes each keep the best value
-        and its position over the elements congruent to the lane (updated by selects, so the
-        loop vectorizes); the remainder goes to lane 0; lanes are combined at the end,
-        ties to the first position and a NaN first of all (NumPy's rule).
-        [H9] A NaN only sets a flag in the lane loop (the select stays one compare); when one
-        was seen, a scalar pass finds the first NaN. Lanes are combined by two vector
-        reductions (the best value, then the least position holding it)."""
+        """[CLIFF] argmax/argmin with accumulators in vector registers (`stax_arg_block` of the
+        runtime header: per-lane best values and steps, combined at the end with NumPy's
+        first-position and first-NaN rules). A value that is a load of contiguous elements is
+        read in place; other values (expressions, strided or narrow loads) are evaluated by an
+        `omp simd` loop into a block of ARG_BLOCK elements, widened to 4 or 8 bytes."""
         out = self.out
-        n_lanes = ARG_LANES
-        # [G9] lane positions as wide as the values where they fit: float32 values with int64
-        # positions make every vector step convert between widths
-        length = nodes[0].reduction_ranges[0]
-        pos_t = "int32_t" if not is_sym(length) and length < 2**31 and all(
-            n.body is not None and n.body.dtype.itemsize <= 4 for n in nodes) else "int64_t"
-        nans = "".join(f" reduction(|:{a.name}_an)" for a in accs if a.float_value)
+        direct = [_contiguous_load(n.body) for n in nodes]
         with out.block():
             for a in accs:
-                out.stmt(f"{a.acc_type} {a.name}_lv[{n_lanes}];",
-                         f"{pos_t} {a.name}_li[{n_lanes}];",
-                         f"for (int64_t lane = 0; lane < {n_lanes}; lane += 1) {{ "
-                         f"{a.name}_lv[lane] = {_arg_extreme(a)}; {a.name}_li[lane] = -1; }}")
-                if a.float_value:
-                    out.stmt(f"int {a.name}_an = 0;  // a NaN was seen")
-            out.stmt(f"int64_t rb = {start};")
-            # [H9] steps of ARG_TREE rows of lanes, then single rows of lanes; a loop a known
-            # length never enters is left out
-            step = ARG_TREE * n_lanes
-            n = int(stop) - int(start) if f"{start}{stop}".isdigit() else None
-            tree = (n is None or n >= step) and not any(
-                a.acc_type == "bool" or a.acc_type.startswith("stax_complex") for a in accs)
-            if tree:
-                with out.block(f"for (; rb + {step} <= {stop}; rb += {step})"), \
-                        out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
-                    self._arg_tree_body(nodes, accs, pos_t)
-            if n is None or (n % step if tree else n) >= n_lanes:
-                with out.block(f"for (; rb + {n_lanes} <= {stop}; rb += {n_lanes})"), \
-                        out.loop("lane", 0, n_lanes, pragmas=[f"omp simd{SIMD_BAD}{nans}"]):
-                    self._arg_lane_body(nodes, accs, "rb + lane", "lane", pos_t)
-            with out.loop("r", "rb", stop):
-                self._arg_lane_body(nodes, accs, "r", "0", pos_t)
+                t = _arg_type(a)
+                out.stmt(f"{t} {a.name}_bv = ({t}){a.var('', suffix)};",
+                         f"int64_t {a.name}_bi = {a.var('_idx', suffix)};")
+            calls = [f"stax_arg_block<{_arg_type(a)}, {str(a.fn == 'argmax').lower()}>"
+                     for a in accs]
+            for a, load, call in zip(accs, direct, calls, strict=True):
+                if load is not None:
+                    printer = ExprPrinter(nodes[0].var_ranges)
+                    with out.block():
+                        out.stmt(f"const int64_t r0 = {start};")
+                        out.stmt(f"{call}(&{load.buf}[{printer.index(load.index)}], "
+                                 f"{stop} - r0, r0, {a.name}_bv, {a.name}_bi);")
+            blocked = [k for k, load in enumerate(direct) if load is None]
+            if blocked:
+                for k in blocked:
+                    out.stmt(f"alignas(64) {_arg_type(accs[k])} {accs[k].name}_vb[{ARG_BLOCK}];")
+                with out.block(f"for (int64_t rb = {start}; rb < {stop}; rb += {ARG_BLOCK})"):
+                    out.stmt(f"const int64_t rn = std::min<int64_t>({ARG_BLOCK}, {stop} - rb);")
+                    with out.loop("lane", 0, "rn", pragmas=[f"omp simd{SIMD_BAD}"]):
+                        out.stmt("const int64_t r0 = rb + lane;")
+                        printer = ExprPrinter(nodes[0].var_ranges)
+                        values = printer.emit([nodes[k].body for k in blocked],  # type: ignore[misc]
+                                              out)
+                        for k, v in zip(blocked, values, strict=True):
+                            out.stmt(f"{accs[k].name}_vb[lane] = ({_arg_type(accs[k])}){v};")
+                    for k in blocked:
+                        out.stmt(f"{calls[k]}({accs[k].name}_vb, rn, rb, {accs[k].name}_bv, "
+                                 f"{accs[k].name}_bi);")
             for a in accs:
-                self._arg_combine(nodes, accs, a, suffix, start, stop, pos_t)
-
-    def _arg_tree_body(self, nodes: list[Node], accs: list[Accumulator], pos_t: str) -> None:
-        """[H9] One lane's step over ARG_TREE rows of lanes: the best of the ARG_TREE elements
-        by a tree of selects (independent of the lane's accumulator; ties to the lower
-        position), then one update of the accumulator. The accumulator's compare-and-select
-        chain is the loop's critical path: one per ARG_TREE elements rather than one per
-        element (argmax of 256x1024 float32 rows, one thread: 36 -> 18 µs, NumPy 21).
-        [INVAR] The NaN flag: one unordered compare per pair of elements (float32 rows of
-        1024, one thread: 25.5 -> 22.8 µs, NumPy 17.5)."""
-        out = self.out
-        n_lanes = ARG_LANES
-        for a in accs:
-            out.stmt(*(f"{a.acc_type} {a.name}_v{k}; {pos_t} {a.name}_p{k};"
-                       for k in range(ARG_TREE)))
-        for k in range(ARG_TREE):
-            with out.block():
-                out.stmt(f"const int64_t r0 = rb + {k * n_lanes} + lane;")
-                printer = ExprPrinter(nodes[0].var_ranges)
-                values = printer.emit([n.body for n in nodes], out)  # type: ignore[misc]
-                for a, v in zip(accs, values, strict=True):
-                    out.stmt(f"{a.name}_v{k} = {v};", f"{a.name}_p{k} = ({pos_t})r0;")
-        for a in accs:
-            if a.float_value:
-                v = f"{a.name}_v"
-                out.stmt(" ".join(f"{a.name}_an = {a.name}_an | (int)__builtin_isunordered("
-                                  f"{v}{k}, {v}{min(k + 1, ARG_TREE - 1)});"
-                                  for k in range(0, ARG_TREE, 2)))
-            op = ">" if a.fn == "argmax" else "<"
-            level = list(range(ARG_TREE))
-            while len(level) > 1:  # pairs (k, k + step): the later one wins only if better
-                nxt = []
-                for lo, hi in zip(level[::2], level[1::2], strict=True):
-                    v, q = f"{a.name}_v", f"{a.name}_p"
-                    out.stmt(f"const bool {a.name}_w{lo}_{hi} = {v}{hi} {op} {v}{lo};",
-                             f"{v}{lo} = {a.name}_w{lo}_{hi} ? {v}{hi} : {v}{lo};",
-                             f"{q}{lo} = {a.name}_w{lo}_{hi} ? {q}{hi} : {q}{lo};")
-                    nxt.append(lo)
-                level = nxt
-            lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
-            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({a.name}_v0 {op} {lv});",
-                     f"{lv} = {a.name}_b ? {a.name}_v0 : {lv};",
-                     f"{li} = {a.name}_b ? {a.name}_p0 : {li};")
-
-    def _arg_lane_body(self, nodes: list[Node], accs: list[Accumulator], position: str,
-                       lane: str, pos_t: str) -> None:
-        out = self.out
-        out.stmt(f"const int64_t r0 = {position};", f"const {pos_t} r0p = ({pos_t})r0;")
-        printer = ExprPrinter(nodes[0].var_ranges)
-        values = printer.emit([n.body for n in nodes], out)  # type: ignore[misc]
-        for a, v in zip(accs, values, strict=True):
-            lv, li = f"{a.name}_lv[{lane}]", f"{a.name}_li[{lane}]"
-            op = ">" if a.fn == "argmax" else "<"
-            out.stmt(f"const bool {a.name}_b = ({li} < 0) | ({v} {op} {lv});",
-                     f"{lv} = {a.name}_b ? {v} : {lv};",
-                     f"{li} = {a.name}_b ? r0p : {li};")
-            if a.float_value:
-                out.stmt(f"{a.name}_an = {a.name}_an | (int)({v} != {v});")
-
-    def _arg_combine(self, nodes: list[Node], accs: list[Accumulator], a: Accumulator,
-                     suffix: str, start: str, stop: str, pos_t: str) -> None:
-        """[H9] The lanes of `a` into its result (`n`, `idx`): the first NaN if the lanes saw
-        one (a scalar pass), else the best value and its least position."""
-        out = self.out
-        n, idx = a.var("", suffix), a.var("_idx", suffix)
-        lv, li = f"{a.name}_lv[lane]", f"{a.name}_li[lane]"
-        scope = ExitStack()
-        if a.float_value:
-            with out.block(f"if ({a.name}_an)"), out.loop("r", start, stop):
-                out.stmt("const int64_t r0 = r;")
-                printer = ExprPrinter(nodes[0].var_ranges)
-                values = printer.emit([m.body for m in nodes], out)  # type: ignore[misc]
-                v = values[accs.index(a)]
-                out.stmt(f"if ({v} != {v}) {{ {n} = {v}; {idx} = r; break; }}")
-            scope.enter_context(out.block("else"))
-        with scope:
-            if a.acc_type == "bool" or a.acc_type.startswith("stax_complex"):
-                with out.loop("lane", 0, ARG_LANES):  # no vector max/min reduction for them
-                    out.stmt(f"if ({li} >= 0 && ({idx} < 0 || {_arg_wins(a, lv, li, n, idx)})) "
-                             f"{{ {n} = {lv}; {idx} = {li}; }}")
-                return
-            red, op = ("max", ">") if a.fn == "argmax" else ("min", "<")
-            best, none = f"{a.name}_bp", f"std::numeric_limits<{pos_t}>::max()"
-            out.stmt(f"{a.acc_type} {a.name}_bv = {_arg_extreme(a)};", f"{pos_t} {best} = {none};")
-            with out.loop("lane", 0, ARG_LANES, pragmas=[f"omp simd reduction({red}:{a.name}_bv)"]):
-                out.stmt(f"{a.name}_bv = {lv} {op} {a.name}_bv ? {lv} : {a.name}_bv;")
-            with out.loop("lane", 0, ARG_LANES, pragmas=[f"omp simd reduction(min:{best})"]):
-                c = f"{a.name}_cp"
-                out.stmt(f"const {pos_t} {c} = ({li} >= 0 && {lv} == {a.name}_bv) ? {li} : {none};",
-                         f"{best} = {c} < {best} ? {c} : {best};")
-            out.stmt(f"if ({best} != {none}) {{ {n} = {a.name}_bv; {idx} = {best}; }}")
+                n, idx = a.var("", suffix), a.var("_idx", suffix)
+                out.stmt(f"if ({a.name}_bi >= 0) {{ {n} = ({a.acc_type}){a.name}_bv; "
+                         f"{idx} = {a.name}_bi; }}")
 
     def print_chunked_reduction(self, nodes: list[Node], accs: list[Accumulator],
                                 store: list[Stmt], parallel: bool) -> None:
@@ -1313,23 +1222,22 @@ class KernelPrinter:
         self.work_shared = True
 
 
-def _arg_extreme(a: Accumulator) -> str:
-    """[H9] The value every other beats for argmax/argmin (lanes start from it)."""
-    t = a.acc_type
-    if a.float_value:
-        return f"{'-' if a.fn == 'argmax' else ''}std::numeric_limits<{t}>::infinity()"
-    return f"std::numeric_limits<{t}>::{'lowest' if a.fn == 'argmax' else 'max'}()"
+def _arg_type(a: Accumulator) -> str:
+    """[CLIFF] The type `stax_arg_block` compares argmax/argmin values in: 4 or 8 bytes, with
+    narrower values widened (order and NaN kept: float16 as float, bool and 8/16-bit integers
+    as int32)."""
+    if a.acc_type in ("float", "double", "int32_t", "uint32_t", "int64_t", "uint64_t"):
+        return a.acc_type
+    return "float" if a.float_value else "int32_t"
 
 
-def _arg_wins(a: Accumulator, v: str, i: str, n: str, idx: str) -> str:
-    """argmax/argmin: does value `v` at position `i` replace the result (`n`, `idx`)? The best
-    value wins, ties go to the first position, a NaN wins over numbers (NumPy's rule)."""
-    op = ">" if a.fn == "argmax" else "<"
-    later = f"{i} < {idx}"
-    if a.float_value:
-        return (f"(({v} != {v}) ? ({n} == {n} || {later}) : "
-                f"({n} == {n} && ({v} {op} {n} || ({v} == {n} && {later}))))")
-    return f"({v} {op} {n} || ({v} == {n} && {later}))"
+def _contiguous_load(body: Expr | None) -> Load | None:
+    """[CLIFF] `body` when it is a load of 4- or 8-byte numbers at an affine index advancing by
+    one element per reduction step (argmax/argmin then read the array in place)."""
+    if not isinstance(body, Load) or body.dtype.kind not in "iuf" or \
+            body.dtype.itemsize not in (4, 8) or body.index.coef("r0") != 1:
+        return None
+    return body if all(isinstance(atom, Var) for atom, _ in body.index.terms) else None
 
 
 def _transposes(nodes: Sequence[Node], rank: int) -> bool:

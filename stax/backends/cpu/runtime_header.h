@@ -237,6 +237,102 @@ static inline void stax_transpose8x8_4(const void* src, int64_t ss, void* dst, i
     }
 }
 
+// [CLIFF] argmax/argmin of p[0, n) (positions base + i), merged into the result so far (best,
+// idx; idx < 0: none yet) of the elements before them: NumPy's rule (the first NaN wins over
+// everything, else the best value at its first position). Accumulators in vector registers:
+// four (best value, step) pairs per lane, updated by compare-and-select, combined once at the
+// end (the best value, then the least position holding it); a NaN seen by the vector loop is
+// located by the scalar pass. T: a 4- or 8-byte number (narrower values are widened by the
+// caller). Float32 rows of 1024, one thread: 17.7 us with a NaN test per vector, 13.2 us with
+// one mask-register test per pair (NumPy 17.0); rows of 2048 from memory: 670 us, 560 us with a
+// prefetch 512 bytes ahead (NumPy 575).
+#if defined(__AVX512F__)
+static constexpr int stax_vec_bytes = 64;
+#elif defined(__AVX__)
+static constexpr int stax_vec_bytes = 32;
+#else
+static constexpr int stax_vec_bytes = 16;
+#endif
+// The lanes where a or b is NaN: an AVX-512 mask (one compare, no vector of flags to build)
+// or a vector of flags.
+template <typename T, typename V> static inline auto stax_unordered(V a, V b) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(V) == 64 && std::is_same_v<T, float>)
+        return (uint64_t)__builtin_ia32_cmpps512_mask(a, b, 3, (uint16_t)-1, 4);
+    else if constexpr (sizeof(V) == 64 && std::is_same_v<T, double>)
+        return (uint64_t)__builtin_ia32_cmppd512_mask(a, b, 3, (uint8_t)-1, 4);
+    else
+#endif
+    return (a != a) | (b != b);
+}
+template <typename M> static inline bool stax_any(M m) {
+    if constexpr (std::is_integral_v<M>) return m != 0;
+    else {
+        bool any = false;
+        for (size_t l = 0; l < sizeof(M) / sizeof(m[0]); l++) any |= m[l] != 0;
+        return any;
+    }
+}
+template <typename T, bool Max>
+static inline void stax_arg_block(const T* __restrict__ p, int64_t n, int64_t base, T& best,
+                                  int64_t& idx) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "widen narrow values first");
+    if (idx >= 0 && best != best) return;  // a NaN so far: it stays the result
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    typedef T V __attribute__((vector_size(stax_vec_bytes)));
+    typedef U P __attribute__((vector_size(stax_vec_bytes)));
+    constexpr int W = stax_vec_bytes / sizeof(T);
+    const T extreme = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    const auto better = [](T a, T b) { return Max ? a > b : a < b; };
+    T m = extreme;
+    int64_t pos = -1, i = 0;
+    if (n >= 4 * W) {
+        V b[4];
+        P s[4], step = {};
+        for (int k = 0; k < 4; k++) { b[k] = V{} + extreme; s[k] = P{}; }
+        decltype(stax_unordered<T>(V{}, V{})) unordered = {};
+        for (; i + 4 * W <= n; i += 4 * W) {
+            // lines 512 bytes ahead (an address as an integer: never dereferenced)
+            __builtin_prefetch((const void*)((uintptr_t)(p + i) + 512));
+            for (int k = 0; k < 4; k += 2) {
+                V u, v;
+                std::memcpy(&u, p + i + k * W, sizeof(V));
+                std::memcpy(&v, p + i + (k + 1) * W, sizeof(V));
+                if constexpr (std::is_floating_point_v<T>) unordered |= stax_unordered<T>(u, v);
+                const auto wu = Max ? u > b[k] : u < b[k];
+                b[k] = wu ? u : b[k];
+                s[k] = wu ? step : s[k];
+                const auto wv = Max ? v > b[k + 1] : v < b[k + 1];
+                b[k + 1] = wv ? v : b[k + 1];
+                s[k + 1] = wv ? step : s[k + 1];
+            }
+            step += 1;
+        }
+        if (stax_any(unordered)) i = 0;  // a NaN: the scalar pass below finds the first one
+        else {
+            V top = b[0];
+            for (int k = 1; k < 4; k++) top = (Max ? b[k] > top : b[k] < top) ? b[k] : top;
+            for (int l = 0; l < W; l++) m = better(top[l], m) ? top[l] : m;
+            P first = ~P{}, lane;
+            for (int l = 0; l < W; l++) lane[l] = (U)l;
+            for (int k = 0; k < 4; k++) {
+                const P at = (s[k] * 4 + (U)k) * (U)W + lane;
+                const P c = b[k] == m ? at : ~P{};
+                first = c < first ? c : first;
+            }
+            U least = first[0];
+            for (int l = 1; l < W; l++) least = first[l] < least ? first[l] : least;
+            pos = (int64_t)least;
+        }
+    }
+    for (; i < n; i++) {
+        const T v = p[i];
+        if (v != v) { best = v; idx = base + i; return; }
+        if (pos < 0 || better(v, m)) { m = v; pos = i; }
+    }
+    if (pos >= 0 && (idx < 0 || better(m, best))) { best = m; idx = base + pos; }
+}
+
 // ---- complex64 / complex128 [E16, issue 16] ----------------------------------------------
 // NumPy's complex numbers: (re, im) laid out as NumPy stores them. Arithmetic is NumPy's own
 // (its umath loops and npy_math): the plain product (no C99 Annex G recovery of inf from nan),
