@@ -14,6 +14,7 @@ import pytest
 from conftest import assert_matches, make_array
 
 import stax
+from stax.runtime import wrapper
 
 
 def _fortran(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
@@ -122,8 +123,10 @@ def test_generic_program_keeps_the_layout() -> None:
         _same(f, t_add, make_array(shape, "float32", seed=shape[1]))
 
 
-def test_recycled_outputs_and_pool() -> None:
-    """Outputs past a page are recycled once dropped: a kept result is never overwritten."""
+def test_recycled_outputs_and_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs past a page are recycled once dropped (since CLIFF: outputs malloc would map
+    afresh; here every output past a page): a kept result is never overwritten."""
+    monkeypatch.setattr(wrapper, "RECYCLE_MMAP_BYTES", wrapper.RECYCLE_MIN_BYTES)
     for options in ({}, {"pool": True}):
         f = stax.jit(center, **options)
         x1, x2 = _fortran((256, 300), seed=1), _fortran((256, 300), seed=2)

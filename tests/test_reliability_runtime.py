@@ -164,6 +164,8 @@ def test_warm_calls_still_refuse_what_the_first_call_refused() -> None:
 
 
 def test_idle_programs_give_their_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # [CLIFF] outputs malloc would reuse come from np.empty: keep these 8 KB ones anyway
+    monkeypatch.setattr(wrapper, "RECYCLE_MMAP_BYTES", wrapper.RECYCLE_MIN_BYTES)
     f = stax.jit(lambda a: np.sqrt(a) + a, fuse=False)
     g = stax.jit(lambda a: a * 2 - 1)
     x = np.arange(1000.0)

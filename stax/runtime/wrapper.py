@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _ctypes
 import ctypes
+import math
 import os
 import sys
 import threading
@@ -116,6 +117,13 @@ IDLE_SECONDS = 30.0
 # of its free lists (already mapped), and the recycling bookkeeping (~0.4 us per output) would
 # cost more than it saves. Larger outputs are recycled (fresh pages fault on first touch).
 RECYCLE_MIN_BYTES = 4096
+# [CLIFF] Outputs below glibc's largest mmap threshold (32 MiB on 64-bit: smaller blocks, once
+# freed, are reused from malloc's heap, already mapped) come from np.empty on each call too:
+# malloc hands out the block freed last, still in cache, as NumPy's results get it; a recycled
+# base was written calls ago and every store to it misses (a 16 MB row gather 2.1 -> 1.3 ms,
+# NumPy 1.3, between other work). Larger blocks are mmapped afresh by malloc (pages fault on
+# first touch): those are recycled (x * 2 of 64 MB: 16.2 -> 9.7 ms).
+RECYCLE_MMAP_BYTES = 32 * 2**20
 _live: weakref.WeakSet[Storage] = weakref.WeakSet()
 _lock = threading.Lock()
 _held = [0, time.monotonic()]  # bytes kept by all programs, time of the last idle sweep
@@ -160,7 +168,9 @@ class Frame:
         """Outputs recycled once the caller has dropped them, like PyTorch's caching allocator:
         the caller receives a view of a base handed out again only when nothing but this frame
         refers to it (every view the caller kept holds a reference to its base), so reused
-        memory is already mapped."""
+        memory is already mapped. [CLIFF] Only outputs malloc would map afresh."""
+        if math.prod(shape) * dtype.itemsize < RECYCLE_MMAP_BYTES:
+            return np.empty(shape, dtype)
         bases = self.outputs.setdefault(name, [])
         stale = -1  # a free base of another shape (a generic program's earlier call)
         for k in range(len(bases)):  # (enumerate's tuple would hold one more reference)
@@ -684,7 +694,7 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                              f"  # reuse: {r.reason}")
                 pending.append(r.old)
             elif frameless or (out.kind != "intermediate" and not symbols
-                               and out.nbytes < RECYCLE_MIN_BYTES):  # [H9] malloc's own reuse
+                               and out.nbytes < RECYCLE_MMAP_BYTES):  # [H9] malloc's own reuse
                 lines.append(f"    {out.name} = empty({_stored(out)}, dtype_{out.name})"
                              f"{_transposed(out)}")
             elif out.kind == "intermediate":
