@@ -6,11 +6,13 @@ expression, strided and transposed rows: all against NumPy."""
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_matches, make_array
+from conftest import assert_matches, make_array, run_sanitized
 
 import stax
 from stax.backends.cpu.cpp import ARG_BLOCK
@@ -115,3 +117,44 @@ def test_every_vector_width(isa: str) -> None:
     x[2, [3, 600]] = 9.0
     x[3] = -np.inf
     assert_matches(stax.jit(_args, isa=isa, threads=1)(x), _args(x))
+
+
+def test_plain_rows_in_place_expressions_in_blocks() -> None:
+    """A contiguous row is compared in place by the explicit vector code; an expression's
+    values are first computed by an `omp simd` loop (vectorized: tests/test_vectorization.py)
+    into a block, as are narrow values (widened)."""
+    def kernels(fn: Any, a: np.ndarray) -> str:
+        cpp = stax.jit(fn).compile(a).program.cpp
+        return cpp[cpp.index('extern "C" void'):]  # not the runtime header
+
+    x = make_array((3, 100), "float32", seed=45)
+    plain = kernels(lambda a: a.argmax(-1), x)
+    assert "stax_arg_block<float, true>(&" in plain and "omp simd" not in plain
+    expr = kernels(lambda a: (a * a).argmin(-1), x)
+    assert "stax_arg_block<float, false>(acc_" in expr and "omp simd" in expr
+    b = make_array((3, 100), "int8", seed=45)
+    assert "stax_arg_block<int32_t, true>(acc_" in kernels(lambda a: a.argmax(-1), b)
+
+
+SANITIZED = textwrap.dedent("""
+    import numpy as np, stax
+    rng = np.random.default_rng(0)
+    fns = [lambda a: (a.argmax(-1), a.argmin(-1)), lambda a: (a * 2).argmax(-1),
+           lambda a: a[:, ::2].argmin(-1), lambda a: a.T.argmax(-1), lambda a: a.argmax()]
+    for dtype in ("float32", "float64", "int8", "float16", "uint64"):
+        for cols in (1, 5, 63, 64, 65, 257, 1025, 2049):
+            x = (rng.standard_normal((3, cols)) * 9).astype(dtype)
+            if dtype.startswith("float"):
+                x[1, cols // 2] = np.nan
+            for fn in fns:
+                got, want = stax.jit(fn)(x), fn(x)
+                assert all(np.array_equal(g, w) for g, w in zip(got, want)) if isinstance(
+                    want, tuple) else np.array_equal(got, want), (dtype, cols)
+    print("sanitized ok")
+""")
+
+
+def test_clean_under_sanitizers(tmp_path: Path) -> None:
+    """Both forms under AddressSanitizer + UBSan: rows shorter than a vector, whole steps and
+    tails, blocks, strided and transposed values."""
+    run_sanitized(SANITIZED, tmp_path / "cache")

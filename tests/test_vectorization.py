@@ -250,7 +250,7 @@ def test_hot_loops_are_marked(report: dict[str, list[LoopReport]]) -> None:
     """The constructs that used to leave whole programs scalar now get vector loops."""
     for name in ("where_boolmask", "bool_logic", "bool_to_f32", "cast_f32_i32",
                  "int32_floordiv_var", "sin_cos_f64", "erf_like_f32", "masked_softmax",
-                 "argmax_last", "take_rows"):
+                 "argmax_expr_f32", "take_rows"):  # [CLIFF] a plain argmax: explicit vectors
         assert any(loop.vectorized for loop in report[name]), name
 
 
