@@ -12,7 +12,7 @@ import inspect
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -28,7 +28,7 @@ from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Op, Value
 from stax.ir.program import contiguous_strides
-from stax.ir.sym import ShapeEnv, Sym, is_data
+from stax.ir.sym import ShapeEnv, Sym, data_atoms_in, evaluate, is_data
 from stax.lower import Lowered, lower
 from stax.masked_reductions import fuse_masked_reductions
 from stax.report.progress import PROGRESS_MIN_OPS, progress
@@ -137,6 +137,8 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
 # [H9, issue 9] The packed signature of a call's arguments (fastcall.c `key`: bytes, or None
 # for arguments other than plain aligned ndarrays of built-in dtypes, Python floats and ints);
 # set once the extension module is built (by the first compile), None without it.
+# one of NumPy's view ops (a.T, a.real, ...), given the sizes of a shape-generic trace's symbols
+NumPyView = Callable[[np.ndarray, Mapping[str, int]], np.ndarray]
 _packed_key: Callable[[tuple[Any, ...]], bytes | None] | None = None
 
 
@@ -222,9 +224,10 @@ class Traced:
     unsigned_ints: frozenset[int] = frozenset()  # [B16] Python ints read only as uint64
     # results that are an array argument itself, as it is at the function's end (`return x`,
     # `np.add(x, 1, out=o)`, `o += x; return o`), or views of it (`x.T`, `x[::2]`, `x[1]`,
-    # `x.reshape(...)`): (result position, argument position, the view ops from the argument);
+    # `x.reshape(...)`, `z.real`, `np.diagonal(x)`): (result position, argument position,
+    # NumPy's view ops from the argument);
     # the call returns the caller's array or the same views of it, as NumPy does, not copies
-    returned_args: tuple[tuple[int, int, tuple[Op, ...]], ...] = ()
+    returned_args: tuple[tuple[int, int, tuple[NumPyView, ...]], ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -279,7 +282,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
             "stax.jit: the length of a data-dependent result (x[mask], np.unique, ...) used "
             "as a Python int"))
     leaves: list[Value] = []
-    structure = _flatten(result, builder, leaves)
+    derived: dict[Value, tuple[Value, NumPyView]] = {}
+    structure = _flatten(result, builder, leaves, derived)
     mutated = tuple(i for i, t in enumerate(tracers)
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
     outputs = tuple(leaves) + tuple(tracers[i].value for i in mutated)
@@ -294,39 +298,58 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     finals = {t.value: i for i, t in enumerate(tracers) if isinstance(args[i], np.ndarray)}
     producers = {op.out: op for op in graph.ops}
     returned = tuple((k, *found) for k, leaf in enumerate(leaves)
-                     if (found := _view_of_argument(producers, leaf, finals)) is not None)
+                     if (found := _view_of_argument(producers, derived, leaf, finals)) is not None)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
                   frozenset(builder.static), env, unsigned, returned)
 
 
 VIEW_OPS = frozenset({"transpose", "slice", "reshape"})  # NumPy views (reshape: where it can)
+PARTS = frozenset({"real", "imag"})  # `z.real`, `z.imag` of a complex array: views
 
 
-def _view_of_argument(producers: dict[Value, Op], leaf: Value, finals: dict[Value, int]
-                      ) -> tuple[int, tuple[Op, ...]] | None:
-    """The argument whose final version `leaf` is, or is a chain of view ops of (sizes known:
-    not in a shape-generic trace), with the chain from the argument; None for anything else."""
-    chain: list[Op] = []
+def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Value, NumPyView]],
+                      leaf: Value, finals: dict[Value, int]
+                      ) -> tuple[int, tuple[NumPyView, ...]] | None:
+    """The argument whose final version `leaf` is, or is a chain of views of (view ops, complex
+    parts, and views NumPy returns that Stax computes, such as np.diagonal: `derived`), with
+    NumPy's view ops from the argument; None for anything else (a size known only mid-call)."""
+    chain: list[NumPyView] = []
     while leaf not in finals:
         op = producers.get(leaf)
-        if op is None or op.kind not in VIEW_OPS or \
-                not all(type(d) is int for d in op.out.shape):
+        if leaf in derived:
+            leaf, view = derived[leaf]
+            chain.append(view)
+            continue
+        if op is None or not (op.kind in VIEW_OPS or op.kind == "elementwise"
+                              and dict(op.attrs)["fn"] in PARTS) or \
+                data_atoms_in((op.out.shape, op.attrs)):
             return None
-        chain.append(op)
+        chain.append(functools.partial(_view, op=op))
         leaf = op.inputs[0]
     return finals[leaf], tuple(reversed(chain))
 
 
-def _view(a: np.ndarray, op: Op) -> np.ndarray:
-    """NumPy's own view op `op` of `a` (a reshape NumPy cannot view copies, as NumPy does)."""
+def _view(a: np.ndarray, sizes: Mapping[str, int], op: Op) -> np.ndarray:
+    """NumPy's own view op `op` of `a` (a reshape NumPy cannot view copies, as NumPy does),
+    `sizes`: the values of a shape-generic trace's symbols on this call."""
     attrs = dict(op.attrs)
+    shape = tuple(evaluate(d, sizes) for d in op.out.shape)
     if op.kind == "transpose":
         return a.transpose(attrs["perm"])
     if op.kind == "reshape":
-        return a.reshape(op.out.shape)
+        return a.reshape(shape)
+    if op.kind == "elementwise":
+        return getattr(a, attrs["fn"])
+    starts = (evaluate(d, sizes) for d in attrs["starts"])
     return a[tuple(slice(start, stop if (stop := start + step * n) >= 0 else None, step)
-                   for start, step, n in zip(attrs["starts"], attrs["steps"], op.out.shape,
-                                             strict=True))]
+                   for start, step, n in zip(starts, attrs["steps"], shape, strict=True))]
+
+
+def _sizes(graph: Graph, args: tuple[Any, ...]) -> dict[str, int]:
+    """The values of a shape-generic trace's symbols on this call (each an argument's size)."""
+    return {d.terms[0][0][0]: n for v, a in zip(graph.inputs, args, strict=True)
+            if isinstance(a, np.ndarray) for d, n in zip(v.shape, a.shape, strict=True)
+            if isinstance(d, Sym)}
 
 
 def _narrowed_ints(graph: Graph, args: tuple[Any, ...], inputs: list[Value]
@@ -366,26 +389,33 @@ def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
             args[i].shape = new.shape
         np.copyto(args[i], new)
     results = list(flat[: traced.n_results])
+    sizes = _sizes(traced.graph, args) if traced.returned_args and traced.env else {}
     for k, i, chain in traced.returned_args:
-        results[k] = functools.reduce(_view, chain, args[i])
+        results[k] = functools.reduce(lambda a, view: view(a, sizes), chain, args[i])
     return results
 
 
-def _flatten(obj: Any, builder: Builder, leaves: list[Value]) -> Any:
+def _flatten(obj: Any, builder: Builder, leaves: list[Value],
+             derived: dict[Value, tuple[Value, NumPyView]]) -> Any:
+    """`obj`'s structure, its arrays appended to `leaves`; results that are views NumPy returns
+    and Stax computes (np.diagonal, ...) in `derived`: the value viewed and NumPy's view op."""
     if isinstance(obj, Tracer):
         obj.check_fresh()
         leaves.append(obj.value)
+        if obj.view_op is not None and obj.parent is not None and \
+                (numpy := obj.view_op[1].get("numpy")) is not None:
+            derived[obj.value] = (obj.parent.value, lambda a, _: numpy(a))
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
         return len(leaves) - 1
     if isinstance(obj, tuple):
         # a namedtuple (np.linalg.eigh's EighResult, the user's own) keeps its type (A2)
-        return ("tuple", [_flatten(o, builder, leaves) for o in obj],
+        return ("tuple", [_flatten(o, builder, leaves, derived) for o in obj],
                 type(obj) if hasattr(obj, "_fields") else tuple)
     if isinstance(obj, list):
-        return ("list", [_flatten(o, builder, leaves) for o in obj])
+        return ("list", [_flatten(o, builder, leaves, derived) for o in obj])
     if isinstance(obj, dict):
-        return ("dict", {k: _flatten(v, builder, leaves) for k, v in obj.items()})
+        return ("dict", {k: _flatten(v, builder, leaves, derived) for k, v in obj.items()})
     if obj is None:
         return ("none",)
     if isinstance(obj, Sym):  # [DYN16] a size known at launch or mid-call: a Python int

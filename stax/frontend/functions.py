@@ -251,16 +251,19 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
 # ---- diagonals ----
 
 def derived_view(x: Tracer, derive: Callable[[Tracer], Tracer], writeable: bool,
-                 result: Tracer | None = None) -> Tracer:
+                 numpy: Callable[[np.ndarray], np.ndarray], result: Tracer | None = None
+                 ) -> Tracer:
     """[HUNT3] `derive(x)` (or its `result` already made) where NumPy returns a view of `x`
     (np.diagonal, np.einsum of one operand) and Stax computes a new array: written to later,
     `x` shows through, as in NumPy (the result is derived again from it); writing into the
     result is NumPy's ValueError (read-only) or, where NumPy's view is writeable, a graph
-    break."""
+    break. `numpy`: NumPy's own view op, returned when `x` is an argument (the same view of
+    the caller's array)."""
     result = derive(x) if result is None else result
     if result is x:
         return result
-    result.parent, result.view_op = x, ("derived", {"derive": derive, "writeable": writeable})
+    result.parent, result.view_op = x, ("derived", {"derive": derive, "writeable": writeable,
+                                                    "numpy": numpy})
     result.base = x if x.base is None else x.base
     result.base_version = result.base.version
     return result
@@ -275,7 +278,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
 
     def derive(v: Tracer) -> Tracer:
         return v[rows, rows + k] if rows.size else v[np.zeros(0, np.intp), np.zeros(0, np.intp)]
-    return derived_view(x, derive, writeable=False)
+    return derived_view(x, derive, writeable=False, numpy=lambda a: np.diagonal(a, k))
 
 
 def diagflat(v: Any, k: int = 0) -> Tracer:
@@ -655,7 +658,7 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
         if len(arrays) == 1 and isinstance(arrays[0], Tracer) and not kwargs.get("_derived"):
             return derived_view(  # [HUNT3] NumPy returns a view of the one operand
                 arrays[0], lambda v: einsum(operands[0], v, _derived=True), writeable=True,
-                result=api.copy_(product))
+                numpy=lambda a: np.einsum(operands[0], a), result=api.copy_(product))
         return api.copy_(product)
     return api.sum(product, axis=tuple(range(len(output), len(order))), dtype=dtype)
 
@@ -752,7 +755,9 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, *, subok: b
             starts = np.arange(n - w + 1)[:, None] + np.arange(w)[None, :]
             v = api.moveaxis(api.take(v, starts, axis=ax), ax + 1, -1)
         return v
-    return derived_view(t, derive, writeable=False)  # [HUNT3] x written later shows through
+    return derived_view(  # [HUNT3] x written later shows through
+        t, derive, writeable=False,
+        numpy=lambda a: np.lib.stride_tricks.sliding_window_view(a, window_shape, axis))
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tracer]:

@@ -1015,30 +1015,54 @@ def same(got: Any, want: Any) -> None:
         assert_matches(got, want, rtol=tol, atol=tol)
 
 
-def run_case(name: str, cases: dict[str, Any] = CASES) -> set[str]:
-    """Run `name` on all its inputs under one jitted function; the graph breaks met."""
+def same_views(got: Any, want: Any, mine: tuple[Any, ...], theirs: tuple[Any, ...]) -> None:
+    """Each array result shares memory with the same arguments as NumPy's result does: a view
+    of an argument is a view of the caller's array, a copy is not a view."""
+    if isinstance(want, (tuple, list)):
+        for g, w in zip(got, want, strict=True):
+            same_views(g, w, mine, theirs)
+    elif isinstance(want, dict):
+        for k, w in want.items():
+            same_views(got[k], w, mine, theirs)
+    elif isinstance(want, np.ndarray):
+        for i, (m, t) in enumerate(zip(mine, theirs, strict=True)):
+            if isinstance(t, np.ndarray):
+                assert np.shares_memory(got, m) == np.shares_memory(want, t), \
+                    f"result shares memory with argument {i}: {np.shares_memory(want, t)} in NumPy"
+
+
+def run_case(name: str, cases: dict[str, Any] = CASES, *, warm: bool = False,
+             views: bool = False) -> set[str]:
+    """Run `name` on all its inputs under one jitted function; the graph breaks met. `warm`:
+    then once more on every input, compiling nothing new; `views`: results alias arguments as
+    NumPy's do."""
     fn, inputs = cases[name]
     jitted = stax.jit(fn)
     breaks: set[str] = set()
-    for k, make in enumerate(inputs):  # made twice: copies would lose transposed layouts
-        theirs, mine = make(np.random.default_rng(k)), make(np.random.default_rng(k))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            try:
-                want = fn(*theirs)
-            except Exception as e:  # noqa: BLE001 - Stax must raise the same class
-                with pytest.raises(type(e)):
-                    jitted(*mine)
-                continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            got = jitted(*mine)
-        breaks |= {str(w.message).split(": ", 2)[-1] for w in caught
-                   if issubclass(w.category, GraphBreakWarning)}
-        same(got, want)
-        for m, t in zip(mine, theirs, strict=True):
-            if isinstance(m, np.ndarray):
-                same(m, t)
+    for rerun in (False, True) if warm else (False,):
+        compiles = jitted.cache_info()[1]
+        for k, make in enumerate(inputs):  # made twice: copies would lose transposed layouts
+            theirs, mine = make(np.random.default_rng(k)), make(np.random.default_rng(k))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                try:
+                    want = fn(*theirs)
+                except Exception as e:  # noqa: BLE001 - Stax must raise the same class
+                    with pytest.raises(type(e)):
+                        jitted(*mine)
+                    continue
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = jitted(*mine)
+            breaks |= {str(w.message).split(": ", 2)[-1] for w in caught
+                       if issubclass(w.category, GraphBreakWarning)}
+            same(got, want)
+            for m, t in zip(mine, theirs, strict=True):
+                if isinstance(m, np.ndarray):
+                    same(m, t)
+            if views:
+                same_views(got, want, mine, theirs)
+        assert not rerun or jitted.cache_info()[1] == compiles, "compiled again when warm"
     return breaks
 
 
@@ -1047,13 +1071,13 @@ def test_wild_function_matches_numpy(name: str) -> None:
     run_case(name)
 
 
-def main(names: list[str], cases: dict[str, Any] = CASES) -> None:
+def main(names: list[str], cases: dict[str, Any] = CASES, **checks: bool) -> None:
     """Classify the functions named (all by default): compiled / break / FAIL (with the
     first line of the error)."""
     counts = {"compiled": 0, "break": 0, "FAIL": 0}
     for name in names or sorted(cases):
         try:
-            breaks = run_case(name, cases)
+            breaks = run_case(name, cases, **checks)
             kind, detail = ("break" if breaks else "compiled"), "; ".join(sorted(breaks))
         except BaseException as e:  # noqa: BLE001 - a failure of any kind is reported
             if isinstance(e, KeyboardInterrupt):
