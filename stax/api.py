@@ -22,7 +22,7 @@ from stax.backends import DEFAULT, get_backend
 from stax.cse import eliminate_common_subexpressions
 from stax.dask import call as dask_call
 from stax.dask import is_dask_array
-from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, is_plain
+from stax.frontend.breaks import SEGMENTS, Break, call_general, call_segmented, is_plain, warn_once
 from stax.frontend.functions import creating
 from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
@@ -239,10 +239,15 @@ class Traced:
             for j, other in enumerate(args):
                 if j != i and isinstance(other, np.ndarray) and \
                         np.may_share_memory(args[i], other) and np.shares_memory(args[i], other):
-                    raise NotImplementedError(
+                    raise AliasedArguments(
                         f"stax.jit: argument {i} is assigned to inside the function and "
                         f"shares memory with argument {j}; aliased arguments under mutation "
                         "are not supported (pass a copy)")
+
+
+class AliasedArguments(NotImplementedError):
+    """A call whose arguments share memory where the function writes one of them: the program
+    assumed they do not (strict=False: the call runs in NumPy)."""
 
 
 def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None = None,
@@ -667,6 +672,12 @@ class Jitted:
         try:
             result = self._run(hit, args)
         except DataSizeMiss:  # [DYN16] a count of 0 or 1, or a broken guard: NumPy runs it
+            return self.fn(*args)
+        except AliasedArguments as e:  # checked before anything ran: this call in NumPy
+            if self.options["strict"]:
+                raise
+            warn_once(self, Break(str(e).removeprefix("stax.jit: "), self.fn.__name__,
+                                  "such calls run in NumPy"), 3)
             return self.fn(*args)
         self._remember(hit, args)
         return result

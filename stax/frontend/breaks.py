@@ -725,15 +725,21 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
     for brk in found:
         if brk not in known:
             known.append(brk)
-            if brk not in jitted.warned:
-                jitted.warned.add(brk)
-                warnings.warn(f"stax.jit: graph break in {jitted.fn.__name__}: {brk}",
-                              GraphBreakWarning, stacklevel=3)
+            warn_once(jitted, brk)
     return result
 
 
+def warn_once(jitted: Any, brk: Break, stacklevel: int = 4) -> None:
+    """A GraphBreakWarning naming `brk`, once per jitted function (`stacklevel`: the caller
+    of the jitted function, seen from here)."""
+    if brk not in jitted.warned:
+        jitted.warned.add(brk)
+        warnings.warn(f"stax.jit: graph break in {jitted.fn.__name__}: {brk}",
+                      GraphBreakWarning, stacklevel=stacklevel)
+
+
 __all__ = ["Break", "GraphBreak", "GraphBreakWarning", "SegmentBuilder", "call_segmented",
-           "install", "run_segmented"]
+           "install", "run_segmented", "warn_once"]
 
 
 # ---- arguments that are not arrays or scalars ----
@@ -868,12 +874,8 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
                      (dict, tuple((k, k, _split(v, arrays, True, generators))
                                   for k, v in kwargs.items())))
     except _Opaque as e:
-        brk = Break(f"an argument of type {e}", jitted.fn.__name__,
-                    "the whole function runs in NumPy")
-        if brk not in jitted.warned:
-            jitted.warned.add(brk)
-            warnings.warn(f"stax.jit: graph break in {jitted.fn.__name__}: {brk}",
-                          GraphBreakWarning, stacklevel=3)
+        warn_once(jitted, Break(f"an argument of type {e}", jitted.fn.__name__,
+                                "the whole function runs in NumPy"))
         return jitted.fn(*args, **kwargs)
     key = (_key(structure[0]), _key(structure[1]))
     variant = jitted.variants.get(key)

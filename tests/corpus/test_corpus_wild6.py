@@ -944,7 +944,7 @@ def shifts_large_counts(x, s):
 # ---- data wrangling ---------------------------------------------------------------------------
 
 @case(lambda r: (r.integers(0, 6, 30), 3), lambda r: (np.array([2.5, np.nan, 2.5, -0.0, 0.0]), 2),
-      lambda r: (np.array(["b", "a", "b"]), 1))
+      lambda r: (np.array([3, 1, 3], np.int8), 1))
 def unique_counts_top(x, k):
     vals, counts = np.unique(x, return_counts=True)
     order = np.argsort(-counts, kind="stable")[:k]
@@ -1175,6 +1175,19 @@ def in_place_updates_of_arguments(a, b):
     b *= 2
     a[a < 0] = 0
     b[::2] -= a[::2]
+
+
+@case(lambda r: (lambda a: (a, a))(normal(r, 6)), lambda r: (normal(r, 5), normal(r, 5)),
+      lambda r: (lambda a: (a[1:], a[:-1]))(normal(r, 7)))
+def same_array_passed_twice(x, y):
+    x += y[::-1]
+    return x.sum()
+
+
+@case(lambda r: (lambda a: (a, a.T))(normal(r, 3, 3)), lambda r: (normal(r, 3, 3), normal(r, 3, 3)))
+def argument_and_its_transpose(a, b):
+    a[0] = b.sum(axis=0)
+    return b * 2
 
 
 @case(lambda r: (normal(r, 6, 4),), lambda r: (normal(r, 4, 6).T,), lambda r: (normal(r, 1, 1),))
