@@ -404,3 +404,8 @@ def test_plain_map_loops_stay_vectorized_below_the_parallel_threshold() -> None:
     body = sn.explain(f, ns).run.kernels[-1].body
     assert f"#pragma omp parallel for simd schedule(static) if(parallel: n >= " \
            f"{kernels.PARALLEL_MIN})" in body
+    g = sn.jit(lambda v: sn.map(lambda a: np.maximum(a, 0.5) * 2.0 - np.minimum(a, -1.0), v))
+    for v in (np.array([np.nan, -np.inf, np.inf, 0.25, 3.0, -0.0]), np.zeros(0),
+              rng.normal(size=kernels.PARALLEL_MIN + 1)):
+        with np.errstate(invalid="ignore"):
+            assert_matches(g(v), np.maximum(v, 0.5) * 2.0 - np.minimum(v, -1.0))
