@@ -288,8 +288,10 @@ class _Lowering:
     def streamed_row(self, value: Value) -> bool:
         """[GEN] Is `value` read by two consumers in rows too long to stay in cache between
         them (a softmax's exp over one long row)? Recomputing it moves less: its buffer would be
-        written and read back from memory, and the recomputed op streams its inputs instead."""
-        return self.consumers[value.id] == 2 and row_bytes(value) > STREAMED_ROW_BYTES
+        written and read back from memory, and the recomputed op streams its inputs instead.
+        Not a result: its buffer is written anyway."""
+        return (self.consumers[value.id] == 2 and row_bytes(value) > STREAMED_ROW_BYTES
+                and all(v.id != value.id for v in self.graph.outputs))
 
     def lower_op(self, op: Op) -> Lazy:
         out = op.out

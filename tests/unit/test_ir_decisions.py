@@ -66,6 +66,12 @@ def test_row_invariant_and_streamed_values_are_recomputed() -> None:
         assert [d.rule for d in decisions].count("streamed_row_recompute") == 1, x.shape
         assert "costly_recompute" not in [d.rule for d in decisions]
     assert "costly_recompute" in [r for r, _ in rules(softmax, long_row[:, :1000])]
+    def exp_and_stats(x):
+        e = np.exp(x)
+        return e, e.sum(), e.max()
+
+    # a result: its buffer is written anyway
+    assert [r for r, _ in rules(exp_and_stats, long_row)][:1] == ["costly_recompute"]
 
 
 def test_materialization_text_is_rendered_from_the_record() -> None:
