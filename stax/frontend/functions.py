@@ -12,6 +12,7 @@ import builtins
 import contextlib
 import dis
 import functools
+import math
 import operator
 import sys
 import threading
@@ -1361,19 +1362,34 @@ def _nan_arg(name: str) -> Callable[..., Tracer]:
 
 
 def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Tracer:
-    """[H16] NumPy's bincount (an extern call) when its length is known from the dtype: bool
-    or unsigned values with `minlength` beyond the dtype's maximum (a uint8 histogram with
-    minlength=256); otherwise the length depends on the data: a size bound at run time [DYN16]."""
+    """[H16] NumPy's bincount (an extern call) when its length is known from the values'
+    bound: bool or unsigned values with `minlength` beyond the dtype's maximum (a uint8
+    histogram with minlength=256), or [HUNT] labels from an argmin/argmax over k values with
+    minlength >= k (k-means' cluster sizes); otherwise the length depends on the data: a size
+    bound at run time [DYN16]."""
     t = traced(x, (x, weights))
-    if t.ndim != 1 or t.dtype.kind not in "bu" or isinstance(minlength, Tracer) or \
-            operator.index(minlength) <= (1 if t.dtype.kind == "b" else np.iinfo(t.dtype).max):
+    n = operator.index(minlength)  # (a traced scalar: specialized on its value)
+    if t.ndim != 1 or t.dtype.kind not in "biu" or n < _values_below(t):
         from stax.frontend import data_dependent  # [DYN16] sized at run time
 
-        return data_dependent.bincount(t, weights, operator.index(minlength))
+        return data_dependent.bincount(t, weights, n)
     args = (t,) if weights is None else (t, traced(weights, (x, weights)))
-    return _extern("np.bincount", np.bincount, args, (operator.index(minlength),),
-                   np.dtype(np.intp if weights is None else np.float64),
-                   minlength=operator.index(minlength))
+    return _extern("np.bincount", np.bincount, args, (n,),
+                   np.dtype(np.intp if weights is None else np.float64), minlength=n)
+
+
+def _values_below(t: Tracer) -> float:
+    """A bound every value of the integer (or bool) array `t` lies below, known from how it was
+    computed: an argmin/argmax's reduced size, else its dtype's maximum + 1 (unsigned and bool;
+    infinite for signed values: negative ones are NumPy's error)."""
+    op = next((op for op in reversed(t.builder.ops) if op.out == t.value), None)
+    if op is not None and op.kind == "reduce" and op.attr("fn") in ("argmin", "argmax"):
+        size = math.prod(op.inputs[0].shape[a] for a in op.attr("axes"))
+        if isinstance(size, int):
+            return size
+    if t.dtype.kind == "b":
+        return 2
+    return np.iinfo(t.dtype).max + 1 if t.dtype.kind == "u" else math.inf
 
 
 def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> Tracer:

@@ -1267,5 +1267,31 @@ def test_views_numpy_returns_are_views_of_the_callers_array(dynamic: bool | None
             same((mine, mz), (x, z))
 
 
+
+def _cluster_sizes(d: Any, w: Any, k: int) -> Any:
+    lab = d.argmin(axis=1)
+    sizes = np.bincount(lab, minlength=k)
+    return (sizes, np.bincount(lab, weights=w, minlength=k) / np.maximum(sizes, 1),
+            np.where(sizes[:, None] > 0, np.ones((k, 2)), -1.0),  # (k, 2): a known length
+            np.bincount(np.argmax(d, axis=0), minlength=k + 2), np.bincount(d.argmin(1)))
+
+
+def test_bincount_of_argmin_labels_has_a_known_length() -> None:
+    """Labels from an argmin/argmax over k values lie in [0, k): with minlength >= k the
+    length is minlength (k-means' cluster sizes compile; they broke as a data-dependent
+    length before); a smaller minlength stays data-dependent."""
+    fn = stax.jit(_cluster_sizes, strict=True)
+    for rows, cols, dtype in ((9, 3, "float64"), (1, 4, "float32"), (5, 1, "float64"),
+                              (0, 3, "float64")):
+        d = normal(np.random.default_rng(rows), rows, cols, dtype=dtype)
+        w = normal(np.random.default_rng(cols), rows)
+        if rows == 0:  # argmax over an empty axis: NumPy's ValueError
+            with pytest.raises(ValueError):
+                fn(d, w, cols)
+            continue
+        same(fn(d, w, cols), _cluster_sizes(d, w, cols))
+        same(fn(np.asfortranarray(d), w, cols + 1), _cluster_sizes(d, w, cols + 1))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES6, warm=True, views=True)
