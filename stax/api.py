@@ -652,6 +652,8 @@ class Jitted:
                     return run(*args)
                 except DataSizeMiss:  # [DYN16] a count of 0 or 1, or a broken guard
                     return self.fn(*args)
+                except AliasedArguments as e:  # [REVIEW] as on a cold call
+                    return self._aliased(e, args)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:
@@ -673,14 +675,19 @@ class Jitted:
             result = self._run(hit, args)
         except DataSizeMiss:  # [DYN16] a count of 0 or 1, or a broken guard: NumPy runs it
             return self.fn(*args)
-        except AliasedArguments as e:  # checked before anything ran: this call in NumPy
-            if self.options["strict"]:
-                raise
-            warn_once(self, Break(str(e).removeprefix("stax.jit: "), self.fn.__name__,
-                                  "such calls run in NumPy"), 3)
-            return self.fn(*args)
+        except AliasedArguments as e:
+            return self._aliased(e, args)
         self._remember(hit, args)
         return result
+
+    def _aliased(self, error: AliasedArguments, args: tuple[Any, ...]) -> Any:
+        """A call refused by `Traced.check_args` before anything ran (cold or warm): it runs in
+        NumPy with a GraphBreakWarning (strict=True: the error)."""
+        if self.options["strict"]:
+            raise error
+        warn_once(self, Break(str(error).removeprefix("stax.jit: "), self.fn.__name__,
+                              "such calls run in NumPy"), 4)
+        return self.fn(*args)
 
     def _remember(self, comp: Compilation, args: tuple[Any, ...]) -> None:
         """[H9] `args` passed `comp`'s checks: later calls with their exact signature take the
