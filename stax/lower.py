@@ -777,7 +777,9 @@ def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]],
 def _unit_reduce(op: Op, src: Lazy) -> Lazy:
     """A reduction over axes of extent 1 is its one element (cast to the result dtype; an
     argmax/argmin is 0): pointwise, inlined into its consumers instead of a reduction loop per
-    output (a softmax over rows of one element ran ~10x slower than torch.compile before)."""
+    output (a softmax over rows of one element ran ~10x slower than torch.compile before).
+    A float sum is 0.0 + its element, as NumPy's add.reduce starts from the identity (a sum of
+    [-0.0] is 0.0) [FIX16]."""
     axes, keepdims, fn = op.attr("axes"), op.attr("keepdims"), op.attr("fn")
     ndim, out = len(op.inputs[0].shape), op.out
 
@@ -788,6 +790,9 @@ def _unit_reduce(op: Op, src: Lazy) -> Lazy:
         full = tuple(Index() if d in axes else idx[d] if keepdims else next(kept)
                      for d in range(ndim))
         value = src.load(full, r)
-        return value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
+        value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
+        if fn == "sum" and out.dtype.kind in "fc":
+            return Call("add", (Const(0, out.dtype), value), out.dtype)
+        return value
     return Lazy(out.shape, out.dtype, load)
 

@@ -165,7 +165,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         spacing = spacing * len(axes)
     if len(spacing) != len(axes):
         raise TypeError("invalid number of arguments")
-    if x.dtype.kind in "biu":
+    if x.dtype.kind in "iu":  # (a bool array stays bool: NumPy's TypeError of its subtract)
         x = api.astype(x, np.float64)
     outs = []
     for ax, dx in zip(axes, spacing, strict=True):
@@ -1288,10 +1288,14 @@ def _probe(x: Tracer, square: bool = False) -> np.ndarray:
     return np.ones((1,) * x.ndim, x.dtype)
 
 
-def _flattened(a: Any, axis: Any) -> tuple[Tracer, int]:
+def _flattened(a: Any, axis: Any, arg: bool = False) -> tuple[Tracer, int]:
+    """`a` and its axis (raveled for None); `arg`: argsort/argpartition, which take a 0-d
+    array as 1-d (NumPy's `np.argsort(np.array(3.0), axis=0)` is [0]) [FIX16]."""
     x = traced(a, (a,))
     if axis is None:
         return api.ravel(x), 0
+    if arg and x.ndim == 0:
+        x = api.ravel(x)
     return x, _axis(axis, x.ndim)
 
 
@@ -1308,7 +1312,7 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None) -> Tracer:
     if order is not None:
         raise unsupported("np.argsort with order=")
-    x, ax = _flattened(a, axis)
+    x, ax = _flattened(a, axis, arg=True)
     return _extern("np.argsort", np.argsort, (x,), tuple(x.shape), np.dtype(np.intp),
                    axis=ax, kind=kind, stable=stable)
 
@@ -1328,7 +1332,7 @@ def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
     """[H16] NumPy's own argpartition (an extern call, as np.partition)."""
     if order is not None or isinstance(kth, Tracer) and kth.concrete is None:
         raise unsupported("np.argpartition with order= or a kth computed from the data")
-    x, ax = _flattened(a, axis)
+    x, ax = _flattened(a, axis, arg=True)
     return _extern("np.argpartition", np.argpartition, (x,), tuple(x.shape),
                    np.dtype(np.intp), kth=np.asarray(kth).tolist(), axis=ax, kind=kind)
 

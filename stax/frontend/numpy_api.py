@@ -155,8 +155,9 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
         if {type(s) for s in specs} == {type} and "O" in {d.kind for d in loop}:
             # [C, issue 8] Python scalars only (`n == 0`): NumPy computes in int64/float64
             loop = ufunc.resolve_dtypes(tuple(np.dtype(s) for s in specs) + (None,))
-    except TypeError as e:
-        raise TypeError(f"stax.jit: np.{name} does not support these dtypes: {e}") from None
+    except TypeError as e:  # NumPy's own error class (UFuncTypeError), naming the op [FIX16]
+        e.add_note(f"stax.jit: np.{name} does not support these dtypes")
+        raise
     for dt in loop:
         check_dtype(dt, f"np.{name}'s computation")
     values = [to_value(b, a, loop[i]) for i, a in enumerate(args)]
@@ -1294,8 +1295,10 @@ def _round(a: Any, decimals: int = 0, out: Any = None) -> Tracer:
     integral = x.dtype.kind in "iu"
     if integral and decimals >= 0:
         return x  # NumPy returns the integer array itself
+    if x.dtype.kind == "b":  # NumPy's rint to float16, or its error scaling into a bool
+        np.round(np.zeros(0, x.dtype), decimals)  # array (UFuncTypeError) [FIX16]
     if decimals == 0 or x.dtype.kind == "b":
-        return apply_ufunc("rint", x)  # bool: NumPy's float16 result is refused there
+        return apply_ufunc("rint", x)
     # NumPy's algorithm: scale by a power of ten (a weak Python float), rint, scale back;
     # integers go through float64 and are cast back.
     work = astype(x, np.float64) if integral else x

@@ -28,6 +28,7 @@ from stax.ops.table import (
     flag_index,
     flag_messages,
     part,
+    scan,
     ufunc_names,
 )
 
@@ -35,5 +36,5 @@ __all__ = [
     "ANY_FLAG", "ELEMENTWISE", "FLAGS", "PARTS", "REDUCTIONS", "SCANS", "Cpp", "Domain",
     "Elementwise",
     "Flag", "Part", "Reduction", "Scan", "by_name", "by_ufunc", "flag_enum_cpp", "flag_index",
-    "flag_messages", "part", "ufunc_names",
+    "flag_messages", "part", "scan", "ufunc_names",
 ]

@@ -209,12 +209,12 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("less_equal", np.less_equal, _every("stax_less_equal({a0}, {a1})")),
     Elementwise("greater", np.greater, _every("stax_less({a1}, {a0})")),
     Elementwise("greater_equal", np.greater_equal, _every("stax_less_equal({a1}, {a0})")),
-    # [HUNT3] operands swapped: of two equal values NumPy's loops return the second
-    # (np.maximum(-0.0, 0.0) is 0.0, np.minimum(0.0, -0.0) is -0.0; the header's
-    # stax_maximum returns its first)
-    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a1}, {a0})",
+    # [HUNT3] of two equal values NumPy's loops return the second (np.maximum(-0.0, 0.0) is
+    # 0.0, np.minimum(0.0, -0.0) is -0.0), [FIX16] of two NaNs the first (the header's
+    # stax_maximum/stax_minimum: a NaN first, then ties to the second)
+    Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})",
                                           complex="stax_cmaximum({a0}, {a1})")),
-    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a1}, {a0})",
+    Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})",
                                           complex="stax_cminimum({a0}, {a1})")),
     Elementwise("fmax", np.fmax, Cpp("stax_fmax<{t}>({a0}, {a1})",
                                           complex="stax_cfmax({a0}, {a1})")),
@@ -385,17 +385,24 @@ REDUCTIONS: tuple[Reduction, ...] = (
 
 @dataclass(frozen=True)
 class Scan:
-    """An inclusive scan along one axis: `combine` from `identity`, in order."""
+    """An inclusive scan along one axis: `combine` from `identity`, in order. NumPy's
+    accumulate starts from the first element, so the identity must give back every value
+    exactly: for `add` it is -0.0 (-0.0 + x is x for every x; 0.0 + -0.0 is 0.0, and NumPy's
+    cumsum of a leading -0.0 is -0.0), which is 0 for integers [FIX16]."""
 
     name: str
     numpy: object
     ufunc: np.ufunc
     combine: str
-    identity: int
+    identity: float
     domain: Domain = Domain(0.5, 1.5, rtol=(1e-5, 1e-12))
 
 
 SCANS: tuple[Scan, ...] = (
-    Scan("cumsum", np.cumsum, np.add, "add", 0),
+    Scan("cumsum", np.cumsum, np.add, "add", -0.0),
     Scan("cumprod", np.cumprod, np.multiply, "multiply", 1),
 )
+
+
+def scan(name: str) -> Scan:
+    return next(s for s in SCANS if s.name == name)

@@ -36,7 +36,7 @@ from stax.ir.expr import (
 from stax.ir.prefix import prefix_stop  # [H10]
 from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ir.sym import is_data, is_sym, surely
-from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp  # [A1] the op table
+from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp, scan  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import (
     MAX_OUTER_BLOCK,
@@ -945,7 +945,7 @@ class KernelPrinter:
                     op = "+" if n.fn == "cumsum" else "*"
                     out.stmt(f"{t} acc_{n.name}[{size}];",
                              f"for (int64_t lane = 0; lane < {block}; lane += 1) "
-                             f"{{ acc_{n.name}[lane] = ({t}){0 if op == '+' else 1}; }}")
+                             f"{{ acc_{n.name}[lane] = {scan_identity(n.fn, t)}; }}")
                     with out.loop("r0", 0, n.reduction_ranges[0]), \
                             out.loop("lane", 0, "lanes", pragmas=simd):
                         printer = lane_printer(nodes)
@@ -1171,7 +1171,7 @@ class KernelPrinter:
         with ExitStack() as scope:
             self.open_loops(scope, xnames, node.ranges[d:], None)
             out.comment(f"{node.name}: {node.origin} along r0")
-            out.stmt(f"{t} acc = ({t}){0 if node.fn == 'cumsum' else 1};")
+            out.stmt(f"{t} acc = {scan_identity(node.fn, t)};")
             with out.loop("r0", 0, node.reduction_ranges[0]):
                 printer = ExprPrinter(node.var_ranges)
                 (v,) = printer.emit([node.body], out)
@@ -1190,7 +1190,7 @@ class KernelPrinter:
         assert node.body is not None
         t = ctype(self.buffers[node.out].dtype)
         op = "+" if node.fn == "cumsum" else "*"
-        identity = f"({t}){0 if op == '+' else 1}"
+        identity = scan_identity(node.fn, t)
         n = node.reduction_ranges[0]
         parts = f"{node.name}_parts"
         self.prologue.append(Stmt(f"std::vector<{t}> {parts}({self.plan.threads + 1});"))
@@ -1207,6 +1207,14 @@ class KernelPrinter:
             (v,) = ExprPrinter(node.var_ranges).emit([node.body], out)
             out.stmt(f"total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
                      f"total {op} ({t}){v};")
+        if simd and op == "+" and self.buffers[node.out].dtype.kind == "f":
+            # [FIX16] the vector lanes start from +0.0, which loses the sign of a slice of
+            # -0.0 only: a zero total is summed again in order from the identity
+            with out.block(head="if (total == 0)"):
+                out.stmt(f"total = {identity};")
+                with out.loop("r0", "lo", "hi"):
+                    (v,) = ExprPrinter(node.var_ranges).emit([node.body], out)
+                    out.stmt(f"total = total + ({t}){v};")
         out.stmt(f"{parts}[me + 1] = total;")
         out.pragma("omp barrier")
         out.pragma("omp single")
@@ -1220,6 +1228,12 @@ class KernelPrinter:
             out.stmt(f"acc = {first}acc {op} ({t}){v};",
                      f"{node.out}[{printer.index(node.out_index)}] = acc;")
         self.work_shared = True
+
+
+def scan_identity(fn: str, t: str) -> str:
+    """The value a scan's accumulator starts from, in C++ type `t` (the op table's: -0.0 for
+    cumsum, so a leading -0.0 stays -0.0 as in NumPy [FIX16])."""
+    return f"({t}){scan(fn).identity!r}"
 
 
 def _arg_type(a: Accumulator) -> str:

@@ -635,15 +635,17 @@ template <typename T> static inline T stax_sign(T a) {  // selects only: no bran
     else return (T)((a > 0) - (a < 0));
 }
 // NaN-propagating maximum/minimum (np.maximum/np.minimum) and NaN-ignoring fmax/fmin.
+// NumPy's maximum/minimum: the first NaN, else the larger (smaller); of two equal values
+// (-0.0 and 0.0) the second
 template <typename T> static inline T stax_maximum(T a, T b) {
     if (a != a) return a;
     if (b != b) return b;
-    return a >= b ? a : b;
+    return a > b ? a : b;
 }
 template <typename T> static inline T stax_minimum(T a, T b) {
     if (a != a) return a;
     if (b != b) return b;
-    return a <= b ? a : b;
+    return a < b ? a : b;
 }
 template <typename T> static inline T stax_fmax(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
