@@ -16,6 +16,7 @@ import math
 import operator
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import CodeType
 from typing import Any
@@ -846,8 +847,10 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     valid = api.apply_ufunc("logical_not", api.apply_ufunc("isnan", x))
     count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=keepdims)
     total = api.sum(_nan_filled(x, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
-    # NumPy divides into the sum's own array (casting='unsafe'); all-NaN slices give NaN
-    return api.astype(api.apply_ufunc("true_divide", total, count), total.dtype, copy=False)
+    # NumPy divides into the sum's own array (casting='unsafe'); all-NaN slices give NaN and
+    # NumPy's warning (no period) [FIX16]
+    return api.counted(api.astype(api.apply_ufunc("true_divide", total, count), total.dtype,
+                                  copy=False), count, 0, "Mean of empty slice")
 
 
 def _nan_extreme(fn: str, a: Any, axis: Any, out: Any, keepdims: bool, kw: dict[str, Any]
@@ -890,8 +893,8 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     dof = api.apply_ufunc("subtract", count if keepdims else api.squeeze(
         count, axis=api.normalize_axes(axis, x.ndim)), ddof)
     var = api.astype(api.apply_ufunc("true_divide", sq, dof), sq.dtype, copy=False)
-    return api.where(api.apply_ufunc("less_equal", dof, 0), np.asarray(np.nan, sq.dtype)[()],
-                     var)
+    return api.counted(api.where(api.apply_ufunc("less_equal", dof, 0), np.asarray(
+        np.nan, sq.dtype)[()], var), dof, 0, "Degrees of freedom <= 0 for slice.")  # [FIX16]
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
@@ -1007,6 +1010,30 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return builtins.bool(api.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+    """[FIX16] A Python bool, as `allclose`: False for other shapes (known now), else all
+    elements equal (NaN equal to NaN with `equal_nan`: NumPy's positions of NaN must agree
+    and the other elements be equal, the same as `a == b | isnan(a) & isnan(b)`)."""
+    x, y = traced(a1, (a1, a2)), traced(a2, (a1, a2))
+    if tuple(x.shape) != tuple(y.shape):
+        return False
+    u = api.apply_ufunc
+    same = u("equal", x, y)
+    if equal_nan:
+        same = u("logical_or", same, u("logical_and", u("isnan", x), u("isnan", y)))
+    return builtins.bool(api.all(same))
+
+
+def array_equiv(a1: Any, a2: Any) -> bool:
+    """[FIX16] A Python bool: False for shapes that do not broadcast, else all equal."""
+    x, y = traced(a1, (a1, a2)), traced(a2, (a1, a2))
+    try:
+        np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+    except ValueError:
+        return False
+    return builtins.bool(api.all(api.apply_ufunc("equal", x, y)))
+
+
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tracer:
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
@@ -1117,20 +1144,43 @@ ISIN_MAX = 64
 
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: Any = None) -> Tracer:
-    """[H16] 3-vectors along the last axes (broadcast), NumPy's formula term by term."""
+    """[H16] NumPy's np.cross: 2- or 3-vectors along `axisa`/`axisb` (or `axis`), broadcast,
+    in the operands' promoted dtype, NumPy's formula term by term (a missing third component
+    is 0: `0 - a2 * b1` is `negative(a2 * b1)`, as NumPy writes it); the result's vector axis
+    at `axisc`; two 2-vectors give the z component only [FIX16]."""
     ta, tb = traced(a, (a, b)), traced(b, (a, b))
-    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1) or \
-            ta.ndim == 0 or tb.ndim == 0 or ta.shape[-1] != 3 or tb.shape[-1] != 3:
-        raise unsupported("np.cross other than of 3-vectors along the last axes")
-    a0, a1, a2 = (ta[..., k] for k in range(3))
-    b0, b1, b2 = (tb[..., k] for k in range(3))
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if ta.ndim == 0 or tb.ndim == 0:
+        raise ValueError("At least one array has zero dimension")
+    ta = api.moveaxis(ta, np.lib.array_utils.normalize_axis_index(axisa, ta.ndim, "axisa"), -1)
+    tb = api.moveaxis(tb, np.lib.array_utils.normalize_axis_index(axisb, tb.ndim, "axisb"), -1)
+    na, nb = ta.shape[-1], tb.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n"
+                         "(dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=3)
+    dtype = np.promote_types(ta.dtype, tb.dtype)
+    ta, tb = api.astype(ta, dtype, copy=False), api.astype(tb, dtype, copy=False)
+    u = api.apply_ufunc
+    x = [ta[..., k] for k in range(na)]
+    y = [tb[..., k] for k in range(nb)]
 
-    def term(x: Tracer, y: Tracer, z: Tracer, w: Tracer) -> Tracer:
-        return api.apply_ufunc("subtract", api.apply_ufunc("multiply", x, y),
-                               api.apply_ufunc("multiply", z, w))
+    def term(i: int, j: int, k: int, m: int) -> Tracer:  # x[i] y[j] - x[k] y[m]
+        left = u("multiply", x[i], y[j]) if i < na and j < nb else None
+        right = u("multiply", x[k], y[m]) if k < na and m < nb else None
+        if left is None:
+            return u("negative", right)
+        return left if right is None else u("subtract", left, right)
 
-    return api.stack([term(a1, b2, a2, b1), term(a2, b0, a0, b2), term(a0, b1, a1, b0)],
-                     axis=-1)
+    if na == nb == 2:
+        return term(0, 1, 1, 0)
+    parts = [term(1, 2, 2, 1), term(2, 0, 0, 2), term(0, 1, 1, 0)]
+    ndim = builtins.max(ta.ndim, tb.ndim)
+    return api.stack(parts, axis=np.lib.array_utils.normalize_axis_index(axisc, ndim, "axisc"))
 
 
 # ---- linear algebra ----
@@ -2098,7 +2148,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
-    np.allclose: allclose, np.select: select, np.polyval: polyval, np.trace: trace,
+    np.allclose: allclose, np.array_equal: array_equal,
+    np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
     np.quantile: quantile, np.bincount: bincount, np.unpackbits: unpackbits,

@@ -19,8 +19,9 @@ from numpy.exceptions import AxisError, ComplexWarning
 from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
+from stax.runtime import externs
 from stax.ir.program import contiguous_strides
-from stax.ir.sym import Sym, as_size, is_data, same_size, slice_indices
+from stax.ir.sym import Sym, as_size, is_data, same_size, slice_indices, surely
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
 
 # ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
@@ -476,8 +477,38 @@ def _arg(fn: str, a: Any, axis: Any, out: Any, keepdims: bool) -> Tracer:
     return _into(out, result, fn)
 
 
+EMPTY_MEAN = "Mean of empty slice."
+NO_FREEDOM = "Degrees of freedom <= 0 for slice"
+
+
+def counted(result: Tracer, count: Any, limit: int, message: str) -> Tracer:
+    """[FIX16] `result`, a reduction over `count` elements (an int, a size symbol or a traced
+    count per slice), with NumPy's RuntimeWarning `message` at each call where some count is
+    <= `limit` (an empty mean: 0; a variance: ddof). Where the count is surely above it,
+    `result` itself; else `result` passes through an extern call that decides at run time (a
+    selection's count is known only then), after the kernels that compute both."""
+    if not isinstance(count, Tracer) and surely(count, ">", limit):
+        return result
+
+    def check(n: np.ndarray, value: np.ndarray, out: np.ndarray) -> None:
+        if np.any(n <= limit):
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
+        np.copyto(out, value)
+
+    b = find_builder((result, count))
+    key = externs.register_into(f"counted({limit}, {message!r})", check)
+    return _scalar(wrap(b, b.add("extern", (to_value(b, count), result.value), result.shape,
+                                 result.dtype, fn=key)))
+
+
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
          keepdims: bool = False, **kw: Any) -> Tracer:
+    return _mean(a, axis, dtype, out, keepdims, EMPTY_MEAN, **kw)
+
+
+def _mean(a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, empty: str | None,
+          **kw: Any) -> Tracer:
+    """`mean`; `empty`: its warning for an empty slice (None: var's mean, which has its own)."""
     count, sum_dtype = _mean_count_dtype(a, axis, dtype)
     # [FUZZ] NumPy's float16 mean sums and divides in float32 and rounds once (the float16 sum
     # divided gave 50.03 for NumPy's 50.0)
@@ -488,10 +519,12 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
         b = find_builder((a, mask))
         shape = a.shape if isinstance(a, Tracer) else np.shape(a)
         selected = wrap(b, broadcast_value(b, to_value(b, mask, np.dtype(bool)), tuple(shape)))
-        counted = _reduce("sum", selected, axis, np.intp, None, keepdims)
-        result = astype(apply_ufunc("true_divide", total, counted), total.dtype, copy=False)
+        count = _reduce("sum", selected, axis, np.intp, None, keepdims)
+        result = astype(apply_ufunc("true_divide", total, count), total.dtype, copy=False)
     else:
         result = apply_ufunc("true_divide", total, count)
+    if empty is not None:
+        result = counted(result, count, 0, empty)
     if half:
         return _into(out, _scalar(astype(result, np.float16, copy=False)), "mean")
     return _into(out, astype(result, dtype, copy=False) if dtype is not None else result, "mean")
@@ -518,12 +551,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         # type (and std's sqrt refuses to cast back into an array): not reproduced
         raise unsupported("np.var/np.std with an integer dtype=")
     count, _ = _mean_count_dtype(a, axis, dtype)
-    centered = apply_ufunc("subtract", a, mean(a, axis, dtype, keepdims=True))
+    centered = apply_ufunc("subtract", a, _mean(a, axis, dtype, None, True, None))
     squared = apply_ufunc("multiply", centered, centered)
     if centered.dtype.kind == "c":  # [E16] NumPy: (x * conj(x)).real, a real variance
         squared = real(apply_ufunc("multiply", centered, apply_ufunc("conjugate", centered)))
     total = _reduce("sum", squared, axis, dtype, None, keepdims)
-    return apply_ufunc("true_divide", total, builtins.max(count - ddof, 0))
+    return counted(apply_ufunc("true_divide", total, builtins.max(count - ddof, 0)), count, ddof,
+                   NO_FREEDOM)
 
 
 def _masked_var(a: Any, axis: Any, dtype: Any, ddof: int, keepdims: bool, mask: Any
@@ -550,8 +584,10 @@ def _masked_var(a: Any, axis: Any, dtype: Any, ddof: int, keepdims: bool, mask: 
     squared = real(apply_ufunc("multiply", centered, apply_ufunc("conjugate", centered))) \
         if centered.dtype.kind == "c" else apply_ufunc("multiply", centered, centered)
     ret = masked_sum(squared, keepdims)
-    rcount = apply_ufunc("maximum", apply_ufunc("subtract", count(keepdims), ddof), 0)
-    return astype(apply_ufunc("true_divide", ret, rcount), ret.dtype, copy=False)
+    n = count(keepdims)
+    rcount = apply_ufunc("maximum", apply_ufunc("subtract", n, ddof), 0)
+    return counted(astype(apply_ufunc("true_divide", ret, rcount), ret.dtype, copy=False), n,
+                   ddof, NO_FREEDOM)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
