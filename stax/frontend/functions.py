@@ -289,9 +289,11 @@ def diagflat(v: Any, k: int = 0) -> Tracer:
 
 
 def sinc(x: Any) -> Tracer:
-    """[HUNT3] NumPy's own formula: sin(y) / y, y = pi * x (x = 0 replaced by 1e-20)."""
-    t = traced(x, (x,))
-    y = api.apply_ufunc("multiply", np.pi, api.where(api.apply_ufunc("equal", t, 0), 1.0e-20, t))
+    """[HUNT3] NumPy's own formula: sin(y) / y, y = pi * x, a 0 replaced by the dtype's eps
+    (1e-20 for complex) [FIX16] (1e-20 before pi, in float16 a 0: sinc(0) was NaN)."""
+    t = api.apply_ufunc("multiply", np.pi, traced(x, (x,)))
+    eps = np.finfo(t.dtype).eps if t.dtype.kind == "f" else 1.0e-20
+    y = api.where(api.apply_ufunc("not_equal", t, 0), t, eps)
     return api.apply_ufunc("true_divide", api.apply_ufunc("sin", y), y)
 
 
@@ -345,8 +347,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
                "linear_ramp": {"end_values"},  # [HUNT2]
                **{stat: set() for stat in _PAD_STATS}}  # [HUNT] (stat_length is not)
-    if mode not in allowed or set(kwargs) - allowed[mode] or \
-            kwargs.get("reflect_type", "even") != "even":
+    if mode not in allowed or set(kwargs) - allowed[mode]:
         raise unsupported(f"np.pad with mode={mode!r} and {', '.join(kwargs) or 'no options'}")
     values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values") \
         if mode == "constant" else []
@@ -374,8 +375,14 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
                 w if d == ax else s for d, s in enumerate(x.shape))) for w in (before, after)]
             x = api.concatenate([parts[0], x, parts[1]], axis=ax)
             continue
-        if mode != "constant" and builtins.max(before, after) > n - (mode == "reflect"):
-            # [HUNT] wider than one reflection or period: NumPy's own np.pad of the positions
+        if mode in ("reflect", "symmetric") and n > 1:
+            x = _pad_reflect(x, ax, before, after, mode == "symmetric",
+                           kwargs.get("reflect_type", "even") == "odd")
+            continue
+        if mode in ("reflect", "symmetric") or mode != "constant" and \
+                builtins.max(before, after) > n:
+            # [HUNT] wider than one period (or a reflection of one element, which NumPy pads
+            # with the edge): NumPy's own np.pad of the positions
             order = np.pad(np.arange(n), (before, after), mode=mode)
             x = api.take(x, order, axis=ax)
             continue
@@ -394,20 +401,41 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Tr
                 one = _slice_along(x, ax, slice(0, 1) if side == 0 else slice(n - 1, n))
                 part = api.broadcast_to(one, tuple(width if d == ax else s
                                                    for d, s in enumerate(x.shape)))
-            elif mode == "wrap":
-                part = _slice_along(x, ax, slice(n - width, n) if side == 0 else slice(0, width))
             else:
-                skip = 1 if mode == "reflect" else 0
-                if side == 0:
-                    part = _slice_along(x, ax, slice(width - 1 + skip, skip - 1 if skip else None,
-                                                     -1))
-                else:
-                    part = _slice_along(x, ax, slice(n - 1 - skip, n - 1 - skip - width, -1)
-                                        if n - 1 - skip - width >= 0 else
-                                        slice(n - 1 - skip, None, -1))
+                assert mode == "wrap"
+                part = _slice_along(x, ax, slice(n - width, n) if side == 0 else slice(0, width))
             parts.append(part)
         x = api.concatenate([parts[0], x, parts[1]], axis=ax)
     return api.copy_(x) if x is array else x
+
+
+def _pad_reflect(x: Tracer, ax: int, left: int, right: int, edge: bool, odd: bool) -> Tracer:
+    """[FIX16] np.pad's reflect (`edge`: symmetric) modes along `ax`, as NumPy's
+    `_set_reflect_both` loop: chunks of at most a whole number of periods reflected from the
+    part filled so far, both sides per round; `odd`: each chunk is `2 * edge - chunk` in
+    NumPy's dtypes, stored back into x's dtype (NumPy's assignment casts)."""
+    period = x.shape[ax]
+    while left > 0 or right > 0:
+        cur = x.shape[ax]
+        old = cur // period * period if edge else (cur - 1) // (period - 1) * (period - 1)
+        parts = [x]
+        for side, width in ((0, left), (1, right)):
+            if width == 0:
+                continue
+            k = builtins.min(old, width)
+            # the k elements next to the edge (or from it), nearest first
+            part = _slice_along(x, ax, slice(k - edge, None if edge else 0, -1) if side == 0
+                                else slice(cur - 1 - (not edge), cur - 1 - (not edge) - k, -1)
+                                if cur - 1 - (not edge) - k >= 0 else
+                                slice(cur - 1 - (not edge), None, -1))
+            if odd:
+                at = _slice_along(x, ax, slice(0, 1) if side == 0 else slice(cur - 1, cur))
+                part = api.astype(api.apply_ufunc("subtract", api.apply_ufunc(
+                    "multiply", 2, at), part), x.dtype, copy=False)
+            parts.insert(0 if side == 0 else len(parts), part)
+            left, right = (left - k, right) if side == 0 else (left, right - k)
+        x = api.concatenate(parts, axis=ax)
+    return x
 
 
 def _linear_ramp(x: Tracer, ax: int, width: int, end: Any, side: int) -> Tracer:
@@ -1941,8 +1969,9 @@ def vdot(a: Any, b: Any) -> Tracer:
     x, y = traced(a, (a, b)), traced(b, (a, b))
     if x.size != y.size:
         raise ValueError("cannot reshape array: vdot needs arrays of the same size")
-    return api.sum(api.apply_ufunc("multiply", api.apply_ufunc("conjugate", api.ravel(x)),
-                                   api.ravel(y)))
+    x = api.apply_ufunc("conjugate", x) if x.dtype.kind == "c" else x  # (bool stays bool)
+    products = api.apply_ufunc("multiply", api.ravel(x), api.ravel(y))
+    return api.sum(products, dtype=products.dtype)  # [FIX16] NumPy's dot: in that dtype
 
 
 def kron(a: Any, b: Any) -> Tracer:
@@ -1962,7 +1991,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tracer:
     """[B16] Differences of the flattened array, with the ends cast to its dtype as NumPy
     does (refusing casts that are not same_kind)."""
     x = api.ravel(traced(ary, (ary,)))
-    parts = [diff(x)]
+    parts = [api.apply_ufunc("subtract", x[1:], x[:-1])]  # [FIX16] (bool: NumPy's TypeError)
     for end, front in ((to_begin, True), (to_end, False)):
         if end is None:
             continue
