@@ -1038,6 +1038,68 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return builtins.bool(api.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * np.pi
+           ) -> Tracer:
+    """[FIX16] NumPy's np.unwrap step by step: differences folded into [-period/2,
+    period/2) (NumPy's integer and boundary rules), corrections where |dd| >= discont,
+    accumulated along `axis` and added after the first element, in `result_type(dd, period)`.
+    `discont` and `period` are Python or NumPy scalars (known while tracing)."""
+    x = traced(p, (p,))
+    if isinstance(discont, Tracer) or isinstance(period, Tracer):
+        raise unsupported("np.unwrap with a traced discont or period")
+    dd = diff(x, axis=axis)  # (NumPy's errors: first the diff's)
+    ax = _axis(axis, x.ndim)
+    if discont is None:
+        discont = period / 2
+    dtype = np.result_type(api._weak_for_result_type(dd), period)
+    if np.issubdtype(dtype, np.integer):
+        interval_high, rem = divmod(period, 2)
+        boundary_ambiguous = rem == 0
+    else:
+        interval_high, boundary_ambiguous = period / 2, True
+    interval_low = -interval_high
+    ddmod = (dd - interval_low) % period + interval_low
+    if boundary_ambiguous:  # NumPy's copyto(ddmod, interval_high, where=...)
+        ddmod = api.where((ddmod == interval_low) & (dd > 0),
+                          api.astype(traced(interval_high, (x,)), ddmod.dtype), ddmod)
+    correction = ddmod - dd
+    correction = api.where(api.apply_ufunc("absolute", dd) < discont,
+                           api.zeros_like(correction), correction)
+    first = _slice_along(x, ax, slice(0, 1))
+    rest = _slice_along(x, ax, slice(1, None)) + api.cumsum(correction, axis=ax)
+    return api.concatenate([api.astype(first, dtype), api.astype(rest, dtype)], axis=ax)
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any
+              ) -> Tracer:
+    """[FIX16] NumPy's np.piecewise as NumPy writes it: zeros like x; each condition's
+    elements set to its constant, or to its function of x[cond] (a data-dependent selection,
+    compiled; the function is traced) when any is selected (a guard on the selection's size:
+    a call where it differs runs in NumPy); one function more than conditions: the others'
+    complement."""
+    t = traced(x, (x, condlist))
+    if np.isscalar(condlist) or (
+            isinstance(condlist, (Tracer, np.ndarray)) and condlist.ndim == 1 and t.ndim != 0
+            or isinstance(condlist, (list, tuple)) and not isinstance(
+                condlist[0], (list, np.ndarray, Tracer)) and t.ndim != 0):
+        condlist = [condlist]
+    conds = [api.astype(traced(c, (x, condlist)), np.bool_, copy=False) for c in condlist]
+    n, n2 = len(conds), len(funclist)
+    if n == n2 - 1:
+        conds.append(api.apply_ufunc("logical_not", api.any(api.stack(conds), axis=0)))
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = api.zeros_like(t)
+    for cond, func in zip(conds, funclist, strict=True):
+        if not callable(func):
+            y[cond] = func
+        else:
+            vals = t[cond]
+            if vals.size > 0:
+                y[cond] = func(vals, *args, **kw)
+    return y
+
+
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
     """[FIX16] A Python bool, as `allclose`: False for other shapes (known now), else all
     elements equal (NaN equal to NaN with `equal_nan`: NumPy's positions of NaN must agree
@@ -2177,7 +2239,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
-    np.allclose: allclose, np.array_equal: array_equal,
+    np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
+    np.piecewise: piecewise,
     np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
