@@ -968,8 +968,6 @@ def _normalizable(scl: np.ndarray) -> np.ndarray:
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Tracer:
-    if fweights is not None or aweights is not None:
-        raise unsupported("np.cov with fweights= or aweights=")
     x = traced(m, (m, y))
     if x.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -993,14 +991,45 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if x.shape[0] == 0:
         raise unsupported("np.cov of no variables")
     ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
-    fact = x.shape[1] - ddof
-    if fact <= 0:
-        raise unsupported("np.cov with no degrees of freedom (NumPy warns)")
-    centered = api.apply_ufunc("subtract", x, api.mean(x, axis=1, keepdims=True))
-    # [HUNT] X @ X.T.conj(), as NumPy (the conjugate was missing: complex covariances wrong)
-    other = api.apply_ufunc("conjugate", centered) if centered.dtype.kind == "c" else centered
-    c = api.apply_ufunc("multiply", api.matmul(centered, api.transpose(other)), 1 / fact)
-    return api.squeeze(c)
+    fw, aw = (None if v is None else _cov_weights(v, name, x, (m, y, fweights, aweights))
+              for v, name in ((fweights, "fweights"), (aweights, "aweights")))
+    w = fw if aw is None else aw if fw is None else api.apply_ufunc("multiply", fw, aw)
+    if w is None:
+        avg, fact = api.mean(x, axis=1, keepdims=True), x.shape[1] - ddof
+    else:  # [FIX16] NumPy's weighted mean and normalization (its Python sum: in order)
+        avg, scl = average(x, axis=1, weights=w, returned=True)
+        avg, w_sum = api.reshape(avg, (-1, 1)), scl[0]
+        fact = w_sum if ddof == 0 else api.apply_ufunc("subtract", w_sum, ddof) if aw is None \
+            else w_sum - ddof * api.cumsum(api.apply_ufunc("multiply", w, aw))[-1] / w_sum
+    # NumPy subtracts in place (X's dtype) [HUNT] X @ X.T.conj(), as NumPy (the conjugate was
+    # missing: complex covariances wrong)
+    centered = api.astype(api.apply_ufunc("subtract", x, avg), x.dtype, copy=False)
+    other = centered if w is None else api.apply_ufunc("multiply", centered, w)
+    other = api.apply_ufunc("conjugate", other) if other.dtype.kind == "c" else other
+    c = api.matmul(centered, api.transpose(other))
+    # [FIX16] where the freedom is <= 0, NumPy's RuntimeWarning and a factor of 1 / 0.0
+    scale = (1 / fact if fact > 0 else np.inf) if isinstance(fact, int) else api.apply_ufunc(
+        "true_divide", 1, api.where(api.apply_ufunc("less_equal", fact, 0), 0.0, fact))
+    c = api.astype(api.apply_ufunc("multiply", c, scale), c.dtype, copy=False)
+    return api.counted(api.squeeze(c), fact, 0, api.NO_FREEDOM)
+
+
+def _cov_weights(v: Any, name: str, x: Tracer, like: Sequence[Any]) -> Tracer:
+    """[FIX16] np.cov's weights as float64, with NumPy's checks: shapes now, values (integral
+    frequencies, no negative weight) at run time."""
+    t = api.astype(traced(v, like), np.float64, copy=False)
+    if t.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if t.shape[0] != x.shape[1]:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+
+    def valid(w: np.ndarray) -> np.ndarray:
+        if name == "fweights" and not np.all(w == np.around(w)):
+            raise TypeError("fweights must be integer")
+        if np.any(w < 0):
+            raise ValueError(f"{name} cannot be negative")
+        return w
+    return _extern(f"np.cov's {name}", valid, (t,), tuple(t.shape), t.dtype)
 
 
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tracer:
