@@ -194,6 +194,38 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     return results[0] if len(results) == 1 else tuple(results)
 
 
+# [FIX16] set operations, written as NumPy writes them (its _arraysetops_impl): unique values
+# (sorted, data-dependent sizes), sorts, masks compacted; each result equals NumPy's.
+
+def union1d(ar1: Any, ar2: Any) -> Any:
+    return np.unique(np.concatenate((np.ravel(ar1), np.ravel(ar2))))
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False,
+                return_indices: bool = False) -> Any:
+    if return_indices:
+        raise api.unsupported("np.intersect1d with return_indices=True")
+    ar1, ar2 = (np.ravel(a) if assume_unique else np.unique(a) for a in (ar1, ar2))
+    aux = np.sort(np.concatenate((ar1, ar2)))
+    return aux[:-1][aux[1:] == aux[:-1]]
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
+    ar1, ar2 = (np.ravel(a) if assume_unique else np.unique(a) for a in (ar1, ar2))
+    aux = np.sort(np.concatenate((ar1, ar2)))
+    if isinstance(aux.size, int) and aux.size == 0:
+        return aux
+    edge = np.ones(1, bool)
+    flag = np.concatenate((edge, aux[1:] != aux[:-1], edge))
+    return aux[flag[1:] & flag[:-1]]
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
+    ar1 = np.ravel(ar1) if assume_unique else np.unique(ar1)
+    return ar1[np.isin(ar1, ar2 if assume_unique else np.unique(ar2), assume_unique=True,
+                       invert=True)]
+
+
 def unique_counts(x: Any) -> Any:
     """[HUNT2] NumPy 2's `np.unique_counts`: `np.unique(x, return_counts=True,
     equal_nan=False)` in its namedtuple (sorted values, as NumPy's sort-based path; NaNs
@@ -216,7 +248,8 @@ def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.argwhere: argwhere, np.nonzero: nonzero, np.flatnonzero: flatnonzero,
     np.compress: compress, np.extract: extract, np.unique: unique,
-    np.unique_counts: unique_counts}
+    np.unique_counts: unique_counts, np.union1d: union1d, np.intersect1d: intersect1d,
+    np.setxor1d: setxor1d, np.setdiff1d: setdiff1d}
 METHODS: dict[str, Callable[..., Any]] = {
     "nonzero": nonzero, "compress": lambda a, condition, axis=None, out=None:
     compress(condition, a, axis, out)}

@@ -1248,13 +1248,21 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
          *, kind: Any = None) -> Tracer:
     """[H16] Each element compared with every test element (NumPy's result, NaN never
-    matching); a graph break beyond ISIN_MAX test elements (NumPy sorts those)."""
+    matching); [FIX16] beyond ISIN_MAX test elements (or a data-dependent number), a binary
+    search in the sorted test elements (NumPy sorts too; membership is `==` either way): an
+    element is in them where the first sorted test element not below it equals it."""
     tests = traced(test_elements, (element, test_elements))
-    if tests.size > ISIN_MAX:
-        raise unsupported(f"np.isin with more than {ISIN_MAX} test elements")
     e = traced(element, (element, test_elements))
-    pairs = api.apply_ufunc("equal", api.expand_dims(e, -1), api.ravel(tests))
-    found = api.any(pairs, axis=-1)
+    if isinstance(tests.size, int) and tests.size <= ISIN_MAX:
+        pairs = api.apply_ufunc("equal", api.expand_dims(e, -1), api.ravel(tests))
+        found = api.any(pairs, axis=-1)
+    else:
+        ordered = sort(tests, axis=None)
+        n = ordered.shape[0]
+        at = searchsorted(ordered, e)  # in [0, n]; one element more, so n is a position
+        padded = api.concatenate([ordered, traced(np.zeros(1, ordered.dtype), (e,))])
+        found = api.apply_ufunc("logical_and", api.apply_ufunc("less", at, n),
+                                api.apply_ufunc("equal", padded[at], e))
     return api.apply_ufunc("logical_not", found) if invert else found
 
 
