@@ -1269,6 +1269,14 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
 ISIN_MAX = 64
 
 
+def in1d(ar1: Any, ar2: Any, assume_unique: bool = False, invert: bool = False, *,
+         kind: Any = None) -> Tracer:
+    """[FIX16] NumPy's deprecated in1d: `isin` of the flattened array, with its warning."""
+    warnings.warn("`in1d` is deprecated. Use `np.isin` instead.", DeprecationWarning,
+                  stacklevel=3)
+    return isin(api.ravel(traced(ar1, (ar1, ar2))), ar2, assume_unique, invert)
+
+
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: Any = None) -> Tracer:
     """[H16] NumPy's np.cross: 2- or 3-vectors along `axisa`/`axisb` (or `axis`), broadcast,
@@ -2302,6 +2310,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
     np.block: block,
+    **({np.in1d: in1d} if hasattr(np, "in1d") else {}),  # (deprecated in NumPy 2.0)
     **{getattr(np.linalg, n): linalg_function(n) for n in (
         "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "slogdet", "qr", "svd",
         "pinv")},

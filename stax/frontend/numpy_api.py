@@ -19,10 +19,10 @@ from numpy.exceptions import AxisError, ComplexWarning
 from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
-from stax.runtime import externs
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import Sym, as_size, is_data, same_size, slice_indices, surely
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
+from stax.runtime import externs
 
 # ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
 UFUNCS = ops.ufunc_names()
