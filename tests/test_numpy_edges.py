@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches
+from test_hunt2_gaps import same  # strict jit equals NumPy or raises NumPy's class
 
 import stax
 from stax.frontend.breaks import GraphBreakWarning
@@ -37,17 +38,6 @@ def same_bits(got: Any, want: Any) -> None:
     w, g = np.asarray(want), np.asarray(got)
     if w.dtype.kind == "f":
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
-
-
-def same(fn: Callable[..., Any], *args: Any, strict: bool = True) -> None:
-    """`stax.jit(fn)` equals NumPy's `fn` or raises NumPy's exception class."""
-    try:
-        want = fn(*args)
-    except Exception as e:  # noqa: BLE001 - NumPy's error is the expected one
-        with pytest.raises(type(e)):
-            stax.jit(fn, strict=strict)(*args)
-        return
-    assert_matches(stax.jit(fn, strict=strict)(*args), want)
 
 
 # ---- 1. signed zeros, NaN choice, 0-d argsort ----
