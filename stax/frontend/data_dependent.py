@@ -70,10 +70,11 @@ class Exact(int):
 
 
 def _length(bound: Any) -> int | None:
-    """The hint of a data-dependent length at most `bound` (a size, maybe symbolic), or None
-    when it cannot reach 2 (left to NumPy: a graph break)."""
+    """The hint of a data-dependent length at most `bound` (a size, maybe symbolic), `Exact(0)`
+    when `bound` is 0 (an empty array's selection), or None when it is 1 (left to NumPy: a
+    graph break)."""
     bound = sym.traced(bound)
-    return bound if bound >= 2 else None
+    return bound if bound >= 2 else Exact(0) if bound == 0 else None
 
 
 def select(full: Tracer, mask: Any, where: str = "") -> Tracer | None:

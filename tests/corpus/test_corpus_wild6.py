@@ -1293,5 +1293,22 @@ def test_bincount_of_argmin_labels_has_a_known_length() -> None:
         same(fn(np.asfortranarray(d), w, cols + 1), _cluster_sizes(d, w, cols + 1))
 
 
+
+def _selections(x: Any) -> Any:
+    m = x > 0
+    return (x[m] * 2, x[m].sum(), np.flatnonzero(x), np.argwhere(x), np.extract(m, x),
+            np.compress(m.ravel(), x.ravel()), x[m].size)
+
+
+def test_selections_of_empty_arrays_compile() -> None:
+    """A selection from an empty array has the exact length 0 (it was a graph break): x[m],
+    flatnonzero, argwhere, extract, compress of 0-sized arrays compile, equal to NumPy."""
+    fn = stax.jit(_selections, strict=True)
+    for x in (np.zeros(0), np.zeros((0, 3), np.float32), np.zeros((2, 0), np.int8)):
+        same(fn(x), _selections(x))
+    with pytest.raises(ValueError):  # the max of an empty selection: NumPy's error
+        stax.jit(lambda v: v[v > 0].max(), strict=True)(np.zeros(0))
+
+
 if __name__ == "__main__":
     main(sys.argv[1:], CASES6, warm=True, views=True)
