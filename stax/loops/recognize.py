@@ -717,7 +717,8 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
     legality, independent = _legality(state, loop, index, carried, body_ops)
     loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template,
                          legality=legality, independent=independent,
-                         stores=tuple(_last_stores(loop, c) for c in carried))
+                         stores=tuple(_last_stores(loop, c) for c in carried),
+                         leading=tuple(_first_stores(loop, c) for c in carried))
     bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
                     for x in dynamic]
     outs = add_loop_ops(b, loop_body, initials, list(free.values()), bound_values)
@@ -737,6 +738,19 @@ def _last_stores(loop: OpenLoop, c: Carried) -> tuple[int, tuple[StoreForm, ...]
         stores.append(made[current].store)
         current = made[current].before
     return current, tuple(s for s in reversed(stores) if s is not None)
+
+
+def _first_stores(loop: OpenLoop, c: Carried) -> tuple[int, tuple[StoreForm, ...]]:
+    """The masked assignments applied to the carried value's parameter itself, in order, and
+    the id of the version they made (`stax.loops.stores` may write them into the array's
+    buffer before a nested loop that carries that version)."""
+    writes = {w.before: w for w in loop.log if w.write and w.store is not None}
+    assert c.param is not None
+    current, stores = c.param.id, []
+    while current in writes and writes[current].after != current:
+        stores.append(writes[current].store)
+        current = writes[current].after
+    return current, tuple(s for s in stores if s is not None)
 
 
 def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:

@@ -86,6 +86,9 @@ class LoopBody:
     # per carried value: the version its last masked assignments apply to, and those
     # assignments (`stax.loops.stores` may do them in place)
     stores: tuple[tuple[int, tuple[StoreForm, ...]], ...] = ()
+    # per carried value: the version made by the masked assignments to the value the
+    # iteration starts with, and those assignments (early stores into a nested loop's value)
+    leading: tuple[tuple[int, tuple[StoreForm, ...]], ...] = ()
     decision: str = "not compiled yet"
     runner: Runner | None = None
     source: str = ""  # the body's C++ with its driver, or its Python wrapper
@@ -106,7 +109,7 @@ class LoopBody:
 
     def prepare(self, suffix: str, inner: Lookup = lambda body: None) -> Prepared:
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
-                            suffix, inner)
+                            suffix, inner, self.leading)
 
     def run(self, arrays: Sequence[np.ndarray], into: np.ndarray | None = None
             ) -> list[np.ndarray]:
@@ -342,12 +345,13 @@ def compile_bodies(bodies: Sequence[LoopBody]) -> None:
 
 def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                  stores: Sequence[tuple[int, tuple[StoreForm, ...]]], independent: bool,
-                 suffix: str, inner: Lookup = lambda body: None) -> Prepared:
+                 suffix: str, inner: Lookup = lambda body: None,
+                 leading: Sequence[tuple[int, tuple[StoreForm, ...]]] = ()) -> Prepared:
     n_carried = len(graph.outputs)
     backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
     for early in (True, False):  # early stores only where the C driver runs the body
         planned, carries = in_place.plan(
-            graph, names or [f"carried {k}" for k in range(n_carried)], stores, early)
+            graph, names or [f"carried {k}" for k in range(n_carried)], stores, early, leading)
         body, rows = row_inputs(planned, trip, n_carried)
         strides = [contiguous_strides(v.shape) for v in body.inputs]
         lowered = lower(eliminate_common_subexpressions(body)[0], strides,

@@ -93,14 +93,21 @@ class Carry:
 
 
 def plan(graph: Graph, names: Sequence[str],
-         stores: Sequence[tuple[int, tuple[StoreForm, ...]]], early: bool = False
+         stores: Sequence[tuple[int, tuple[StoreForm, ...]]], early: bool = False,
+         leading: Sequence[tuple[int, tuple[StoreForm, ...]]] = ()
          ) -> tuple[Graph, tuple[Carry, ...]]:
     """The body with the carried values its stores make in place left out of its outputs and
     the stored values added (dead ops pruned), and how each carried value is updated.
     `early` (the body runs in a C driver): stores whose version only a nested loop reads are
-    written just before it (`_early`)."""
+    written just before it (`_early`), and `leading` stores (per carried value: the version
+    the stores to the iteration's value made, and those stores) whose version a nested loop
+    carries are written into the array's buffer just before that loop (`_early_carried`)."""
     position = {v.id: k for k, v in enumerate(graph.inputs)}
     values = {v.id: v for v in graph.inputs} | {op.out.id: op.out for op in graph.ops}
+    made = [(final, stores[k][1][-1]) for k, final in enumerate(graph.outputs)
+            if k < len(stores) and stores[k][1]] + [
+        (values[m], forms[-1]) for m, forms in leading if early and forms and m in values]
+    graph = Graph(graph.inputs, _forwarded(graph.ops, made), graph.outputs)
     outputs: list[Value] = []
     slot: dict[int, int] = {}  # stored values: each an output once
 
@@ -142,6 +149,27 @@ def plan(graph: Graph, names: Sequence[str],
             f"assignments (a nested loop); the stores {where} are written into it")))
     ops = _live(graph.ops, outputs)
     for k, c in enumerate(carries):
+        made, forms = leading[k] if early and k < len(leading) else (0, ())
+        if forms and not c.stores and made in values and \
+                _refusal(forms, position, values, graph) is None:
+            moved = _early_carried(ops, outputs, graph.inputs[1 + k], graph.outputs[k],
+                                   values[made], forms)
+            if moved is not None:
+                ops, key = moved
+                shape = tuple(int(n) for n in graph.inputs[1 + k].shape)
+                planned = []
+                for f in forms:
+                    if f.value.id not in slot:
+                        slot[f.value.id] = len(outputs)
+                        outputs.append(f.value)
+                    planned.append(_store(f, slot[f.value.id], position, shape))
+                where = " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
+                carries[k] = Carry(c.output, tuple(planned), (
+                    f"the body's stores {where} written into the array's buffer just before "
+                    f"the nested loop that carries that version, which then runs in it (early "
+                    f"stores into a nested loop's value: a read of the stored element takes "
+                    f"the stored value, nothing else reads the array; no full-array where)"),
+                    key)
         if early and c.output is None:
             moved = _early(ops, outputs, graph.inputs[1 + k], graph.outputs[k],
                            [outputs[s.value] for s in c.stores])
@@ -199,6 +227,61 @@ def _early(ops: Sequence[Op], outputs: Sequence[Value], base: Value, final: Valu
            for op in live if any(v.id == base.id for v in op.inputs)):
         return None
     return live, key
+
+
+def _early_carried(ops: Sequence[Op], outputs: Sequence[Value], base: Value, final: Value,
+                   made: Value, forms: Sequence[StoreForm]
+                   ) -> tuple[tuple[Op, ...], str] | None:
+    """The body's ops with the nested loop that carries the stored version `made` to the
+    array's next version `final` started from the array's buffer `base` instead (the driver
+    writes `forms` into it just before the loop; their values become extra inputs of its
+    first extern), and the loop's extern key. None where anything else reads `made` (after
+    `_forwarded`) or `base`: the early stores would change a version it sees."""
+    (result,) = [op for op in ops if op.out.id == final.id] or [None]
+    if result is None or result.kind != "extern" or \
+            not result.attr("fn").startswith("stax.loop#"):
+        return None
+    key, _, p = result.attr("fn").rpartition(" result ")
+    if result.inputs[int(p)].id != made.id or any(v.id == made.id for v in outputs):
+        return None  # the loop does not carry `made` to `final`
+    stored = tuple(dict.fromkeys(f.value for f in forms))
+    rewritten = []
+    for op in ops:
+        if op.kind == "extern" and op.attr("fn").startswith(f"{key} result "):
+            inputs = tuple(base if v.id == made.id else v for v in op.inputs)
+            if op.attr("fn").endswith(" result 0"):
+                inputs += stored
+            op = Op(op.kind, inputs, op.out, op.attrs)
+        rewritten.append(op)
+    live = _live(rewritten, outputs)
+    if any(v.id == made.id or v.id == base.id and not (
+            op.kind == "extern" and op.attr("fn").startswith(f"{key} result "))
+            for op in live for v in op.inputs):
+        return None
+    return live, key
+
+
+def _forwarded(ops: Sequence[Op], made: Sequence[tuple[Value, StoreForm]]) -> tuple[Op, ...]:
+    """Store-to-load forwarding: `ops` with each read of a stored version at exactly the
+    element its last store wrote (`_reads_stored`) replaced by the stored value, so the
+    masked `where` that made the version is not evaluated per read (`R[k, k]` after
+    `R[k, k] = v`); the reads become dead."""
+    forward = {op.out.id: last.value for op in ops for version, last in made
+               if _reads_stored(op, version, last)}
+    return tuple(op if not any(v.id in forward for v in op.inputs) else Op(
+        op.kind, tuple(forward.get(v.id, v) for v in op.inputs), op.out, op.attrs)
+        for op in ops)
+
+
+def _reads_stored(op: Op, made: Value, last: StoreForm) -> bool:
+    """`op` reads `made` exactly at the element the store `last` (which made it) wrote, as
+    an index of every axis by the same 0-d values (so also the same wrapped position)."""
+    if op.kind != "take" or op.inputs[0].id != made.id or last.value.shape != () or \
+            last.value.dtype != made.dtype or op.attr("axes") != tuple(range(made.ndim)) or \
+            len(op.inputs) != 1 + made.ndim:
+        return False
+    return all(ax.at and ax.start == (0, {v.id: 1}) and v.shape == ()
+               for ax, v in zip(last.axes, op.inputs[1:], strict=True))
 
 
 def _refusal(forms: Sequence[StoreForm], position: dict[int, int], values: dict[int, Value],

@@ -78,7 +78,8 @@ def driver_source(d: LoopDriver) -> str:
         out = []
         for c in d.carried:
             if c.stores and c.before == j:
-                target = f"b[{c.source if c.output is None else c.output}]"
+                # before a nested loop: into the buffer the loop starts from (its own)
+                target = f"b[{c.source if c.output is None or j is not None else c.output}]"
                 out += store_code(c.stores, target, ctype(c.dtype), values, indices, "        ")
                 if d.team == 1:
                     out.append("        if (failed) break;  // a store out of bounds: IndexError")
