@@ -731,26 +731,32 @@ def _last_stores(loop: OpenLoop, c: Carried) -> tuple[int, tuple[StoreForm, ...]
     """The masked assignments that made the carried value's final version, in order, and the
     id of the version they were applied to (the parameter itself: the whole change is these
     stores, which the runner may then do in place)."""
-    made = {w.after: w for w in loop.log if w.write and w.store is not None}
     assert c.final is not None
-    current, stores = c.final.id, []
-    while current in made and made[current].before != current:
-        stores.append(made[current].store)
-        current = made[current].before
-    return current, tuple(s for s in reversed(stores) if s is not None)
+    return _store_chain(loop, c.final.id, forward=False)
 
 
 def _first_stores(loop: OpenLoop, c: Carried) -> tuple[int, tuple[StoreForm, ...]]:
     """The masked assignments applied to the carried value's parameter itself, in order, and
     the id of the version they made (`stax.loops.stores` may write them into the array's
     buffer before a nested loop that carries that version)."""
-    writes = {w.before: w for w in loop.log if w.write and w.store is not None}
     assert c.param is not None
-    current, stores = c.param.id, []
-    while current in writes and writes[current].after != current:
-        stores.append(writes[current].store)
-        current = writes[current].after
-    return current, tuple(s for s in stores if s is not None)
+    return _store_chain(loop, c.param.id, forward=True)
+
+
+def _store_chain(loop: OpenLoop, start: int, forward: bool
+                 ) -> tuple[int, tuple[StoreForm, ...]]:
+    """The masked assignments linked from version `start`, forward (the versions they made)
+    or back (the versions they were applied to), in the body's order, and the version at the
+    chain's other end."""
+    links = {w.before if forward else w.after: w for w in loop.log
+             if w.write and w.store is not None and w.before != w.after}
+    current, stores = start, []
+    while current in links:
+        w = links[current]
+        assert w.store is not None
+        stores.append(w.store)
+        current = w.after if forward else w.before
+    return current, tuple(stores if forward else reversed(stores))
 
 
 def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:

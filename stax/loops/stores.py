@@ -20,6 +20,15 @@ that loop reads the array, the loop reads the array's buffer instead and the dri
 the stores just before it (gramschmidt's `Q[:, k] = ...` read by its inner loop: no
 full-array setitem per outer iteration). The stored values are extra inputs of the loop's
 first extern, so the scheduler computes them before it.
+
+Early stores into a nested loop's value: where the stores to the array the iteration starts
+with make the version a nested loop carries (gramschmidt's `R[k, k] = v`, then the inner loop
+stores `R[k, j]`), and nothing else reads that version or the array's buffer, the driver
+writes them into the buffer just before the loop, which then runs in it (no full-array
+`where` per iteration; the buffer is the carry's next version). Store-to-load forwarding
+(`_forwarded`) first replaces a read of a stored version at exactly the element its last store
+wrote by the stored value (`R[k, k]` right after `R[k, k] = v`), so such a read neither keeps
+the `where` alive nor selects per element.
 """
 
 from __future__ import annotations
@@ -115,6 +124,18 @@ def plan(graph: Graph, names: Sequence[str],
         outputs.append(v)
         return len(outputs) - 1
 
+    def stored(k: int, forms: Sequence[StoreForm]) -> tuple[tuple[Store, ...], str]:
+        """Carried value k's stores (their values made outputs, once each), and explain's
+        text for where they write."""
+        shape = tuple(int(n) for n in graph.inputs[1 + k].shape)
+        planned = []
+        for f in forms:
+            if f.value.id not in slot:
+                slot[f.value.id] = len(outputs)
+                outputs.append(f.value)
+            planned.append(_store(f, slot[f.value.id], position, shape))
+        return tuple(planned), " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
+
     plans: list[tuple[int, tuple[StoreForm, ...]] | str] = []
     for k, final in enumerate(graph.outputs):
         base, forms = stores[k] if k < len(stores) else (final.id, ())
@@ -132,16 +153,9 @@ def plan(graph: Graph, names: Sequence[str],
             carries.append(Carry(own(graph.outputs[k]), (), f"double-buffered because {p}"))
             continue
         base, forms = p
-        shape = tuple(int(n) for n in graph.inputs[1 + k].shape)
         target = None if base == graph.inputs[1 + k].id else own(values[base])
-        planned = []
-        for f in forms:
-            if f.value.id not in slot:
-                slot[f.value.id] = len(outputs)
-                outputs.append(f.value)
-            planned.append(_store(f, slot[f.value.id], position, shape))
-        where = " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
-        carries.append(Carry(target, tuple(planned), (
+        planned, where = stored(k, forms)
+        carries.append(Carry(target, planned, (
             f"in place: the body computes only the stored values, written after its kernels "
             f"into the array's buffer at {where} (no full-array where, no double buffer)"
             if target is None else
@@ -156,15 +170,8 @@ def plan(graph: Graph, names: Sequence[str],
                                    values[made], forms)
             if moved is not None:
                 ops, key = moved
-                shape = tuple(int(n) for n in graph.inputs[1 + k].shape)
-                planned = []
-                for f in forms:
-                    if f.value.id not in slot:
-                        slot[f.value.id] = len(outputs)
-                        outputs.append(f.value)
-                    planned.append(_store(f, slot[f.value.id], position, shape))
-                where = " then ".join(s.describe(names[k].split(" ")[0]) for s in planned)
-                carries[k] = Carry(c.output, tuple(planned), (
+                planned, where = stored(k, forms)
+                carries[k] = Carry(c.output, planned, (
                     f"the body's stores {where} written into the array's buffer just before "
                     f"the nested loop that carries that version, which then runs in it (early "
                     f"stores into a nested loop's value: a read of the stored element takes "

@@ -32,8 +32,8 @@ def test_gramschmidt_r_stored_before_the_inner_loop(n, dtype):
     rtol = 1e-4 if dtype == "float32" else 1e-10
     recs = run(gramschmidt, well_conditioned((n, n), dtype), rtol=rtol)
     if n > 1:
-        assert f"R: the body's stores R[i, i] written into the array's buffer just before " \
-               f"the nested loop that carries that version" in outer(recs)
+        assert "R: the body's stores R[i, i] written into the array's buffer just before " \
+               "the nested loop that carries that version" in outer(recs)
         assert EARLY in outer(recs)
 
 
