@@ -2,7 +2,7 @@
 see), from domains and idioms the first five waves leave out: PolyBench/npbench kernels written
 with slices (2mm, 3mm, atax, bicg, mvt, syrk, syr2k, gemver, gesummv, doitgen, covariance,
 correlation, jacobi, heat-3d, fdtd-2d, seidel, deriche, nussinov, floyd-warshall, trmm, symm,
-lu, cholesky, trisolv, durbin), image processing on uint8/uint16/float16 (separable blurs,
+cholesky, trisolv), image processing on uint8/uint16/float16 (separable blurs,
 Sobel, equalization, saturating blends, resizes, LUTs), ML (cross-entropy gradients with
 `p[np.arange(n), y]`, k-means and kNN steps, batch norm with running statistics updated in
 place, masked attention, focal/Huber/BCE losses, pooling, embeddings), numerics (Horner,
@@ -24,11 +24,12 @@ First run (127 functions, 271dd08's parent): 112 compiled, 12 break, 3 FAIL — 
 NumPy views of an argument came back as copies (np.diagonal, z.real / z.imag, and every view in
 a shape-generic program), and a string-dtype argument is refused (TypeError, by design: the
 input is int8 now). Two functions added later (an array passed twice and mutated) raised
-NotImplementedError. After the fixes (129 functions): 117 compiled, 12 break, 0 FAIL. Still
-breaks: Python control flow / int() / float() on values, the same array passed twice to a
-function that writes it (that call runs in NumPy), np.unique(axis=), np.linalg.lstsq and
-np.vander, np.delete at computed positions, x[mask] followed by Python on its values,
-ravel(order="K") of a Fortran array.
+NotImplementedError. After the fixes (127 functions: lu and durbin, in the first run, were
+dropped as copies of kernels in programs.py and benchmarks/loops.py): 115 compiled, 12 break,
+0 FAIL. Still breaks: Python control flow / int() / float() on values, the same array passed
+twice to a function that writes it (that call runs in NumPy), np.unique(axis=),
+np.linalg.lstsq and np.vander, np.delete at computed positions, x[mask] followed by Python on
+its values, ravel(order="K") of a Fortran array.
 """
 
 from __future__ import annotations
@@ -299,15 +300,6 @@ def symm(alpha, beta, C, A, B):
         C[i, :] += alpha * B[i, :] * A[i, i] + alpha * temp2
 
 
-@case(lambda r: (spd(r, 5),), lambda r: (spd(r, 2).astype(np.float32),))
-def lu_inplace(A):
-    for i in range(A.shape[0]):
-        for j in range(i):
-            A[i, j] -= A[i, :j] @ A[:j, j]
-            A[i, j] /= A[j, j]
-        for j in range(i, A.shape[0]):
-            A[i, j] -= A[i, :i] @ A[:i, j]
-
 
 @case(lambda r: (spd(r, 5),), lambda r: (spd(r, 1),))
 def cholesky_inplace(A):
@@ -325,19 +317,6 @@ def trisolv(L, x, b):
     for i in range(x.shape[0]):
         x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
 
-
-@case(lambda r: (0.3 * normal(r, 6),), lambda r: (np.array([0.5]),))
-def durbin(r):
-    y = np.empty_like(r)
-    alpha = -r[0]
-    beta = 1.0
-    y[0] = -r[0]
-    for k in range(1, r.shape[0]):
-        beta *= 1.0 - alpha * alpha
-        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
-        y[:k] += alpha * np.flip(y[:k])
-        y[k] = alpha
-    return y
 
 
 # ---- images on uint8 / uint16 / float16 -------------------------------------------------------
