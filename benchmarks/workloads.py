@@ -184,6 +184,29 @@ def dots_and_norms(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     )
 
 
+def two_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), _normal(rng, rows, cols)
+
+
+def one_int64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (rng.integers(-1000, 1000, (rows, cols)),)
+
+
+def matrix_and_row_bounds(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A matrix and per-column bounds lo < hi."""
+    lo = _normal(rng, cols) - np.float32(1)
+    return _normal(rng, rows, cols), lo, lo + np.float32(2)
+
+
+def matrix_and_column_weights(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols), _normal(rng, rows)
+
+
+def one_image(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """An HxWx3 uint8 image of about rows*cols bytes."""
+    return (rng.integers(0, 256, (rows, max(cols // 3, 1), 3), dtype=np.uint8),)
+
+
 # --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
 
 
@@ -389,6 +412,58 @@ def transpose_scale(x):
     return x.T * 2 + 1
 
 
+# [CLIFF] unseen workloads of the seventh wave
+
+
+def masked_mean_rows(x, mask):
+    return np.where(mask, x, 0).sum(1) / np.maximum(mask.sum(1), 1).astype(np.float32)
+
+
+def abs_diff_max(x, y):
+    return np.abs(x - y).max(1)
+
+
+def f16_roundtrip(x):
+    return x.astype(np.float16).astype(np.float32)
+
+
+def cumsum_int64_rows(x):
+    return x.cumsum(1)
+
+
+def clip_rows(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+def weighted_col_sum(x, w):
+    return (x * w[:, None]).sum(0)
+
+
+def transpose_3d_scale(x):
+    return x.transpose(2, 0, 1) * 2
+
+
+def running_max_rows(x):
+    return np.maximum.accumulate(x, axis=1)
+
+
+def top1_where(x):
+    return np.where(x == x.max(1, keepdims=True), x, 0)
+
+
+def softplus(x):
+    return np.log1p(np.exp(x))
+
+
+def var0_ddof1_f64(x):
+    return x.var(0, ddof=1)
+
+
+def u8_center_channels(image):
+    img = image.astype(np.float32) / 255
+    return img - img.mean(axis=(0, 1))
+
+
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
     return x + y
@@ -587,6 +662,55 @@ def transpose_scale_torch(x):
     return x.T * 2 + 1
 
 
+def masked_mean_rows_torch(x, mask):
+    return torch.where(mask, x, 0).sum(1) / mask.sum(1).clamp(min=1).to(torch.float32)
+
+
+def abs_diff_max_torch(x, y):
+    return (x - y).abs().amax(1)
+
+
+def f16_roundtrip_torch(x):
+    return x.to(torch.float16).to(torch.float32)
+
+
+def cumsum_int64_rows_torch(x):
+    return x.cumsum(1)
+
+
+def clip_rows_torch(x, lo, hi):
+    return torch.minimum(torch.maximum(x, lo), hi)
+
+
+def weighted_col_sum_torch(x, w):
+    return (x * w[:, None]).sum(0)
+
+
+def transpose_3d_scale_torch(x):
+    return x.permute(2, 0, 1) * 2
+
+
+def running_max_rows_torch(x):
+    return torch.cummax(x, 1).values
+
+
+def top1_where_torch(x):
+    return torch.where(x == x.amax(1, keepdim=True), x, 0)
+
+
+def softplus_torch(x):
+    return torch.log1p(torch.exp(x))
+
+
+def var0_ddof1_f64_torch(x):
+    return torch.var(x, 0, correction=1)
+
+
+def u8_center_channels_torch(image):
+    img = image.to(torch.float32) / 255
+    return img - img.mean(dim=(0, 1))
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
     Workload("layernorm", layernorm, layernorm_torch, one_normal),
@@ -646,6 +770,20 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("mixed_scale_rows", mixed_scale_rows, mixed_scale_rows_torch, mixed_f32_f64),
     Workload("tanh_fortran", tanh_fortran, tanh_fortran_torch, one_fortran),
     Workload("transpose_scale", transpose_scale, transpose_scale_torch, one_normal),
+    # [CLIFF] unseen workloads of the seventh wave
+    Workload("masked_mean_rows", masked_mean_rows, masked_mean_rows_torch, normal_and_mask),
+    Workload("abs_diff_max", abs_diff_max, abs_diff_max_torch, two_normal),
+    Workload("f16_roundtrip", f16_roundtrip, f16_roundtrip_torch, one_normal),
+    Workload("cumsum_int64_rows", cumsum_int64_rows, cumsum_int64_rows_torch, one_int64),
+    Workload("clip_rows", clip_rows, clip_rows_torch, matrix_and_row_bounds),
+    Workload("weighted_col_sum", weighted_col_sum, weighted_col_sum_torch,
+             matrix_and_column_weights, "magnitude"),
+    Workload("transpose_3d_scale", transpose_3d_scale, transpose_3d_scale_torch, normal_3d),
+    Workload("running_max_rows", running_max_rows, running_max_rows_torch, one_normal),
+    Workload("top1_where", top1_where, top1_where_torch, one_normal),
+    Workload("softplus", softplus, softplus_torch, one_normal),
+    Workload("var0_ddof1_f64", var0_ddof1_f64, var0_ddof1_f64_torch, one_normal_f64),
+    Workload("u8_center_channels", u8_center_channels, u8_center_channels_torch, one_image),
 )
 
 

@@ -2553,8 +2553,8 @@ def register(tracer: type[Tracer]) -> None:
         if method == "reduceat" and ufunc.nin == 2:
             return ufunc_reduceat(ufunc, *inputs, **kwargs)
         if method in ("accumulate", "reduce") and ufunc.nin == 2 and not (
-                ufunc.__name__ in ("add", "multiply") or method == "reduce" and
-                ufunc.__name__ in ("maximum", "minimum", "logical_and", "logical_or")):
+                ufunc.__name__ in ("add", "multiply", "maximum", "minimum") or
+                method == "reduce" and ufunc.__name__ in ("logical_and", "logical_or")):
             return ufunc_method(ufunc, method, *inputs, **kwargs)
         if method == "__call__" and ufunc in _GUFUNCS and set(kwargs) <= {"axis"}:
             return _GUFUNCS[ufunc](*inputs, **kwargs)  # [HUNT]

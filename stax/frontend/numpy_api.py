@@ -597,6 +597,11 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
 
 # ---- scans ---------------------------------------------------------------------------------
 
+# [CLIFF] the scans of `ufunc.accumulate` (max/min: NaN-propagating, as np.maximum/minimum)
+SCAN_OF_UFUNC = {"add": "cumsum", "multiply": "cumprod", "maximum": "cummax",
+                 "minimum": "cummin"}
+
+
 def _scan(fn: str, a: Any, axis: Any, dtype: Any, out: Any) -> Tracer:
     if out is not None:
         return _into(out, _scan(fn, a, axis, dtype, None), fn)
@@ -607,7 +612,9 @@ def _scan(fn: str, a: Any, axis: Any, dtype: Any, out: Any) -> Tracer:
         axis = 0 if axis is None else axis
     (ax,) = normalize_axes(axis, v.ndim)
     kwargs = {"dtype": np.dtype(dtype)} if dtype is not None else {}
-    res = check_dtype(getattr(np, fn)(np.zeros(1, v.dtype), **kwargs).dtype, f"np.{fn}")
+    ufunc = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
+             "cummin": np.minimum}[fn]
+    res = check_dtype(ufunc.accumulate(np.zeros(1, v.dtype), **kwargs).dtype, f"np.{fn}")
     v = to_value(b, wrap(b, v), res)
     return wrap(b, b.add("scan", (v,), v.shape, res, fn=fn, axis=ax))
 
@@ -1275,9 +1282,9 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
               "logical_and": "all", "logical_or": "any"}[name]
         return _reduce(fn, inputs[0], kwargs.pop("axis", 0), kwargs.pop("dtype", None),
                        kwargs.pop("out", None), kwargs.pop("keepdims", False), **kwargs)
-    if method == "accumulate" and name in ("add", "multiply"):
-        return _scan("cumsum" if name == "add" else "cumprod", inputs[0],
-                     kwargs.get("axis", 0), kwargs.get("dtype"), kwargs.get("out"))
+    if method == "accumulate" and name in SCAN_OF_UFUNC:
+        return _scan(SCAN_OF_UFUNC[name], inputs[0], kwargs.get("axis", 0), kwargs.get("dtype"),
+                     kwargs.get("out"))
     if method != "__call__":
         raise unsupported(f"np.{name}.{method}")
     if name == "matmul":

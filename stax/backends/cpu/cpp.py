@@ -942,20 +942,19 @@ class KernelPrinter:
                 if nodes[0].kind == "scan":  # rows of the block added one after another
                     n = nodes[0]
                     t = ctype(self.buffers[n.out].dtype)
-                    op = "+" if n.fn == "cumsum" else "*"
+                    identity = scan_identity(n.fn, t)
                     out.stmt(f"{t} acc_{n.name}[{size}];",
                              f"for (int64_t lane = 0; lane < {block}; lane += 1) "
-                             f"{{ acc_{n.name}[lane] = {scan_identity(n.fn, t)}; }}")
+                             f"{{ acc_{n.name}[lane] = {identity or f'({t})0'}; }}")
                     with out.loop("r0", 0, n.reduction_ranges[0]), \
                             out.loop("lane", 0, "lanes", pragmas=simd):
                         printer = lane_printer(nodes)
                         (value,) = printer.emit([n.body], out)  # type: ignore[list-item]
                         acc = f"acc_{n.name}[lane]"
-                        # [E16] complex: from the first row (the identity is not exact)
-                        first = f"r0 == 0 ? ({t}){value} : " if t.startswith("stax_complex") \
-                            else ""
-                        out.stmt(f"{acc} = {first}{acc} {op} ({t}){value};",
-                                 f"{target(n, printer)} = {acc};")
+                        # [E16] no exact identity (complex, max/min): from the first row
+                        first = "" if identity else f"r0 == 0 ? ({t}){value} : "
+                        step = _scan_step(n.fn, t, acc, f"({t}){value}")
+                        out.stmt(f"{acc} = {first}{step};", f"{target(n, printer)} = {acc};")
                 elif nodes[0].kind == "reduction":
                     accs = [accumulator(n, f"acc_{n.name}") for n in nodes]
                     for a in accs:
@@ -1167,18 +1166,18 @@ class KernelPrinter:
         assert node.body is not None
         out = self.out
         t = ctype(self.buffers[node.out].dtype)
-        op = "+" if node.fn == "cumsum" else "*"
+        identity = scan_identity(node.fn, t)
         with ExitStack() as scope:
             self.open_loops(scope, xnames, node.ranges[d:], None)
             out.comment(f"{node.name}: {node.origin} along r0")
-            out.stmt(f"{t} acc = {scan_identity(node.fn, t)};")
+            out.stmt(f"{t} acc = {identity or f'({t})0'};")
             with out.loop("r0", 0, node.reduction_ranges[0]):
                 printer = ExprPrinter(node.var_ranges)
                 (v,) = printer.emit([node.body], out)
                 # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is
-                # nan+inf j)
-                first = f"r0 == 0 ? ({t}){v} : " if t.startswith("stax_complex") else ""
-                out.stmt(f"acc = {first}acc {op} ({t}){v};",
+                # nan+inf j); [CLIFF] max/min too
+                first = "" if identity else f"r0 == 0 ? ({t}){v} : "
+                out.stmt(f"acc = {first}{_scan_step(node.fn, t, 'acc', f'({t}){v}')};",
                          f"{node.out}[{printer.index(node.out_index)}] = acc;")
 
     def print_parallel_scan(self, node: Node) -> None:
@@ -1189,8 +1188,8 @@ class KernelPrinter:
         out = self.out
         assert node.body is not None
         t = ctype(self.buffers[node.out].dtype)
-        op = "+" if node.fn == "cumsum" else "*"
-        identity = scan_identity(node.fn, t)
+        exact = scan_identity(node.fn, t)
+        identity = exact or f"({t})0"
         n = node.reduction_ranges[0]
         parts = f"{node.name}_parts"
         self.prologue.append(Stmt(f"std::vector<{t}> {parts}({self.plan.threads + 1});"))
@@ -1199,14 +1198,16 @@ class KernelPrinter:
                  f"const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;",
                  f"{t} total = {identity};")
         # [E16] complex: each slice and the whole scan start from their first element (the
-        # identity is not exact for complex: (1+0j) * (0+inf j) is nan+inf j)
-        cx = t.startswith("stax_complex")
+        # identity is not exact for complex: (1+0j) * (0+inf j) is nan+inf j); [CLIFF] max/min
+        # have none either (a slice is never empty: the scan is longer than a chunk per thread)
+        cx = exact is None
+        op = "+" if node.fn == "cumsum" else "*"
         simd = [f"omp simd reduction({op}:total){SIMD_BAD}"] if self.vectorize and not cx \
             else []
         with out.loop("r0", "lo", "hi", pragmas=simd):
             (v,) = ExprPrinter(node.var_ranges).emit([node.body], out)
             out.stmt(f"total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
-                     f"total {op} ({t}){v};")
+                     f"{_scan_step(node.fn, t, 'total', f'({t}){v}')};")
         if simd and op == "+" and self.buffers[node.out].dtype.kind == "f":
             # [FIX16] the vector lanes start from +0.0, which loses the sign of a slice of
             # -0.0 only: a zero total is summed again in order from the identity
@@ -1219,21 +1220,35 @@ class KernelPrinter:
         out.pragma("omp barrier")
         out.pragma("omp single")
         out.stmt(f"{{ {parts}[0] = {identity}; for (int64_t k = {2 if cx else 1}; "
-                 f"k <= nt; k += 1) {parts}[k] = {parts}[k - 1] {op} {parts}[k]; }}",
+                 f"k <= nt; k += 1) {parts}[k] = "
+                 f"{_scan_step(node.fn, t, f'{parts}[k - 1]', f'{parts}[k]')}; }}",
                  f"{t} acc = {parts}[me];")
         with out.loop("r0", "lo", "hi"):
             printer = ExprPrinter(node.var_ranges)
             (v,) = printer.emit([node.body], out)
             first = f"me == 0 && r0 == lo ? ({t}){v} : " if cx else ""
-            out.stmt(f"acc = {first}acc {op} ({t}){v};",
+            out.stmt(f"acc = {first}{_scan_step(node.fn, t, 'acc', f'({t}){v}')};",
                      f"{node.out}[{printer.index(node.out_index)}] = acc;")
         self.work_shared = True
 
 
-def scan_identity(fn: str, t: str) -> str:
+def scan_identity(fn: str, t: str) -> str | None:
     """The value a scan's accumulator starts from, in C++ type `t` (the op table's: -0.0 for
-    cumsum, so a leading -0.0 stays -0.0 as in NumPy [FIX16])."""
+    cumsum, so a leading -0.0 stays -0.0 as in NumPy [FIX16]); None where no identity is exact
+    (complex; [CLIFF] max/min): the scan starts from its first element."""
+    if t.startswith("stax_complex") or fn in ("cummax", "cummin"):
+        return None
     return f"({t}){scan(fn).identity!r}"
+
+
+def _scan_step(fn: str, t: str, acc: str, value: str) -> str:
+    """[CLIFF] Scan `fn`'s next running value from `acc` and `value`; max/min propagate NaN and
+    of equal values (-0.0 and 0.0) keep NumPy's choice: the second operand (its SIMD loops),
+    for float16 the first (its scalar loop)."""
+    if fn in ("cummax", "cummin"):
+        a, b = (acc, value) if t == "_Float16" else (value, acc)
+        return f"stax_{'maximum' if fn == 'cummax' else 'minimum'}<{t}>({a}, {b})"
+    return f"{acc} {'+' if fn == 'cumsum' else '*'} {value}"
 
 
 def _arg_type(a: Accumulator) -> str:
