@@ -1243,10 +1243,10 @@ def scan_identity(fn: str, t: str) -> str | None:
 
 def _scan_step(fn: str, t: str, acc: str, value: str) -> str:
     """[CLIFF] Scan `fn`'s next running value from `acc` and `value`; max/min propagate NaN and
-    of equal values (-0.0 and 0.0) keep NumPy's choice: the second operand (its SIMD loops),
-    for float16 the first (its scalar loop)."""
+    of equal values (-0.0 and 0.0) keep NumPy's choice: the second operand (stax_maximum's
+    rule), for float16 the first (NumPy's float16 loop)."""
     if fn in ("cummax", "cummin"):
-        a, b = (acc, value) if t == "_Float16" else (value, acc)
+        a, b = (value, acc) if t == "_Float16" else (acc, value)
         return f"stax_{'maximum' if fn == 'cummax' else 'minimum'}<{t}>({a}, {b})"
     return f"{acc} {'+' if fn == 'cumsum' else '*'} {value}"
 
