@@ -66,6 +66,26 @@ def test_ties_across_slots_lanes_and_steps(dtype: str) -> None:
         assert_matches(stax.jit(_args, threads=1)(x), _args(x))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_infinities_before_the_finite_extremes(dtype: str) -> None:
+    """[REVIEW] A lane that never beat the accumulators' start value reported it: with the
+    finite extremes (finfo.min/max) as start, -inf before finfo.min gave argmax 0, not 1."""
+    info, step = np.finfo(dtype), _step(dtype)
+    for cols in (step, 3 * step + 5, ARG_BLOCK + 300):
+        x = np.full((6, cols), info.min, dtype)
+        x[:, 0] = -np.inf  # argmax: the first finfo.min, argmin: 0
+        x[1, cols - 2] = info.max  # argmin over +inf then finfo.max below
+        x[2] = np.where(np.arange(cols) % 3 == 0, -np.inf, info.min)
+        x[3] = -np.inf  # all -inf: argmax 0
+        x[4, : cols - 1] = np.inf
+        x[4, cols - 1] = info.max  # argmin: the last
+        x[5, : cols // 2] = -np.inf
+        assert_matches(stax.jit(_args, threads=1)(x), _args(x))
+        assert_matches(stax.jit(_args, threads=1)(-x), _args(-x))
+        whole = stax.jit(lambda a: (a.argmax(), a.argmin()), threads=1)
+        assert_matches(whole(x[5]), (x[5].argmax(), x[5].argmin()))
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "float16"])
 def test_narrow_values_widened_in_blocks(dtype: str) -> None:
     """Narrow values go through the block buffer: rows longer than a block, the best value

@@ -282,7 +282,11 @@ static inline void stax_arg_block(const T* __restrict__ p, int64_t n, int64_t ba
     typedef T V __attribute__((vector_size(stax_vec_bytes)));
     typedef U P __attribute__((vector_size(stax_vec_bytes)));
     constexpr int W = stax_vec_bytes / sizeof(T);
-    const T extreme = Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    // the least (greatest) value of T, infinities included: a lane never updated then holds
+    // its first element's value [REVIEW] (a finite bound reported -inf before finfo.min)
+    using L = std::numeric_limits<T>;
+    const T extreme = L::has_infinity ? (Max ? -L::infinity() : L::infinity())
+                                      : (Max ? L::lowest() : L::max());
     const auto better = [](T a, T b) { return Max ? a > b : a < b; };
     T m = extreme;
     int64_t pos = -1, i = 0;
