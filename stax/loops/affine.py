@@ -134,23 +134,25 @@ def rewrite_index(a: Tracer, index: Any, indices: Mapping[int, range],
     """For `a[index]` with symbolic slice bounds affine in the loop indices: the index with
     those slices made full (`slice(None)`), per such slice (its axis in that result, the gather
     positions), and the masks of the slices whose length depends on the indices (or that NumPy
-    would clamp): see `stax.loops.masked`."""
+    would clamp): see `stax.loops.masked`. `np.newaxis` items stay in the index (each adds
+    an axis to the result, before which a slice's axis is counted)."""
     items = list(index) if isinstance(index, tuple) else [index]
     symbolic = [k for k, it in enumerate(items) if isinstance(it, slice) and any(
         _symbolic(e) for e in (it.start, it.stop))]
-    if not symbolic or any(it is None or it is Ellipsis or isinstance(it, (list, np.ndarray))
+    if not symbolic or any(it is Ellipsis or isinstance(it, (list, np.ndarray))
                            or (isinstance(it, Tracer) and it.ndim > 0) for it in items):
         return None
-    if len(items) > a.ndim:
+    if sum(it is not None for it in items) > a.ndim:
         return None
     b = a.builder
     gathers: list[tuple[int, Any]] = []
     masks: dict[int, Mask] = {}
     for k in symbolic:
-        sf = slice_form(b, items[k], a.shape[k], indices, scalars)
+        dim = k - sum(it is None for it in items[:k])  # the axis of `a` it slices
+        sf = slice_form(b, items[k], a.shape[dim], indices, scalars)
         if sf is None:
             return None
-        axis = sum(1 for j in range(k) if isinstance(items[j], slice))
+        axis = sum(1 for j in range(k) if items[j] is None or isinstance(items[j], slice))
         length = math.ceil((sf.stop[0] - sf.start[0]) / sf.step)
         low, high = form_bounds(sf.start, indices)
         if sf.start[1] == sf.stop[1] and length > 0 and low >= 0 and \

@@ -335,6 +335,9 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
 
 
 def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
+    """`fn` with the loop builtins below in its globals; so are the functions of its module
+    that it may call (`conv2d_bias` calling `conv2d`: their loops are compiled once too),
+    except those that assign to a global (they must run with the module's globals)."""
     glob = dict(fn.__globals__)
     glob["range"] = functools.partial(loop_range, state)
     glob["enumerate"] = functools.partial(loop_iterable, state, enumerate)
@@ -342,10 +345,19 @@ def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
     glob["reversed"] = functools.partial(loop_iterable, state, reversed)
     glob["max"] = functools.partial(extremum, max, ">")
     glob["min"] = functools.partial(extremum, min, "<")
+    for name, helper in fn.__globals__.items():
+        if isinstance(helper, types.FunctionType) and helper is not fn and \
+                helper.__globals__ is fn.__globals__ and not _writes_globals(helper.__code__):
+            glob[name] = _with_globals(helper, glob)
+    new = _with_globals(fn, glob)
+    new._stax_loops = True  # type: ignore[attr-defined]
+    return new
+
+
+def _with_globals(fn: types.FunctionType, glob: dict[str, Any]) -> types.FunctionType:
     new = types.FunctionType(fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__dict__.update(fn.__dict__)
-    new._stax_loops = True  # type: ignore[attr-defined]
     return new
 
 
@@ -594,8 +606,13 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     _check_copies(state, seen, fail)
     carried: list[Carried] = []
     mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
+    # names the body binds to a Python scalar, unbound before the loop: the same in every
+    # iteration (the index of a one-iteration inner loop), checked again in pass 2
+    scalars = {name: obj for name, obj in after.items() if name not in before and
+               type(obj) in (int, float, bool) and loop.link is None}
     for name, obj in after.items():
-        if id(obj) in state.indices or (name in before and before[name] is obj):
+        if id(obj) in state.indices or (name in before and before[name] is obj) or \
+                name in scalars:
             if name in containers and containers[name] != _container_shape(obj):
                 raise fail(f"the body changes the list or dict {name!r}")
             continue
@@ -646,7 +663,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     objects = {id(c.obj) for c in carried if c.obj is not None}
     for name, obj in after2.items():
         if id(obj) not in state.indices and not (name in before2 and before2[name] is obj) \
-                and name not in names:
+                and name not in names and not _same_scalar(obj, scalars.get(name)):
             raise fail(f"the body rebinds {name!r} differently from one trace to the next")
     for k, (tracer, old) in seen2.items():
         if k not in objects and old.id < first_id and tracer is not index:
@@ -673,6 +690,10 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
     object.__setattr__(index, "concrete", (frozenset(), last))
     _set_locals(frame, updates)
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    return b is not None and type(a) is type(b) and a == b
 
 
 def _check_copies(state: LoopState, seen: dict[int, tuple[Tracer, Value]],
