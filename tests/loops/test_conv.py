@@ -119,3 +119,27 @@ def test_helper_writing_a_global_keeps_its_globals():
     np.testing.assert_allclose(jitted(x, wt), want, rtol=1e-5)
     assert len(CALLS) > before  # the module's global, not a copy, was assigned
     assert records(jitted) == ()  # its loops (module globals: the builtin range) unrolled
+
+
+def body_constants(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        scale = 2.5  # bound in the body, the same in every iteration
+        for j in range(1):
+            out[i] = x[i] * scale + j
+    return out * scale + j  # their values after the loop
+
+
+def counter(x):
+    k = 0
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * k
+        k = k + 1  # bound before the loop: a Python value that changes, so unrolled
+    return out + k
+
+
+def test_python_scalars_bound_in_the_body():
+    x = make_array((5, 3), "float64", seed=17)
+    check(body_constants, x, compiled=1)
+    check(counter, x, compiled=0, unrolled=1)
