@@ -208,7 +208,7 @@ def seggather(values: Ragged, indices: Ragged) -> Ragged:
     out = np.empty(len(idx), dtype=values.dtype)
     run_map(layout.n, layout, [Store(out, Load(values.dtype, Buf(values.values), pos))],
             "seggather")
-    return Ragged(out, indices.lengths)
+    return Ragged.trusted(out, indices.lengths, indices.bounds)
 
 
 def segscatter(dest: Ragged, indices: Ragged, vals: Ragged) -> Ragged:
@@ -228,7 +228,7 @@ def segscatter(dest: Ragged, indices: Ragged, vals: Ragged) -> Ragged:
     target = ufunc_call(np.add, (Load(INT64, Buf(dest.bounds), Seg()), i))
     value = cast_to(Load(vals.dtype, Buf(np.ascontiguousarray(vals.values)), Idx()), out.dtype)
     run_map(layout.n, layout, [Store(out, value, target, ok)], "segscatter")
-    return Ragged(out, dest.lengths)
+    return Ragged.trusted(out, dest.lengths, dest.bounds)
 
 
 def partition(mask: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:

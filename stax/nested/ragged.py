@@ -13,12 +13,16 @@ class Ragged:
     """k rows of lengths `lengths` stored back to back in `values` (shape (sum(lengths),
     *inner)). The seed's auxiliary vectors are computed on demand by compiled kernels:
     `offsets` (start of each row), `flags` (true where a non-empty row starts), `segment_ids`
-    (the row of each element) and `inner_index` (the position of each element in its row)."""
+    (the row of each element) and `inner_index` (the position of each element in its row).
+
+    A Ragged is immutable: it holds its own copies of the arrays it is built from, and gives
+    them out read-only (`r.lengths[0] = 1` is NumPy's ValueError), since compiled programs
+    trust the row bounds computed here."""
 
     __slots__ = ("_bounds", "lengths", "values")
 
     def __init__(self, values: Any, lengths: Any) -> None:
-        values = np.ascontiguousarray(values)
+        values = np.array(values, order="C")  # copies: the caller's array stays its own
         lengths = np.asarray(lengths)
         if values.ndim == 0:
             raise ValueError("Ragged: values must have at least one dimension")
@@ -26,7 +30,7 @@ class Ragged:
             raise ValueError(f"Ragged: lengths must be 1-D, got shape {lengths.shape}")
         if lengths.size and lengths.dtype.kind not in "iu":
             raise TypeError(f"Ragged: lengths must be integers, got {lengths.dtype}")
-        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        lengths = np.array(lengths, dtype=np.int64, order="C")
         if lengths.size and lengths.min() < 0:
             raise ValueError(f"Ragged: row lengths must be >= 0, got {int(lengths.min())}")
         bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -34,16 +38,18 @@ class Ragged:
         if bounds[-1] != len(values):
             raise ValueError(f"Ragged: the row lengths sum to {int(bounds[-1])} but there are "
                              f"{len(values)} values")
-        self.values = values
-        self.lengths = lengths
-        self._bounds = bounds
+        self._hold(values, lengths, bounds)
+
+    def _hold(self, values: np.ndarray, lengths: np.ndarray, bounds: np.ndarray) -> None:
+        self.values, self.lengths, self._bounds = _frozen(values), _frozen(lengths), _frozen(bounds)
 
     @classmethod
     def trusted(cls, values: np.ndarray, lengths: np.ndarray, bounds: np.ndarray) -> Ragged:
         """A Ragged from parts known to be consistent (int64 lengths >= 0 and their bounds,
-        summing to len(values)): what compiled programs return, without re-checking."""
+        summing to len(values)) that no one else writes to: what compiled programs and the
+        segmented primitives return, without re-checking or copying."""
         out = cls.__new__(cls)
-        out.values, out.lengths, out._bounds = values, lengths, bounds
+        out._hold(values, lengths, bounds)
         return out
 
     @staticmethod
@@ -119,3 +125,13 @@ class Ragged:
 
     def __repr__(self) -> str:
         return f"Ragged({self.to_list()}, dtype={self.dtype})"
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """`a` itself when read-only, else a read-only view of it (the array `a` stays writeable
+    to whoever holds it)."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -184,8 +184,10 @@ def test_results_do_not_alias_arguments() -> None:
     assert x[0] == 0
     r = sn.Ragged.from_list([[1, 2], [3]])
     out = sn.jit(lambda r: sn.map(lambda row: row, r))(r)
-    out.values[0] = 99
-    assert r.values[0] == 1
+    assert not np.may_share_memory(out.values, r.values)
+    with pytest.raises(ValueError, match="read-only"):
+        out.values[0] = 99  # a Ragged, argument or result, is immutable
+    assert r.values[0] == 1 and out.values[0] == 1
 
 
 def test_tuple_results_and_argmax() -> None:
