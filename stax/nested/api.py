@@ -176,7 +176,7 @@ class Jitted:
                     entry.tapes.insert(0, entry.tapes.pop(j))
                 self.counts[2] += 1
                 self.last_run = run
-                return _fresh(out, _arrays(args))
+                return out if tape.fresh else _fresh(out, _arrays(args))
         tape = Tape() if key is not None else None
         result, run = self._trace(args, tape)
         self.counts[1] += 1

@@ -51,6 +51,8 @@ class Tape:
         self.reason: str | None = None  # why the call cannot be replayed, if it cannot
         self.effects: set[int] = set()  # steps that write into or check their inputs
         self._program: Callable[..., Any] | None = None  # the compiled replay (`_compile`)
+        self._native: Callable[..., Any] | None = None  # its C form (`stax.nested.native`)
+        self.fresh = False  # the result's arrays are all allocated by the program
         self._storage = Storage(0)  # the arrays replays recycle (`allocation`)
         self.dropped: list[str] = []  # the steps dead-step elimination removed, by name
 
@@ -144,10 +146,21 @@ class Tape:
 
     def replay(self, leaves: list[Any]) -> Any:
         if self._program is None:
+            from stax.nested import native
             self._program = self._compile()
+            translated = native.translate(self)
+            if translated is not None:
+                self._native, self.fresh = translated.program, translated.fresh
+        if self._native is not None:
+            out = self._run(self._native, leaves)
+            if out is not None:
+                return out
+        return self._run(self._program, leaves)
+
+    def _run(self, program: Callable[[list[Frame], list[Any]], Any], leaves: list[Any]) -> Any:
         frame: list[Frame] = []  # the call's Frame, taken at its first large allocation
         try:
-            return self._program(frame, *leaves)
+            return program(frame, leaves)
         except Retrace:
             raise
         except Exception as exc:  # the flattener raises the proper error (or decides anew)
@@ -162,8 +175,8 @@ class Tape:
         interpreter loop over the steps."""
         names: dict[str, Any] = {"Retrace": Retrace, "allocate": _allocate,
                                  "storage": self._storage}
-        args = ["frame", *(f"v{j}" for j in range(self.args))]
-        lines = [f"def replay({', '.join(args)}):"]
+        leaves = "".join(f"v{j}, " for j in range(self.args))
+        lines = ["def replay(frame, leaves):", f"    ({leaves}) = leaves"]
         for slot, value in enumerate(self.template[self.args:], self.args):
             names[f"v{slot}"] = value  # constants (slots computed later shadow them)
         for j, (fn, ins, out, expect) in enumerate(self.steps):

@@ -214,6 +214,226 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     return set;
 }
 
+/* replay(code, consts, leaves, frame, chunks) [issue 12]: a recorded stax.nested program
+ * (stax.nested.native translates its steps to `code`, an int64 array) run as one C call: the
+ * argument checks and conversions that are no-ops for the arrays given, the guards as
+ * comparisons, the layouts as (k, n, width) triples, the allocations and the kernels in
+ * sequence. Returns the program's result, or None to *bail*: a conversion that would copy, a
+ * guard that differs, a bad range, a flag set by a kernel; the caller then replays the steps
+ * in Python, which computes what differs, raises the proper error or retraces. consts: the
+ * Python objects the code names (dtypes, step names, the allocator of large arrays: called as
+ * consts[0](consts[1], frame, name, (size,), dtype), stax.nested.tape._allocate); chunks: the
+ * kernels' forced chunk count. */
+enum {
+    R_TOP_LAYOUT = 1, /* out, x: the top layout of an array (k 1, n = width = len(x)) */
+    R_SAME,           /* out, x, type, contiguous: x when it is an array of at least one
+                       * dimension in native order with that dtype (a typenum, -1 one of
+                       * R_NATIVE_TYPES, -2 any) and, if asked, C-contiguous */
+    R_NOT_NEGATIVE,   /* out, x: x (int64) when no element is negative */
+    R_GUARD_FITS,     /* a, layout, expect: x.size == layout.n */
+    R_ALLOC,          /* out, layout, per (0 n, 1 k), dtype const, name const */
+    R_GUARD_EMPTY,    /* layout, per, expect */
+    R_KERNEL,         /* address const, layout, segmented, n or -1, count, slots... */
+    R_SHAPED,         /* out, values, layout: values when it is 1-D of layout.n elements */
+    R_RETURN,         /* count (-1: one value), slots... */
+    R_BOUNDS,         /* out, lengths (int64), limit: [0, l0, l0+l1, ...] (fewer than limit) */
+    R_FROM_BOUNDS,    /* out, bounds: the layout of those bounds (k, n = bounds[k], width 0) */
+    R_CALL3,          /* out, function const, a, b, layout: f(a, b, the layout's bounds) */
+};
+#define REPLAY_SLOTS 256
+#define RECYCLE_MIN_BYTES (1 << 17) /* stax.nested.tape.RECYCLE_MIN_BYTES */
+
+typedef struct { PyObject* obj; int64_t k, n, width; } Slot;
+
+static int same_array(PyObject* x, int64_t type, int64_t contiguous, const int64_t* natives) {
+    if (!PyArray_Check(x)) return 0;
+    PyArrayObject* a = (PyArrayObject*)x;
+    if (PyArray_NDIM(a) == 0 || !PyArray_ISNOTSWAPPED(a)) return 0;
+    if (contiguous && !PyArray_IS_C_CONTIGUOUS(a)) return 0;
+    if (type >= 0) return PyArray_TYPE(a) == type;
+    if (type == -2) return 1;
+    for (int64_t j = 1; j <= natives[0]; j += 1) if (natives[j] == PyArray_TYPE(a)) return 1;
+    return 0;
+}
+
+static int not_negative(PyArrayObject* a) {
+    const int64_t* v = (const int64_t*)PyArray_DATA(a);
+    npy_intp n = PyArray_SIZE(a);
+    int64_t acc[4] = {0, 0, 0, 0};
+    npy_intp i = 0;
+    for (; i + 4 <= n; i += 4) for (int j = 0; j < 4; j += 1) acc[j] |= v[i + j];
+    for (; i < n; i += 1) acc[0] |= v[i];
+    return (acc[0] | acc[1] | acc[2] | acc[3]) >= 0;
+}
+
+static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyArray_Check(args[0]) || !PyTuple_Check(args[1]) || !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "replay(code, consts: tuple, leaves: list, frame, chunks)");
+        return NULL;
+    }
+    const int64_t* code = (const int64_t*)PyArray_DATA((PyArrayObject*)args[0]);
+    PyObject* consts = args[1];
+    int64_t chunks = PyLong_AsLongLong(args[4]);
+    if (chunks == -1 && PyErr_Occurred()) return NULL;
+    Slot s[REPLAY_SLOTS];
+    Py_ssize_t leaves = PyList_GET_SIZE(args[2]);
+    if (leaves > REPLAY_SLOTS) Py_RETURN_NONE;
+    memset(s, 0, sizeof(s));
+    for (Py_ssize_t j = 0; j < leaves; j += 1) s[j].obj = PyList_GET_ITEM(args[2], j);
+    PyObject* owned[REPLAY_SLOTS]; /* the arrays this call allocated */
+    int n_owned = 0;
+    PyObject* result = Py_None; /* None: bail */
+    const int64_t* natives = code; /* count, typenums: the dtypes kernels take */
+    const int64_t* c = natives + natives[0] + 1;
+    for (;;) {
+        switch (*c++) {
+        case R_TOP_LAYOUT: {
+            PyObject* x = s[c[1]].obj;
+            if (!PyArray_Check(x) || PyArray_NDIM((PyArrayObject*)x) == 0) goto done;
+            s[c[0]].k = 1;
+            s[c[0]].n = s[c[0]].width = PyArray_DIM((PyArrayObject*)x, 0);
+            c += 2;
+            break;
+        }
+        case R_SAME:
+            if (!same_array(s[c[1]].obj, c[2], c[3], natives)) goto done;
+            s[c[0]].obj = s[c[1]].obj;
+            c += 4;
+            break;
+        case R_NOT_NEGATIVE:
+            if (!same_array(s[c[1]].obj, NPY_INT64, 1, natives)
+                || !not_negative((PyArrayObject*)s[c[1]].obj)) goto done;
+            s[c[0]].obj = s[c[1]].obj;
+            c += 2;
+            break;
+        case R_GUARD_FITS:
+            if (!PyArray_Check(s[c[0]].obj)
+                || (PyArray_SIZE((PyArrayObject*)s[c[0]].obj) == s[c[1]].n) != c[2]) goto done;
+            c += 3;
+            break;
+        case R_GUARD_EMPTY:
+            if (((c[1] ? s[c[0]].k : s[c[0]].n) == 0) != c[2]) goto done;
+            c += 3;
+            break;
+        case R_ALLOC: {
+            npy_intp size = c[2] ? s[c[1]].k : s[c[1]].n;
+            PyArray_Descr* dtype = (PyArray_Descr*)PyTuple_GET_ITEM(consts, c[3]);
+            PyObject* a;
+            if (n_owned >= REPLAY_SLOTS) goto done;
+            if (size * (npy_intp)PyDataType_ELSIZE(dtype) < RECYCLE_MIN_BYTES) {
+                Py_INCREF(dtype);
+                a = PyArray_Empty(1, &size, dtype, 0);
+            } else {
+                PyObject* call[5] = {PyTuple_GET_ITEM(consts, 1), args[3],
+                                     PyTuple_GET_ITEM(consts, c[4]), NULL, (PyObject*)dtype};
+                call[3] = Py_BuildValue("(n)", size);
+                if (call[3] == NULL) { result = NULL; goto done; }
+                a = PyObject_Vectorcall(PyTuple_GET_ITEM(consts, 0), call, 5, NULL);
+                Py_DECREF(call[3]);
+            }
+            if (a == NULL) { result = NULL; goto done; }
+            owned[n_owned++] = a;
+            s[c[0]].obj = a;
+            c += 5;
+            break;
+        }
+        case R_KERNEL: {
+            void* fn = PyLong_AsVoidPtr(PyTuple_GET_ITEM(consts, c[0]));
+            const Slot* layout = c[1] >= 0 ? &s[c[1]] : NULL;
+            int64_t count = c[4];
+            if (count + 1 > MAX_ARGS) goto done;
+            int64_t sizes[4] = {0, 0, 0, chunks};
+            if (c[2]) {
+                sizes[0] = layout->n, sizes[1] = layout->k, sizes[2] = layout->width;
+            } else {
+                sizes[0] = c[3] >= 0 ? c[3] : layout != NULL ? layout->n : 1;
+            }
+            P p[MAX_ARGS];
+            for (int64_t j = 0; j < count; j += 1) {
+                PyObject* a = s[c[5 + j]].obj;
+                if (!PyArray_Check(a)) goto done;
+                p[j] = PyArray_DATA((PyArrayObject*)a);
+            }
+            p[count] = sizes;
+            int32_t flags[STAX_ANY_FLAG + 1] = {0};
+            int32_t* prev = NULL;
+            int armed_call = arm(flags, &prev);
+            if (armed_call < 0) { result = NULL; goto done; }
+            Py_BEGIN_ALLOW_THREADS
+            call_region(fn, (int)count + 1, p, flags);
+            Py_END_ALLOW_THREADS
+            if (armed_call && disarm(flags, prev) < 0) { result = NULL; goto done; }
+            if (flags[STAX_ANY_FLAG] != 0) goto done;
+            c += 5 + count;
+            break;
+        }
+        case R_SHAPED: {
+            PyObject* x = s[c[1]].obj;
+            if (!PyArray_Check(x) || PyArray_NDIM((PyArrayObject*)x) != 1
+                || PyArray_DIM((PyArrayObject*)x, 0) != (c[2] >= 0 ? s[c[2]].n : 1)) goto done;
+            s[c[0]].obj = x;
+            c += 3;
+            break;
+        }
+        case R_BOUNDS: {
+            PyObject* x = s[c[1]].obj;
+            if (!same_array(x, NPY_INT64, 1, natives) || PyArray_NDIM((PyArrayObject*)x) != 1
+                || PyArray_DIM((PyArrayObject*)x, 0) >= c[2] || n_owned >= REPLAY_SLOTS) goto done;
+            npy_intp k = PyArray_DIM((PyArrayObject*)x, 0), size = k + 1;
+            PyObject* a = PyArray_SimpleNew(1, &size, NPY_INT64);
+            if (a == NULL) { result = NULL; goto done; }
+            owned[n_owned++] = a;
+            const uint64_t* lengths = (const uint64_t*)PyArray_DATA((PyArrayObject*)x);
+            uint64_t* bounds = (uint64_t*)PyArray_DATA((PyArrayObject*)a);
+            uint64_t sum = 0; /* wraps as NumPy's int64 cumsum does */
+            bounds[0] = 0;
+            for (npy_intp j = 0; j < k; j += 1) bounds[j + 1] = sum += lengths[j];
+            s[c[0]].obj = a;
+            c += 3;
+            break;
+        }
+        case R_FROM_BOUNDS: {
+            PyArrayObject* b = (PyArrayObject*)s[c[1]].obj;
+            s[c[0]].k = PyArray_DIM(b, 0) - 1;
+            s[c[0]].n = ((const int64_t*)PyArray_DATA(b))[s[c[0]].k];
+            s[c[0]].width = 0;
+            s[c[0]].obj = (PyObject*)b;
+            c += 2;
+            break;
+        }
+        case R_CALL3: {
+            PyObject* bounds = s[c[4]].obj;
+            if (bounds == NULL || n_owned >= REPLAY_SLOTS) goto done;
+            PyObject* call[3] = {s[c[2]].obj, s[c[3]].obj, bounds};
+            PyObject* a = PyObject_Vectorcall(PyTuple_GET_ITEM(consts, c[1]), call, 3, NULL);
+            if (a == NULL) { result = NULL; goto done; }
+            owned[n_owned++] = a;
+            s[c[0]].obj = a;
+            c += 5;
+            break;
+        }
+        case R_RETURN:
+            if (c[0] < 0) {
+                result = Py_NewRef(s[c[1]].obj);
+            } else {
+                result = PyTuple_New(c[0]);
+                if (result == NULL) goto done;
+                for (int64_t j = 0; j < c[0]; j += 1)
+                    PyTuple_SET_ITEM(result, j, Py_NewRef(s[c[1 + j]].obj));
+            }
+            goto done;
+        default:
+            PyErr_SetString(PyExc_ValueError, "stax: bad replay code");
+            result = NULL;
+            goto done;
+        }
+    }
+done:
+    for (int j = 0; j < n_owned; j += 1) Py_DECREF(owned[j]);
+    if (result == Py_None) Py_RETURN_NONE;
+    return result;
+}
+
 /* key(args) -> bytes | None [H9, issue 9]: the signature of a call's arguments packed into one
  * bytes object, or None when an argument is anything else than a plain ndarray of a built-in,
  * native dtype, aligned, with strides that are multiples of its itemsize (arrays kernels read
@@ -347,6 +567,8 @@ static PyMethodDef methods[] = {
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
      "run(fn, arrays, flags[, team])"},
     {"key", (PyCFunction)key, METH_O, "key(args) -> bytes | None"},
+    {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL,
+     "replay(code, consts, leaves, frame, chunks) -> result | None"},
     {"disjoint", (PyCFunction)(void (*)(void))disjoint, METH_FASTCALL,
      "disjoint(arrays, i) -> bool"},
     {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},
