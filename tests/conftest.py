@@ -34,6 +34,18 @@ def stax_cache_dir() -> Iterator[str]:
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
+@pytest.fixture
+def always_parallel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every kernel opens a parallel region (the work crossover forced to 0), so that small
+    test inputs exercise the threaded code: chunked reductions, two-pass scans, blocks."""
+    from stax.tiling.threads import crossover
+
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
+    crossover.cache_clear()
+    yield
+    crossover.cache_clear()
+
+
 def assert_matches(got: Any, want: Any, rtol: float | None = None, atol: float = 0.0,
                    check_dtype: bool = True) -> None:
     """`got` (from stax) equals `want` (from NumPy): same structure, dtype, shape and values.

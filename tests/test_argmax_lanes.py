@@ -13,7 +13,6 @@ import pytest
 from conftest import assert_matches, make_array
 
 import stax
-from stax.tiling.threads import crossover
 
 
 def _args(x: Any) -> Any:
@@ -51,14 +50,6 @@ def test_lanes_keep_numpys_rules(dtype: str) -> None:
         want = _args(x)
     assert_matches(stax.jit(_args)(x), want)
     assert_matches(stax.jit(_args)(x.T.copy().T), want)  # Fortran order: strided rows
-
-
-@pytest.fixture
-def always_parallel(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
-    crossover.cache_clear()
-    yield
-    crossover.cache_clear()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])

@@ -234,18 +234,6 @@ def test_bool_sum_is_int64() -> None:
 
 # ---- issue 9: reductions in every position (B) -----------------------------------------------
 
-@pytest.fixture
-def always_parallel(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Every kernel opens a parallel region (the work crossover forced to 0), so that small
-    test inputs exercise the threaded code: chunked reductions, two-pass scans, blocks."""
-    from stax.tiling.threads import crossover
-
-    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
-    crossover.cache_clear()
-    yield
-    crossover.cache_clear()
-
-
 def _scans(x: Any) -> Any:
     return (np.cumsum(x, 0), np.cumsum(x, -1), np.cumprod(x * 0.01 + 1, 0), np.cumsum(x.T, 0))
 

@@ -12,7 +12,6 @@ import pytest
 from conftest import assert_matches, make_array
 
 import stax
-from stax.tiling.threads import crossover
 
 
 def _programs(x: Any) -> Any:
@@ -56,14 +55,6 @@ def test_compiled_not_called() -> None:
     x = make_array((5, 9), "float32", seed=51)
     text = str(stax.explain(f, x))
     assert "cummax" in text and "np.maximum.accumulate" not in text
-
-
-@pytest.fixture
-def always_parallel(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
-    crossover.cache_clear()
-    yield
-    crossover.cache_clear()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
