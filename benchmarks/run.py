@@ -185,8 +185,10 @@ def mismatch(reference: tuple[np.ndarray, ...], result: Any, tolerance: str) -> 
         scale = np.abs(ref64)
         if tolerance == "magnitude" and ref.ndim > 0:
             scale = scale.max(axis=-1, keepdims=True)
-        error = np.abs(out.astype(np.float64) - ref64)
-        if not np.all(error <= ATOL + RTOL * scale):  # NaN in either side fails too
+        out64 = out.astype(np.float64)
+        error = np.abs(out64 - ref64)
+        both_nan = np.isnan(out64) & np.isnan(ref64)  # [CLIFF] NaN where NumPy gives NaN
+        if not np.all((error <= ATOL + RTOL * scale) | both_nan):  # NaN on one side fails
             return f"output {i}: max abs error {np.nanmax(error):.3g} ({tolerance} tolerance)"
     return None
 
