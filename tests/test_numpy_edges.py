@@ -351,3 +351,24 @@ def test_empty_mean_and_var_warn_at_each_call(fn: Callable[..., Any], message: s
         except RuntimeWarning:
             return  # NumPy warns for this input too (an always-empty slice)
         assert_matches(jitted(y), want)
+
+
+def test_var_with_a_ddof_argument_warns_at_the_calls_numpy_does() -> None:
+    """A ddof passed as an argument (traced once calls differ, as in the wild3 corpus): the
+    degrees-of-freedom check compares count - ddof at run time."""
+    def fn(x: np.ndarray, ddof: int) -> tuple[Any, Any]:
+        return np.var(x, axis=0, ddof=ddof), np.std(x, ddof=ddof)
+
+    x = np.arange(6.0).reshape(3, 2)
+    jitted = stax.jit(fn)
+    for ddof in (0, 1, 2, 3, 1, 6):
+        with warnings.catch_warnings(record=True) as want_w:
+            warnings.simplefilter("always")
+            want = fn(x, ddof)
+        with warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            got = jitted(x, ddof)
+        for g, w in zip(got, want, strict=True):
+            assert_matches(g, w)
+        freedom = ["Degrees of freedom" in str(w.message) for w in want_w]
+        assert any(freedom) == any("Degrees of freedom" in str(w.message) for w in got_w), ddof

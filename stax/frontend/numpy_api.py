@@ -481,12 +481,14 @@ EMPTY_MEAN = "Mean of empty slice."
 NO_FREEDOM = "Degrees of freedom <= 0 for slice"
 
 
-def counted(result: Tracer, count: Any, limit: int, message: str) -> Tracer:
+def counted(result: Tracer, count: Any, limit: Any, message: str) -> Tracer:
     """[FIX16] `result`, a reduction over `count` elements (an int, a size symbol or a traced
     count per slice), with NumPy's RuntimeWarning `message` at each call where some count is
     <= `limit` (an empty mean: 0; a variance: ddof). Where the count is surely above it,
     `result` itself; else `result` passes through an extern call that decides at run time (a
     selection's count is known only then), after the kernels that compute both."""
+    if isinstance(limit, Tracer):  # a traced ddof: the run-time check compares count - ddof
+        count, limit = apply_ufunc("subtract", count, limit), 0
     if not isinstance(count, Tracer) and surely(count, ">", limit):
         return result
 
