@@ -69,7 +69,8 @@ def native(a: np.ndarray) -> np.ndarray:
     check_dtype(a.dtype)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
-    return np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a)
+    return a if a.flags.aligned else a.copy()  # [REVIEW] kernels load whole elements
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,7 @@ typedef struct { PyObject* obj; int64_t k, n, width; } Slot;
 static int same_array(PyObject* x, int64_t type, int64_t contiguous, const int64_t* natives) {
     if (!PyArray_Check(x)) return 0;
     PyArrayObject* a = (PyArrayObject*)x;
-    if (PyArray_NDIM(a) == 0 || !PyArray_ISNOTSWAPPED(a)) return 0;
+    if (PyArray_NDIM(a) == 0 || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) return 0;
     if (contiguous && !PyArray_IS_C_CONTIGUOUS(a)) return 0;
     if (type >= 0) return PyArray_TYPE(a) == type;
     if (type == -2) return 1;
