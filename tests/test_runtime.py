@@ -359,6 +359,38 @@ def test_regions_take_the_launch_team_alone(monkeypatch: pytest.MonkeyPatch) -> 
     assert gomp.omp_get_max_threads() == before
 
 
+
+@pytest.mark.parametrize(("shape", "dtype", "view"), [
+    ((37, 17), "float32", None), ((9, 2049), "float32", None), ((5, 4100), "float32", None),
+    ((33, 100), "float64", "stepped"), ((40, 300), "int32", "transposed")])
+def test_outer_blocks_split_over_the_launch_team(monkeypatch: pytest.MonkeyPatch,
+                                                 shape: tuple[int, int], dtype: str,
+                                                 view: str | None) -> None:
+    """[BUSY] A column reduction planned for 4 threads splits its outputs into blocks over the
+    team it gets at launch (a team of one reads whole rows): results are NumPy's for teams of 4,
+    3 (blocks of no power of two) and 1 (a busy machine), with tails and several blocks."""
+    from stax.tiling import threads
+
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")  # every kernel planned parallel
+    threads.crossover.cache_clear()
+    x = make_array((shape[0], 2 * shape[1]) if view == "stepped" else
+                   shape[::-1] if view == "transposed" else shape, dtype, seed=7)
+    x = x[:, ::2] if view == "stepped" else x.T if view == "transposed" else x
+    try:
+        fn = stax.jit(lambda a: (a * 2).sum(0) + a.max(0), threads=4)
+        cpp = fn.compile(x).program.cpp
+        if view is None:  # contiguous rows: the outer-reduction form
+            assert "omp_get_num_threads() - 1) / omp_get_num_threads()" in cpp
+        monkeypatch.setattr(threads, "CORES", 4)
+        for runnable in (1, 2, 9):  # teams of 4, 3, 1
+            monkeypatch.setattr(threads, "_load", threads._Load("/nonexistent"))
+            monkeypatch.setattr(threads._load, "runnable", runnable)
+            assert_matches(fn(x), (x * 2).sum(0) + x.max(0), rtol=1e-5 if dtype == "float32"
+                           else 1e-12)
+    finally:
+        threads.crossover.cache_clear()
+
+
 def _signature_pool() -> list[np.ndarray]:
     """Arrays of distinct signatures a warm call must never confuse: dtypes, shapes, ranks,
     strides (transposed, reversed, stepped), 0-d and empty."""

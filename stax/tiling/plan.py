@@ -434,7 +434,9 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         notes.append(PlanDecision("tile", name, f"{TILE_ROWS}x{TILE_COLS}",
                                   f"tiles of {TILE_ROWS}x{TILE_COLS} elements"))
     if form == "outer-reduction":
-        notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs"))
+        notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs" + (
+            f" for {threads} threads (at launch, the outputs split over the team: [BUSY] a team "
+            f"of one reads whole rows)" if threads > 1 else "")))
     lanes = unroll = 0
     if form == "vectorized":  # [H9]
         unroll, why_unroll = unroll_short_row(nodes, shared_depth)
@@ -704,19 +706,20 @@ def _plain_symbol(x: Sym | int) -> str | None:
         else None
 
 
-def outer_block(extent: Sym | int, threads: int) -> int | str:
+def outer_block(extent: Sym | int, threads: int | str) -> int | str:
     """Outputs per block of the outer-reduction form: wide blocks read whole pages per row
     (the longer each row's contiguous run, the better the prefetcher keeps up: 2048x2048 f32
     column sums on one thread, blocks of 512/1024/2048 outputs: 266/230/213 µs), one block per
     thread, whole vectors (multiples of 16), at most MAX_OUTER_BLOCK. A symbolic extent
-    (issue 11: a split size chosen at launch) gives the same formula as C text over the
-    kernel's sizes."""
-    per_thread = threads
-    if is_sym(extent):
-        e = c_expr(extent)
-        return (f"std::max<int64_t>(16, (std::min<int64_t>({MAX_OUTER_BLOCK}, ({e} + "
-                f"{per_thread - 1}) / {per_thread}) + 15) / 16 * 16)")
-    block = max(16, min(MAX_OUTER_BLOCK, -(-int(extent) // per_thread)))
+    (issue 11: a split size chosen at launch) or a team known at launch only (C text: [BUSY]
+    the printer's `omp_get_num_threads()`) gives the same formula as C text."""
+    if is_sym(extent) or isinstance(threads, str):
+        e = c_expr(extent) if is_sym(extent) else str(extent)
+        per = f"{threads - 1}) / {threads}" if isinstance(threads, int) else \
+            f"{threads} - 1) / {threads}"
+        return (f"std::max<int64_t>(16, (std::min<int64_t>({MAX_OUTER_BLOCK}, ({e} + {per}) + 15)"
+                " / 16 * 16)")
+    block = max(16, min(MAX_OUTER_BLOCK, -(-int(extent) // threads)))
     return -(-block // 16) * 16
 
 

@@ -36,6 +36,10 @@ from stax.runtime.compiler import cache_dir, compile_source, once
 # scheduler time slice. Measured here with two busy background processes on 2 cores, softmax
 # at 256x1024 with 2 threads: 31 ms spinning, 0.20 ms passive (NumPy 0.26-0.5 ms). libgomp
 # reads this once, when it is loaded: stax sets it at import, before any kernel is loaded.
+# A library that loaded libgomp before stax was imported (`import torch` first: torch/lib's
+# libgomp.so.1 is the one stax's kernels then use) fixed the policy already, and the workers
+# spin: measured ~3 ms of a core after each 2-thread region (benchmarks/run.py imports torch
+# through workloads.py before stax, even with --no-torch). See /work/notes/s7_BUSY.md.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 # The team of a region is decided at launch alone (`team` below, passed by the wrapper as the
 # calling thread's OpenMP thread count; codegen's `print_region` emits

@@ -44,6 +44,7 @@ from stax.tiling.plan import (
     TILE_COLS,
     TILE_ROWS,
     KernelPlan,
+    outer_block,
     output_space,
 )
 from stax.tiling.threads import parallel_pays
@@ -882,6 +883,14 @@ class KernelPrinter:
         size = block if isinstance(block, int) else MAX_OUTER_BLOCK  # the arrays' extent
         local = {name for name, _ in plan.local}
         wide = {name for name, e in plan.local if e != 1}  # [FROWS] rows of values per output
+        if parallel and not xnames and not wide and plan.threads > 1 \
+                and block == outer_block(extent, plan.threads):
+            # [BUSY] the blocks split the outputs over the team at launch: a region planned for
+            # P threads that runs on one (a busy machine, stax.tiling.threads.team) reads whole
+            # rows, as a one-thread plan does (2048x2048 f32 column sum on one thread: blocks of
+            # 1024 0.644 ms, of 2048 0.577 ms, NumPy 0.573)
+            size = outer_block(extent, 1) if isinstance(extent, int) else MAX_OUTER_BLOCK
+            block = outer_block(extent, "omp_get_num_threads()")
         simd = [f"omp simd{SIMD_BAD}"] if self.vectorize else []
 
         def local_ref(buf: str, index: Index, printer: ExprPrinter) -> str:
