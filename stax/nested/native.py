@@ -28,6 +28,8 @@ from stax.nested.expr import DTYPES
 from stax.nested.ragged import Ragged
 from stax.nested.spec import Layout
 from stax.runtime.fast import MAX_ARGS, fastcall
+from stax.tiling.plan import thread_count
+from stax.tiling.threads import team
 
 if TYPE_CHECKING:
     from stax.runtime.wrapper import Frame
@@ -69,7 +71,7 @@ def translate(t: tape.Tape) -> Native | None:
         return None
     replay = module.replay
     return Native(lambda frame, leaves: replay(code, consts, leaves, frame,
-                                               kernels.CHUNKS or 0),
+                                               kernels.CHUNKS or 0, team(thread_count())),
                   translation.fresh)
 
 

@@ -214,7 +214,7 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     return set;
 }
 
-/* replay(code, consts, leaves, frame, chunks) [issue 12]: a recorded stax.nested program
+/* replay(code, consts, leaves, frame, chunks[, team]) [issue 12]: a recorded stax.nested program
  * (stax.nested.native translates its steps to `code`, an int64 array) run as one C call: the
  * argument checks and conversions that are no-ops for the arrays given, the guards as
  * comparisons, the layouts as (k, n, width) triples, the allocations and the kernels in
@@ -223,7 +223,8 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
  * in Python, which computes what differs, raises the proper error or retraces. consts: the
  * Python objects the code names (dtypes, step names, the allocator of large arrays: called as
  * consts[0](consts[1], frame, name, (size,), dtype), stax.nested.tape._allocate); chunks: the
- * kernels' forced chunk count. */
+ * kernels' forced chunk count; team: as run's, the OpenMP thread count during the call (the
+ * cores idle now, stax.tiling.threads.team). */
 enum {
     R_TOP_LAYOUT = 1, /* out, x: the top layout of an array (k 1, n = width = len(x)) */
     R_SAME,           /* out, x, type, contiguous: x when it is an array of at least one
@@ -275,10 +276,14 @@ static int not_negative(const int64_t* v, npy_intp n) {
 }
 
 static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyArray_Check(args[0]) || !PyTuple_Check(args[1]) || !PyList_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "replay(code, consts: tuple, leaves: list, frame, chunks)");
+    if ((nargs != 5 && nargs != 6) || !PyArray_Check(args[0]) || !PyTuple_Check(args[1])
+        || !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "replay(code, consts: tuple, leaves: list, frame, chunks, team: int = 0)");
         return NULL;
     }
+    long team = nargs == 6 ? PyLong_AsLong(args[5]) : 0; /* as run's team */
+    if (team == -1 && PyErr_Occurred()) return NULL;
     const int64_t* code = (const int64_t*)PyArray_DATA((PyArrayObject*)args[0]);
     PyObject* consts = args[1];
     int64_t chunks = PyLong_AsLongLong(args[4]);
@@ -291,6 +296,8 @@ static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
     PyObject* owned[REPLAY_SLOTS]; /* the arrays this call allocated */
     int n_owned = 0;
     PyObject* result = Py_None; /* None: bail */
+    int threads = team > 0 && openmp() ? get_threads() : 0; /* to restore */
+    if (threads > 0) set_threads((int)team);
     const int64_t* natives = code; /* count, typenums: the dtypes kernels take */
     const int64_t* c = natives + natives[0] + 1;
     for (;;) {
@@ -438,6 +445,7 @@ static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
         }
     }
 done:
+    if (threads > 0) set_threads(threads);
     for (int j = 0; j < n_owned; j += 1) Py_DECREF(owned[j]);
     if (result == Py_None) Py_RETURN_NONE;
     return result;
@@ -577,7 +585,7 @@ static PyMethodDef methods[] = {
      "run(fn, arrays, flags[, team])"},
     {"key", (PyCFunction)key, METH_O, "key(args) -> bytes | None"},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL,
-     "replay(code, consts, leaves, frame, chunks) -> result | None"},
+     "replay(code, consts, leaves, frame, chunks[, team]) -> result | None"},
     {"disjoint", (PyCFunction)(void (*)(void))disjoint, METH_FASTCALL,
      "disjoint(arrays, i) -> bool"},
     {"arm", (PyCFunction)py_arm, METH_O, "arm(flags) -> token"},

@@ -62,6 +62,8 @@ from stax.nested.spec import (
 from stax.ops import ANY_FLAG
 from stax.runtime.compiler import isa_level
 from stax.runtime.fast import MAX_ARGS, fastcall, interruptible
+from stax.tiling.plan import thread_count
+from stax.tiling.threads import team
 
 if TYPE_CHECKING:
     from stax.backends.base import Backend
@@ -844,8 +846,9 @@ class Entry:
 
     def __call__(self, n: int, k: int, width: int, chunks: int,
                  arrays: Sequence[np.ndarray]) -> None:
+        threads = team(thread_count())  # the cores idle now: no barrier waits on a busy machine
         if self.fast is not None:
-            self.fast(self.address, (*arrays, (n, k, width, chunks)), None)
+            self.fast(self.address, (*arrays, (n, k, width, chunks)), None, threads)
             return
         # (__array_interface__ is twice as fast as .ctypes.data)
         args = [a.__array_interface__["data"][0] for a in arrays]
@@ -855,7 +858,7 @@ class Entry:
         if max(n, k) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
             self.fn(*args, sizes, address)
             return
-        with interruptible(address):  # Ctrl-C stops the kernel (issue 8)
+        with interruptible(address, threads):  # Ctrl-C stops the kernel (issue 8)
             self.fn(*args, sizes, address)
 
 
