@@ -16,7 +16,9 @@ UNSUPPORTED: dict[str, tuple[Callable[[Any], Any], str]] = {
     "fft": (lambda x: np.fft.fft(x), "np.fft.fft is not supported"),
     # [DYN16] np.unique, np.nonzero, np.where(c) and x[x > 2] compile (tests/test_data_dependent.py)
     "trim_zeros": (lambda x: np.trim_zeros(x.ravel()), "np.trim_zeros"),
-    "setdiff1d": (lambda x: np.setdiff1d(x, x[0]), "np.setdiff1d"),
+    # [FIX16] set operations compile; asking intersect1d for indices does not
+    "intersect1d": (lambda x: np.intersect1d(x, x[0], return_indices=True)[1],
+                    "np.intersect1d with return_indices=True"),
     "where_x_only": (lambda x: np.where(x > 1, x, None), "np.where"),
     "bool_mask": (lambda x: x[1, x[0] > 2], "boolean mask"),  # [SEL] x[:, m] compiles
 }
