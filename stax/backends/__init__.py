@@ -9,7 +9,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from stax.backends.base import Backend, FusionRules, KernelRegion, region_params
+from stax.backends.base import (
+    MANY_ARGS,
+    MANY_ARGS_SUFFIX,
+    Backend,
+    FusionRules,
+    KernelRegion,
+    region_params,
+)
 
 
 def _cpu() -> Backend:
@@ -36,5 +43,5 @@ def _instance(name: str) -> Backend:
     return FACTORIES[name]()
 
 
-__all__ = ["DEFAULT", "FACTORIES", "Backend", "FusionRules", "KernelRegion", "get_backend",
-           "region_params"]
+__all__ = ["DEFAULT", "FACTORIES", "MANY_ARGS", "MANY_ARGS_SUFFIX", "Backend", "FusionRules",
+           "KernelRegion", "get_backend", "region_params"]

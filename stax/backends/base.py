@@ -41,6 +41,13 @@ class KernelRegion(NamedTuple):
     aliased: set[str]
 
 
+# The calling convention of a region's function: `name(<buffers in region_params order>,
+# [stax_sizes,] flags)`; one with more than MANY_ARGS of them also has `name + MANY_ARGS_SUFFIX
+# (args, flags)` taking one array of their addresses (ctypes calls at most 1024 arguments).
+MANY_ARGS = 64
+MANY_ARGS_SUFFIX = "_args"
+
+
 def region_params(plans: Sequence[KernelPlan]) -> list[str]:
     """The buffers a region's function takes, in order: its kernels' parameters, first
     occurrence first (the wrapper passes them in this order)."""

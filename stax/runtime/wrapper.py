@@ -24,7 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from stax.backends import DEFAULT, Backend, KernelRegion, get_backend, region_params
+from stax.backends import (
+    DEFAULT,
+    MANY_ARGS,
+    MANY_ARGS_SUFFIX,
+    Backend,
+    KernelRegion,
+    get_backend,
+    region_params,
+)
 from stax.ir.program import Buffer
 from stax.ir.sym import SYM_MIN, ShapeEnv, data_atoms_in, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
@@ -724,10 +732,12 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         else:
             assert region is not None and library is not None
             # the region in every tiling variant (one only, unless generic: issue 11)
-            fns = [getattr(library.library, rs[regions.index(region)].name) for rs in variants]
             params = region_params(region.plans) + (["stax_sizes"] if symbols else [])
+            many = len(params) > MANY_ARGS  # through one array of the buffers' addresses
+            fns = [getattr(library.library, rs[regions.index(region)].name
+                           + (MANY_ARGS_SUFFIX if many else "")) for rs in variants]
             for fn in fns:
-                fn.argtypes = [ctypes.c_void_p] * (len(params) + 1)
+                fn.argtypes = [ctypes.c_void_p] * (2 if many else len(params) + 1)
                 fn.restype = None
             pick = "[key]" if solver is not None else ""
             groups = ", ".join(g.name for g in region.groups)
@@ -753,6 +763,9 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
                 env["interruptible"] = interruptible
                 env[region.name] = fns if solver is not None else fns[0]
                 args = ", ".join([f"{p}.ctypes.data" for p in params] + ["flags"])
+                if many:
+                    env["addresses"] = addresses
+                    args = f"addresses(({', '.join(params)},)), flags"
                 lines.append(f"    with interruptible(flags{size}): {region.name}{pick}({args})"
                              f"  # {groups}")
         freed = [name for g in (region.groups if region is not None else (group,))
@@ -770,6 +783,11 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
         lines[2:] = ["    " + line for line in lines[2:]]  # in the try
         lines += ["    finally:", "        storage.exit(fr)"]
     return lines
+
+
+def addresses(arrays: Sequence[np.ndarray]) -> ctypes.Array:
+    """The arrays' data addresses as one C array (a region with many buffers takes this)."""
+    return (ctypes.c_void_p * len(arrays))(*(a.ctypes.data for a in arrays))
 
 
 def _stored(buf: Buffer) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stax.backends.base import KernelRegion, region_params
+from stax.backends.base import MANY_ARGS, MANY_ARGS_SUFFIX, KernelRegion, region_params
 from stax.backends.cpu.emit import Block, Code, Emitter, Stmt, render
 from stax.ir.expr import (
     Call,
@@ -1355,7 +1355,19 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
             out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
     if row:
         _row_dispatch(out, name, signature, symbols.index(row), lengths)
+    if len(params) > MANY_ARGS:
+        _pointer_array_entry(out, name, params)
     return "\n".join(render(out.code))
+
+
+def _pointer_array_entry(out: Emitter, name: str, params: Sequence[str]) -> None:
+    """The entry of a region with more than MANY_ARGS buffers: one array of their addresses
+    (ctypes calls at most 1024 arguments; issue 10 asks for any number)."""
+    args = [f"({p.rsplit(' ', 1)[0].replace(' __restrict__', '')})stax_args[{k}]"
+            for k, p in enumerate(params)]
+    with out.block(f"extern \"C\" void {name}{MANY_ARGS_SUFFIX}(void* const* stax_args, "
+                   "int32_t* flags)"):
+        out.stmt(f"{name}({', '.join([*args, 'flags'])});")
 
 
 def _row_dispatch(out: Emitter, name: str, signature: str, k: int,

@@ -1,0 +1,38 @@
+"""Issue 10 item 2: a kernel region takes any number of buffers. Past MANY_ARGS it is called
+through one array of their addresses (ctypes refuses more than 1024 arguments: an unrolled
+npbench kernel, scattering_self_energies, had 1950)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stax
+from stax.backends import MANY_ARGS
+
+
+def _total(*xs: Any) -> Any:
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = acc * 0.5 + x
+    return acc
+
+
+@pytest.mark.parametrize("count", [MANY_ARGS + 5, 1100])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_regions_with_many_buffers(count: int, dynamic: bool) -> None:
+    rng = np.random.default_rng(count)
+    dtypes = [np.float64, np.float32, np.int32, np.int16]
+    xs = [rng.integers(-9, 9, 5).astype(dtypes[k % 4]) for k in range(count)]
+    xs[3] = xs[3][::-1]  # a strided argument among them
+    f = stax.jit(_total, dynamic=dynamic)
+    for call in range(2):  # the first call and a warm one
+        args = xs if call == 0 else [x * 2 for x in xs]
+        got, want = f(*args), _total(*args)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    if dynamic:  # another length through the generic program
+        args = [np.resize(x, 9) for x in xs]
+        np.testing.assert_allclose(f(*args), _total(*args), rtol=1e-12)
