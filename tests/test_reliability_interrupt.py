@@ -23,6 +23,9 @@ CHILD = textwrap.dedent("""
     import numpy as np, stax
 
     signal.alarm(240)  # a hang fails the test instead of blocking it
+    # as a terminal's foreground process: a runner started in the background (`cmd &`) has
+    # SIGINT ignored, which children inherit and Python then leaves ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     threads, stages = int(sys.argv[1]), sys.argv[2].split(",")
 
     def chain(a):  # flat elementwise: a strip-mined loop polling between chunks

@@ -18,6 +18,9 @@ CHILD = textwrap.dedent("""
     import stax.nested as sn
 
     signal.alarm(240)
+    # as a terminal's foreground process: a runner started in the background (`cmd &`) has
+    # SIGINT ignored, which children inherit and Python then leaves ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def sines(v):
         v = v * 1.5
