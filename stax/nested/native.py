@@ -69,9 +69,9 @@ def translate(t: tape.Tape) -> Native | None:
         code, consts = translation.code()
     except _Untranslatable:
         return None
-    replay = module.replay
+    replay, planned = module.replay, thread_count()  # planned once, as a region's threads
     return Native(lambda frame, leaves: replay(code, consts, leaves, frame,
-                                               kernels.CHUNKS or 0, team(thread_count())),
+                                               kernels.CHUNKS or 0, team(planned)),
                   translation.fresh)
 
 

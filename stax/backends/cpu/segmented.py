@@ -843,10 +843,11 @@ class Entry:
         self.address = ctypes.cast(fn, ctypes.c_void_p).value
         module = fastcall()
         self.fast = module.run if module is not None and count + 1 <= MAX_ARGS else None
+        self.planned = thread_count()  # the threads a call may take, before the load's cut
 
     def __call__(self, n: int, k: int, width: int, chunks: int,
                  arrays: Sequence[np.ndarray]) -> None:
-        threads = team(thread_count())  # the cores idle now: no barrier waits on a busy machine
+        threads = team(self.planned)  # the cores idle now: no barrier waits on a busy machine
         if self.fast is not None:
             self.fast(self.address, (*arrays, (n, k, width, chunks)), None, threads)
             return
