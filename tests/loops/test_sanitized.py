@@ -44,7 +44,7 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
             want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
             got, want = stax.jit(fn)(*got_args), fn(*want_args)
             for g, w in zip((got, *got_args), (want, *want_args)):
-                if w is not None:  # cholesky, lu and trmm return nothing: their argument is the result
+                if w is not None:  # cholesky, lu, trmm return None: the argument is the result
                     np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
     print("sanitized ok")
 """)
