@@ -162,6 +162,13 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     mutates = bool(traced.writeback or traced.returned_args)
     if not scalars and single and isinstance(structure, int) and not mutates:
         return proven  # arrays in, one array out
+    if traced.env is None and traced.writeback:
+        from stax.loops.runner import direct_entry  # [LOOPS3] one loop run in the argument
+
+        direct = direct_entry(traced.graph, traced.writeback, traced.returned_args,
+                              traced.n_results, args)
+        if direct is not None:
+            return _direct_runner(traced, scalars, *direct)
 
     def run(*args: Any) -> Any:
         arrays = list(args)
@@ -173,6 +180,25 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         out = proven(*arrays)
         flat = (out,) if single else out
         return _unflatten(structure, write_back(traced, args, flat) if mutates else flat)
+
+    return run
+
+
+def _direct_runner(traced: Traced, scalars: tuple[tuple[int, Callable[[Any], np.ndarray]], ...],
+                   loop: Callable[[list[Any]], None], i: int) -> Callable[..., Any]:
+    """[LOOPS3] The warm call of a function that is one loop run in its argument `i`
+    (`stax.loops.runner.direct_entry`): the argument checked for aliasing as on every warm
+    call with a mutated argument, the loop run, the argument returned (`return x`)."""
+    structure, n = traced.structure, traced.n_results
+
+    def run(*args: Any) -> Any:
+        arrays = list(args)
+        for j, convert in scalars:
+            arrays[j] = convert(arrays[j])
+        if not disjoint(args, i):
+            traced.check_args(args)  # raises if they share memory element by element
+        loop(arrays)
+        return args[i] if isinstance(structure, int) else _unflatten(structure, [args[i]] * n)
 
     return run
 

@@ -179,6 +179,71 @@ def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
     return outs
 
 
+DirectLoop = Callable[[Sequence[np.ndarray]], None]
+
+
+def direct_entry(graph: Graph, writeback: tuple[int, ...],
+                 returned: Sequence[tuple[int, int, tuple[object, ...]]], n_results: int,
+                 args: Sequence[Any]) -> tuple[DirectLoop, int] | None:
+    """[LOOPS3] A warm entry for a function that is one loop over one carried array: the
+    loop's initial value is an argument the function mutates and returns itself (`x[i] =
+    ...; return x`: trisolv), every input of the loop is an argument, and its body runs in
+    one C call. Returns `(run, i)`: `run(arrays)` (the call's arrays, scalars as 0-d arrays,
+    mutated arguments checked for aliasing by the caller) leaves the loop's result in
+    argument `i`; None for other functions. The loop runs in the caller's array itself when
+    it is C-contiguous (the signature `args` has) and writeable: no wrapper, extern call,
+    buffer or copy back; else in a copy, copied back. A call that raises (an index out of
+    bounds, Ctrl-C) leaves the argument as it was, as before (the loop ran in a buffer,
+    copied back after it); a body that may run Python per iteration (and could fall back to
+    NumPy) is not taken."""
+    ops = [op for op in graph.ops if op.kind not in ("input", "const")]
+    if len(ops) != 1 or ops[0].kind != "extern":
+        return None
+    op = ops[0]
+    key, _, k = op.attr("fn").rpartition(" result ")
+    body = BODIES.get(key)
+    if body is None or k != "0" or len(body.graph.outputs) != 1 or body.runner is None or \
+            not body.decision.startswith("all iterations in one C call"):
+        return None
+    position = {v.id: j for j, v in enumerate(graph.inputs)}
+    if any(v.id not in position for v in op.inputs):
+        return None
+    i, initial = position[op.inputs[0].id], op.inputs[0]
+    if writeback != (i,) or initial.shape != op.out.shape or initial.dtype != op.out.dtype or \
+            graph.outputs != (op.out,) * (n_results + 1) or \
+            sorted(returned) != [(r, i, ()) for r in range(n_results)]:
+        return None
+    order = [position[v.id] for v in op.inputs]
+    if i in order[1:]:  # the loop reads the argument's initial value too
+        return None
+    runner, trip, free = body.runner, body.trip, order[1:]
+
+    def copied(arrays: Sequence[np.ndarray]) -> None:
+        """The loop in a copy of the argument (`LoopBody.run`), copied back after it."""
+        np.copyto(arrays[i], body.run([arrays[j] for j in order])[0])
+
+    if None in body.bounds or not args[i].flags.c_contiguous:
+        return copied, i
+
+    def run_in(arrays: Sequence[np.ndarray]) -> None:
+        # the call's signature is this one: the argument is C-contiguous, of the loop's shape
+        # and dtype, and shares no memory with the others (checked by the caller)
+        x = arrays[i]
+        if not x.flags.writeable:
+            copied(arrays)  # NumPy's ValueError, after the loop
+            return
+        before = x.copy()  # a call that raises leaves the argument as it was
+        try:
+            result = runner([x, *(arrays[j] for j in free)], trip)[0]
+        except BaseException:
+            np.copyto(x, before)
+            raise
+        if result is not x:  # double-buffered: the last iteration wrote the other buffer
+            np.copyto(x, result)
+
+    return run_in, i
+
+
 @dataclass(frozen=True)
 class Row:
     """A row `x[c + a*i]` of a loop-invariant array read at an index affine in the loop
