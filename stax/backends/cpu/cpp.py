@@ -452,6 +452,11 @@ def accumulator(node: Node, name: str) -> Accumulator:
     return Accumulator(node.fn, name, acc_t, is_float)
 
 
+# [TORCH2] the largest constant stride of a load `simd_ok` lets into a forced vector loop: g++
+# de-interleaves strides 2, 3 and 4 with permutes (measured faster than scalar for 1-8 byte
+# elements); larger strides load element by element or gather
+MAX_INTERLEAVE = 4
+
 # [CLIFF] elements per block of argmax/argmin values evaluated before `stax_arg_block` compares
 # them (a stack buffer of 4-8 KB: it stays in L1)
 ARG_BLOCK = 1024
@@ -673,14 +678,19 @@ class KernelPrinter:
         return f"omp simd{lanes}{clause}{SIMD_BAD}"
 
     def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
-        """Force `omp simd` only where every access is unit-stride (or invariant) in `var`:
-        a forced vector loop with strided or data-dependent accesses becomes gathers and
-        scatters, which are slower than scalar code on this class of CPU."""
+        """Force `omp simd` only where every store is unit-stride (or invariant) in `var` and
+        every load is too or reads every 2nd..`MAX_INTERLEAVE`th element (`x[:, ::2]`, the
+        windows of a 2x2 max pooling): g++ loads such a read as whole vectors de-interleaved
+        by permutes. Other strided or data-dependent accesses become gathers and scatters,
+        slower than scalar code on this class of CPU."""
         for n in nodes:
-            indices = [n.out_index] + [e.index for e in walk(n.body)
-                                       if isinstance(e, Load)] if n.body is not None else []
-            for index in indices:
-                if abs(index.coef(var)) > 1 or not index.is_linear_in(var):
+            if n.body is None:
+                continue
+            loads = [e.index for e in walk(n.body) if isinstance(e, Load)]
+            for index, most in [(n.out_index, 1), *((i, MAX_INTERLEAVE) for i in loads)]:
+                c = index.coef(var)
+                if not index.is_linear_in(var) or not (
+                        isinstance(c, int) and -1 <= c <= most):
                     return False
         return vector_blocker(n.body for n in nodes if n.body is not None) is None
 

@@ -640,16 +640,18 @@ template <typename T> static inline T stax_sign(T a) {  // selects only: no bran
 }
 // NaN-propagating maximum/minimum (np.maximum/np.minimum) and NaN-ignoring fmax/fmin.
 // NumPy's maximum/minimum: the first NaN, else the larger (smaller); of two equal values
-// (-0.0 and 0.0) the second
+// (-0.0 and 0.0) the second. Selects of values, not early returns: g++ folded the returns
+// and a later isnan of the result into a select of bools, which it does not vectorize (the
+// batch norm + ReLU + max pooling loop of a CNN stayed scalar). [TORCH2]
 template <typename T> static inline T stax_maximum(T a, T b) {
-    if (a != a) return a;
-    if (b != b) return b;
-    return a > b ? a : b;
+    const T larger = a > b ? a : b;
+    const T second = b != b ? b : larger;
+    return a != a ? a : second;
 }
 template <typename T> static inline T stax_minimum(T a, T b) {
-    if (a != a) return a;
-    if (b != b) return b;
-    return a < b ? a : b;
+    const T smaller = a < b ? a : b;
+    const T second = b != b ? b : smaller;
+    return a != a ? a : second;
 }
 template <typename T> static inline T stax_fmax(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
