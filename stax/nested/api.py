@@ -19,7 +19,7 @@ from stax.nested.kernels import KernelRecord, deferring, kernel_log, size_of
 from stax.nested.operator import check_binary
 from stax.nested.ragged import Ragged
 from stax.nested.spec import Layout
-from stax.nested.tape import Retrace, Tape, record, recording
+from stax.nested.tape import Retrace, Tape, record, recording, waiting
 
 _INTERPRETING: ContextVar[bool] = ContextVar("stax_nested_interpreting", default=False)
 
@@ -201,14 +201,15 @@ class Jitted:
         try:
             root = fl.Space(None, None)
             # recording outermost: the deferred kernels run by `deferring`'s end are recorded
-            with recording(tape), fl.in_space(root), kernel_log() as log, deferring():
+            with recording(tape), waiting(), fl.in_space(root), kernel_log() as log, \
+                    deferring():
                 if tape is not None:
                     for leaf in _leaves(args, []):
                         tape.argument(leaf)
                 traced = [_argument(a, root) for a in args]
                 out = self.fn(*traced)
+                out = _output(out)  # materializing fuses the checks over a value's space
                 fl.flush_checks()
-                out = _output(out)
             if tape is not None:
                 tape.finish(out)
             result = _fresh(out, _arrays(args))

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -472,7 +473,7 @@ def _any_zero(a: np.ndarray) -> bool:
 
 
 def _any_true(a: np.ndarray) -> bool:
-    return np.count_nonzero(a) > 0  # faster than a.any() on integer arrays
+    return bool(np.count_nonzero(a))  # faster than a.any() on integer arrays
 
 
 def _extremum(row: Row, ufunc: np.ufunc) -> Scalar:
@@ -597,18 +598,28 @@ def deepest(*values: Any, minimum: Space | None = None) -> Space:
 
 def materialize(v: Scalar) -> np.ndarray:
     """The values of a Scalar over its space, as a contiguous array."""
-    flush_checks()  # a value read back may decide sizes or control: never read garbage
     e, space = v.expr, v.space
     assert space is not None
-    if isinstance(e, Load) and isinstance(e.index, Idx) \
-            and guard(_fits, e.buf.array, space.layout):
-        flush()  # the array may hold results of deferred reductions
-        return e.buf.array
+    direct = isinstance(e, (Load, Const)) and (
+        isinstance(e, Const) or isinstance(e.index, Idx)
+        and guard(_fits, e.buf.array, space.layout))
+    # a value read back may decide sizes or control: never read garbage. The checks over
+    # this space run inside the kernel that computes it (as counts), the others before.
+    checks, bad = ([], []) if direct else _counted(space)
+    flush_checks()
     if isinstance(e, Const):
         return record(_full, space.layout, e.dtype, e.value)
+    if direct:
+        flush()  # the array may hold results of deferred reductions
+        return e.buf.array
     out = alloc(space.layout, "n", e.dtype)
+    counts = [alloc(None, "n", INT64) for _ in checks]
+    for c in checks:
+        note("check fused into a map", f"the check over {c.space.name} is a count summed "
+             f"by the kernel that computes {show(e)}")
     run_map(space.size, space.layout, [Store(out, e)], f"materialize over {space.name}: "
-            f"{show(e)}")
+            f"{show(e)}", [Store(n, b) for n, b in zip(counts, bad, strict=True)])
+    _raise_counted(checks, counts)
     return out
 
 
@@ -824,7 +835,7 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
         return _python_fallback(kind, op, ne, child, elems, space)
     prim = "segreduce" if kind == "reduce" else "segscan"
     exprs = [e.expr for e in elems]
-    checks = _take_checks(child) if kind == "reduce" else []
+    checks, counts = _counted(child) if kind == "reduce" else ([], [])
     closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
         else None
     rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
@@ -849,15 +860,11 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
             return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
         for c in checks:
             operator = operator.with_count()
-            exprs.append(cast_to(c.bad, INT64))
-            note("bounds check fused into segreduce", f"the check of an index over "
-                 f"{c.space.name} is a count reduced alongside")
-        outs = run_segreduce(child.layout, operator, exprs, summary, totals=len(checks))
-        for c, count in zip(checks, outs[len(elems):], strict=True):
-            if guard(_any_true, count):
-                flush_checks(before=c.seq)  # an earlier failing check reports first
-                _TRACE.get().checks = []
-                c.fail()
+            note("bounds check fused into segreduce", f"the check over {c.space.name} is a "
+                 f"count reduced alongside")
+        outs = run_segreduce(child.layout, operator, exprs + counts, summary,
+                             totals=len(checks))
+        _raise_counted(checks, outs[len(elems):])
         return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs[:len(elems)])
     outs = run_segscan(child.layout, operator, exprs, False, summary)
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
@@ -990,6 +997,8 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
         note("iota of row lengths -> no range check", f"the lengths of {space.name}'s "
              f"iotas are those of existing rows (>= 0 when their space was made)")
         lengths = v1
+    elif iota_like and v0 == 0 and trace is not None:
+        return _iota_deferred(space, v1)
     elif iota_like:  # one pass
         lengths = effect(_iota_lengths, v0, v1)
     elif all(isinstance(v, int) for v in values):  # one width (no iteration: no check)
@@ -999,11 +1008,35 @@ def range_(start: Any, stop: Any, step: Any) -> Row:
         lengths = effect(_range_lengths, space.layout, *values)
     child = Space.child(space, lengths)
     first, stride = (lift(_int64_at(v, space), child).expr for v in (start, step))
-    elem = _add(first, _mul(stride, child.inner()))
+    return _iota_row(space, child, _add(first, _mul(stride, child.inner())))
+
+
+def _iota_row(space: Space, child: Space, elem: Expr) -> Row:
     note("map-of-iota -> segiota" if space.parent is not None else "iota -> iota",
          f"{child.describe()}: element = start + step * (index in segment), computed "
          f"where used")
     return Row(child, Scalar(child, elem))
+
+
+def _iota_deferred(space: Space, n: np.ndarray) -> Row:
+    """sn.iota(n) per iteration of `space`, its check n >= 0 deferred into the next kernel
+    over `space` that reduces or reads a value back (the closed-form sum of an iota: one pass
+    over the lengths, not two). Until the check has passed nothing reads the new space's
+    bounds or layout: the first step that does runs it first (`tape.wait_for`; as the
+    one-pass check of `_iota_lengths`)."""
+    def fail() -> None:
+        _iota_lengths(0, n)  # raises, naming the range
+
+    def alone() -> None:
+        effect(_iota_lengths, 0, n)
+
+    child = Space.child(space, n)
+    bad = ufunc_call(np.less, (Load(INT64, Buf(child.lengths), Idx()), _i64(0)))
+    check = _defer_check(space, bad, fail, alone)
+    tape.wait_for((child.layout, child.layout.bounds), partial(flush_checks, check.seq + 1))
+    note("iota range check deferred", f"n >= 0 over {space.name} is checked by the next "
+         f"kernel over {space.name} (before anything reads {child.name}'s bounds)")
+    return _iota_row(space, child, child.inner())
 
 
 def _int64_at(v: Any, space: Space) -> Scalar:
@@ -1140,19 +1173,26 @@ def _any(space: Space, cond: Expr) -> bool:
 class Check:
     """A deferred bounds check: `bad` must hold for no iteration of `space`; `fail` raises the
     error for the first iteration where it does. Loads it guards are clamped into their
-    array meanwhile, so running ahead of it never reads out of bounds."""
+    array meanwhile, so running ahead of it never reads out of bounds (or, for the range of
+    an iota, the data it guards waits for it: `range_`). `alone`: how it runs when no kernel
+    takes it (None: a reduction of `bad` over `space`, then `fail`)."""
     seq: int
     space: Space
     bad: Expr
     fail: Callable[[], None]
+    alone: Callable[[], None] | None = None
 
 
-def _defer_check(space: Space, bad: Expr, fail: Callable[[], None]) -> None:
-    """Run the check inside the next segmented reduction over `space` (one pass fewer), or
-    before the next value is read back (`materialize`), whichever comes first."""
+def _defer_check(space: Space, bad: Expr, fail: Callable[[], None],
+                 alone: Callable[[], None] | None = None) -> Check:
+    """Run the check inside the next kernel over `space` that reduces or reads a value back
+    (one pass fewer), or before the next value is read back otherwise (`materialize`),
+    whichever comes first."""
     trace = _TRACE.get()
     assert trace is not None
-    trace.checks.append(Check(next(trace.counter), space, bad, fail))
+    check = Check(next(trace.counter), space, bad, fail, alone)
+    trace.checks.append(check)
+    return check
 
 
 def flush_checks(before: int | None = None) -> None:
@@ -1163,8 +1203,27 @@ def flush_checks(before: int | None = None) -> None:
     due = [c for c in trace.checks if before is None or c.seq < before]
     trace.checks = [c for c in trace.checks if c not in due]
     for c in due:
-        if _any(c.space, c.bad):
+        if c.alone is not None:
+            c.alone()
+        elif _any(c.space, c.bad):
             trace.checks = []  # raising: the later ones do not matter
+            c.fail()
+
+
+def _counted(space: Space) -> tuple[list[Check], list[Expr]]:
+    """The pending checks over `space`, taken to run as counts inside a kernel over it (one
+    int64 count per check, of the iterations where it fails: `raise_counted`)."""
+    checks = _take_checks(space)
+    return checks, [cast_to(c.bad, INT64) for c in checks]
+
+
+def _raise_counted(checks: Sequence[Check], counts: Sequence[np.ndarray]) -> None:
+    """Raise the error of the first check (in program order) whose count is not zero; an
+    earlier check still pending reports first."""
+    for c, count in zip(checks, counts, strict=True):
+        if guard(_any_true, count):
+            flush_checks(before=c.seq)
+            _TRACE.get().checks = []
             c.fail()
 
 

@@ -170,16 +170,22 @@ def _check_loads(exprs: Sequence[Expr], n: int, k: int) -> None:
                                      f"array of {load.buf.array.size}")
 
 
-def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str) -> None:
-    """Evaluate `stores` for every element i < n of a space (segmented by `layout`)."""
+def run_map(n: int, layout: Layout | None, stores: Sequence[Store], summary: str,
+            counts: Sequence[Store] = ()) -> None:
+    """Evaluate `stores` for every element i < n of a space (segmented by `layout`), and
+    `counts`: out[0] = the sum of value over those elements (int64, one-element outs)."""
     own = n == size_of(layout)  # a space's own loop: n is the layout's on replay too
-    if not stores or (empty_layout(layout, "n") if own else n == 0) \
-            or _pending_map(n, layout, stores, summary):
+    if not stores or (empty_layout(layout, "n") if own else n == 0):
+        for c in counts:
+            tape.effect(_zero, c.out)
         return
-    exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    if not counts and _pending_map(n, layout, stores, summary):
+        return
+    exprs = [e for st in (*stores, *counts) for e in (st.value, st.index, st.cond)
+             if e is not None]
     _check_loads(exprs, n, layout.k if layout is not None else 0)
     segmented = any(uses(e, Seg) for e in exprs)
-    _launch("map", summary, MapKernel(layout, tuple(stores), segmented), layout,
+    _launch("map", summary, MapKernel(layout, tuple(stores), segmented, tuple(counts)), layout,
             None if own else n, segmented)
 
 

@@ -4,8 +4,8 @@ knows (below); other programs replay in Python.
 
 What it knows are the steps of maps over plain arrays: the top layout of an argument, the
 conversions of an argument (`ascontiguousarray`, `native`, int64) when they return it as it
-is, the range check of `iota` over int64 lengths, the guards on sizes, allocations, kernels
-and the reshape of a result. Whatever the C call cannot do as the Python steps would (a
+is, the range check of `iota` over int64 lengths, the guards on sizes and on the counts of
+failed checks a kernel summed, allocations, kernels and the reshape of a result. Whatever the C call cannot do as the Python steps would (a
 conversion that would copy, a guard that differs, a negative length, a flag a kernel set) makes
 it *bail*: it returns None and the caller replays the steps in Python, which computes what
 differs, raises the proper error or retraces. So the C call only ever returns what the Python
@@ -39,7 +39,7 @@ SLOTS = 256  # fastcall.c's REPLAY_SLOTS
 
 # fastcall.c's opcodes
 (TOP_LAYOUT, SAME, NOT_NEGATIVE, GUARD_FITS, ALLOC, GUARD_EMPTY, KERNEL, SHAPED, RETURN, BOUNDS,
- FROM_BOUNDS, CALL3) = range(1, 13)
+ FROM_BOUNDS, CALL3, GUARD_ANY) = range(1, 14)
 _ANY, _KERNEL_DTYPE = -2, -1  # SAME's dtype operand besides a typenum
 _NATIVE_TYPES = sorted(np.dtype(name).num for name in DTYPES)
 
@@ -108,7 +108,7 @@ class _Translation:
         elif expect is tape._ALLOCATION and fn is kernels._alloc:
             dtype = np.dtype(self.constant(ins[2]))
             self.allocated.add(out)
-            self.emit(ALLOC, self.array_out(out), self.layout(ins[0]), self.per(ins[1]),
+            self.emit(ALLOC, self.array_out(out), self.layout(ins[0], True), self.per(ins[1]),
                       self.const(dtype), self.const(str(j)))
         elif expect is not tape._NO_GUARD:
             raise _Untranslatable
@@ -147,6 +147,8 @@ class _Translation:
             self.emit(GUARD_FITS, self.array(ins[0]), self.layout(ins[1]), int(expect))
         elif fn is kernels._is_empty:
             self.emit(GUARD_EMPTY, self.layout(ins[0]), self.per(ins[1]), int(expect))
+        elif fn is fl._any_true and ins[0] in self.allocated:
+            self.emit(GUARD_ANY, self.array(ins[0]), int(expect))
         else:
             raise _Untranslatable
 

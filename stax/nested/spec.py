@@ -74,10 +74,12 @@ class Phase:
 @dataclass(frozen=True, eq=False)
 class MapKernel:
     """`stores` for every element i < n (a run-time size) of a space; `segmented`: some
-    expression reads the element's segment `Seg` (then `layout` gives the segments)."""
+    expression reads the element's segment `Seg` (then `layout` gives the segments).
+    `counts`: out[0] = the int64 sum of value over the elements (failed checks), per count."""
     layout: Layout | None
     stores: tuple[Store, ...]
     segmented: bool
+    counts: tuple[Store, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -259,6 +259,7 @@ def allocation(spec: Callable[..., tuple[tuple[int, ...], np.dtype]], *ins: Any)
     from the arrays earlier replays allocated at this step once nothing else refers to them
     (the outputs the caller dropped, the intermediates), as compiled programs recycle their
     outputs (`stax.runtime.wrapper.Frame.output`): no fresh pages to fault in on each call."""
+    _await(ins)
     tape = _TAPE.get()
     if tape is None:
         return np.empty(*spec(*ins))
@@ -293,6 +294,7 @@ def effect(fn: Callable[..., Any], *ins: Any) -> Any:
 
 
 def _step(fn: Callable[..., Any], ins: tuple[Any, ...], guard: bool, effect: bool) -> Any:
+    _await(ins)
     tape = _TAPE.get()
     if tape is None:
         return fn(*ins)
@@ -303,6 +305,43 @@ def _step(fn: Callable[..., Any], ins: tuple[Any, ...], guard: bool, effect: boo
         _TAPE.reset(token)
     tape.step(fn, ins, result, guard, effect)
     return result
+
+
+_WAITING: ContextVar[dict[int, tuple[Any, Callable[[], None]]] | None] = ContextVar(
+    "stax_nested_waiting", default=None)
+
+
+@contextmanager
+def waiting() -> Iterator[None]:
+    """A scope for `wait_for` (one traced call)."""
+    token = _WAITING.set({})
+    try:
+        yield
+    finally:
+        _WAITING.reset(token)
+
+
+def wait_for(objs: tuple[Any, ...], action: Callable[[], None]) -> None:
+    """Run `action` (once) before the first step that reads one of `objs`: data that is
+    valid only once a pending check has passed (e.g. the bounds of iotas whose lengths are
+    not yet known to be >= 0) is never read before it."""
+    table = _WAITING.get()
+    assert table is not None, "wait_for outside a traced call"
+    for obj in objs:
+        table[id(obj)] = (obj, action)
+
+
+def _await(ins: tuple[Any, ...]) -> None:
+    table = _WAITING.get()
+    if not table:
+        return
+    for x in ins:
+        entry = table.get(id(x))
+        if entry is not None and entry[0] is x:
+            action = entry[1]
+            for key in [key for key, (_, a) in table.items() if a is action]:
+                del table[key]
+            action()
 
 
 def guard(fn: Callable[..., Any], *ins: Any) -> Any:

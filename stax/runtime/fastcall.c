@@ -232,7 +232,8 @@ enum {
                        * R_NATIVE_TYPES, -2 any) and, if asked, C-contiguous */
     R_NOT_NEGATIVE,   /* out, x: x (int64) when no element is negative */
     R_GUARD_FITS,     /* a, layout, expect: x.size == layout.n */
-    R_ALLOC,          /* out, layout, per (0 n, 1 k), dtype const, name const */
+    R_ALLOC,          /* out, layout (-1: the top level's, one element), per (0 n, 1 k),
+                       * dtype const, name const */
     R_GUARD_EMPTY,    /* layout, per, expect */
     R_KERNEL,         /* address const, layout, segmented, n or -1, count, slots... */
     R_SHAPED,         /* out, values, layout: values when it is 1-D of layout.n elements */
@@ -240,6 +241,8 @@ enum {
     R_BOUNDS,         /* out, lengths (int64), limit: [0, l0, l0+l1, ...] (fewer than limit) */
     R_FROM_BOUNDS,    /* out, bounds: the layout of those bounds (k, n = bounds[k], width 0) */
     R_CALL3,          /* out, function const, a, b, layout: f(a, b, the layout's bounds) */
+    R_GUARD_ANY,      /* a, expect: whether an element of a (int64: counts of failed checks)
+                       * is not zero */
 };
 #define REPLAY_SLOTS 256
 #define RECYCLE_MIN_BYTES (1 << 17) /* stax.nested.tape.RECYCLE_MIN_BYTES */
@@ -331,8 +334,18 @@ static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
             if (((c[1] ? s[c[0]].k : s[c[0]].n) == 0) != c[2]) goto done;
             c += 3;
             break;
+        case R_GUARD_ANY: {
+            PyObject* x = s[c[0]].obj;
+            if (!same_array(x, NPY_INT64, 1, natives)) goto done;
+            const int64_t* v = (const int64_t*)PyArray_DATA((PyArrayObject*)x);
+            int any = 0;
+            for (npy_intp j = 0; j < PyArray_SIZE((PyArrayObject*)x); j += 1) any |= v[j] != 0;
+            if (any != c[1]) goto done;
+            c += 2;
+            break;
+        }
         case R_ALLOC: {
-            npy_intp size = c[2] ? s[c[1]].k : s[c[1]].n;
+            npy_intp size = c[1] < 0 ? 1 : c[2] ? s[c[1]].k : s[c[1]].n;
             PyArray_Descr* dtype = (PyArray_Descr*)PyTuple_GET_ITEM(consts, c[3]);
             PyObject* a;
             if (n_owned >= REPLAY_SLOTS) goto done;

@@ -666,14 +666,16 @@ def _int_division(e: Expr) -> bool:
 
 
 def _map_source(kernel: MapKernel) -> _Source:
-    stores, layout = kernel.stores, kernel.layout
-    exprs = [e for st in stores for e in (st.value, st.index, st.cond) if e is not None]
+    stores, layout, counts = kernel.stores, kernel.layout, kernel.counts
+    exprs = [e for st in (*stores, *counts) for e in (st.value, st.index, st.cond)
+             if e is not None]
     src = _Source()
     macro = ""
     if kernel.segmented:
         assert layout is not None
         macro = _layout_source(src, layout)
     outs = [src.add(st.out, f"out{j}", const=False) for j, st in enumerate(stores)]
+    totals = [src.add(c.out, f"count{j}", const=False) for j, c in enumerate(counts)]
     src.add_inputs(exprs)
     lines = []
     for name, st in zip(outs, stores, strict=True):
@@ -682,7 +684,12 @@ def _map_source(kernel: MapKernel) -> _Source:
         if st.cond is not None:
             line = f"if ({emit(st.cond, src.names)}) {line}"
         lines.append("        " + line)
+    # counts (failed checks) summed in the same pass: an OpenMP reduction per count
+    lines += [f"        t{j} += {emit(c.value, src.names)};" for j, c in enumerate(counts)]
     body = "\n".join(lines)
+    sums = "".join(f" reduction(+:t{j})" for j in range(len(counts)))
+    zero = "".join(f"  int64_t t{j} = 0;\n" for j in range(len(counts)))
+    store = "".join(f"\n  {name}[0] = t{j};" for j, name in enumerate(totals))
     # No `omp simd` for scatters or loads guarded by a condition: a vector loop may execute
     # a guarded load for lanes whose condition is false. Nor over integer // and %: their
     # vector emulation costs more than the scalar loop (a closed-form sum over 10^4 segments:
@@ -693,21 +700,21 @@ def _map_source(kernel: MapKernel) -> _Source:
         # `if(parallel: ...)`: a bare `if` clause of a combined `parallel for simd` applies to
         # the simd construct too (OpenMP 5.0), so a short loop ran serial *and scalar* (the
         # closed-form sum over 10^4 segments: 4.0 us; vectorized 2.1 us).
-        code = (f"  #pragma omp parallel for{simd} schedule(static) "
-                f"if(parallel: n >= {PARALLEL_MIN})\n"
-                f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}")
+        code = (f"{zero}  #pragma omp parallel for{simd} schedule(static) "
+                f"if(parallel: n >= {PARALLEL_MIN}){sums}\n"
+                f"  for (int64_t i = 0; i < n; ++i) {{\n{body}\n  }}{store}")
     else:
-        code = (f"{macro}\n{_chunks()}"
-                "  #pragma omp parallel for schedule(dynamic, 1) if(C > 1)\n"
+        code = (f"{macro}\n{_chunks()}{zero}"
+                f"  #pragma omp parallel for schedule(dynamic, 1) if(C > 1){sums}\n"
                 "  for (int c = 0; c < C; ++c) {\n"
                 "    const int64_t a = n * c / C, b = n * (c + 1) / C;\n"
                 "    if (a < b) {\n"
                 f"{_first_segment(layout)}\n"
                 "      for (; s < k && OFF(s) < b; ++s) {\n"
                 "        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));\n"
-                + ("        #pragma omp simd\n" if simd else "") +
+                + (f"        #pragma omp simd{sums}\n" if simd else "") +
                 f"        for (int64_t i = lo; i < hi; ++i) {{\n{body}\n        }}\n"
-                "      }\n    }\n  }")
+                f"      }}\n    }}\n  }}{store}")
     src.code = code
     return src
 
