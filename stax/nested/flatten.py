@@ -84,6 +84,7 @@ class Trace:
     layouts: dict[int, tuple[np.ndarray, Layout]] = field(default_factory=dict)
     arrays: dict[int, tuple[np.ndarray, str]] = field(default_factory=dict)
     checks: list[Check] = field(default_factory=list)  # deferred bounds checks, in order
+    passed: set[int] = field(default_factory=set)  # the checks known to hold (by seq)
 
     def known_layout(self, lengths: np.ndarray) -> Layout | None:
         """The layout of an existing space whose lengths are this array (so its values are
@@ -1033,7 +1034,7 @@ def _iota_deferred(space: Space, n: np.ndarray) -> Row:
     child = Space.child(space, n)
     bad = ufunc_call(np.less, (Load(INT64, Buf(child.lengths), Idx()), _i64(0)))
     check = _defer_check(space, bad, fail, alone)
-    tape.wait_for((child.layout, child.layout.bounds), partial(flush_checks, check.seq + 1))
+    tape.wait_for((child.layout, child.layout.bounds), partial(_before_use, check))
     note("iota range check deferred", f"n >= 0 over {space.name} is checked by the next "
          f"kernel over {space.name} (before anything reads {child.name}'s bounds)")
     return _iota_row(space, child, child.inner())
@@ -1208,6 +1209,18 @@ def flush_checks(before: int | None = None) -> None:
         elif _any(c.space, c.bad):
             trace.checks = []  # raising: the later ones do not matter
             c.fail()
+        trace.passed.add(c.seq)
+
+
+def _before_use(check: Check) -> None:
+    """The data `check` guards is about to be read: make sure the check holds."""
+    trace = _TRACE.get()
+    assert trace is not None
+    if check in trace.checks:
+        flush_checks(before=check.seq + 1)  # in program order, with the earlier ones
+    elif check.seq not in trace.passed:  # taken by a kernel that reads that data
+        check.alone()
+        trace.passed.add(check.seq)
 
 
 def _counted(space: Space) -> tuple[list[Check], list[Expr]]:
@@ -1220,11 +1233,14 @@ def _counted(space: Space) -> tuple[list[Check], list[Expr]]:
 def _raise_counted(checks: Sequence[Check], counts: Sequence[np.ndarray]) -> None:
     """Raise the error of the first check (in program order) whose count is not zero; an
     earlier check still pending reports first."""
+    trace = _TRACE.get()
+    assert trace is not None
     for c, count in zip(checks, counts, strict=True):
         if guard(_any_true, count):
             flush_checks(before=c.seq)
-            _TRACE.get().checks = []
+            trace.checks = []
             c.fail()
+        trace.passed.add(c.seq)
 
 
 def _take_checks(space: Space) -> list[Check]:

@@ -3,13 +3,14 @@
 knows (below); other programs replay in Python.
 
 What it knows are the steps of maps over plain arrays: the top layout of an argument, the
-conversions of an argument (`ascontiguousarray`, `native`, int64) when they return it as it
-is, the range check of `iota` over int64 lengths, the guards on sizes and on the counts of
-failed checks a kernel summed, allocations, kernels and the reshape of a result. Whatever the C call cannot do as the Python steps would (a
-conversion that would copy, a guard that differs, a negative length, a flag a kernel set) makes
-it *bail*: it returns None and the caller replays the steps in Python, which computes what
-differs, raises the proper error or retraces. So the C call only ever returns what the Python
-replay would have returned. STAX_NESTED_NATIVE=0 turns it off.
+conversions of an argument (`ascontiguousarray`, `native`, int64) when they return it as it is,
+the range check of `iota` over int64 lengths, the guards on sizes and on the counts of failed
+checks a kernel summed, allocations, kernels and the reshape of a result. Whatever the C call
+cannot do as the Python steps would (a conversion that would copy, a guard that differs, a
+negative length, a flag a kernel set) makes it *bail*: it returns None and the caller replays
+the steps in Python, which computes what differs, raises the proper error or retraces. So the C
+call only ever returns what the Python replay would have returned. STAX_NESTED_NATIVE=0 turns
+it off.
 """
 
 from __future__ import annotations
