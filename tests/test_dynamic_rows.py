@@ -8,12 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import run_sanitized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_dynamic import layernorm, softmax
 
 import stax
 from stax.api import _symbol_values
+from stax.runtime.compiler import ISA_LEVELS, isa_level
 from stax.tiling.plan import SMALL_ROW
 
 
@@ -184,3 +186,82 @@ def test_long_rows_recompute_what_they_do_not_store(dtype, rows):
             for dynamic in (False, True):
                 got = stax.jit(FUNCTIONS[name], dynamic=dynamic)(*args)
                 _check(got, expected, rtol=tol, atol=tol)
+
+
+def _row_reductions(x):
+    positive = x > 0
+    return (x.sum(-1), x.max(-1), x.min(-1), positive.any(-1), positive.all(-1),
+            (x * x).sum(-1), np.abs(x).prod(-1))
+
+
+RUNNABLE = ISA_LEVELS[ISA_LEVELS.index(isa_level()):]
+LANE_COLS = [2, 3, 15, 16, 17, 31, 33, 99, 100, 101, 255, 256, 257, 4097, 5000]
+
+
+@pytest.mark.parametrize("isa", ["avx512", "avx2"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_lane_reductions_over_run_time_lengths(dtype, isa):
+    """[GEN2] Reductions over a run-time row length accumulate whole vectors in lane arrays
+    folded as a tree, then the remainder one by one (and chunks past 4096): sum, max, min,
+    any, all, prod over lengths around every vector multiple, rows with NaN and inf, one
+    generic program, against NumPy."""
+    if isa not in RUNNABLE:
+        pytest.skip(f"{isa} does not run here")
+    f = stax.jit(_row_reductions, dynamic=True, isa=isa)
+    rng = np.random.default_rng(7)
+    tol = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-12}[dtype]
+    for cols in LANE_COLS:
+        x = rng.uniform(0.5, 1.5, (5, cols)).astype(dtype) * rng.choice([-1, 1], (5, cols))
+        x[1, cols // 2] = np.nan
+        x[2, cols - 1] = np.inf
+        x[3, 0] = -np.inf
+        x[4] = np.abs(x[4])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = _row_reductions(x)
+            got = f(x)
+        for g, e in zip(got, expected, strict=True):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            np.testing.assert_allclose(g, e, rtol=tol, atol=0)
+    assert f.cache_info().compiles == 1
+    assert "stax_lanes" in next(iter(f.cache.values())).program.cpp
+
+
+def _cast_sum(x):
+    return x.astype(np.int32).sum(-1)
+
+
+def test_lane_reductions_raise_the_cast_warning():
+    """[GEN2] A lane loop whose body sets error bits (a float -> int cast of NaN) keeps them."""
+    f = stax.jit(_cast_sum, dynamic=True)
+    for cols in (17, 100, 257):
+        x = np.arange(3 * cols, dtype=np.float32).reshape(3, cols)
+        np.testing.assert_array_equal(f(x), _cast_sum(x))
+        x[1, cols - 1] = np.nan  # in the remainder
+        x[2, 0] = np.nan  # in the lanes
+        with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+            got = f(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            np.testing.assert_array_equal(got, _cast_sum(x))
+    assert f.cache_info().compiles == 1
+
+
+LANES_SANITIZED = """
+import numpy as np, stax
+def f(x):
+    return x.sum(-1), x.max(-1), (x * x).sum(-1)
+g = stax.jit(f, dynamic=True)
+rng = np.random.default_rng(0)
+for cols in (2, 15, 17, 100, 257, 4099):
+    x = rng.standard_normal((3, cols)).astype(np.float32)
+    for got, want in zip(g(x), f(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+assert g.cache_info().compiles == 1
+print("sanitized ok")
+"""
+
+
+def test_lane_reductions_run_clean_under_sanitizers(tmp_path):
+    """[GEN2] The lane loops and their remainders read only inside the rows (ASan + UBSan)."""
+    run_sanitized(LANES_SANITIZED, tmp_path)

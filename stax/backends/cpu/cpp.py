@@ -362,7 +362,7 @@ class Accumulator:
                 else f"std::numeric_limits<{t}>::max()",
                 "argmax": f"({t})0", "argmin": f"({t})0"}[self.fn]
 
-    def declare(self, suffix: str = "", lanes: int = 0) -> list[Stmt]:
+    def declare(self, suffix: str = "", lanes: int | str = 0) -> list[Stmt]:
         dims = f"[{lanes}]" if lanes else ""
         lines = [Stmt(f"{self.acc_type} {self.var('', suffix)}{dims};")]
         if self.tracks_nan:
@@ -371,7 +371,7 @@ class Accumulator:
             lines.append(Stmt(f"int64_t {self.var('_idx', suffix)}{dims};"))
         return lines + self.reset(suffix, "lane" if lanes else "", lanes)
 
-    def reset(self, suffix: str, lane: str, lanes: int) -> list[Stmt]:
+    def reset(self, suffix: str, lane: str, lanes: int | str) -> list[Stmt]:
         body = [f"{self.var('', suffix, lane)} = {self.init()};"]
         if self.tracks_nan:
             body.append(f"{self.var('_nan', suffix, lane)} = 0;")
@@ -420,16 +420,19 @@ class Accumulator:
             clause += f" reduction(|:{self.name}_nan)"
         return clause
 
-    def combine(self, other_suffix: str) -> list[Stmt]:
-        """Fold the partial `name+other_suffix` into `name` (partials are combined in order)."""
-        o = self.var("", other_suffix)
+    def combine(self, other_suffix: str, suffix: str = "", lane: str = "",
+                other_lane: str = "") -> list[Stmt]:
+        """Fold the partial `name+other_suffix` into `name+suffix` (partials are combined in
+        order); with lanes, lane `other_lane` of the one into lane `lane` of the other."""
+        o = self.var("", other_suffix, other_lane)
         if self.fn in ("argmax", "argmin"):
             idx = self.var("_idx", other_suffix)
             return [Stmt(f"if ({idx} >= 0) "
                          + self._take_if_better(o, idx, self.name, self.var("_idx")))]
-        lines = self.update(o, "")
+        lines = self.update(o, "", suffix, lane)
         if self.tracks_nan:
-            lines.append(Stmt(f"{self.name}_nan = {self.name}_nan | {o}_nan;"))
+            nan = self.var("_nan", suffix, lane)
+            lines.append(Stmt(f"{nan} = {nan} | {self.var('_nan', other_suffix, other_lane)};"))
         return lines
 
     def result(self, lane: str = "") -> str:
@@ -671,11 +674,11 @@ class KernelPrinter:
         else:
             raise AssertionError(f"extern node {nodes[0].name} inside a C++ kernel")
 
-    def simd_pragma(self, clause: str = "") -> str:
+    def simd_pragma(self, clause: str = "", bad: bool = True) -> str:
         """`omp simd` for the kernel's row loops, on the plan's narrow vectors for short rows
-        (`simdlen`, issue 11)."""
+        (`simdlen`, issue 11); `bad`: the loop may set error bits."""
         lanes = f" simdlen({self.plan.simd_lanes})" if self.plan.simd_lanes else ""
-        return f"omp simd{lanes}{clause}{SIMD_BAD}"
+        return f"omp simd{lanes}{clause}{SIMD_BAD if bad else ''}"
 
     def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
         """Force `omp simd` only where every store is unit-stride (or invariant) in `var` and
@@ -1062,6 +1065,10 @@ class KernelPrinter:
             # may run zero times: its loads may be empty): an int64 0-d count converted to
             # double per element of a where(...).sum() cost 13-15 ms vs 1.4 ms at 10^6
             printer.hoist(bodies, set(rnames), {n.out for n in nodes}, self.out)
+        if len(rnames) == 1 and simd is not None and self.vectorize and is_sym(ranges[0]):
+            self.print_lane_reduction(nodes, accs, printer, suffix, start,
+                                      stop or str(ranges[0]))
+            return
         with ExitStack() as scope:
             for k, (name, r) in enumerate(zip(rnames, ranges, strict=True)):
                 lo, hi = (start, stop) if stop is not None and k == 0 else ("0", str(r))
@@ -1072,6 +1079,48 @@ class KernelPrinter:
             position = printer.index(_flat_r(node))
             for a, v in zip(accs, values, strict=True):
                 self.out.add(*a.update(v, position, suffix))
+
+    def print_lane_reduction(self, nodes: list[Node], accs: list[Accumulator],
+                             printer: ExprPrinter, suffix: str, start: str, stop: str) -> None:
+        """[GEN2] A reduction over a run-time length (generic programs, issue 11) into a vector
+        of lane accumulators: `omp simd` over the lanes of whole vectors, the lanes folded
+        pairwise (a tree of log2(lanes) vector steps), then the remaining elements one by one
+        into the scalar. `omp simd reduction` over a run-time trip count left its scalar
+        remainder adding through the stack (store-to-load forwarding per element) and folded
+        its 16 lanes one after another (16 dependent adds per row): layernorm rows of 100
+        floats, C++ micro, 1.16x the constant-length loop; this form 0.95x (256: 1.06x, 300:
+        0.90x, 17: 0.89x). Each lane's order is fixed, so results do not depend on threads."""
+        out = self.out
+        lanes, vec = "stax_lanes", f"r0_vec{suffix}"
+        widest = ", ".join(["4"] + [f"sizeof({a.acc_type})" for a in accs])
+        state = dict(printer.names), dict(printer.atom_names), printer.counter
+        with out.block():
+            out.stmt(f"constexpr int64_t {lanes} = " + (
+                str(self.plan.simd_lanes) if self.plan.simd_lanes
+                else f"stax_vec_bytes / std::max<int64_t>({{{widest}}})") + ";")
+            for a in accs:
+                out.add(*a.declare(f"{suffix}_l", lanes))
+            out.stmt(f"const int64_t {vec} = {start} + ({stop} - ({start})) / {lanes} * {lanes};")
+            body = Emitter()
+            body.stmt("const int64_t r0 = rb + lane;")
+            bodies = [n.body for n in nodes if n.body is not None]
+            for a, v in zip(accs, printer.emit(bodies, body), strict=True):
+                body.add(*a.update(v, "r0", f"{suffix}_l", "lane"))
+            # no `reduction(|:stax_bad)` unless the body raises: unused, it still cost 1.5x
+            pragma = self.simd_pragma(bad=any(BAD in line for line in render(body.code)))
+            with out.loop("rb", start, vec, step=lanes), \
+                    out.loop("lane", 0, lanes, pragmas=[pragma]):
+                out.add(*body.code)
+            with out.block(f"for (int64_t w = {lanes} / 2; w > 0; w /= 2)"), \
+                    out.loop("lane", 0, "w", pragmas=["omp simd"]):
+                for a in accs:
+                    out.add(*a.combine(f"{suffix}_l", f"{suffix}_l", "lane", "lane + w"))
+            for a in accs:
+                out.add(*a.combine(f"{suffix}_l", suffix, "", "0"))
+            printer.names, printer.atom_names, printer.counter = state
+            with out.loop("r0", vec, stop):
+                for a, v in zip(accs, printer.emit(bodies, out), strict=True):
+                    out.add(*a.update(v, "r0", suffix))
 
     def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], suffix: str,
                         start: str, stop: str) -> None:
