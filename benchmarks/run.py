@@ -53,7 +53,12 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-from workloads import STREAM_KERNELS, WORKLOADS, Workload, tiny_add
+
+# [CLIFF3] workloads imports torch, whose libgomp (the one stax's kernels then use) reads
+# OMP_WAIT_POLICY once, when it loads: set here what `import stax` first would set (threads
+# waiting at a barrier sleep), else Stax's idle workers spin ~3 ms after each region
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+from workloads import STREAM_KERNELS, WORKLOADS, Workload, tiny_add  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED = 0

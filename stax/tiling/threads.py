@@ -30,6 +30,19 @@ from dataclasses import dataclass
 from stax.ir.sym import Sym, c_expr
 from stax.runtime.compiler import cache_dir, compile_source, once
 
+
+def _spinning() -> bool:
+    """Whether an OpenMP runtime was loaded before stax with no wait policy of the user's:
+    its idle workers spin after each region."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return False
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+    except OSError:
+        return False
+    return True
+
+
 # Threads that wait at a barrier sleep instead of spinning (unless the user chose a policy).
 # libgomp's default spins up to ~300k iterations: on a machine with more runnable threads than
 # cores the spinning thread holds the core the late thread needs, and every region waits a
@@ -39,7 +52,11 @@ from stax.runtime.compiler import cache_dir, compile_source, once
 # A library that loaded libgomp before stax was imported (`import torch` first: torch/lib's
 # libgomp.so.1 is the one stax's kernels then use) fixed the policy already, and the workers
 # spin: measured ~3 ms of a core after each 2-thread region (benchmarks/run.py imports torch
-# through workloads.py before stax, even with --no-torch). See /work/notes/s7_BUSY.md.
+# through workloads.py before stax: it now sets the policy first). See /work/notes/s7_BUSY.md.
+# [CLIFF3] libgomp has no call that changes the policy later, and a second copy cannot be
+# linked in (libgomp.a uses TLS relocations a shared object cannot have); such a process is
+# detected here and `worth_parallel`'s record says so (explain), with the remedy.
+SPINNING = _spinning()
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 # The team of a region is decided at launch alone (`team` below, passed by the wrapper as the
 # calling thread's OpenMP thread count; codegen's `print_region` emits
@@ -142,6 +159,10 @@ def worth_parallel(bytes_moved: int, transcendentals: int) -> tuple[bool, str]:
     estimate = c.byte_ns * (bytes_moved + TRANSCENDENTAL_BYTES * transcendentals)
     verdict = estimate >= c.min_ns
     launch = "; at launch, a team of the cores idle then (1 on a busy machine)" if verdict else ""
+    if verdict and SPINNING:
+        launch += ("; its idle workers spin ~3 ms after each region: libgomp was loaded before "
+                   "stax with no OMP_WAIT_POLICY (set OMP_WAIT_POLICY=passive, or import stax "
+                   "first)")
     return verdict, (f"estimated {estimate:.0f} ns serial ({bytes_moved} bytes, "
                      f"{transcendentals} math calls) {'>=' if verdict else '<'} "
                      f"{MARGIN:g} x {c.fork_ns:.0f} ns to open a parallel region (probed)"

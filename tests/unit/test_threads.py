@@ -3,6 +3,9 @@ count of runnable threads (faked here), and the plan's reason naming it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,5 +64,43 @@ def test_plan_reason_names_the_launch_decision(monkeypatch: pytest.MonkeyPatch) 
         assert pays and "at launch, a team of the cores idle then" in why
         pays, why = threads.worth_parallel(8, 0)
         assert not pays and "at launch" not in why
+    finally:
+        threads.crossover.cache_clear()
+
+
+SPIN_PROBE = """
+import ctypes, os, sys
+if sys.argv[1] == "first":
+    ctypes.CDLL("libgomp.so.1")  # as `import torch` does before stax
+from stax.tiling import threads
+print(threads.SPINNING, os.environ["OMP_WAIT_POLICY"])
+"""
+
+
+@pytest.mark.parametrize(("order", "policy", "want"), [
+    ("first", None, "True passive"),  # loaded before stax, default policy: spinning, said so
+    ("first", "active", "False active"),  # the user's choice: not reported
+    ("after", None, "False passive"),  # stax first: its policy applies
+])
+def test_a_runtime_loaded_before_stax_is_detected(order: str, policy: str | None,
+                                                  want: str) -> None:
+    """[CLIFF3] libgomp reads OMP_WAIT_POLICY once, when loaded: a process that loaded it before
+    importing stax keeps spinning workers; stax detects that at import."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    out = subprocess.run([sys.executable, "-c", SPIN_PROBE, order], env=env, check=True,
+                         capture_output=True, text=True).stdout.split("\n")[0]
+    assert out == want
+
+
+def test_plan_reason_names_spinning_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "1000")
+    monkeypatch.setattr(threads, "SPINNING", True)
+    threads.crossover.cache_clear()
+    try:
+        pays, why = threads.worth_parallel(10**8, 0)
+        assert pays and "set OMP_WAIT_POLICY=passive, or import stax first" in why
+        assert "spin" not in threads.worth_parallel(8, 0)[1]  # serial: no workers
     finally:
         threads.crossover.cache_clear()

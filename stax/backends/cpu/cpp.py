@@ -535,6 +535,12 @@ class KernelPrinter:
                     scope.enter_context(out.loop(f"{name}i", 0, f"{name}n", pragmas=simd_pragma))
                     out.stmt(f"const int64_t {name} = {name}c + {name}i;")
                     continue
+                if plan.scan_chains and k == len(names) - 1:  # [CLIFF3] rows in step
+                    scope.enter_context(out.loop(f"{name}b", 0, r, step=plan.scan_chains,
+                                                 pragmas=first))
+                    if k == poll:
+                        out.stmt(POLL)
+                    continue
                 if plan.row_block and k == len(names) - 1:  # [FORD] blocks of rows
                     scope.enter_context(out.loop(f"{name}b", 0, r, step=plan.row_block,
                                                  pragmas=first))
@@ -555,6 +561,8 @@ class KernelPrinter:
                     out.stmt(POLL)
             if plan.form == "outer-reduction":
                 self.print_outer_block(parallel_inside)
+            elif plan.scan_chains:
+                self.print_scan_chains(names[-1], outer[-1])
             else:
                 for name, extent in plan.local:
                     t = ctype(self.buffers[name].dtype)
@@ -1234,19 +1242,42 @@ class KernelPrinter:
         assert node.body is not None
         out = self.out
         t = ctype(self.buffers[node.out].dtype)
-        identity = scan_identity(node.fn, t)
         with ExitStack() as scope:
             self.open_loops(scope, xnames, node.ranges[d:], None)
             out.comment(f"{node.name}: {node.origin} along r0")
-            out.stmt(f"{t} acc = {identity or f'({t})0'};")
+            out.stmt(f"{t} acc = {scan_identity(node.fn, t) or f'({t})0'};")
             with out.loop("r0", 0, node.reduction_ranges[0]):
-                printer = ExprPrinter(node.var_ranges)
-                (v,) = printer.emit([node.body], out)
-                # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is
-                # nan+inf j); [CLIFF] max/min too
-                first = "" if identity else f"r0 == 0 ? ({t}){v} : "
-                out.stmt(f"acc = {first}{_scan_step(node.fn, t, 'acc', f'({t}){v}')};",
-                         f"{node.out}[{printer.index(node.out_index)}] = acc;")
+                self.print_scan_step(node, t, "acc")
+
+    def print_scan_step(self, node: Node, t: str, acc: str) -> None:
+        """One element of a scan at r0: its value, the running value `acc` updated, stored."""
+        assert node.body is not None
+        printer = ExprPrinter(node.var_ranges)
+        (v,) = printer.emit([node.body], self.out)
+        # [E16] complex: from the first element, as NumPy ((1+0j) * (0+inf j) is nan+inf j);
+        # [CLIFF] max/min too
+        first = "" if scan_identity(node.fn, t) else f"r0 == 0 ? ({t}){v} : "
+        self.out.stmt(f"{acc} = {first}{_scan_step(node.fn, t, acc, f'({t}){v}')};",
+                      f"{node.out}[{printer.index(node.out_index)}] = {acc};")
+
+    def print_scan_chains(self, x: str, extent: int) -> None:
+        """[CLIFF3] The rows `{x}b` ... of a row scan (`scan_chains` of them, fewer at the end)
+        scanned in step: one running value per row, each element of every row in turn, so the
+        rows' dependence chains overlap; each row sees its elements in order."""
+        node, chains, out = self.plan.nodes[0], self.plan.scan_chains, self.out
+        t = ctype(self.buffers[node.out].dtype)
+        out.comment(f"{node.name}: {node.origin} along r0, {chains} rows of {x} in step")
+        out.stmt(f"const int64_t {x}n = std::min<int64_t>({chains}, {extent} - {x}b);",
+                 f"{t} acc[{chains}];")
+        for count, head in ((chains, f"if ({x}n == {chains})"), (f"{x}n", "else")):
+            with out.block(head=head):  # constant count: acc[] lives in registers
+                unroll = [f"GCC unroll {chains}"]
+                with out.loop(f"{x}i", 0, count, pragmas=unroll):
+                    out.stmt(f"acc[{x}i] = {scan_identity(node.fn, t) or f'({t})0'};")
+                with out.loop("r0", 0, node.reduction_ranges[0]), \
+                        out.loop(f"{x}i", 0, count, pragmas=unroll):
+                    out.stmt(f"const int64_t {x} = {x}b + {x}i;")
+                    self.print_scan_step(node, t, f"acc[{x}i]")
 
     def print_parallel_scan(self, node: Node) -> None:
         """One long scan over the threads, in two passes: each thread totals its slice (a
