@@ -61,6 +61,14 @@ def test_one_column_empty_strided_transposed_3d() -> None:
             _same(stax.jit(_rows)(a), _rows(a))
 
 
+def test_shape_generic() -> None:
+    """A generic kernel (symbolic rows): whole blocks and the tail decided at run time."""
+    fn = stax.jit(_rows, dynamic=True)
+    for rows, cols in ((13, 40), (3, 7), (SCAN_CHAINS * 5, 9), (1, 5), (0, 4), (9, 0)):
+        x = make_array((rows, cols), "float32", seed=rows + cols)
+        _same(fn(x), _rows(x))
+
+
 def test_fused_value_and_complex() -> None:
     x = _specials(11, 50, "float32", seed=4)
     with np.errstate(all="ignore"):
