@@ -284,9 +284,10 @@ def fresh_cache() -> None:
 
 
 def cpu_seconds() -> float:
-    """This process's CPU time and its finished children's (the compiler's runs)."""
+    """This process's CPU time (ns resolution) and its finished children's (the compiler's
+    runs; os.times counts them in clock ticks, 10 ms)."""
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return time.process_time() + t.children_user + t.children_system
 
 
 CLOCKS = {"wall": time.perf_counter, "cpu": cpu_seconds}
@@ -326,57 +327,52 @@ def main() -> None:
     n = args.n or (256 if args.smoke else 10_000)
     trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
     repeat = 2 if args.smoke else 3
+
+    print(f"n = {n}; times in ms ({args.clock} clock; load average {os.getloadavg()[0]:.2f}); "
+          "first call = trace + compile + run with an empty cache (the machine's one-time "
+          "probes, fast call and precompiled header excluded); first-run = first call less one "
+          "warm run")
+    header = (f"{'first call':>10} {'first-run':>9} {'stax':>9} {'numpy':>9} {'numba':>9} "
+              f"{'numpy/stax':>10} {'stax/numba':>10}")
+    print(f"{'kernel':<12} {'trips':>6} {header}  loop")
+    for trips in trip_counts if args.orders is None else ():
+        for name, fn, numba_fn, make in kernels(n, trips):
+            print(f"{name:<12} {trips:>6} " +
+                  row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-9)))
+    sizes = args.orders or ((16, 64) if args.smoke else (64, 256, 1000))
+    print("\nslices of index-dependent length (masked full-length form); n = matrix order")
+    print(f"{'kernel':<12} {'n':>6} {header}  loops")
+    for size in sizes:
+        for name, fn, numba_fn, make in masked_kernels(size):
+            if args.kernels is None or name in args.kernels:
+                print(f"{name:<12} {size:>6} " +  # atol: rounding near 0
+                      row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-8, atol=1e-12)))
+
+
+def row(fn: Callable[..., Any], numba_fn: Callable[..., Any],
+        make: Callable[[], tuple[Any, ...]], repeat: int, clock: Callable[[], float],
+        tolerance: dict[str, float]) -> str:
+    """One kernel's figures: Stax's first call with an empty cache (checked against NumPy),
+    then Stax, NumPy and Numba (its first call excluded), and how Stax ran the loops."""
     import stax
     from stax.loops import records
 
-    print(f"n = {n}; times in ms ({args.clock} clock; load average "
-          f"{os.getloadavg()[0]:.2f}); first call = trace + compile + run with an empty cache "
-          "(the machine's one-time probes, fast call and precompiled header excluded)")
-    print(f"{'kernel':<12} {'trips':>6} {'first call':>10} {'stax':>9} {'numpy':>9} "
-          f"{'numba':>9} {'numpy/stax':>10} {'stax/numba':>10}  loop")
-    for trips in trip_counts if args.orders is None else ():
-        for name, fn, numba_fn, make in kernels(n, trips):
-            fresh_cache()
-            jitted = stax.jit(fn)
-            start = clock()
-            got = jitted(*make())
-            first = clock() - start
-            want = fn(*make())
-            np.testing.assert_allclose(got, want, rtol=1e-9)
-            numba_fn(*make())  # compile
-            t_stax = best(jitted, make, repeat, clock)
-            t_numpy = best(fn, make, repeat, clock)
-            t_numba = best(numba_fn, make, repeat, clock)
-            how = "; ".join("C" if r.compiled and "one C call" in r.decision else
-                            "compiled, Python loop" if r.compiled else "unrolled"
-                            for r in records(jitted))
-            print(f"{name:<12} {trips:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
-                  f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
-                  f"{t_stax / t_numba:>10.2f}  {how}")
-    sizes = args.orders or ((16, 64) if args.smoke else (64, 256, 1000))
-    print("\nslices of index-dependent length (masked full-length form); n = matrix order")
-    print(f"{'kernel':<12} {'n':>6} {'first call':>10} {'stax':>9} {'numpy':>9} {'numba':>9} "
-          f"{'numpy/stax':>10} {'stax/numba':>10}  loops")
-    for size in sizes:
-        for name, fn, numba_fn, make in masked_kernels(size):
-            if args.kernels is not None and name not in args.kernels:
-                continue
-            fresh_cache()
-            jitted = stax.jit(fn)
-            start = clock()
-            got = jitted(*make())
-            first = clock() - start
-            np.testing.assert_allclose(got, fn(*make()), rtol=1e-8, atol=1e-12)  # rounding
-            numba_fn(*make())  # compile
-            t_stax = best(jitted, make, repeat, clock)
-            t_numpy = best(fn, make, repeat, clock)
-            t_numba = best(numba_fn, make, repeat, clock)
-            how = "; ".join("C" if r.compiled and "one C call" in r.decision else
-                            "compiled, Python loop" if r.compiled else "unrolled"
-                            for r in records(jitted))
-            print(f"{name:<12} {size:>6} {first * 1e3:>10.1f} {t_stax * 1e3:>9.3f} "
-                  f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
-                  f"{t_stax / t_numba:>10.2f}  {how}")
+    fresh_cache()
+    jitted = stax.jit(fn)
+    start = clock()
+    got = jitted(*make())
+    first = clock() - start
+    np.testing.assert_allclose(got, fn(*make()), **tolerance)
+    numba_fn(*make())  # compile
+    t_stax = best(jitted, make, repeat, clock)
+    t_numpy = best(fn, make, repeat, clock)
+    t_numba = best(numba_fn, make, repeat, clock)
+    how = "; ".join("C" if r.compiled and "one C call" in r.decision else
+                    "compiled, Python loop" if r.compiled else "unrolled"
+                    for r in records(jitted))
+    return (f"{first * 1e3:>10.1f} {(first - t_stax) * 1e3:>9.1f} {t_stax * 1e3:>9.3f} "
+            f"{t_numpy * 1e3:>9.3f} {t_numba * 1e3:>9.3f} {t_numpy / t_stax:>10.2f} "
+            f"{t_stax / t_numba:>10.2f}  {how}")
 
 
 if __name__ == "__main__":
