@@ -165,3 +165,27 @@ def test_a_read_only_argument_raises_numpys_error():
     with pytest.raises(ValueError, match="read-only"):
         fn(L, x, b)
     np.testing.assert_array_equal(x, _inputs(4)[1])
+
+
+def halving(x, b):
+    for i in range(1, x.shape[0]):
+        x[i] = x[i - 1] * 0.5 + b[i]
+
+
+def halving_dict(x, b):
+    halving(x, b)
+    return {"x": x}
+
+
+@pytest.mark.parametrize("fn", [halving, halving_dict])
+def test_no_result_and_a_dict_result(fn):
+    jitted = stax.jit(fn)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        x, b = rng.random(6), rng.random(6)
+        want = x.copy()
+        fn(want, b)
+        got = jitted(x, b)
+        assert got is None if fn is halving else got["x"] is x
+        np.testing.assert_allclose(x, want, rtol=1e-12)
+    assert _direct(jitted)
