@@ -9,6 +9,7 @@ one renderer owns the indentation.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
@@ -1091,17 +1092,35 @@ class KernelPrinter:
     def print_lane_reduction(self, nodes: list[Node], accs: list[Accumulator],
                              printer: ExprPrinter, suffix: str, start: str, stop: str) -> None:
         """[GEN2] A reduction over a run-time length (generic programs, issue 11) into a vector
-        of lane accumulators: `omp simd` over the lanes of whole vectors, the lanes folded
-        pairwise (a tree of log2(lanes) vector steps), then the remaining elements one by one
-        into the scalar. `omp simd reduction` over a run-time trip count left its scalar
-        remainder adding through the stack (store-to-load forwarding per element) and folded
-        its 16 lanes one after another (16 dependent adds per row): layernorm rows of 100
-        floats, C++ micro, 1.16x the constant-length loop; this form 0.95x (256: 1.06x, 300:
-        0.90x, 17: 0.89x). Each lane's order is fixed, so results do not depend on threads."""
+        of lane accumulators: `omp simd` over the lanes of whole vectors; the elements left
+        over by one more vector, the last one of the range, whose lanes already added hold
+        the identity (a range shorter than a vector: one by one into the scalar); then the
+        lanes folded pairwise (a tree of log2(lanes) vector steps). `omp simd reduction` over
+        a run-time trip count left its scalar remainder adding through the stack (store-to-load
+        forwarding per element) and folded its 16 lanes one after another (16 dependent adds
+        per row): layernorm rows of 100 floats, C++ micro, 1.17x the constant-length loop,
+        this form 0.93x (250: 1.16x -> 0.96x, 300: 1.06x -> 0.85x)."""
         out = self.out
         lanes, vec = "stax_lanes", f"r0_vec{suffix}"
         widest = ", ".join(["4"] + [f"sizeof({a.acc_type})" for a in accs])
+        bodies = [n.body for n in nodes if n.body is not None]
         state = dict(printer.names), dict(printer.atom_names), printer.counter
+
+        def lane_loop(first: str, last: bool) -> None:
+            """The lane loop of the vector starting at `first` (`last`: lanes before `vec`
+            were added already and add the identity)."""
+            printer.names, printer.atom_names, printer.counter = map(copy.copy, state)
+            body = Emitter()
+            body.stmt(f"const int64_t r0 = {first} + lane;")
+            for a, v in zip(accs, printer.emit(bodies, body), strict=True):
+                value = f"(r0 >= {vec} ? {v} : {a.init()})" if last else v
+                body.add(*a.update(value, "r0", f"{suffix}_l", "lane"))
+            # no `reduction(|:stax_bad)` unless the body raises: unused, it still cost 1.5x
+            pragma = self.simd_pragma(bad=any(BAD in line for line in render(body.code)))
+            with out.loop("lane", 0, lanes, pragmas=[pragma]):
+                out.add(*body.code)
+
+        whole = f"{stop} - ({start}) >= {lanes}"
         with out.block():
             out.stmt(f"constexpr int64_t {lanes} = " + (
                 str(self.plan.simd_lanes) if self.plan.simd_lanes
@@ -1109,24 +1128,18 @@ class KernelPrinter:
             for a in accs:
                 out.add(*a.declare(f"{suffix}_l", lanes))
             out.stmt(f"const int64_t {vec} = {start} + ({stop} - ({start})) / {lanes} * {lanes};")
-            body = Emitter()
-            body.stmt("const int64_t r0 = rb + lane;")
-            bodies = [n.body for n in nodes if n.body is not None]
-            for a, v in zip(accs, printer.emit(bodies, body), strict=True):
-                body.add(*a.update(v, "r0", f"{suffix}_l", "lane"))
-            # no `reduction(|:stax_bad)` unless the body raises: unused, it still cost 1.5x
-            pragma = self.simd_pragma(bad=any(BAD in line for line in render(body.code)))
-            with out.loop("rb", start, vec, step=lanes), \
-                    out.loop("lane", 0, lanes, pragmas=[pragma]):
-                out.add(*body.code)
+            with out.loop("rb", start, vec, step=lanes):
+                lane_loop("rb", False)
+            with out.block(f"if ({whole} && {vec} < {stop})"):
+                lane_loop(f"{stop} - {lanes}", True)
             with out.block(f"for (int64_t w = {lanes} / 2; w > 0; w /= 2)"), \
                     out.loop("lane", 0, "w", pragmas=["omp simd"]):
                 for a in accs:
                     out.add(*a.combine(f"{suffix}_l", f"{suffix}_l", "lane", "lane + w"))
             for a in accs:
                 out.add(*a.combine(f"{suffix}_l", suffix, "", "0"))
-            printer.names, printer.atom_names, printer.counter = state
-            with out.loop("r0", vec, stop):
+            printer.names, printer.atom_names, printer.counter = map(copy.copy, state)
+            with out.block(f"if (!({whole}))"), out.loop("r0", vec, stop):
                 for a, v in zip(accs, printer.emit(bodies, out), strict=True):
                     out.add(*a.update(v, "r0", suffix))
 
