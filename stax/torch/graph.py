@@ -140,6 +140,9 @@ class Segment:
     calls: dict[tuple[Any, ...], Callable[[list[np.ndarray]], Any]] = field(
         default_factory=dict)
     tensors: tuple[bool, ...] = ()  # which inputs are tensors (the others are Python scalars)
+    # [TORCH2] the latest compiled signature of the input arrays (shape, byte strides, dtype
+    # each) and its program's call without input checks (`_unchecked`), or None
+    proven: tuple[tuple[Any, ...], Callable[..., Any]] | None = None
 
 
 class GraphRunner:
@@ -441,11 +444,15 @@ class GraphRunner:
             jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
         arrays = [x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)]
         try:
-            call = seg.calls[tuple(key)] = jitted.compile(*arrays).program.call
+            comp = jitted.compile(*arrays)
         except NodeFailed:
             raise
         except Exception as e:  # noqa: BLE001 - whatever broke, PyTorch runs these ops
             raise SegmentFailed(f"{type(e).__name__}: {e}") from e
+        call = seg.calls[tuple(key)] = comp.program.call
+        unchecked = _unchecked(comp, arrays, step) if all(seg.tensors) else None
+        seg.proven = None if unchecked is None else (
+            tuple((a.shape, a.strides, a.dtype) for a in arrays), unchecked)
         return call
 
     def _straight_line(self) -> Callable[[list[Any]], list[Any]]:
@@ -494,12 +501,28 @@ class GraphRunner:
                               for v, t in zip(ins, seg.tensors, strict=True))
                 arrays = "".join(f"{v}.numpy(force=True), "
                                  for v, t in zip(ins, seg.tensors, strict=True) if t)
+                targets = "".join(f"{names[n]}, " for n in step.outputs)
                 body.append(f"# segment: {', '.join(n.name for n in step.nodes)}")
-                body.append(f"call = calls{k}.get(({key}))")
-                body.append("if call is None:")
-                body.append(f"    call = program(seg{k}, [{''.join(f'{v}, ' for v in ins)}])")
+                keyed = [f"call = calls{k}.get(({key}))", "if call is None:",
+                         f"    call = program(seg{k}, [{''.join(f'{v}, ' for v in ins)}])"]
+                if seg.proven is None:
+                    body += [*keyed, f"[{targets}*_] = call([{arrays}])"]
+                else:  # [TORCH2] the signature compiled last: its program without checks
+                    env[f"proven{k}"] = seg.proven[1]
+                    arrays = [f"a{k}_{j}" for j in range(len(ins))]
+                    same = " and ".join(
+                        f"{a}.shape == {shape!r} and {a}.strides == {strides!r} and "
+                        f"{a}.dtype == {render(dtype)}"
+                        for a, (shape, strides, dtype) in zip(arrays, seg.proven[0],
+                                                              strict=True))
+                    listed = "".join(f"{a}, " for a in arrays)
+                    body += [f"{listed}= {''.join(f'{v}.numpy(force=True), ' for v in ins)}",
+                             f"if {same}:", f"    [{targets}*_] = proven{k}({listed})",
+                             "else:",
+                             *(f"    {line}" for line in keyed),
+                             f"    [{targets}*_] = call([{listed}])",
+                             f"del {listed}"]  # inputs may be freed after their last use
                 outs = [names[n] for n in step.outputs]
-                body.append(f"[{''.join(f'{o}, ' for o in outs)}*_] = call([{arrays}])")
                 for j, (o, stride) in enumerate(zip(outs, seg.layouts, strict=True)):
                     env[f"layout{k}_{j}"] = stride
                     body.append(f"{o} = from_numpy({o}, layout{k}_{j})")
@@ -696,6 +719,23 @@ def _create(node: fx.Node, meta: Any, values: Iterable[Any]) -> Any:
 # Node-level translations tried before the table's (None: the table's applies).
 _REWRITES: dict[Any, Callable[..., Any]] = {
     aten.sum.dim_IntList: _sum_of_reshape, **dict.fromkeys(PRODUCTS, _product)}
+
+
+def _unchecked(comp: Any, arrays: list[np.ndarray], step: Step) -> Callable[..., Any] | None:
+    """[TORCH2] The call of `comp` on arrays of the signature of `arrays` without its input
+    checks (`program.proven`; a generic program's entry at these exact shapes), returning
+    the outputs as a tuple; None where that would differ from `program.call`: a program
+    without such an entry, one that checks values or writes arguments back, or a single 0-d
+    output (`proven` returns it as a NumPy scalar)."""
+    program, traced = comp.program, comp.traced
+    zero_d = program.single and getattr(step.outputs[0].meta.get("val"), "ndim", 0) == 0
+    if program.proven is None or traced.narrowed_ints or traced.writeback or \
+            traced.returned_args or zero_d:
+        return None
+    proven = (program.at_shape and program.at_shape(*arrays)) or program.proven
+    if program.single:
+        return lambda *arrays: (proven(*arrays),)
+    return proven
 
 
 class _Resume(Exception):  # noqa: N818 - the straight-line runner hands over to `_execute`

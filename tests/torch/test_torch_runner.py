@@ -35,11 +35,32 @@ def test_straight_line_runner_matches_and_keeps_views_and_dead_values_out() -> N
         assert_close(got, list(f(x, w)), rtol=1e-6, atol=1e-6)
         assert_close(got, first, rtol=0, atol=0)
         assert got[2]._base is x or got[2].data_ptr() == x[1:].data_ptr()  # a view, as eager
-    # A new input signature (other strides) compiles inside the straight-line runner.
+    # [TORCH2] the signature compiled last runs its program without the wrapper's checks
+    assert "] = proven" in runner.fast_source
+    # A new input signature (other strides) compiles inside the straight-line runner; the
+    # first signature still runs its own program.
     xt = torch.randn(4, 3).t()
+    assert_close(runner([xt, w]), list(f(xt, w)), rtol=1e-6, atol=1e-6)
+    assert_close(runner([x, w]), first, rtol=0, atol=0)
     assert_close(runner([xt, w]), list(f(xt, w)), rtol=1e-6, atol=1e-6)
     segment = next(s for s in runner.steps if s.kind == "stax")
     assert len(runner.segments[segment.nodes].calls) == 2
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,)])
+def test_straight_line_single_outputs(shape: tuple[int, ...]) -> None:
+    """[TORCH2] One output (0-d: returned by `proven` as a NumPy scalar, so the checked
+    call runs) stays a tensor of eager's shape and value on every call."""
+    def f(x):  # noqa: ANN001, ANN202
+        return ((x * 2 + 1).sum(0) if shape else (x * 2 + 1).sum(),)
+
+    x = torch.randn(5, *shape)
+    runner = _runner(f, x)
+    for _ in range(3):
+        (got,) = runner([x])
+        (want,) = f(x)
+        assert isinstance(got, torch.Tensor) and got.shape == want.shape
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_failure_in_straight_line_runner_resumes_without_redrawing() -> None:
