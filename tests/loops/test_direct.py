@@ -189,3 +189,43 @@ def test_no_result_and_a_dict_result(fn):
         assert got is None if fn is halving else got["x"] is x
         np.testing.assert_allclose(x, want, rtol=1e-12)
     assert _direct(jitted)
+
+
+def lu(A):  # npbench's, verbatim: nested loops run by their own C drivers
+    for i in range(A.shape[0]):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, A.shape[0]):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+
+
+def scaled_rows(x, b):  # independent iterations, each storing its own row
+    for i in range(x.shape[0]):
+        x[i] = b[i] * 2.0 + x[i]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nested_loops_warm(dtype):
+    jitted = stax.jit(lu)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        m = rng.random((7, 7))
+        A = (m @ m.T + 7 * np.eye(7)).astype(dtype)
+        want = A.copy()
+        lu(want)
+        assert jitted(A) is None
+        np.testing.assert_allclose(A, want, rtol=1e-4 if dtype == np.float32 else 1e-10)
+    assert _direct(jitted)
+
+
+def test_independent_iterations_warm():
+    jitted = stax.jit(scaled_rows)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        x, b = rng.random((50, 40)), rng.random((50, 40))
+        want = scaled_rows(x.copy(), b)
+        assert jitted(x, b) is x
+        np.testing.assert_allclose(x, want, rtol=1e-12)
+    assert _direct(jitted)
