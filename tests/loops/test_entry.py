@@ -104,7 +104,9 @@ def test_bodies_compile_in_the_background_and_the_first_run_waits(monkeypatch):
     np.testing.assert_allclose(stax.jit(trisolv)(L, x, b), want, rtol=1e-12)
     body = _body(trisolv)
     assert started == ["stax loop bodies"]  # once, on the background thread
-    assert body.building is None  # joined by the first run, then dropped
+    # joined by the first run, then dropped; or finished before the run needed the runner
+    # (a loaded machine: the run then takes the runner it set, without a join)
+    assert body.building is None or not body.building.is_alive()
     assert body.runner is not None
 
 
