@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import numpy as np
 
 from stax.api import Compilation, Jitted, jit
 from stax.backends import get_backend
+from stax.backends.cpu.cpp import vector_blocker
+from stax.backends.cpu.vecreport import LoopReport, describe, remarks_available, vector_report
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.graph import Graph
@@ -18,6 +21,7 @@ from stax.ir.printer import format_program
 from stax.ir.sym import ShapeEnv, Sym, env_of, is_data
 from stax.ir.validate import Problem, validate
 from stax.report.progress import progress
+from stax.runtime.compiler import isa_level
 from stax.sched.deps import SchedulerNode
 from stax.sched.exact import MAX_EXACT_NODES, FBuffer, FusionProblem, fusion_cost, solve_exact
 from stax.sched.fusion import can_fuse, log_lines, single
@@ -51,6 +55,7 @@ class Report:
     name: str = ""  # the function's name, for the HTML page's title
     shapes: tuple[tuple[int, ...], ...] = ()  # the explained call's argument shapes
     replay: str = ""  # [BRK] with breaks: whether warm calls replay a tape (stax.frontend.replay)
+    isa: str = ""  # [VEC] the ISA level the kernels were compiled for
 
     def to_html(self, path: str | Path | None = None) -> str:
         """The report as one self-contained HTML page (`stax.report`); written to `path` if
@@ -100,6 +105,23 @@ class Report:
         """What `stax.ir.validate` finds wrong with the lowered program (empty: valid)."""
         return validate(self.compilation.lowered.program)
 
+    @cached_property
+    def vectorization(self) -> tuple[LoopReport, ...]:
+        """[VEC] Each innermost loop of the generated C++: marked `omp simd` or not, vectorized
+        by g++ or not, and why (g++'s remark); one more compile with vectorizer remarks."""
+        return vector_report(self.compilation.program.cpp, self.isa)
+
+    def _vectorization_text(self) -> str:
+        if self.isa == "scalar":
+            return "none: the scalar ISA level compiles with -fno-tree-vectorize"
+        blocked = [f"{p.name}: its loops carry no `omp simd`: {reason} (rule vector_blocker)"
+                   for p in self.compilation.program.plans
+                   if (reason := vector_blocker(n.body for n in p.nodes if n.body is not None))]
+        if not remarks_available():
+            return "\n".join([*blocked, "g++ remarks not available: the C++ compiler is not "
+                              "GCC (no -fopt-info)"])
+        return "\n".join([*blocked, describe(self.vectorization)])
+
     @property
     def fusion_log(self) -> tuple[str, ...]:
         """The fusion log's text, rendered from the scheduler's records."""
@@ -130,6 +152,7 @@ class Report:
             ("Axis groups and tiling cases (seed 003; the kernels above still use their "
              "forms)", "\n".join(map(str, self.tilings)) or "none"),
             ("Memory", self.schedule.memory.describe()),
+            ("Vectorization (g++ remarks, innermost loops)", self._vectorization_text()),
         ]
         if self.gap is not None:
             sections.append(("Optimality gap (exact solver)", str(self.gap)))
@@ -296,7 +319,7 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any, exact: bool = False,
     verdict = verify_schedule(comp.schedule) if verify else None
     name = getattr(jitted.fn, "__qualname__", "") or ""
     return Report(comp, gap, verdict, breaks, name, tuple(np.shape(a) for a in args),
-                  replay)
+                  replay, isa_level(jitted.options["isa"]))
 
 
 def describe_replay(jitted: Jitted, args: tuple[Any, ...], builder: Any) -> str:

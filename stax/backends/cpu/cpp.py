@@ -213,7 +213,8 @@ class ExprPrinter:
         """The C++ of op `fn` on operands `a` of dtypes `args`, giving `out`. [A1]"""
         t = ctype(args[0]) if args else ctype(out)
         if fn == "cast":
-            return f"stax_cast<{ctype(out)}, {t}>({a[0]}, {BAD})"
+            helper = "stax_cast_clamped" if _clamped_into(exprs[0], out) else "stax_cast"
+            return f"{helper}<{ctype(out)}, {t}>({a[0]}, {BAD})"
         if fn == "power" and out.kind == "f":
             exponent = exprs[1]
             if isinstance(exponent, Const) and exponent.value in (2.0, 3.0, 4.0):
@@ -267,10 +268,17 @@ class ExprPrinter:
 COMPLEX_SCALAR = frozenset(op.name for op in ELEMENTWISE if op.cpp.complex_scalar)  # [E16]
 
 
+# [VEC] g++ 12 vectorizes no loop that loads, converts or stores _Float16 (x86-64-v4 has no
+# AVX512-FP16); explicit vector code (argmax's stax_arg_block) still takes widened values
+HALF_VALUES = "float16 values (g++ has no vector type for _Float16 below AVX512-FP16)"
+
+
 def vector_blocker(bodies: Iterable[Expr]) -> str | None:
     """Why a loop computing `bodies` cannot be vectorized on x86, or None. Such loops get no
     `omp simd`: the vectorization test holds every marked loop to being vectorized."""
     for e in walk_all(list(bodies)):
+        if e.dtype == HALF:
+            return HALF_VALUES
         if isinstance(e, Call) and any(x.dtype.kind == "c" for x in e.args) and \
                 e.fn in COMPLEX_SCALAR:  # [E16]
             return f"complex {e.fn} calls glibc's scalar complex functions or branches"
@@ -297,6 +305,31 @@ def _size_divisor(fn: str, exprs: tuple[Expr, ...]) -> IndexValue | None:
     if isinstance(size, IndexValue) and not size.index.terms and is_sym(size.index.const):
         return size
     return None
+
+
+def _value_range(e: Expr) -> tuple[float, float]:
+    """[VEC] Bounds of a float value apart from NaN, from the constants of the maximum/minimum
+    (np.clip) that compute it; (-inf, inf) where unknown."""
+    if isinstance(e, Const) and e.dtype.kind == "f":
+        value = float(e.dtype.type(e.value))  # as the kernel holds it (float32: rounded)
+        return value, value
+    if isinstance(e, Call) and e.fn in ("maximum", "minimum") and e.dtype.kind == "f" and \
+            all(x.dtype == e.dtype for x in e.args):
+        (alo, ahi), (blo, bhi) = _value_range(e.args[0]), _value_range(e.args[1])
+        pick = max if e.fn == "maximum" else min
+        return pick(alo, blo), pick(ahi, bhi)
+    return -np.inf, np.inf
+
+
+def _clamped_into(arg: Expr, out: np.dtype) -> bool:
+    """[VEC] Is a float cast to integer `out` clamped into range before (np.clip, then astype)?
+    Then only NaN can be out of range: `stax_cast_clamped` tests it alone (with the full range
+    test, g++ specializes the clamp's constant paths and leaves the loop scalar)."""
+    if arg.dtype.kind != "f" or out.kind not in "iu":
+        return False
+    lo, hi = _value_range(arg)
+    info = np.iinfo(np.int32 if out.itemsize <= 2 else out)  # 8/16-bit: through int32
+    return lo >= info.min and hi < float(info.max) + 1
 
 
 def _far_constant(arg: Expr) -> bool:
@@ -689,12 +722,13 @@ class KernelPrinter:
         lanes = f" simdlen({self.plan.simd_lanes})" if self.plan.simd_lanes else ""
         return f"omp simd{lanes}{clause}{SIMD_BAD if bad else ''}"
 
-    def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
+    def simd_ok(self, nodes: Sequence[Node], var: str, allow: str | None = None) -> bool:
         """Force `omp simd` only where every store is unit-stride (or invariant) in `var` and
         every load is too or reads every 2nd..`MAX_INTERLEAVE`th element (`x[:, ::2]`, the
         windows of a 2x2 max pooling): g++ loads such a read as whole vectors de-interleaved
         by permutes. Other strided or data-dependent accesses become gathers and scatters,
-        slower than scalar code on this class of CPU."""
+        slower than scalar code on this class of CPU. `allow`: a `vector_blocker` reason the
+        caller's own vector code does not mind."""
         for n in nodes:
             if n.body is None:
                 continue
@@ -704,7 +738,7 @@ class KernelPrinter:
                 if not index.is_linear_in(var) or not (
                         isinstance(c, int) and -1 <= c <= most):
                     return False
-        return vector_blocker(n.body for n in nodes if n.body is not None) is None
+        return vector_blocker(n.body for n in nodes if n.body is not None) in (None, allow)
 
     def open_loops(self, scope: ExitStack, names: Sequence[str], ranges: Sequence[int],
                    simd_clause: str | None) -> None:
@@ -1057,7 +1091,7 @@ class KernelPrinter:
         node = nodes[0]
         if len(rnames) == 1 and self.vectorize and _is_arg(node) and not any(
                 a.acc_type.startswith("stax_complex") for a in accs) and \
-                self.simd_ok(nodes, rnames[0]):
+                self.simd_ok(nodes, rnames[0], allow=HALF_VALUES):
             self.print_arg_lanes(nodes, accs, suffix, start,
                                  stop or str(node.reduction_ranges[0]))
             return
@@ -1172,7 +1206,8 @@ class KernelPrinter:
                     out.stmt(f"alignas(64) {_arg_type(accs[k])} {accs[k].name}_vb[{ARG_BLOCK}];")
                 with out.block(f"for (int64_t rb = {start}; rb < {stop}; rb += {ARG_BLOCK})"):
                     out.stmt(f"const int64_t rn = std::min<int64_t>({ARG_BLOCK}, {stop} - rb);")
-                    with out.loop("lane", 0, "rn", pragmas=[f"omp simd{SIMD_BAD}"]):
+                    simd = vector_blocker(nodes[k].body for k in blocked) is None  # type: ignore[misc]
+                    with out.loop("lane", 0, "rn", pragmas=[f"omp simd{SIMD_BAD}"] * simd):
                         out.stmt("const int64_t r0 = rb + lane;")
                         printer = ExprPrinter(nodes[0].var_ranges)
                         values = printer.emit([nodes[k].body for k in blocked],  # type: ignore[misc]

@@ -586,6 +586,18 @@ template <typename To, typename From> static inline To stax_cast(From x, int& ba
         return (To)x;
     }
 }
+// [VEC] A float the program clamped into To's range before the cast (np.clip, then astype):
+// only NaN is out of range (NumPy's value for it, as stax_cast gives it). One NaN test: with
+// stax_cast's range tests g++ specializes the clamp's constant paths (PRE) into selects of
+// narrow values under wide masks, which it cannot vectorize.
+template <typename To, typename From> static inline To stax_cast_clamped(From x, int& bad) {
+    int unused = 0;
+    const To nan_value = stax_cast<To, From>(std::numeric_limits<From>::quiet_NaN(), unused);
+    const bool ok = x == x;
+    bad |= stax_bit(!ok, STAX_INVALID_CAST);
+    if constexpr (sizeof(To) <= 2) return ok ? (To)(int32_t)(ok ? x : (From)0) : nan_value;
+    else return ok ? (To)(ok ? x : (From)0) : nan_value;
+}
 
 // Comparisons: NumPy compares a signed with an unsigned integer exactly (its uint64/int64
 // loops); C++ would convert the signed one to unsigned. Other pairs: the plain operator. [A1]

@@ -12,10 +12,18 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from stax.runtime.compiler import BASE_FLAGS, ISA_FLAGS, compiler
+from stax.runtime.compiler import (
+    BASE_FLAGS,
+    ISA_FLAGS,
+    CompilerNotFound,
+    compiler,
+    compiler_identity,
+)
 
 _REMARK = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: (optimized|missed): (.*)$")
 _LIBRARY_CALL = re.compile(r"distributed: split to 0 loops and \d+ library calls")
@@ -74,9 +82,18 @@ def innermost_loops(cpp: str) -> list[_Loop]:
     return [loop for loop in loops if loop.inner and loop.function]  # not the header's
 
 
+def remarks_available() -> bool:
+    """Whether the C++ compiler gives GCC's vectorizer remarks (-fopt-info): GCC, not clang."""
+    try:
+        return "Free Software Foundation" in compiler_identity()
+    except CompilerNotFound:
+        return False
+
+
+@lru_cache(maxsize=32)
 def vector_report(cpp: str, isa: str) -> tuple[LoopReport, ...]:
     """Compile `cpp` at ISA level `isa` with g++'s vectorizer remarks; one entry per innermost
-    loop (one compile, object code discarded)."""
+    loop (one compile, object code discarded; the last sources' reports are kept)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, remarks = Path(tmp) / "kernels.cpp", Path(tmp) / "remarks.txt"
         src.write_text(cpp)
@@ -110,3 +127,18 @@ def vector_report(cpp: str, isa: str) -> tuple[LoopReport, ...]:
         out.append(LoopReport(loop.function, loop.line, loop.code, loop.marked, bool(done),
                               reason))
     return tuple(out)
+
+
+def describe(loops: Sequence[LoopReport]) -> str:
+    """[VEC] `stax.explain`'s section: a count, then each innermost loop, whether Stax marked
+    it `omp simd`, whether g++ vectorized it, and g++'s reason."""
+    done = sum(loop.vectorized for loop in loops)
+    missed = sum(loop.marked and not loop.vectorized for loop in loops)
+    lines = [f"{done} of {len(loops)} innermost loops vectorized; marked `omp simd` and left "
+             f"scalar by g++: {missed}"]
+    for loop in loops:
+        mark = "omp simd" if loop.marked else "not marked"
+        state = "vectorized" if loop.vectorized else "SCALAR"
+        lines.append(f"  {loop.function} line {loop.line} `{loop.code}`: {mark}, {state}: "
+                     f"{loop.reason}")
+    return "\n".join(lines)
