@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,6 @@ import numpy as np
 
 from stax.api import Compilation, Jitted, jit
 from stax.backends import get_backend
-from stax.backends.cpu.cpp import vector_blocker
-from stax.backends.cpu.vecreport import LoopReport, describe, remarks_available, vector_report
 from stax.frontend.breaks import Break, run_segmented
 from stax.frontend.trace import GraphBreak
 from stax.graph import Graph
@@ -105,22 +102,12 @@ class Report:
         """What `stax.ir.validate` finds wrong with the lowered program (empty: valid)."""
         return validate(self.compilation.lowered.program)
 
-    @cached_property
-    def vectorization(self) -> tuple[LoopReport, ...]:
-        """[VEC] Each innermost loop of the generated C++: marked `omp simd` or not, vectorized
-        by g++ or not, and why (g++'s remark); one more compile with vectorizer remarks."""
-        return vector_report(self.compilation.program.cpp, self.isa)
-
-    def _vectorization_text(self) -> str:
-        if self.isa == "scalar":
-            return "none: the scalar ISA level compiles with -fno-tree-vectorize"
-        blocked = [f"{p.name}: its loops carry no `omp simd`: {reason} (rule vector_blocker)"
-                   for p in self.compilation.program.plans
-                   if (reason := vector_blocker(n.body for n in p.nodes if n.body is not None))]
-        if not remarks_available():
-            return "\n".join([*blocked, "g++ remarks not available: the C++ compiler is not "
-                              "GCC (no -fopt-info)"])
-        return "\n".join([*blocked, describe(self.vectorization)])
+    @property
+    def vectorization(self) -> str:
+        """[VEC] Each innermost loop of the generated code: asked to vectorize or not, vectorized
+        or not, and why (the backend's report: g++'s remarks for the CPU backend)."""
+        return get_backend(self.compilation.backend).vectorization(
+            self.compilation.program.cpp, self.compilation.program.plans, self.isa)
 
     @property
     def fusion_log(self) -> tuple[str, ...]:
@@ -152,7 +139,7 @@ class Report:
             ("Axis groups and tiling cases (seed 003; the kernels above still use their "
              "forms)", "\n".join(map(str, self.tilings)) or "none"),
             ("Memory", self.schedule.memory.describe()),
-            ("Vectorization (g++ remarks, innermost loops)", self._vectorization_text()),
+            ("Vectorization (innermost loops)", self.vectorization),
         ]
         if self.gap is not None:
             sections.append(("Optimality gap (exact solver)", str(self.gap)))

@@ -95,6 +95,11 @@ class Backend(ABC):
         """Source -> loaded module: an object whose `.library` has one callable per
         region name (ctypes' CDLL for the CPU backend)."""
 
+    def vectorization(self, source: str, plans: Sequence[KernelPlan], isa: str) -> str:
+        """[VEC] For `stax.explain`: which loops of `source` (built at ISA level `isa`) run in
+        vector registers, and why the others do not."""
+        return f"not reported by backend {self.name!r}"
+
     # [H10] issue 10: loops compiled once per body (stax.loops.runner)
     def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
         """One module holding loop bodies' regions and drivers (`stax_loop<suffix>`: all the

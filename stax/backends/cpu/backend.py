@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING  # [H10]
 from stax.backends.base import Backend, FusionRules, KernelRegion
 from stax.backends.cpu import loop_driver  # [H10]
 from stax.backends.cpu.cpp import HEADER, print_module
+from stax.backends.cpu.vecreport import vectorization_text
 from stax.ir.program import Buffer, Node
 from stax.runtime.compiler import (
     Compiled,
@@ -69,6 +70,9 @@ class CpuBackend(Backend):
         return compile_source(source, isa, PRECOMPILED)
 
     # [H10] issue 10: C++ loop drivers (`stax.backends.cpu.loop_driver`)
+    def vectorization(self, source: str, plans: Sequence[KernelPlan], isa: str) -> str:
+        return vectorization_text(source, plans, isa)  # [VEC] g++'s remarks per loop
+
     def emit_loops(self, drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
         return loop_driver.emit_loops(drivers)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from stax.backends.cpu.cpp import vector_blocker
 from stax.runtime.compiler import (
     BASE_FLAGS,
     ISA_FLAGS,
@@ -24,6 +25,7 @@ from stax.runtime.compiler import (
     compiler,
     compiler_identity,
 )
+from stax.tiling.plan import KernelPlan
 
 _REMARK = re.compile(r"^[^:\s]+\.cpp:(\d+):\d+: (optimized|missed): (.*)$")
 _LIBRARY_CALL = re.compile(r"distributed: split to 0 loops and \d+ library calls")
@@ -142,3 +144,17 @@ def describe(loops: Sequence[LoopReport]) -> str:
         lines.append(f"  {loop.function} line {loop.line} `{loop.code}`: {mark}, {state}: "
                      f"{loop.reason}")
     return "\n".join(lines)
+
+
+def vectorization_text(cpp: str, plans: Sequence[KernelPlan], isa: str) -> str:
+    """[VEC] `stax.explain`'s section: the kernels whose loops Stax leaves unmarked (rule
+    vector_blocker, with its reason), then g++'s verdict on each innermost loop."""
+    if isa == "scalar":
+        return "none: the scalar ISA level compiles with -fno-tree-vectorize"
+    blocked = [f"{p.name}: its loops carry no `omp simd`: {reason} (rule vector_blocker)"
+               for p in plans
+               if (reason := vector_blocker(n.body for n in p.nodes if n.body is not None))]
+    if not remarks_available():
+        return "\n".join([*blocked, "g++ remarks not available: the C++ compiler is not GCC "
+                          "(no -fopt-info)"])
+    return "\n".join([*blocked, describe(vector_report(cpp, isa))])
