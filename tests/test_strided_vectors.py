@@ -86,6 +86,21 @@ def test_max_pool_windows(dtype: str, k: int) -> None:
     _same(stax.jit(lambda x: pool(x, k))(x), pool(x, k))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64"])
+@pytest.mark.parametrize("step", [2, 3, 4])
+def test_strided_reductions(dtype: str, step: int) -> None:
+    """Reductions along strided rows (now forced vector loops too): argmax/argmin keep
+    NumPy's first position and first NaN, max propagates NaN (a row of NaN), sums match."""
+    x = _array((9, 4 * 301 + 3), dtype, seed=step)
+    if x.dtype.kind == "f":
+        x[4, ::step] = np.nan
+    for f in (lambda x: x[:, ::step].argmax(1), lambda x: x[:, 1::step].argmin(1),
+              lambda x: x[:, ::step].max(1), lambda x: x[:, 2::step].min(1)):
+        _same(stax.jit(f)(x), f(x))
+    for f in (lambda x: x[:, ::step].sum(1), lambda x: x[::step].sum(0)):
+        assert_matches(stax.jit(f)(x), f(x), rtol=1e-5 if dtype == "float32" else None)
+
+
 def test_strided_loops_are_vectorized() -> None:
     """The pooling kernel and a stride-3 read are marked `omp simd` and g++ vectorizes them."""
     if isa_level() == "scalar":
