@@ -26,7 +26,6 @@ from stax.ops.table import (
     by_ufunc,
     flag_enum_cpp,
     flag_index,
-    flag_messages,
     part,
     scan,
     ufunc_names,
@@ -36,5 +35,5 @@ __all__ = [
     "ANY_FLAG", "ELEMENTWISE", "FLAGS", "PARTS", "REDUCTIONS", "SCANS", "Cpp", "Domain",
     "Elementwise",
     "Flag", "Part", "Reduction", "Scan", "by_name", "by_ufunc", "flag_enum_cpp", "flag_index",
-    "flag_messages", "part", "scan", "ufunc_names",
+    "part", "scan", "ufunc_names",
 ]

@@ -14,30 +14,33 @@ Cost = Literal["cheap", "costly", "transcendental"]
 
 @dataclass(frozen=True)
 class Flag:
-    """A kernel error flag: C++ enumerator `STAX_<name>`, raised by the wrapper as `kind`."""
+    """A kernel error flag: C++ enumerator `STAX_<name>`, raised by the wrapper as `kind`. A
+    floating-point error NumPy reports through `np.errstate` names its category there
+    (`errstate`: "divide" or "invalid"); the wrapper then acts as `np.geterr()` says."""
 
     name: str
     kind: type[Exception]
     message: str
     when: str  # the C++ comment: what sets it
+    errstate: str | None = None
 
 
 FLAGS: tuple[Flag, ...] = (
     Flag("DIV_ZERO_FLOOR_DIVIDE", RuntimeWarning, "divide by zero encountered in floor_divide",
-         "integer // by zero: result 0"),
+         "integer // by zero: result 0", "divide"),
     Flag("DIV_ZERO_REMAINDER", RuntimeWarning, "divide by zero encountered in remainder",
-         "integer % by zero: result 0"),
+         "integer % by zero: result 0", "divide"),
     Flag("INDEX_OUT_OF_BOUNDS", IndexError,
          "index out of bounds in a gather (np.take / take_along_axis / x[idx])",
          "gather index out of range"),
     Flag("NEGATIVE_INT_POWER", ValueError, "Integers to negative integer powers are not allowed.",
          "integer ** negative"),
     Flag("INVALID_CAST", RuntimeWarning, "invalid value encountered in cast",
-         "float -> int of nan/inf/out of range"),
+         "float -> int of nan/inf/out of range", "invalid"),
     Flag("DIV_ZERO_RECIPROCAL", RuntimeWarning, "divide by zero encountered in reciprocal",
-         "integer reciprocal of 0"),
+         "integer reciprocal of 0", "divide"),
     Flag("INVALID_RECIPROCAL", RuntimeWarning, "invalid value encountered in reciprocal",
-         "integer reciprocal of 0 (NumPy converts 1.0 / 0 to the integer)"),
+         "integer reciprocal of 0 (NumPy converts 1.0 / 0 to the integer)", "invalid"),
 )
 ANY_FLAG = 7  # set with every other flag, so the wrapper checks one element; at most 7 flags
 assert len(FLAGS) <= ANY_FLAG
@@ -54,11 +57,6 @@ def flag_enum_cpp() -> str:
              for k, f in enumerate(FLAGS)]
     lines.append(f"    STAX_ANY_FLAG = {ANY_FLAG}  // set with every other flag")
     return "enum StaxFlag {\n" + "\n".join(lines) + "\n};"
-
-
-def flag_messages() -> tuple[tuple[type[Exception], str], ...]:
-    """The wrapper's (exception class, message) per flag index."""
-    return tuple((f.kind, f.message) for f in FLAGS)
 
 
 # ---- elementwise ops ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from stax.backends import (
 from stax.ir.program import Buffer
 from stax.ir.sym import SYM_MIN, ShapeEnv, data_atoms_in, env_of, is_sym, py_expr, py_shape
 from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
-from stax.ops import flag_messages  # [A1]
+from stax.ops import FLAGS  # [A1]
 from stax.runtime.compiler import Compiled
 from stax.runtime.externs import EXTERNS, SIZED
 from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
@@ -47,27 +47,42 @@ from stax.sched.scheduler import Schedule
 from stax.tiling.plan import SMALL_ROW, KernelPlan
 from stax.tiling.threads import team  # [H9] launch-time team size
 
-FLAG_MESSAGES = flag_messages()  # [A1] generated from stax.ops.FLAGS, as the C++ enum
-
 ANY_FLAG = OPS_ANY_FLAG  # [A1] kernels also set this one, so the wrapper checks a single element
 def new_flags() -> ctypes.Array:  # type: ignore[type-arg]
     """A zeroed kernel flag buffer."""
     return (ctypes.c_int32 * 8)()
 
 
+# NumPy's names and status bits of the errstate categories kernels report (numpy/_core/ufunc
+# config: the errtype passed to a `call` handler, UFUNC_FPE_DIVIDEBYZERO and UFUNC_FPE_INVALID)
+FPE = {"divide": ("divide by zero", 1), "invalid": ("invalid value", 8)}
+
+
 def raise_flags(values: Sequence[int], stacklevel: int = 3) -> None:
-    """NumPy's warnings and errors for the flags a kernel set (`values`: its flag buffer's)."""
-    for kind, message in [m for k, m in enumerate(FLAG_MESSAGES) if values[k]]:
-        if issubclass(kind, Warning):
-            warnings.warn(message, kind, stacklevel=stacklevel)
-        else:
-            raise kind(message)
+    """NumPy's warnings and errors for the flags a kernel set (`values`: its flag buffer's).
+    A floating-point error category acts as `np.geterr()` says, as NumPy's ufuncs do: ignore,
+    warn, raise FloatingPointError, call or log through `np.geterrcall()`, print."""
+    raised = [f for k, f in enumerate(FLAGS) if values[k]]
+    bits = sum({FPE[f.errstate][1] for f in raised if f.errstate})
+    modes = np.geterr()
+    for flag in raised:
+        mode = modes[flag.errstate] if flag.errstate else "raise"
+        if mode == "warn":
+            warnings.warn(flag.message, flag.kind, stacklevel=stacklevel)
+        elif mode == "raise":
+            raise (FloatingPointError if flag.errstate else flag.kind)(flag.message)
+        elif mode == "call":
+            np.geterrcall()(FPE[flag.errstate][0], bits)
+        elif mode == "log":
+            np.geterrcall().write(f"Warning: {flag.message}\n")
+        elif mode == "print":
+            sys.stderr.write(f"Warning: {flag.message}\n")
 
 
 def check_flags(flags: ctypes.Array) -> None:  # type: ignore[type-arg]
     """`raise_flags` for a flag buffer, cleared first (it serves the next call)."""
     values = tuple(flags)
-    for k in (*range(len(FLAG_MESSAGES)), ANY_FLAG):
+    for k in (*range(len(FLAGS)), ANY_FLAG):
         flags[k] = 0
     raise_flags(values, stacklevel=4)
 
