@@ -1142,12 +1142,15 @@ class KernelPrinter:
 
         def lane_loop(first: str, last: bool) -> None:
             """The lane loop of the vector starting at `first` (`last`: lanes before `vec`
-            were added already and add the identity)."""
+            were added already: a sum or product adds the identity there; max, min, any and
+            all, idempotent, take them again, which also keeps their selects vectorizable:
+            g++ 12 left `(v > n) ? v : n` of a select scalar, "control flow in loop")."""
             printer.names, printer.atom_names, printer.counter = map(copy.copy, state)
             body = Emitter()
             body.stmt(f"const int64_t r0 = {first} + lane;")
             for a, v in zip(accs, printer.emit(bodies, body), strict=True):
-                value = f"(r0 >= {vec} ? {v} : {a.init()})" if last else v
+                masked = last and a.fn in ("sum", "prod")
+                value = f"(r0 >= {vec} ? {v} : {a.init()})" if masked else v
                 body.add(*a.update(value, "r0", f"{suffix}_l", "lane"))
             # no `reduction(|:stax_bad)` unless the body raises: unused, it still cost 1.5x
             pragma = self.simd_pragma(bad=any(BAD in line for line in render(body.code)))
