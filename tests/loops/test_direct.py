@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import stax
+from loops.test_masked import lu  # npbench's: nested loops run by their own C drivers
 
 
 def trisolv(L, x, b):
@@ -189,15 +190,6 @@ def test_no_result_and_a_dict_result(fn):
         assert got is None if fn is halving else got["x"] is x
         np.testing.assert_allclose(x, want, rtol=1e-12)
     assert _direct(jitted)
-
-
-def lu(A):  # npbench's, verbatim: nested loops run by their own C drivers
-    for i in range(A.shape[0]):
-        for j in range(i):
-            A[i, j] -= A[i, :j] @ A[:j, j]
-            A[i, j] /= A[j, j]
-        for j in range(i, A.shape[0]):
-            A[i, j] -= A[i, :i] @ A[:i, j]
 
 
 def scaled_rows(x, b):  # independent iterations, each storing its own row
