@@ -141,7 +141,8 @@ class Segment:
         default_factory=dict)
     tensors: tuple[bool, ...] = ()  # which inputs are tensors (the others are Python scalars)
     # [TORCH2] the latest compiled signature of the input arrays (shape, byte strides, dtype
-    # each) and its program's call without input checks (`_unchecked`), or None
+    # each; run only on aligned arrays) and its program's call without input checks
+    # (`_unchecked`), or None
     proven: tuple[tuple[Any, ...], Callable[..., Any]] | None = None
 
 
@@ -412,7 +413,7 @@ class GraphRunner:
             return
         seg = self._segment(step)
         inputs = [env[n] for n in step.inputs]
-        arrays = [x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)]
+        arrays = _aligned([x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)])
         flat = self._program(seg, inputs)(arrays)
         for node, value, stride in zip(step.outputs, flat, seg.layouts, strict=False):
             env[node] = _tensor(value, stride)
@@ -442,7 +443,7 @@ class GraphRunner:
         jitted = seg.jitted.get(scalars)
         if jitted is None:
             jitted = seg.jitted[scalars] = self._jit(step, dict(scalars))
-        arrays = [x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)]
+        arrays = _aligned([x.numpy(force=True) for x in inputs if isinstance(x, torch.Tensor)])
         try:
             comp = jitted.compile(*arrays)
         except NodeFailed:
@@ -462,7 +463,8 @@ class GraphRunner:
         A new signature compiles (`_program`); a node failing to trace or a segment failing to
         compile hands the values computed so far to `_execute`, which plans the rest again."""
         names = {n: f"v{i}" for i, n in enumerate(self.gm.graph.nodes)}
-        env: dict[str, Any] = {"from_numpy": _tensor, "Tensor": torch.Tensor, "gm": self.gm,
+        env: dict[str, Any] = {"from_numpy": _tensor, "aligned": _aligned,
+                               "Tensor": torch.Tensor, "gm": self.gm,
                                "Resume": _Resume, "resume": self._resume}
         last_use: dict[fx.Node, int] = {}
         for k, step in enumerate(self.steps):
@@ -506,13 +508,15 @@ class GraphRunner:
                 keyed = [f"call = calls{k}.get(({key}))", "if call is None:",
                          f"    call = program(seg{k}, [{''.join(f'{v}, ' for v in ins)}])"]
                 if seg.proven is None:
-                    body += [*keyed, f"[{targets}*_] = call([{arrays}])"]
+                    body += [*keyed, f"[{targets}*_] = call(aligned([{arrays}]))"]
                 else:  # [TORCH2] the signature compiled last: its program without checks
                     env[f"proven{k}"] = seg.proven[1]
                     arrays = [f"a{k}_{j}" for j in range(len(ins))]
+                    # [REVIEW] and aligned: the wrapper copies a misaligned array (a tensor
+                    # over NumPy bytes at an odd offset); its kernels load whole elements
                     same = " and ".join(
                         f"{a}.shape == {shape!r} and {a}.strides == {strides!r} and "
-                        f"{a}.dtype == {render(dtype)}"
+                        f"{a}.dtype == {render(dtype)} and {a}.flags.aligned"
                         for a, (shape, strides, dtype) in zip(arrays, seg.proven[0],
                                                               strict=True))
                     listed = "".join(f"{a}, " for a in arrays)
@@ -520,7 +524,7 @@ class GraphRunner:
                              f"if {same}:", f"    [{targets}*_] = proven{k}({listed})",
                              "else:",
                              *(f"    {line}" for line in keyed),
-                             f"    [{targets}*_] = call([{listed}])",
+                             f"    [{targets}*_] = call(aligned([{listed}]))",
                              f"del {listed}"]  # inputs may be freed after their last use
                 outs = [names[n] for n in step.outputs]
                 for j, (o, stride) in enumerate(zip(outs, seg.layouts, strict=True)):
@@ -742,6 +746,21 @@ class _Resume(Exception):  # noqa: N818 - the straight-line runner hands over to
     def __init__(self, error: NodeFailed | SegmentFailed) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+def _aligned(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """[REVIEW] `arrays` with each one at an address that is not a multiple of its element
+    size (a tensor over NumPy bytes at an odd offset) replaced by an aligned copy of the same
+    shape and strides (the signature its program was compiled for): kernels load whole
+    elements, and programs' calls take arrays as they are."""
+    for k, a in enumerate(arrays):
+        if not a.flags.aligned:
+            span = 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides, strict=True)) \
+                // a.itemsize if a.size else 0
+            arrays[k] = np.lib.stride_tricks.as_strided(np.empty(span, a.dtype), a.shape,
+                                                        a.strides)
+            np.copyto(arrays[k], a)
+    return arrays
 
 
 def _tensor(value: np.ndarray, stride: tuple[int, ...] | None) -> torch.Tensor:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import run_sanitized
 from torch_helpers import assert_close
 
 torch = pytest.importorskip("torch")
@@ -61,6 +62,39 @@ def test_straight_line_single_outputs(shape: tuple[int, ...]) -> None:
         (want,) = f(x)
         assert isinstance(got, torch.Tensor) and got.shape == want.shape
         assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+MISALIGNED = """
+import numpy as np, torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from stax.torch.graph import GraphRunner
+
+def f(x):
+    return (torch.exp(x) * 2 + x,)
+
+x = torch.randn(1000)
+runner = GraphRunner(make_fx(f, tracing_mode="fake")(x), "t", {})
+for _ in range(2):
+    runner([x])
+assert "] = proven" in runner.fast_source
+storage = np.zeros(4001, np.uint8)  # a tensor over bytes at an odd address: same signature
+a = np.ndarray((1000,), np.float32, buffer=storage, offset=1)
+a[:] = np.random.default_rng(0).standard_normal(1000)
+t = torch.from_numpy(a)
+assert not a.flags.aligned and t.shape == x.shape and t.stride() == x.stride()
+for _ in range(2):
+    (got,) = runner([t])
+    torch.testing.assert_close(got, f(t.clone())[0], rtol=1e-5, atol=1e-5)
+print("sanitized ok")
+"""
+
+
+def test_straight_line_misaligned_input_takes_the_checked_call(tmp_path) -> None:  # noqa: ANN001
+    """[REVIEW] An input of the proven signature (shape, strides, dtype) at an address that is
+    not a multiple of its element size (a tensor over a NumPy buffer at an odd offset) runs
+    the checked call, which copies it: the unchecked entry's kernels would load misaligned
+    floats (UBSan: "load of misaligned address")."""
+    run_sanitized(MISALIGNED, tmp_path)
 
 
 def test_failure_in_straight_line_runner_resumes_without_redrawing() -> None:
