@@ -112,3 +112,18 @@ def test_strided_loops_are_vectorized() -> None:
         loops = vector_report(stax.jit(f).compile(arg).program.cpp, isa_level())
         assert loops and all(loop.marked and loop.vectorized for loop in loops), \
             [(loop.code, loop.reason) for loop in loops]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_ties_and_nans_of_every_pair(dtype: str) -> None:
+    """[FUZZ] maximum/minimum/fmax/fmin of every pair of -0.0, 0.0, NaN, +-inf and 1, alone and
+    read at stride 2: of two equal values NumPy's float16 loops keep the first, its float32/64
+    loops the second."""
+    def f(x: Any) -> Any:
+        a, b = x[::2], x[1::2]
+        return np.maximum(a, b), np.minimum(a, b), np.fmax(a, b), np.fmin(a, b)
+
+    specials = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf, 1.0], dtype)
+    pairs = np.stack([np.repeat(specials, 6), np.tile(specials, 6)], 1).ravel()
+    for got, want in zip(stax.jit(f)(pairs), f(pairs), strict=True):
+        _same(got, want)

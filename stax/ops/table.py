@@ -209,7 +209,8 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("greater_equal", np.greater_equal, _every("stax_less_equal({a1}, {a0})")),
     # [HUNT3] of two equal values NumPy's loops return the second (np.maximum(-0.0, 0.0) is
     # 0.0, np.minimum(0.0, -0.0) is -0.0), [FIX16] of two NaNs the first (the header's
-    # stax_maximum/stax_minimum: a NaN first, then ties to the second)
+    # stax_maximum/stax_minimum: a NaN first, then ties to the second; [FUZZ] float16's loops
+    # tie to the first: cpp.HALF_TIES)
     Elementwise("maximum", np.maximum, Cpp("stax_maximum<{t}>({a0}, {a1})",
                                           complex="stax_cmaximum({a0}, {a1})")),
     Elementwise("minimum", np.minimum, Cpp("stax_minimum<{t}>({a0}, {a1})",

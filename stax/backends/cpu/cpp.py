@@ -58,6 +58,9 @@ CTYPES = {"bool": "bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_
           "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double",
           "complex64": "stax_complex64", "complex128": "stax_complex128"}  # [E16] the header's
 HALF = np.dtype(np.float16)  # [A1] g++ 12's _Float16 (x86-64): stored as half, computed as float
+# [FUZZ] ops whose float16 loops in NumPy keep the first of two equal values (-0.0, 0.0), where
+# its float32/float64 loops keep the second: the header's stax_half_<op>
+HALF_TIES = ("maximum", "minimum", "fmax", "fmin")
 
 
 def ctype(dtype: np.dtype) -> str:
@@ -202,6 +205,8 @@ class ExprPrinter:
         if e.dtype == HALF or any(x.dtype == HALF for x in e.args):
             # [A1] float16 is stored as _Float16 and computed as float32, rounded per op (NumPy)
             a = [f"((float){s})" if x.dtype == HALF else s for s, x in zip(a, e.args, strict=True)]
+            if fn in HALF_TIES and all(x.dtype == HALF for x in e.args):
+                return f"((_Float16)stax_half_{fn}({a[0]}, {a[1]}))"  # [FUZZ] ties: the first
             args = tuple(np.dtype(np.float32) if x.dtype == HALF else x.dtype for x in e.args)
             out = np.dtype(np.float32) if e.dtype == HALF else e.dtype
             value = self.call(fn, a, args, out, e.args)

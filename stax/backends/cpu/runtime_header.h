@@ -665,6 +665,12 @@ template <typename T> static inline T stax_minimum(T a, T b) {
     const T second = b != b ? b : smaller;
     return a != a ? a : second;
 }
+// NumPy's float16 loops (computed here as float): of two equal values (-0.0 and 0.0) the
+// first; maximum/minimum a NaN first, fmax/fmin a NaN second ignored. [FUZZ]
+static inline float stax_half_maximum(float a, float b) { return a >= b || a != a ? a : b; }
+static inline float stax_half_minimum(float a, float b) { return a <= b || a != a ? a : b; }
+static inline float stax_half_fmax(float a, float b) { return a >= b || b != b ? a : b; }
+static inline float stax_half_fmin(float a, float b) { return a <= b || b != b ? a : b; }
 template <typename T> static inline T stax_fmax(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
     else return a >= b ? a : b;
