@@ -967,8 +967,8 @@ def _iota_lengths(v0: int, v1: np.ndarray) -> np.ndarray:
     """The lengths of v0..<v1 per iteration (checked: a ValueError names a bad range)."""
     from stax.nested.interp import check_range
     low = int(v1.min()) if len(v1) else v0
-    if low < v0:
-        check_range(np.array([v0]), np.array([low]), np.array([1]))
+    if low < v0:  # [FUZZ] names the first bad range, as the interpreter does (not the least)
+        check_range(np.full(len(v1), v0), v1, np.ones(len(v1), dtype=np.int64))
     return v1 - v0 if v0 else v1
 
 

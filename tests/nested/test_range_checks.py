@@ -44,7 +44,9 @@ def test_deferred_iota_checks(name: str) -> None:
         check(fn, ns, jitted=f)
     for ns, message in ((np.array([4, -3, 2]), r"Range 0\.\.1\.\.<-3 is invalid"),
                         (np.array([-1]), r"Range 0\.\.1\.\.<-1 is invalid"),
-                        (np.array([0, -2], dtype=np.int32), r"Range 0\.\.1\.\.<-2 is invalid")):
+                        (np.array([0, -2], dtype=np.int32), r"Range 0\.\.1\.\.<-2 is invalid"),
+                        # [FUZZ] the first bad range is named, as by the interpreter
+                        (np.array([3, -1, -5, -2]), r"Range 0\.\.1\.\.<-1 is invalid")):
         with pytest.raises(ValueError, match=message):
             sn.interpret(fn, ns)
         for _ in range(2):  # flattened, then after a good call (replays) again
