@@ -671,12 +671,15 @@ static inline float stax_half_maximum(float a, float b) { return a >= b || a != 
 static inline float stax_half_minimum(float a, float b) { return a <= b || a != a ? a : b; }
 static inline float stax_half_fmax(float a, float b) { return a >= b || b != b ? a : b; }
 static inline float stax_half_fmin(float a, float b) { return a <= b || b != b ? a : b; }
+// [REVIEW] floats: selects, not std::fmax, whose choice between -0.0 and 0.0 depended on the
+// build (glibc's call at -O1 and the scalar ISA level kept the first, -O3's inline code the
+// second): NumPy's float32/64 loops keep the second; a NaN is ignored (both NaN: NaN)
 template <typename T> static inline T stax_fmax(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) return std::fmax(a, b);
+    if constexpr (std::is_floating_point_v<T>) return b != b || a > b ? a : b;
     else return a >= b ? a : b;
 }
 template <typename T> static inline T stax_fmin(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) return std::fmin(a, b);
+    if constexpr (std::is_floating_point_v<T>) return b != b || a < b ? a : b;
     else return a <= b ? a : b;
 }
 template <typename T> static inline T stax_shl(T a, T b) {
