@@ -212,3 +212,19 @@ def test_operator_errors() -> None:
         sn.segreduce(np.add, 0, SEED_FLAGS, SEED_VALUES[:5])
     with pytest.raises(ValueError, match=">= 0"):
         sn.segiota(np.array([1, -1]))
+
+
+@pytest.mark.parametrize("op", [np.maximum, np.minimum])
+def test_maximum_minimum_of_signed_zeros(op: np.ufunc) -> None:
+    """[REVIEW] Of two equal values (-0.0 and 0.0) np.maximum/np.minimum give the second, a NaN
+    the first NaN, against sn.interpret (elementwise; a segmented reduction still keeps the
+    earlier of two equal zeros, see /work/notes/s8_REVIEW.md)."""
+    a = np.array([-0.0, 0.0, -0.0, 0.0, np.nan, 1.0, np.nan])
+    b = np.array([0.0, -0.0, -0.0, 0.0, 1.0, np.nan, -np.nan])
+
+    def pairs(a, b):  # noqa: ANN001, ANN202
+        return sn.map(lambda x, y: op(x, y), a, b)
+
+    got, want = sn.jit(pairs)(a, b), sn.interpret(pairs, a, b)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -152,10 +152,11 @@ template <class T> static inline bool stax_isinf(T a) {
   if constexpr (std::is_floating_point_v<T>) return std::isinf(a); else return false; }
 template <class T> static inline bool stax_isfinite(T a) {
   if constexpr (std::is_floating_point_v<T>) return std::isfinite(a); else return true; }
+// [REVIEW] np.maximum/np.minimum: of two equal values (-0.0, 0.0) the second, as NumPy
 template <class T> static inline T stax_max(T a, T b) {
-  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a < b ? b : a)); }
+  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a > b ? a : b)); }
 template <class T> static inline T stax_min(T a, T b) {
-  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (b < a ? b : a)); }
+  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a < b ? a : b)); }
 template <class T> static inline T stax_fmax(T a, T b) {
   return stax_isnan(b) ? a : (stax_isnan(a) ? b : (a < b ? b : a)); }
 template <class T> static inline T stax_fmin(T a, T b) {
