@@ -61,8 +61,11 @@ ISA_PROBES = {
 # [VEC] -fno-trapping-math: kernels never read the FP exception state (NumPy's warnings come
 # from the explicit flags of stax_raise), and with it g++ vectorizes floor/ceil/trunc and
 # if-converts comparisons it would otherwise keep behind branches (a clip before a cast).
+# -ffp-contract=off: no fused multiply-adds g++ forms on its own (its C++ default contracts):
+# NumPy rounds each product and sum, and a contracted `i * step + start` of np.linspace made
+# an integer np.pad(mode="linear_ramp") truncate 0x1.ffffffffffffcp-1 where NumPy has 1.0.
 BASE_FLAGS = ["-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno",
-              "-fno-trapping-math", "-std=c++17", "-w"]
+              "-fno-trapping-math", "-ffp-contract=off", "-std=c++17", "-w"]
 LINK_FLAGS = ["-lmvec", "-lm"]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                   "-fno-omit-frame-pointer", "-O1"]

@@ -36,6 +36,8 @@ def test_segmented_calls_take_the_launch_team(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setattr(segmented, "team", team)
     monkeypatch.setattr(native, "team", team)
     monkeypatch.setattr(native, "ENABLED", native_replay)
+    # planned for two threads whatever an earlier test left (one planned thread sizes no team)
+    monkeypatch.setattr(native, "thread_count", lambda: 2)
     ns = np.random.default_rng(threads).integers(0, 40, segmented.PARALLEL_MIN * 2)
     jitted = sn.jit(_sum_iota)
     for call in range(3):  # the first call, then warm ones (the C replay when enabled)

@@ -102,7 +102,7 @@ def vector_report(cpp: str, isa: str) -> tuple[LoopReport, ...]:
         flags = [f for f in BASE_FLAGS if f != "-shared"] + ISA_FLAGS[isa]
         subprocess.run([compiler(), *flags, "-c", str(src), "-o", str(Path(tmp) / "k.o"),
                         f"-fopt-info-vec-loop-all={remarks}"], check=True, capture_output=True)
-        text = remarks.read_text()
+        text = remarks.read_text() if remarks.exists() else ""  # g++ writes none: no loops
     loops = innermost_loops(cpp)
     found: dict[int, list[tuple[str, str]]] = {}
     for row in text.splitlines():
