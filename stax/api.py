@@ -171,9 +171,7 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
             return _direct_runner(traced, scalars, *direct)
 
     def run(*args: Any) -> Any:
-        arrays = list(args)
-        for i, convert in scalars:
-            arrays[i] = convert(arrays[i])
+        arrays = _converted(args, scalars)
         for i in traced.writeback:
             if not disjoint(args, i):
                 traced.check_args(args)  # raises if they share memory element by element
@@ -184,7 +182,18 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     return run
 
 
-def _direct_runner(traced: Traced, scalars: tuple[tuple[int, Callable[[Any], np.ndarray]], ...],
+Conversions = tuple[tuple[int, Callable[[Any], np.ndarray]], ...]  # (argument, to 0-d array)
+
+
+def _converted(args: tuple[Any, ...], scalars: Conversions) -> list[Any]:
+    """The arguments a warm call passes to its kernels: the scalar ones as 0-d arrays."""
+    arrays = list(args)
+    for i, convert in scalars:
+        arrays[i] = convert(arrays[i])
+    return arrays
+
+
+def _direct_runner(traced: Traced, scalars: Conversions,
                    loop: Callable[[list[Any]], None], i: int) -> Callable[..., Any]:
     """[LOOPS3] The warm call of a function that is one loop run in its argument `i`
     (`stax.loops.runner.direct_entry`): the argument checked for aliasing as on every warm
@@ -192,9 +201,7 @@ def _direct_runner(traced: Traced, scalars: tuple[tuple[int, Callable[[Any], np.
     structure, n = traced.structure, traced.n_results
 
     def run(*args: Any) -> Any:
-        arrays = list(args)
-        for j, convert in scalars:
-            arrays[j] = convert(arrays[j])
+        arrays = _converted(args, scalars)
         if not disjoint(args, i):
             traced.check_args(args)  # raises if they share memory element by element
         loop(arrays)

@@ -31,7 +31,7 @@ import subprocess
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -428,15 +428,20 @@ def _header(prefix: str, module_flags: tuple[str, ...]) -> Verified | None:
     return ready
 
 
+def object_flags(module_flags: Sequence[str]) -> list[str]:
+    """The flags of a module's compile without "-shared": for a header or an object file."""
+    return [f for f in module_flags if f != "-shared"]
+
+
 def _gch_path(prefix: str, module_flags: tuple[str, ...]) -> tuple[Path, str]:
-    flags = [f for f in module_flags if f != "-shared"]
+    flags = object_flags(module_flags)
     key = cache_key(prefix, [*flags, ".h.gch"])
     return cache_dir() / f"header_{key}.h.gch", key
 
 
 @once
 def _precompile(prefix: str, module_flags: tuple[str, ...]) -> Verified | None:
-    flags = [f for f in module_flags if f != "-shared"]
+    flags = object_flags(module_flags)
     gch, key = _gch_path(prefix, module_flags)
     root = gch.parent
     verified = _load_verified(gch, key, _identify)

@@ -24,6 +24,7 @@ from stax.runtime.compiler import (
     CompilerNotFound,
     compiler,
     compiler_identity,
+    object_flags,
 )
 from stax.tiling.plan import KernelPlan
 
@@ -99,7 +100,7 @@ def vector_report(cpp: str, isa: str) -> tuple[LoopReport, ...]:
     with tempfile.TemporaryDirectory() as tmp:
         src, remarks = Path(tmp) / "kernels.cpp", Path(tmp) / "remarks.txt"
         src.write_text(cpp)
-        flags = [f for f in BASE_FLAGS if f != "-shared"] + ISA_FLAGS[isa]
+        flags = object_flags(BASE_FLAGS) + ISA_FLAGS[isa]
         subprocess.run([compiler(), *flags, "-c", str(src), "-o", str(Path(tmp) / "k.o"),
                         f"-fopt-info-vec-loop-all={remarks}"], check=True, capture_output=True)
         text = remarks.read_text() if remarks.exists() else ""  # g++ writes none: no loops
