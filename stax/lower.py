@@ -94,7 +94,7 @@ class Lazy:
 class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
     `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
-    `extern_result`, `extern_input`."""
+    `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3])."""
 
     value: str
     buffer: str
@@ -364,6 +364,16 @@ class _Lowering:
         ranges = dict(zip(names_x, ranges_x, strict=True)) | dict(
             zip(names_r, ranges_r, strict=True))
         body = src.load(tuple(full), ranges)
+        split = split_reduction(body, kept, axes, op.attr("fn"))
+        if split is not None:  # [VEC3] the contiguous reduced axes first, then the others
+            src = self.reduce_inner(op, src, *split)
+            axes = split[0]
+            ranges_r = tuple(shape[d] for d in axes)
+            names_r = rvars(len(axes))
+            idx_r = loop_index(names_r, ranges_r)
+            ranges = dict(zip(names_x, ranges_x, strict=True)) | dict(
+                zip(names_r, ranges_r, strict=True))
+            body = src.load(idx_r + idx_x, ranges)
         buf = self.new_buffer(ranges_x, op.out.dtype)
         result = self.add_node("reduction", buf, ranges_x, body,
                                flat_index(idx_x, buf.strides), self.origin(op.out),
@@ -378,6 +388,34 @@ class _Lowering:
             # Same data with unit dimensions: the buffer can still be returned as an output.
             return Lazy(op.out.shape, op.out.dtype, keep, buf.name)
         return result
+
+    def reduce_inner(self, op: Op, src: Lazy, outer: tuple[int, ...], inner: tuple[int, ...],
+                     kept: tuple[int, ...]) -> Lazy:
+        """[VEC3] The first step of a split reduction: `src` reduced over its `inner` axes
+        (each row read contiguously), a partial result laid out as (`outer` reduced axes,
+        `kept` axes) in C order, which the reduction over `outer` then reads a row of outputs
+        at a time (the outer-reduction form)."""
+        shape = op.inputs[0].shape
+        mid = outer + kept
+        ranges_x = tuple(shape[d] for d in mid)
+        ranges_r = tuple(shape[d] for d in inner)
+        names_x, names_r = xvars(len(mid)), rvars(len(inner))
+        full: list[Index] = [Index()] * len(shape)
+        for d, i in zip(mid + inner, loop_index(names_x, ranges_x) +
+                        loop_index(names_r, ranges_r), strict=True):
+            full[d] = i
+        ranges = dict(zip(names_x, ranges_x, strict=True)) | dict(
+            zip(names_r, ranges_r, strict=True))
+        buf = self.new_buffer(ranges_x, op.out.dtype)
+        self.decisions.append(Materialization(
+            f"{op.out} over axes {inner}", buf.name,
+            f"reduction_split: partial {op.attr('fn')} over the contiguous axes {inner} first (rows read in "
+            f"memory order), then over axes {outer} a row of outputs at a time",
+            "reduction_split"))
+        return self.add_node("reduction", buf, ranges_x, src.load(tuple(full), ranges),
+                             flat_index(loop_index(names_x, ranges_x), buf.strides),
+                             self.origin(op.out), reduction_ranges=ranges_r,
+                             fn=op.attr("fn"))
 
     def lower_scan(self, op: Op, src: Lazy) -> Lazy:
         axis = op.attr("axis")
@@ -772,6 +810,42 @@ def lower(graph: Graph, input_strides: Sequence[tuple[int, ...]],
     several consumers get a buffer; `numpy_layout`: outputs laid out as NumPy lays out its
     results (K order, `k_order`), else in C order."""
     return _Lowering(graph, input_strides, recompute_cost, numpy_layout).run()
+
+
+# [VEC3] reductions whose partial results combine with the same function
+SPLIT_FNS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
+
+def split_reduction(body: Expr, kept: Sequence[int], axes: Sequence[int], fn: str
+                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """[VEC3] A reduction whose body reads some reduced axes with a smaller stride than every
+    kept axis and others with a larger one (`x.sum(axis=(0, 2))` of a C-ordered 3-D array: each
+    output's rows lie one plane apart) runs in two steps, as NumPy's iterator does: the
+    contiguous (`inner`) axes first, then the `outer` ones over the partial results, each step
+    reading memory in order. (outer, inner, kept) axes, each in memory order (largest stride
+    first; the kept ones in output order), or None when the loop order is already right.
+    Strides are the body's smallest per loop variable (`x{k}` kept axis k, `r{k}` reduced axis
+    k), at the traced sizes (a heuristic: any order gives the same result)."""
+    if fn not in SPLIT_FNS or not kept or len(axes) < 2:
+        return None
+    loads = [ld for ld in walk(body) if isinstance(ld, Load)]
+
+    def stride(var: str) -> int | None:
+        found = [abs(hint(ld.index.coef(var))) for ld in loads]
+        return min((s for s in found if s), default=None)
+
+    kept_strides = [s for s in map(stride, xvars(len(kept))) if s is not None]
+    if not kept_strides:
+        return None
+    by_axis = {d: stride(v) for d, v in zip(axes, rvars(len(axes)), strict=True)}
+    inner = [d for d in axes if by_axis[d] is not None and by_axis[d] < min(kept_strides)]
+    outer = [d for d in axes if d not in inner]
+    if not inner or not outer:
+        return None
+
+    def memory(ds: list[int]) -> tuple[int, ...]:
+        return tuple(sorted(ds, key=lambda d: -(by_axis[d] or 0)))  # stable: ties keep order
+    return memory(outer), memory(inner), tuple(kept)
 
 
 def _unit_reduce(op: Op, src: Lazy) -> Lazy:
