@@ -409,8 +409,8 @@ class _Lowering:
         buf = self.new_buffer(ranges_x, op.out.dtype)
         self.decisions.append(Materialization(
             f"{op.out} over axes {inner}", buf.name,
-            f"reduction_split: partial {op.attr('fn')} over the contiguous axes {inner} first (rows read in "
-            f"memory order), then over axes {outer} a row of outputs at a time",
+            f"reduction_split: partial {op.attr('fn')} over the contiguous axes {inner} first "
+            f"(rows read in memory order), then over axes {outer} a row of outputs at a time",
             "reduction_split"))
         return self.add_node("reduction", buf, ranges_x, src.load(tuple(full), ranges),
                              flat_index(loop_index(names_x, ranges_x), buf.strides),
