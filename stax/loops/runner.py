@@ -96,6 +96,7 @@ class LoopBody:
     # the other loops of the same trace: compiled with this one, in one C++ module
     siblings: list[LoopBody] = field(default_factory=list)
     building: threading.Thread | None = None  # compiling it in the background (compile_soon)
+    nest: str = ""  # [POLY] the polyhedral layer's schedule decision (stax.poly.loop_nest)
 
     def compile(self) -> Runner:
         building = self.building
@@ -108,6 +109,14 @@ class LoopBody:
         return self.runner
 
     def prepare(self, suffix: str, inner: Lookup = lambda body: None) -> Prepared:
+        from stax.poly.loop_nest import nest_runner, plan_nest  # [POLY] isl: imported on use
+
+        plan = plan_nest(self.graph, f"stax_poly{suffix}")
+        self.nest = str(plan)
+        if plan.tiled:
+            return Prepared("all iterations in one C call (stax.poly's tiled loop nest, "
+                            f"{plan.symbol})", plan.source,
+                            runner=nest_runner(plan, isa_level(None)))
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
                             suffix, inner, self.leading)
 
@@ -144,6 +153,7 @@ class LoopBody:
         self.compile()
         return (f"{self.label}: carried {', '.join(self.carried)}\n  {self.decision}\n"
                 f"  legality: {self.legality}\n"
+                f"{textwrap.indent(self.nest, '  ')}\n"
                 f"  body:\n{textwrap.indent(str(self.graph), '    ')}\n"
                 f"  code:\n{textwrap.indent(self.source.strip(), '    ')}")
 
