@@ -8,6 +8,10 @@ side in one run. One command prints the table:
     python benchmarks/loops.py            # full sizes
     python benchmarks/loops.py --smoke    # small sizes, trip counts 10 and 100
 
+With `--stencils`, a third table ([POLY], issue 10 item 3) times stencil time loops at sizes
+beyond L2: Stax with its time loop skewed and tiled by the polyhedral layer
+(`stax.poly.loop_nest`), Stax with the rolled driver (tiling off), NumPy and Numba.
+
 A second table times the kernels whose slices change length with the index or that store
 elements at the index (trisolv, durbin, cholesky, lu, ludcmp, trmm, gramschmidt as npbench
 writes them) against NumPy and Numba at several matrix orders.
@@ -69,6 +73,73 @@ def ema_numba(x, alpha, steps):
     for t in range(steps):
         s = alpha * x[t] + (1 - alpha) * s
     return s
+
+
+def jacobi_2d(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                 + u[1:-1, 2:])
+        u = new
+    return u
+
+
+def heat_3d(a, b, steps):
+    for _ in range(steps):
+        b[1:-1, 1:-1, 1:-1] = (0.125 * (a[2:, 1:-1, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                        + a[:-2, 1:-1, 1:-1])
+                               + 0.125 * (a[1:-1, 2:, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                          + a[1:-1, :-2, 1:-1])
+                               + 0.125 * (a[1:-1, 1:-1, 2:] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                          + a[1:-1, 1:-1, :-2])
+                               + a[1:-1, 1:-1, 1:-1])
+        a[1:-1, 1:-1, 1:-1] = 0.5 * (b[1:-1, 1:-1, 1:-1] + a[1:-1, 1:-1, 1:-1])
+    return a
+
+
+jacobi_2d_numba = numba.njit(cache=False)(jacobi_2d)
+heat_3d_numba = numba.njit(cache=False)(heat_3d)
+
+
+def stencils(trips: int, scale: float) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
+                                                     Callable[[], tuple[Any, ...]]]]:
+    rng = np.random.default_rng(0)
+    a1 = rng.random(int(2_000_000 * scale))
+    a2 = rng.random((int(1500 * scale ** 0.5),) * 2)
+    a3 = rng.random((int(120 * scale ** (1 / 3)),) * 3)
+    return [
+        (f"jacobi-1d {a1.shape[0]}", jacobi_1d, jacobi_1d_numba, lambda: (a1.copy(), trips)),
+        (f"jacobi-2d {a2.shape[0]}^2", jacobi_2d, jacobi_2d_numba, lambda: (a2.copy(), trips)),
+        (f"heat-3d {a3.shape[0]}^3", heat_3d, heat_3d_numba,
+         lambda: (a3.copy(), a3.copy(), trips)),
+    ]
+
+
+def stencil_row(fn: Callable[..., Any], numba_fn: Callable[..., Any],
+                make: Callable[[], tuple[Any, ...]], repeat: int,
+                clock: Callable[[], float]) -> str:
+    """Tiled (first call with an empty cache, checked against NumPy) and rolled Stax, NumPy,
+    Numba; the polyhedral layer's rule for the loop."""
+    import stax
+    from stax.loops import records
+    from stax.poly import loop_nest
+
+    fresh_cache()
+    tiled = stax.jit(fn)
+    start = clock()
+    got = tiled(*make())
+    first = clock() - start
+    np.testing.assert_allclose(got, fn(*make()), rtol=1e-12)
+    rule = records(tiled)[0].body.nest.split("]")[0].split("[")[1]
+    loop_nest.MIN_BYTES = 1 << 62  # no array is that large: the rolled driver
+    rolled = stax.jit(fn)
+    rolled(*make())
+    loop_nest.MIN_BYTES = None
+    numba_fn(*make())  # compile
+    t = [best(f, make, repeat, clock) for f in (tiled, rolled, fn, numba_fn)]
+    return (f"{first * 1e3:>10.1f} {t[0] * 1e3:>9.2f} {t[1] * 1e3:>9.2f} {t[2] * 1e3:>9.2f} "
+            f"{t[3] * 1e3:>9.2f} {t[1] / t[0]:>12.2f} {t[2] / t[0]:>11.2f} "
+            f"{t[0] / t[3]:>11.2f}  {rule}")
 
 
 # ---- slices whose length depends on the index (npbench's PolyBench forms, masked in Stax) ----
@@ -319,6 +390,10 @@ def main() -> None:
                         help="matrix orders of the second table (only that table)")
     parser.add_argument("--kernels", nargs="*", default=None,
                         help="only the second table's kernels of these names")
+    parser.add_argument("--stencils", type=int, nargs="?", const=50, default=None,
+                        help="only the stencil table: tiled vs rolled at this trip count")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="array sizes of the stencil table, relative to the default")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="cpu: process CPU time (with the compiler's, for first calls), "
                              "steadier than wall time on a loaded machine")
@@ -328,6 +403,15 @@ def main() -> None:
     trip_counts = (10, 100) if args.smoke else (10, 100, 1000, 10_000)
     repeat = 2 if args.smoke else 3
 
+    if args.stencils is not None:
+        print(f"stencils beyond L2, {args.stencils} time steps; times in ms ({args.clock} clock;"
+              f" load average {os.getloadavg()[0]:.2f}); first call = trace + isl + compile + "
+              "run, empty cache")
+        print(f"{'kernel':<18} {'first call':>10} {'tiled':>9} {'rolled':>9} {'numpy':>9} "
+              f"{'numba':>9} {'rolled/tiled':>12} {'numpy/tiled':>11} {'tiled/numba':>11}  rule")
+        for name, fn, numba_fn, make in stencils(args.stencils, args.scale):
+            print(f"{name:<18} " + stencil_row(fn, numba_fn, make, repeat, clock), flush=True)
+        return
     print(f"n = {n}; times in ms ({args.clock} clock; load average {os.getloadavg()[0]:.2f}); "
           "first call = trace + compile + run with an empty cache (the machine's one-time "
           "probes, fast call and precompiled header excluded); first-run = first call less one "

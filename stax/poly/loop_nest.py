@@ -103,7 +103,7 @@ def plan_nest(graph: Graph, symbol: str) -> NestPlan:
     """The schedule of a loop body whose index `graph.inputs[0]` runs `T` times (see module)."""
     try:
         statements, dtype = _assignments(graph)
-    except NotAScop as e:
+    except (NotAScop, KeyError, TypeError, ValueError) as e:  # an op of a form not handled
         return NestPlan("rolled_driver", f"not a stencil SCoP: {e}")
     n = len(graph.outputs)
     expanded = _expanded(statements, n)

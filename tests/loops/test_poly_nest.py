@@ -1,0 +1,173 @@
+"""[POLY] Stencil time loops tiled by the polyhedral layer (issue 10, item 3): every tiled
+kernel against the NumPy function itself, run on the same input.
+
+Tiling normally applies only to arrays larger than L2; here `MIN_BYTES` is 0 and the tiles
+are tiny (a few points, a few time steps), so small arrays cross many tile boundaries,
+including partial tiles (sizes that are not multiples of the tile)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_matches, make_array
+
+import stax
+from stax.loops import records
+from stax.poly import loop_nest
+
+SMALL_TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
+
+
+@pytest.fixture
+def tiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+    monkeypatch.setattr(loop_nest, "TILES", SMALL_TILES)
+
+
+def jacobi_1d(a, steps):
+    b = a.copy()
+    for _ in range(steps):
+        b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+        a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
+    return a
+
+
+def jacobi_2d(u, steps):
+    for _ in range(steps):
+        new = u.copy()
+        new[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                 + u[1:-1, 2:])
+        u = new
+    return u
+
+
+def heat_3d(a, b, steps):
+    for _ in range(steps):
+        b[1:-1, 1:-1, 1:-1] = (0.125 * (a[2:, 1:-1, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                        + a[:-2, 1:-1, 1:-1])
+                               + 0.125 * (a[1:-1, 2:, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                          + a[1:-1, :-2, 1:-1])
+                               + 0.125 * (a[1:-1, 1:-1, 2:] - 2.0 * a[1:-1, 1:-1, 1:-1]
+                                          + a[1:-1, 1:-1, :-2])
+                               + a[1:-1, 1:-1, 1:-1])
+        a[1:-1, 1:-1, 1:-1] = 0.5 * (b[1:-1, 1:-1, 1:-1] + a[1:-1, 1:-1, 1:-1])
+    return a
+
+
+def smooth_in_place(a, steps):
+    """One array read at its neighbours by its own assignment: two buffers (t mod 2)."""
+    for _ in range(steps):
+        a[1:-1] = (a[:-2] - a[2:]) * 0.5 + a[1:-1]
+    return a
+
+
+def reversed_read(a, steps):
+    """Reads the array reversed: the dependence distances grow with the index, no skew makes
+    the band permutable, tiling is refused and the rolled driver runs."""
+    for _ in range(steps):
+        a[1:] = 0.5 * (a[:-1] + a[-2::-1])
+    return a
+
+
+def run(fn, *args):
+    """The jitted function and NumPy on copies of the same arguments: results and mutated
+    arguments equal; returns the loop records of the trace."""
+    want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    want = fn(*want_args)
+    got_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    jitted = stax.jit(fn, strict=True)
+    assert_matches(jitted(*got_args), want)
+    for g, w in zip(got_args, want_args, strict=True):
+        if isinstance(w, np.ndarray):
+            assert_matches(g, w)
+    return jitted, records(jitted)
+
+
+def nest_of(recs) -> str:
+    (rec,) = recs
+    assert rec.body is not None
+    return rec.body.nest
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("n", "steps"), [(5, 2), (23, 7), (40, 10)])
+def test_jacobi_1d_tiled(dtype, n, steps):
+    _, recs = run(jacobi_1d, make_array((n,), dtype), steps)
+    assert "[poly_time_tiling]" in nest_of(recs)
+    assert "stax.poly's tiled loop nest" in recs[0].decision
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("steps", [0, 1])
+def test_zero_and_one_trip(steps):
+    run(jacobi_1d, make_array((9,), "float64"), steps)
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("shape", "steps"), [((4, 3), 3), ((13, 11), 5)])
+def test_jacobi_2d_tiled_two_buffers(dtype, shape, steps):
+    _, recs = run(jacobi_2d, make_array(shape, dtype), steps)
+    assert "[poly_time_tiling]" in nest_of(recs)
+
+
+@pytest.mark.usefixtures("tiled")
+def test_jacobi_2d_transposed_input():
+    _, recs = run(jacobi_2d, make_array((11, 8), "float64").T, 6)
+    assert "[poly_time_tiling]" in nest_of(recs)
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_heat_3d_tiled(dtype):
+    _, recs = run(heat_3d, make_array((7, 6, 9), dtype), make_array((7, 6, 9), dtype, 1), 5)
+    assert "[poly_time_tiling]" in nest_of(recs)
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("steps", [2, 9])
+def test_own_neighbours_read_two_buffers(steps):
+    _, recs = run(smooth_in_place, make_array((17,), "float64"), steps)
+    assert "[poly_time_tiling]" in nest_of(recs)
+    assert "mod 2" in nest_of(recs)
+
+
+@pytest.mark.usefixtures("tiled")
+def test_illegal_tiling_refused_and_still_correct():
+    _, recs = run(reversed_read, make_array((40,), "float64"), 9)
+    nest = nest_of(recs)
+    assert "[rolled_driver]" in nest
+    assert "not permutable" in nest
+    assert "stax_loop" in recs[0].decision  # the rolled C driver ran
+
+
+def test_small_arrays_keep_the_rolled_driver():
+    _, recs = run(jacobi_1d, make_array((30,), "float64"), 6)
+    nest = nest_of(recs)
+    assert "[rolled_driver]" in nest and "fit in L2" in nest
+
+
+@pytest.mark.usefixtures("tiled")
+def test_loop_index_used_is_not_a_scop():
+    def shifting(a, steps):
+        for t in range(steps):
+            a[1:] = a[:-1] + t
+        return a
+
+    _, recs = run(shifting, make_array((12,), "float64"), 4)
+    assert "not a stencil SCoP" in nest_of(recs)
+
+
+@pytest.mark.usefixtures("tiled")
+def test_explain_shows_tree_and_proof():
+    a = make_array((20,), "float64")
+    jitted = stax.jit(jacobi_1d)
+    jitted(a.copy(), 5)
+    text = str(stax.explain(jitted, a.copy(), 5))
+    assert "polyhedral schedule [poly_time_tiling]" in text
+    assert "schedule tree:" in text and "band (permutable)" in text
+    assert "RAW dependences" in text and "WAR dependences" in text
+    assert "check (every dependence strictly lexicographically forward" in text
+    assert "legal" in text
+    assert "extern \"C\" void stax_poly" in text
