@@ -15,6 +15,8 @@ import stax
 from stax.loops import records
 from stax.poly import loop_nest
 
+from .test_loops import heat_3d, jacobi_1d, jacobi_2d
+
 SMALL_TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
 
 
@@ -22,36 +24,6 @@ SMALL_TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
 def tiled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
     monkeypatch.setattr(loop_nest, "TILES", SMALL_TILES)
-
-
-def jacobi_1d(a, steps):
-    b = a.copy()
-    for _ in range(steps):
-        b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
-        a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
-    return a
-
-
-def jacobi_2d(u, steps):
-    for _ in range(steps):
-        new = u.copy()
-        new[1:-1, 1:-1] = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
-                                 + u[1:-1, 2:])
-        u = new
-    return u
-
-
-def heat_3d(a, b, steps):
-    for _ in range(steps):
-        b[1:-1, 1:-1, 1:-1] = (0.125 * (a[2:, 1:-1, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
-                                        + a[:-2, 1:-1, 1:-1])
-                               + 0.125 * (a[1:-1, 2:, 1:-1] - 2.0 * a[1:-1, 1:-1, 1:-1]
-                                          + a[1:-1, :-2, 1:-1])
-                               + 0.125 * (a[1:-1, 1:-1, 2:] - 2.0 * a[1:-1, 1:-1, 1:-1]
-                                          + a[1:-1, 1:-1, :-2])
-                               + a[1:-1, 1:-1, 1:-1])
-        a[1:-1, 1:-1, 1:-1] = 0.5 * (b[1:-1, 1:-1, 1:-1] + a[1:-1, 1:-1, 1:-1])
-    return a
 
 
 def smooth_in_place(a, steps):
