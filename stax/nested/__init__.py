@@ -49,6 +49,11 @@ kernel with the later kernels over the same segments that read its result per se
 count reduced inside the next reduction over its iterations (the load is clamped meanwhile);
 an int64 sum of an element affine in the element index (sum of iota) is a closed form per
 segment, exact in wrapping arithmetic.
+Element code is spelled by the op table (stax.ops), so the kernels' values and error flags
+are the main kernels': integer // and % by zero, float -> integer casts of NaN/inf, integer **
+of a negative exponent warn or raise as `np.errstate` says, on every call (a warm call's C
+replay gives way to the Python replay, which reports them); float operations give NumPy's
+values without its floating-point warnings, as in `stax.jit`.
 Not supported: results that are ragged arrays of ragged arrays, loops whose state holds arrays
 when trip counts differ between iterations, reductions, slices, gathers or replicates of
 arrays whose elements are irregular arrays, and slice steps that are traced values.

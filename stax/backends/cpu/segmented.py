@@ -9,6 +9,13 @@ calling convention of Stax's regions, so fastcall.c runs it), compiles it throug
 the backend's `build` (`stax.runtime.compiler`: g++, OpenMP, the disk cache) and returns a
 callable. Sizes are parameters, so one compiled kernel serves every data size.
 
+A kernel's source starts as the main kernels' do (`backend.PRECOMPILED`: the runtime header,
+precompiled once), and its element code spells each ufunc as the op table does (`stax.ops`), so
+values and error flags are the main kernels': integer // and % by zero, an integer to a negative
+power, a float cast to an integer out of range set their flag (branch-free, per thread and vector
+lane, OR-reduced; raised once at the kernel's end), which the call turns into NumPy's warning or
+error as `np.errstate` says (`stax.runtime.wrapper.raise_flags`).
+
 The kernel shapes (decisions recorded in the comments of the text they print):
 
 - map: one parallel loop over the n elements (`omp parallel for simd`), or, when an expression
@@ -28,12 +35,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from stax.backends.cpu.backend import PRECOMPILED
 from stax.nested import expr as nested_expr
 from stax.nested.expr import (
     BOOL,
@@ -59,9 +68,10 @@ from stax.nested.spec import (
     SegReduceKernel,
     SegScanKernel,
 )
-from stax.ops import ANY_FLAG
+from stax.ops import ANY_FLAG, by_name
 from stax.runtime.compiler import isa_level
 from stax.runtime.fast import MAX_ARGS, fastcall, interruptible
+from stax.runtime.wrapper import raise_flags
 from stax.tiling.plan import thread_count
 from stax.tiling.threads import team
 
@@ -77,107 +87,28 @@ CPP_TYPES = {
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
 }
-BINARY = {
-    "add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
-    "divide": "({0} / {1})", "floor_divide": "stax_floordiv({0}, {1})",
-    "remainder": "stax_mod({0}, {1})", "power": "stax_pow({0}, {1})",
-    "maximum": "stax_max({0}, {1})", "minimum": "stax_min({0}, {1})",
-    "fmax": "stax_fmax({0}, {1})", "fmin": "stax_fmin({0}, {1})",
-    "equal": "({0} == {1})", "not_equal": "({0} != {1})", "less": "({0} < {1})",
-    "less_equal": "({0} <= {1})", "greater": "({0} > {1})", "greater_equal": "({0} >= {1})",
-    "logical_and": "({0} && {1})", "logical_or": "({0} || {1})",
-    "logical_xor": "(bool({0}) != bool({1}))", "bitwise_and": "({0} & {1})",
-    "bitwise_or": "({0} | {1})", "bitwise_xor": "({0} ^ {1})",
-    "arctan2": "std::atan2({0}, {1})", "hypot": "std::hypot({0}, {1})",
-}
-UNARY = {
-    "negative": "(-{0})", "positive": "({0})", "absolute": "stax_abs({0})",
-    "sqrt": "std::sqrt({0})", "exp": "std::exp({0})", "log": "std::log({0})",
-    "log1p": "std::log1p({0})", "expm1": "std::expm1({0})", "sin": "std::sin({0})",
-    "cos": "std::cos({0})", "tan": "std::tan({0})", "tanh": "std::tanh({0})",
-    "floor": "std::floor({0})", "ceil": "std::ceil({0})", "rint": "std::nearbyint({0})",
-    "square": "({0} * {0})", "logical_not": "(!{0})", "invert": "stax_invert({0})",
-    "isnan": "stax_isnan({0})", "isinf": "stax_isinf({0})", "isfinite": "stax_isfinite({0})",
-    "sign": "stax_sign({0})",
-}
+# The C++ of a ufunc is the op table's (`stax.ops`: the runtime header's functions, as in the
+# main kernels), with NumPy's scalar loops' ties for fmax/fmin: of -0.0 and 0.0 the first (the
+# interpreter applies the ufunc to NumPy scalars; the table's array loops keep the second).
+SPELLINGS = {"fmax": "stax_fmax_first<{t}>({a0}, {a1})", "fmin": "stax_fmin_first<{t}>({a0}, {a1})"}
 # OpenMP reduction identifiers for operators that are associative and commutative on
 # every dtype they accept (max/min only on integers: the float versions propagate NaN).
 OMP_REDUCTIONS = {"add": "+", "multiply": "*", "bitwise_and": "&", "bitwise_or": "|",
                   "bitwise_xor": "^", "logical_and": "&&", "logical_or": "||"}
 OMP_INT_REDUCTIONS = {"maximum": "max", "minimum": "min"}
 
-# every ufunc nested code supports has its C++
-assert set(BINARY) == nested_expr.BINARY and set(UNARY) == nested_expr.UNARY
+# every ufunc nested code supports has its C++ in the op table
+assert all(by_name(name) for name in nested_expr.BINARY | nested_expr.UNARY)
+# Error flags (stax.ops.FLAGS), as in the main kernels: a call that may fail ORs its bit into
+# `stax_bad`, private per thread (an OpenMP `reduction(|:stax_bad)` on each loop of a kernel
+# that has such a call: `_Source.function`), raised once at the kernel's end; no branch.
+BAD = "stax_bad"
+NO_FLAG = "stax_no_flag"  # the flag argument of calls that cannot fail: never written
 PRELUDE = r"""
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <type_traits>
-#include <vector>
-#include <omp.h>
-// glibc's libmvec vector variants (as in stax/backends/cpu/runtime_header.h): with these
-// declarations `omp simd` loops calling them are vectorized; libmvec is accurate to 4 ulp.
-#define STAX_NESTED_SIMD_MATH(name) \
-    __attribute__((simd("notinbranch"))) float name##f(float) noexcept; \
-    __attribute__((simd("notinbranch"))) double name(double) noexcept;
-extern "C" {
-STAX_NESTED_SIMD_MATH(exp) STAX_NESTED_SIMD_MATH(expm1) STAX_NESTED_SIMD_MATH(log)
-STAX_NESTED_SIMD_MATH(log1p) STAX_NESTED_SIMD_MATH(sin) STAX_NESTED_SIMD_MATH(cos)
-STAX_NESTED_SIMD_MATH(tan) STAX_NESTED_SIMD_MATH(tanh)
-}
-template <class T> static inline T stax_floordiv(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) { return std::floor(a / b); }
-  else { if (b == 0) return 0;
-         if constexpr (std::is_signed_v<T>) { if (b == -1) return T(0) - a;
-           T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) --q; return q; }
-         else return a / b; }
-}
-template <class T> static inline T stax_mod(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (b == 0) return std::fmod(a, b); T r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b; else if (r == 0) r = std::copysign(T(0), b);
-    return r; }
-  else { if (b == 0) return 0; if constexpr (std::is_signed_v<T>) { if (b == -1) return 0;
-         T r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; } else return a % b; }
-}
-template <class T> static inline T stax_pow(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) { return std::pow(a, b); }
-  else { if (b < 0) return 0; T r = 1; while (b) { if (b & 1) r = r * a; a = a * a; b >>= 1; }
-         return r; }
-}
-template <class T> static inline bool stax_isnan(T a) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(a); else return false; }
-template <class T> static inline bool stax_isinf(T a) {
-  if constexpr (std::is_floating_point_v<T>) return std::isinf(a); else return false; }
-template <class T> static inline bool stax_isfinite(T a) {
-  if constexpr (std::is_floating_point_v<T>) return std::isfinite(a); else return true; }
-// [REVIEW] np.maximum/np.minimum: of two equal values (-0.0, 0.0) the second, as NumPy
-template <class T> static inline T stax_max(T a, T b) {
-  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a > b ? a : b)); }
-template <class T> static inline T stax_min(T a, T b) {
-  return stax_isnan(a) ? a : (stax_isnan(b) ? b : (a < b ? a : b)); }
-template <class T> static inline T stax_fmax(T a, T b) {
-  return stax_isnan(b) ? a : (stax_isnan(a) ? b : (a < b ? b : a)); }
-template <class T> static inline T stax_fmin(T a, T b) {
-  return stax_isnan(b) ? a : (stax_isnan(a) ? b : (b < a ? b : a)); }
-template <class T> static inline T stax_abs(T a) {
-  if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return a;
-  else return a < 0 ? T(0) - a : a; }
-template <class T> static inline T stax_invert(T a) {
-  if constexpr (std::is_same_v<T, bool>) return !a; else return ~a; }
-template <class T> static inline T stax_sign(T a) {
-  if (stax_isnan(a)) return a; return T((a > 0) - (a < 0)); }
-template <class To, class From> static inline To stax_cast(From x) {
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>
-                && !std::is_same_v<To, bool>) {
-    if (!(x >= From(std::numeric_limits<To>::min())
-          && x < From(std::numeric_limits<To>::max()) + From(1)))
-      return std::is_signed_v<To> ? std::numeric_limits<To>::min() : To(0);
-    return To(x); }
-  else if constexpr (std::is_same_v<To, bool>) { return x != From(0); }
-  else return To(x);
-}
+template <class T> static inline T stax_fmax_first(T a, T b) {
+  return b != b ? a : (a != a ? b : (a < b ? b : a)); }
+template <class T> static inline T stax_fmin_first(T a, T b) {
+  return b != b ? a : (a != a ? b : (b < a ? b : a)); }
 """
 
 
@@ -228,8 +159,9 @@ def emit(e: Expr, names: dict[int, str]) -> str:
         return f"{names[id(e.buf)]}[{emit(e.index, names)}]"
     assert isinstance(e, Call)
     args = [emit(a, names) for a in e.args]
+    flag = BAD if _raises(e) else NO_FLAG
     if e.fn == "cast":
-        return f"stax_cast<{cpp_type(e.dtype)}>({args[0]})"
+        return f"stax_cast<{cpp_type(e.dtype)}, {cpp_type(e.args[0].dtype)}>({args[0]}, {flag})"
     if e.fn == "where":
         return f"({args[0]} ? {args[1]} : {args[2]})"
     shift = _pow2_divisor(e)
@@ -237,8 +169,21 @@ def emit(e: Expr, names: dict[int, str]) -> str:
         op = (f">> {shift}" if e.fn == "floor_divide"
               else f"& {_literal(Const(e.dtype, (1 << shift) - 1))}")
         return f"{cpp_type(e.dtype)}({args[0]} {op})"
-    table = BINARY if len(args) == 2 else UNARY
-    return f"{cpp_type(e.dtype)}({table[e.fn].format(*args)})"
+    t = cpp_type(e.args[0].dtype)
+    form = SPELLINGS.get(e.fn) or by_name(e.fn).cpp.template(e.args[0].dtype.kind)
+    text = form.format(a0=args[0], a1=args[1] if len(args) > 1 else "", t=t,
+                       f="f" if t == "float" else "", bad=flag,
+                       const=", true" if len(args) > 1 and isinstance(e.args[1], Const) else "")
+    return f"{cpp_type(e.dtype)}({text})"
+
+
+def _raises(e: Call) -> bool:
+    """Whether the C++ of `e` may set an error flag: a float cast to an integer type, an op
+    of the table with flags on integer operands (//, % by zero, ** of a negative exponent)."""
+    if e.fn == "cast":
+        return e.args[0].dtype.kind == "f" and e.dtype.kind in "iu"
+    return e.fn != "where" and bool(by_name(e.fn).flags) and e.args[0].dtype.kind in "biu" \
+        and _pow2_divisor(e) is None
 
 
 def _pow2_divisor(e: Call) -> int | None:
@@ -283,12 +228,19 @@ class _Source:
                                    "continue;  // Ctrl-C: skip what is left")
         for loop in SEGMENT_LOOPS:
             polled = polled.replace(loop, loop + " if (stax_interrupted(flags)) break;")
-        return (PRELUDE + INTERRUPT
+        top, end = "", ""
+        if BAD in polled:  # each loop reduces the flags its threads and vector lanes set
+            polled = re.sub(r"(#pragma omp (?:parallel for|simd)[^\n]*)",
+                            rf"\1 reduction(|:{BAD})", polled)
+            top, end = f"  int {BAD} = 0;\n", f"\n  if ({BAD}) stax_raise(flags, {BAD});"
+        if NO_FLAG in polled:
+            top += f"  int {NO_FLAG} = 0;\n"
+        return (PRECOMPILED + PRELUDE
                 + f"\n{_SIGNATURE}("
                 + "".join(f"void* B{j}, " for j in range(len(self.arrays)))
                 + "const int64_t* P, int32_t* flags) {\n"
                 "  const int64_t n = P[0], k = P[1], W = P[2]; (void)k; (void)W;\n"
-                + "\n".join(self.decls) + "\n" + polled + "\n}\n")
+                + "\n".join(self.decls) + "\n" + top + polled + end + "\n}\n")
 
 
 def _layout_source(src: _Source, layout: Layout) -> str:
@@ -312,11 +264,6 @@ _SIGNATURE = 'extern "C" void stax_nested'
 CHUNK_LOOP = "for (int c = 0; c < C; ++c) {"  # the loop over chunks every parallel kernel has
 # the loops over the segments of a chunk (a chunk of elements; a chain's whole segments)
 SEGMENT_LOOPS = ("for (; s < k && OFF(s) < b; ++s) {", "for (int64_t s = s0; s < s1; ++s) {")
-INTERRUPT = f"""
-static inline bool stax_interrupted(const int32_t* flags) {{  // the bit fastcall.c sets
-    return (__atomic_load_n(&flags[{ANY_FLAG}], __ATOMIC_RELAXED) & (1 << 30)) != 0;
-}}
-"""
 
 
 def _chunks() -> str:
@@ -838,7 +785,8 @@ _SIZES = ctypes.c_int64 * 4
 
 class Entry:
     """A loaded kernel: `stax_nested(void* B0, ..., const int64_t* P, int32_t* flags)`, called
-    with its arrays, P = (n, k, W, a forced chunk count) and a zeroed flag buffer. Through
+    with its arrays, P = (n, k, W, a forced chunk count) and a zeroed flag buffer, whose flags
+    it raises as NumPy would. Through
     fastcall's `run` (stax/runtime/fastcall.c: one C call, the sizes as an int64 array on its
     stack, armed for Ctrl-C on the main thread) when it is built and takes this many
     arguments; through ctypes otherwise."""
@@ -857,7 +805,9 @@ class Entry:
                  arrays: Sequence[np.ndarray]) -> None:
         threads = team(self.planned)  # the cores idle now: no barrier waits on a busy machine
         if self.fast is not None:
-            self.fast(self.address, (*arrays, (n, k, width, chunks)), None, threads)
+            raised = self.fast(self.address, (*arrays, (n, k, width, chunks)), None, threads)
+            if raised is not None:
+                raise_flags(raised)
             return
         # (__array_interface__ is twice as fast as .ctypes.data)
         args = [a.__array_interface__["data"][0] for a in arrays]
@@ -866,9 +816,11 @@ class Entry:
         sizes = _SIZES(n, k, width, chunks)
         if max(n, k) < PARALLEL_MIN:  # short: Ctrl-C raises when it returns
             self.fn(*args, sizes, address)
-            return
-        with interruptible(address, threads):  # Ctrl-C stops the kernel (issue 8)
-            self.fn(*args, sizes, address)
+        else:
+            with interruptible(address, threads):  # Ctrl-C stops the kernel (issue 8)
+                self.fn(*args, sizes, address)
+        if flags[ANY_FLAG]:
+            raise_flags(tuple(flags))
 
 
 @dataclass(frozen=True)
