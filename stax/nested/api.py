@@ -159,14 +159,14 @@ class Jitted:
 
     def __call__(self, *args: Any) -> Any:
         self.counts[0] += 1
-        key = _signature(args)
+        leaves: list[Any] = []
+        key = _signature(args, leaves)
         entry = self.programs.get(key) if key is not None else None
         if entry is not None and entry.reason is not None:
             self.counts[3] += 1
             result, self.last_run = self.run(*args)
             return result
         if entry is not None:
-            leaves = _leaves(args, [])
             for j, (tape, run) in enumerate(entry.tapes):
                 try:
                     out = tape.replay(leaves)
@@ -204,7 +204,9 @@ class Jitted:
             with recording(tape), waiting(), fl.in_space(root), kernel_log() as log, \
                     deferring():
                 if tape is not None:
-                    for leaf in _leaves(args, []):
+                    leaves: list[Any] = []
+                    _signature(args, leaves)
+                    for leaf in leaves:
                         tape.argument(leaf)
                 traced = [_argument(a, root) for a in args]
                 out = self.fn(*traced)
@@ -223,39 +225,33 @@ def jit(fn: Callable[..., Any]) -> Jitted:
     return fn if isinstance(fn, Jitted) else Jitted(fn)
 
 
-def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _signature(args: tuple[Any, ...], leaves: list[Any]) -> tuple[Any, ...] | None:
     """What a recorded program is specialized on: per argument Ragged or array, dtype, rank
     and the dimensions after the first (the lengths are run-time values); Python and NumPy
-    scalars by value (they are constants of the kernels). None: not cacheable."""
+    scalars by value (they are constants of the kernels). None: not cacheable. Appends the
+    arrays and Ragged arguments to `leaves`, in order (a recorded program's inputs: one pass
+    over the arguments for a warm call)."""
     out: list[Any] = []
     for a in args:
         if isinstance(a, np.ndarray):
             out.append((0, a.dtype, a.shape[1:] if a.ndim else None))
+            leaves.append(a)
         elif isinstance(a, Ragged):
             out.append((1, a.values.dtype, a.values.shape[1:]))
+            leaves.append(a)
         elif isinstance(a, (bool, int, float)):
             out.append((type(a), a if a == a else "nan"))  # every NaN is one key
         elif isinstance(a, np.generic):
             v = a.item()
             out.append((a.dtype, v if v == v else "nan"))
         elif isinstance(a, tuple):
-            inner = _signature(a)
+            inner = _signature(a, leaves)
             if inner is None:
                 return None
             out.append(inner)
         else:
             return None
     return tuple(out)
-
-
-def _leaves(args: Any, out: list[Any]) -> list[Any]:
-    """The arrays and Ragged arguments, in order (a recorded program's inputs)."""
-    for a in args:
-        if isinstance(a, tuple):
-            _leaves(a, out)
-        elif isinstance(a, (np.ndarray, Ragged)):
-            out.append(a)
-    return out
 
 
 def _argument(a: Any, root: fl.Space) -> Any:
@@ -370,7 +366,7 @@ def explain(fn: Callable[..., Any] | Jitted, *args: Any) -> Explanation:
         source = inspect.getsource(jitted.fn)
     except (OSError, TypeError):
         source = repr(jitted.fn)
-    key = _signature(args)
+    key = _signature(args, [])
     tape = Tape() if key is not None else None
     _, run = jitted._trace(args, tape)
     return Explanation(source.strip(), run, _describe_replay(key, tape))
