@@ -111,7 +111,11 @@ class LoopBody:
     def prepare(self, suffix: str, inner: Lookup = lambda body: None) -> Prepared:
         from stax.poly.loop_nest import nest_runner, plan_nest  # [POLY] isl: imported on use
 
-        plan = plan_nest(self.graph, f"stax_poly{suffix}")
+        def nested(op: Op) -> tuple[Graph, range] | None:
+            body = BODIES.get(op.attr("fn").rsplit(" result ", 1)[0])
+            return None if body is None or None in body.bounds else (body.graph, body.trip)
+
+        plan = plan_nest(self.graph, f"stax_poly{suffix}", nested)
         self.nest = str(plan)
         if plan.tiled:
             return Prepared("all iterations in one C call (stax.poly's tiled loop nest, "

@@ -10,12 +10,21 @@ where that gives the same values: an array that its own assignment reads at anot
 or that is read in its old version after it is assigned, gets two buffers, `t mod 2` and
 `(t + 1) mod 2` in its accesses (both hold the elements no assignment writes).
 
+A Gauss–Seidel-style sweep (`for t: for i in range(1, n - 1): A[i, 1:-1] = f(A[i - 1, ...],
+A[i, 1:-1], A[i + 1, ...])`: the nested row loop's masked row store, `stax.loops.masked`) is one
+statement `S[t, i, x]` updating `A` in place: NumPy computes the row from the array as the
+previous rows left it, which is what the in-place order gives as long as the row's own
+elements are read only where they are written (else the loop stays rolled). Its band is
+skewed as a wavefront `(t, t + i, 2t + i + x)` (Pluto's schedule for seidel-2d) and tiled; the
+tiled sweep runs only with `TILE_SWEEPS` (it was slower than the rolled row driver where
+measured), else explain shows its tree and proof and why it was not taken.
+
 `plan_nest` builds that `Scop`, lets isl's scheduler (`auto_schedule`: Pluto's algorithm, which
 skews the time loop) find a permutable band, tiles it, proves the tiled schedule legal with the
 unified check (every dependence strictly forward) and generates its C loop nest
 (`stax.poly.codegen`). The tiled nest replaces the rolled C driver only where it pays: arrays
 larger than the L2 cache (a rolled time step then streams every array from memory; a tile
-reuses them across `TIME_TILE` steps). Every choice is a `NestPlan` with a rule name and
+reuses them across the time steps of a tile). Every choice is a `NestPlan` with a rule name and
 reason, shown by `stax.explain` with the schedule tree and the proof.
 """
 
@@ -48,24 +57,31 @@ C_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
 TILES = {2: (32, 2048), 3: (32, 64, 2048), 4: (8, 8, 16, 256)}  # by band width (time first)
 SKEWS = ((1, False), (1, True), (2, False), (2, True), (3, True), (4, True))  # tried in order
 MIN_BYTES: int | None = None  # arrays below this stay rolled (None: the L2 cache's size)
+TILE_SWEEPS = False  # row sweeps' wavefronts: legal, measured slower than the rolled driver
 
 
 class NotAScop(Exception):
     """Why a loop body is not a stencil SCoP (the rolled driver runs it)."""
 
 
+Axis = tuple  # ("x", start, step): start + step*x_d (the d-th "x" axis) | ("i", k): row i + k
+Read = tuple[int, int | None, tuple[Axis, ...]]  # array, writer statement (None: the initial
+# version of the iteration), axes
+
+
 @dataclass(frozen=True)
 class Assignment:
-    """One statement: `array[starts + steps*x] = expr` over the slice's shape."""
+    """One statement: `array[target] = expr` for every x in `shape` (and row i in `rows`)."""
 
-    op: Op
     array: int  # carried value written
-    starts: tuple[int, ...]
-    steps: tuple[int, ...]
-    shape: tuple[int, ...]
-    expr: str  # C over (t) and (x0), (x1), ...: reads as R<k>(...) placeholders resolved later
-    reads: tuple[tuple[int, int | None, tuple[int, ...], tuple[int, ...]], ...]
-    # (array, writer statement or None for the iteration's initial value, starts, steps)
+    target: tuple[Axis, ...]
+    shape: tuple[int, ...]  # extents of x0, x1, ...
+    rows: tuple[int, int] | None  # a row sweep's inner loop: start <= i < stop
+    expr: str  # C for one element; R<k> stands for read k
+    reads: tuple[Read, ...]
+
+
+Inner = Callable[[Op], tuple[Graph, range] | None]  # a nested loop's body and fixed range
 
 
 @dataclass(frozen=True)
@@ -99,10 +115,11 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
-def plan_nest(graph: Graph, symbol: str) -> NestPlan:
-    """The schedule of a loop body whose index `graph.inputs[0]` runs `T` times (see module)."""
+def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> NestPlan:
+    """The schedule of a loop body whose index `graph.inputs[0]` runs `T` times (see module);
+    `inner`: the body and range of a nested loop the body runs (a row sweep)."""
     try:
-        statements, dtype = _assignments(graph)
+        statements, dtype = _assignments(graph, inner)
     except (NotAScop, KeyError, TypeError, ValueError) as e:  # an op of a form not handled
         return NestPlan("rolled_driver", f"not a stencil SCoP: {e}")
     n = len(graph.outputs)
@@ -115,7 +132,7 @@ def plan_nest(graph: Graph, symbol: str) -> NestPlan:
                         f"({floor:,} B): each time step already reads them from cache, so "
                         "tiling would only add loop overhead")
     scop = _scop(statements, graph, expanded, dtype)
-    width = 1 + len(statements[0].shape)
+    width = len(_iters(statements[0]))
     sizes = TILES.get(width, TILES[4][:1] * (width - 3) + TILES[4][1:])
     try:
         deps = dependences(scop, "memory")
@@ -134,6 +151,12 @@ def plan_nest(graph: Graph, symbol: str) -> NestPlan:
     if not tiled.verdict.legal:  # cannot happen for a permutable band (Irigoin-Triolet)
         return NestPlan("rolled_driver", f"tiling by {list(sizes)} is illegal", tiled.tree,
                         proof)
+    if statements[0].rows is not None and not TILE_SWEEPS:
+        return NestPlan("rolled_driver", f"the wavefront tiled by {list(sizes)} is legal (the "
+                        "proof below) but does not pay: measured 0.84-0.93x the rolled row "
+                        "driver (seidel rows 1500x1500, 50 sweeps, one thread: the rolled sweep "
+                        "already reads rows i - 1, i, i + 1 from cache; benchmarks/loops.py "
+                        "--stencils)", tiled.tree, proof)
     source = _source(scop, tiled.tree, n, expanded, graph, dtype, symbol)
     skew = f"{factor}*t" + (" + k for statement k" if shifted else "")
     return NestPlan("poly_time_tiling",
@@ -150,12 +173,22 @@ def _skews() -> str:
 
 def _skewed(scop: Scop, statements: Seq[Assignment], factor: int, shifted: bool
             ) -> ScheduleTree:
-    """S_k[t, x0, ...] -> [t, factor*t + x0 (+ k), ...], then the statements in body order."""
-    if len({len(st.shape) for st in statements}) != 1:
+    """S_k[t, x0, ...] -> [t, factor*t + x0 (+ k), ...], then the statements in body order; a
+    row sweep S[t, i, x] -> [t, factor*t + i, 2*factor*t + i + x] (i's skew carried into x,
+    whose dependences between rows i and i+1 go either way: a wavefront over t, i and x)."""
+    if len({(len(st.shape), st.rows is None) for st in statements}) != 1:
         raise PolyError("the assignments have different ranks")
-    members = [[f"S{k}[{', '.join(['t', *_iters(st.shape)])}] -> "
-                f"[({'t' if d < 0 else f'{factor}*t + x{d}' + (f' + {k}' if shifted else '')})]"
-                for k, st in enumerate(statements)] for d in range(-1, len(statements[0].shape))]
+
+    def member(k: int, st: Assignment, it: str) -> str:
+        shift = f" + {k}" if shifted else ""
+        if it == "t":
+            return "t"
+        if it == "i" or st.rows is None:
+            return f"{factor}*t + {it}{shift}"
+        return f"{2 * factor}*t + i + {it}{shift}"
+
+    members = [[f"S{k}[{', '.join(_iters(st))}] -> [({member(k, st, _iters(st)[d])})]"
+                for k, st in enumerate(statements)] for d in range(len(_iters(statements[0])))]
     band = multi_union_pw_aff("[T] -> [" + ", ".join(
         "{ " + "; ".join(m) + " }" for m in members) + "]")
     filters = tuple(Filter(isl.UnionSet.from_set(s.domain)) for s in scop.statements)
@@ -188,7 +221,7 @@ def l2_bytes() -> int:
 
 
 # -- the body as statements ----------------------------------------------------------------------
-def _assignments(graph: Graph) -> tuple[list[Assignment], np.dtype]:
+def _assignments(graph: Graph, inner: Inner) -> tuple[list[Assignment], np.dtype]:
     n = len(graph.outputs)
     users = graph.users()
     if len(graph.inputs) != 1 + n:
@@ -200,6 +233,9 @@ def _assignments(graph: Graph) -> tuple[list[Assignment], np.dtype]:
     if dtype not in C_TYPES:
         raise NotAScop("the carried arrays are not all float32 or all float64")
     producer = graph.producer()
+    sweep = _sweep(graph, producer, inner)
+    if sweep is not None:
+        return [_row_assignment(*sweep, dtype)], dtype
     carried = {v.id: k for k, v in enumerate(graph.inputs[1:])}
     order = {op.out.id: p for p, op in enumerate(graph.ops)}
     writers: dict[int, Op] = {}
@@ -221,12 +257,118 @@ def _assignments(graph: Graph) -> tuple[list[Assignment], np.dtype]:
         if set(attrs) != {"starts", "steps"}:
             raise NotAScop(f"an assignment of another form ({op})")
         value = op.inputs[1]
-        reads: list[tuple[int, int | None, tuple[int, ...], tuple[int, ...]]] = []
-        expr = _expression(value, value.shape, producer, carried, index_of, reads, dtype)
-        statements.append(Assignment(op, _version(op.out, producer, carried)[0],
-                                     tuple(attrs["starts"]), tuple(attrs["steps"]),
-                                     value.shape, expr, tuple(reads)))
+        reads: list[Read] = []
+
+        def leaf(v: Value, reads: list[Read] = reads) -> str:
+            op = producer.get(v.id)
+            starts, steps, base = (0,) * v.ndim, (1,) * v.ndim, v
+            if op is not None and op.kind == "slice":
+                starts, steps, base = op.attr("starts"), op.attr("steps"), op.inputs[0]
+            array, writer = _version(base, producer, carried)
+            reads.append((array, None if writer is None else index_of[writer.out.id],
+                          _x_axes(starts, steps)))
+            return f"R{len(reads) - 1}"
+
+        expr = _expression(value, value.shape, producer, leaf, dtype)
+        statements.append(Assignment(_version(op.out, producer, carried)[0],
+                                     _x_axes(attrs["starts"], attrs["steps"]), value.shape,
+                                     None, expr, tuple(reads)))
     return statements, dtype
+
+
+def _x_axes(starts: Seq[int], steps: Seq[int]) -> tuple[Axis, ...]:
+    return tuple(("x", a, b) for a, b in zip(starts, steps, strict=True))
+
+
+def _sweep(graph: Graph, producer: dict[int, Op], inner: Inner
+           ) -> tuple[Graph, range] | None:
+    """A body that is one nested loop over the carried array (`for i in range(...):
+    A[i, ...] = ...`): its body and range; None for a body of another form."""
+    (out,) = graph.outputs if len(graph.outputs) == 1 else (None,)
+    op = producer.get(out.id) if out is not None else None
+    if op is None or op.kind != "extern" or op.inputs != graph.inputs[1:]:
+        return None
+    found = inner(op)
+    if found is None:
+        raise NotAScop("the body calls something other than a nested loop of fixed range")
+    body, rows = found
+    if rows.step != 1 or len(body.inputs) != 2 or len(body.outputs) != 1:
+        raise NotAScop("the nested loop steps by more than 1 or carries more than the array")
+    return body, rows
+
+
+def _row_assignment(body: Graph, rows: range, dtype: np.dtype) -> Assignment:
+    """`A[i, c:c+w] = f(A[i + k, c':c'+w], ...)` as a masked store of a row (stax.loops)."""
+    index, array = body.inputs
+    producer = body.producer()
+    store = producer.get(body.outputs[0].id)
+    where = producer.get(store.inputs[1].id) if store is not None and \
+        store.kind == "setitem" and store.inputs[0] == array else None
+    if where is None or where.kind != "where" or array.ndim != 2:
+        raise NotAScop("the nested loop's body is not one row store into a 2-d array")
+    starts, steps = store.attr("starts"), store.attr("steps")
+    kept = producer.get(where.inputs[2].id)
+    if tuple(steps) != (1, 1) or starts[0] != 0 or kept is None or kept.kind != "slice" or \
+            kept.inputs[0] != array or kept.attr("starts") != starts:
+        raise NotAScop("the row store is not a contiguous slice of row i")
+    if not _selects_row(where.inputs[0], producer, index):
+        raise NotAScop("the row store is not at the loop index")
+    value = _unbroadcast(where.inputs[1], producer)
+    reads: list[Read] = []
+    target = (("i", 0), ("x", starts[1], 1))
+
+    def leaf(v: Value) -> str:
+        op = producer.get(v.id)
+        sliced = producer.get(op.inputs[0].id) if op is not None and op.kind == "take" else None
+        if sliced is None or sliced.kind != "slice" or sliced.inputs[0] != array or \
+                op.attr("axes") != (0,) or tuple(sliced.attr("steps")) != (1, 1):
+            raise NotAScop(f"{v} is not a slice of a row of the array")
+        axes = (("i", _offset(op.inputs[1], producer, index)), ("x", sliced.attr("starts")[1], 1))
+        if axes[0] == ("i", 0) and axes != target:
+            raise NotAScop("the row's update reads its own row at other columns (NumPy reads "
+                           "them before the store: not an update in place)")
+        reads.append((0, None, axes))
+        return f"R{len(reads) - 1}"
+
+    expr = _expression(value, value.shape, producer, leaf, dtype)
+    return Assignment(0, target, value.shape, (rows.start, rows.stop), expr, tuple(reads))
+
+
+def _offset(v: Value, producer: dict[int, Op], index: Value) -> int:
+    """k for a row index `i + k` (i the loop index)."""
+    if v == index:
+        return 0
+    op = producer.get(v.id)
+    const = producer.get(op.inputs[1].id) if op is not None and op.kind == "elementwise" and \
+        op.inputs[0] == index and len(op.inputs) == 2 else None
+    if const is None or const.kind != "const" or op.attr("fn") not in ("add", "subtract"):
+        raise NotAScop(f"row index {v} is not the loop index plus a constant")
+    k = int(const.attr("value"))
+    return k if op.attr("fn") == "add" else -k
+
+
+def _selects_row(cond: Value, producer: dict[int, Op], index: Value) -> bool:
+    """The store's mask is `arange(n) == i` broadcast over the columns."""
+    op = producer.get(cond.id)
+    while op is not None and op.kind in ("broadcast", "reshape"):
+        op = producer.get(op.inputs[0].id)
+    if op is None or op.kind != "elementwise" or op.attr("fn") != "equal":
+        return False
+    rows, at = (producer.get(v.id) for v in op.inputs)
+    return rows is not None and rows.kind == "constant_array" and \
+        np.array_equal(getattr(rows.attr("data"), "array", None), np.arange(cond.shape[0])) and \
+        at is not None and at.kind == "broadcast" and at.inputs[0] == index
+
+
+def _unbroadcast(v: Value, producer: dict[int, Op]) -> Value:
+    """The row a masked store broadcasts over the array (`broadcast(reshape(row))`)."""
+    op = producer.get(v.id)
+    if op is None or op.kind != "broadcast":
+        raise NotAScop("the stored row is not broadcast over the rows")
+    shaped = producer.get(op.inputs[0].id)
+    if shaped is None or shaped.kind != "reshape" or shaped.inputs[0].ndim != 1:
+        raise NotAScop("the stored row is not a 1-d value")
+    return shaped.inputs[0]
 
 
 def _version(v: Value, producer: dict[int, Op], carried: dict[int, int]
@@ -247,9 +389,9 @@ def _version(v: Value, producer: dict[int, Op], carried: dict[int, int]
 
 
 def _expression(v: Value, shape: tuple[int, ...], producer: dict[int, Op],
-                carried: dict[int, int], index_of: dict[int, int], reads: list,
-                dtype: np.dtype) -> str:
-    """C for one point of `v` (a value of the assigned slice's shape, or a 0-d constant)."""
+                leaf: Callable[[Value], str], dtype: np.dtype) -> str:
+    """C for one element of `v` (a value of the assigned slice's shape, or a 0-d constant);
+    `leaf` gives the C of a read of an array."""
     op = producer.get(v.id)
     if v.dtype != dtype:
         raise NotAScop(f"{v} is {v.dtype}, the arrays {dtype}")
@@ -259,74 +401,71 @@ def _expression(v: Value, shape: tuple[int, ...], producer: dict[int, Op],
             raise NotAScop("a constant that is not finite")
         return f"(({C_TYPES[dtype]}){value!r})"
     if op is not None and op.kind == "broadcast" and op.inputs[0].shape == ():
-        return _expression(op.inputs[0], (), producer, carried, index_of, reads, dtype)
+        return _expression(op.inputs[0], (), producer, leaf, dtype)
     if v.shape != shape:
         raise NotAScop(f"{v} has shape {v.shape}, the assigned slice {shape}")
     if op is not None and op.kind == "elementwise":
         fn = op.attr("fn")
-        args = [_expression(x, shape, producer, carried, index_of, reads, dtype)
-                for x in op.inputs]
+        args = [_expression(x, shape, producer, leaf, dtype) for x in op.inputs]
         if fn in BINARY and len(args) == 2:
             return f"({args[0]} {BINARY[fn]} {args[1]})"
         if fn in UNARY and len(args) == 1:
             return f"({UNARY[fn]}{args[0]})"
-        if fn != "positive":
-            raise NotAScop(f"operation {fn} (the SCoP statements know + - * / only)")
-    starts, steps, base = (0,) * len(shape), (1,) * len(shape), v
-    if op is not None and op.kind == "slice":
-        starts, steps, base = tuple(op.attr("starts")), tuple(op.attr("steps")), op.inputs[0]
-    array, writer = _version(base, producer, carried)
-    reads.append((array, None if writer is None else index_of[writer.out.id], starts, steps))
-    return f"R{len(reads) - 1}"
+        raise NotAScop(f"operation {fn} (the SCoP statements know + - * / only)")
+    return leaf(v)
 
 
 def _expanded(statements: Seq[Assignment], n: int) -> tuple[bool, ...]:
     """Per array: two buffers, where updating it in place would change what a read sees."""
     out = [False] * n
     for s, st in enumerate(statements):
-        for array, writer, starts, steps in st.reads:
-            if writer is not None:
+        for array, writer, axes in st.reads:
+            if writer is not None or st.rows is not None:  # a row sweep updates in place
                 continue
             own = next((w for w, other in enumerate(statements) if other.array == array), None)
-            if own is not None and (own < s or own == s and (starts, steps) != (st.starts,
-                                                                                  st.steps)):
+            if own is not None and (own < s or own == s and axes != st.target):
                 out[array] = True
     return tuple(out)
 
 
 # -- the scop and its code -----------------------------------------------------------------------
-def _iters(shape: tuple[int, ...]) -> list[str]:
-    return [f"x{d}" for d in range(len(shape))]
+def _iters(st: Assignment) -> list[str]:
+    """The statement's iterators: t, the row i of a sweep, the elements x0, x1, ..."""
+    return ["t", *(["i"] if st.rows is not None else []), *(f"x{d}" for d in range(len(st.shape)))]
 
 
-def _index(starts: Seq[int], steps: Seq[int], shape: tuple[int, ...]) -> list[str]:
-    return [f"{a} + {b}*x{d}" if b >= 0 else f"{a} - {-b}*x{d}"
-            for d, (a, b) in enumerate(zip(starts, steps, strict=True))] or ["0"] * len(shape)
+def _positions(axes: Seq[Axis]) -> list[tuple[str, int, int]]:
+    """Per axis (iterator, offset, coefficient): the index is offset + coefficient*iterator."""
+    out, d = [], 0
+    for axis in axes:
+        if axis[0] == "i":
+            out.append(("i", axis[1], 1))
+        else:
+            out.append((f"x{d}", axis[1], axis[2]))
+            d += 1
+    return out
 
 
-def _phase(new: bool) -> str:
-    return "(t + 1) mod 2" if new else "t mod 2"
-
-
-def _access(head: str, st: Assignment, array: int, new: bool, starts: Seq[int], steps: Seq[int],
-            expanded: Seq[bool]) -> str:
-    phase = [_phase(new)] if expanded[array] else []
-    return f"{head} -> A{array}[{', '.join(phase + _index(starts, steps, st.shape))}]"
+def _access(head: str, array: int, new: bool, axes: Seq[Axis], expanded: Seq[bool]) -> str:
+    phase = ["(t + 1) mod 2" if new else "t mod 2"] if expanded[array] else []
+    index = [f"{a} + {b}*{it}" for it, a, b in _positions(axes)]
+    return f"{head} -> A{array}[{', '.join(phase + index)}]"
 
 
 def _scop(statements: Seq[Assignment], graph: Graph, expanded: Seq[bool],
           dtype: np.dtype) -> Scop:
     domains, reads, writes, order = [], [], [], []
     for s, st in enumerate(statements):
-        xs = _iters(st.shape)
-        head = f"S{s}[{', '.join(['t', *xs])}]"
-        bounds = " and ".join(["0 <= t < T", *(f"0 <= {x} < {e}" for x, e in
-                                               zip(xs, st.shape, strict=True))])
+        its = _iters(st)
+        head = f"S{s}[{', '.join(its)}]"
+        rows = [f"{st.rows[0]} <= i < {st.rows[1]}"] if st.rows is not None else []
+        bounds = " and ".join(["0 <= t < T", *rows, *(f"0 <= x{d} < {e}" for d, e in
+                                                        enumerate(st.shape))])
         domains.append(f"{head} : {bounds}")
-        order.append(f"{head} -> [t, {s}, {', '.join(xs) or '0'}]")
-
-        writes.append(_access(head, st, st.array, True, st.starts, st.steps, expanded))
-        reads += [_access(head, st, a, w is not None, b, c, expanded) for a, w, b, c in st.reads]
+        order.append(f"{head} -> [{', '.join([*its[:len(its) - len(st.shape)], str(s)])}"
+                     f"{''.join(f', x{d}' for d in range(len(st.shape)))}]")
+        writes.append(_access(head, st.array, True, st.target, expanded))
+        reads += [_access(head, a, w is not None, axes, expanded) for a, w, axes in st.reads]
     scop = Scop.from_isl(*(f"[T] -> {{ {'; '.join(x)} }}" for x in (domains, reads, writes,
                                                                       order)))
     bodies = {f"S{s}": _body(st, graph, expanded) for s, st in enumerate(statements)}
@@ -334,13 +473,12 @@ def _scop(statements: Seq[Assignment], graph: Graph, expanded: Seq[bool],
         dataclasses.replace(s, body=bodies[s.name]) for s in scop.statements))
 
 
-def _element(array: int, new: bool, starts: Seq[int], steps: Seq[int],
-             shape: tuple[int, ...], graph: Graph, expanded: Seq[bool]) -> str:
-    """C for the element of carried array `array` at slice starts + steps*x."""
+def _element(array: int, new: bool, axes: Seq[Axis], graph: Graph, expanded: Seq[bool]
+             ) -> str:
+    """C for the element of carried array `array` at `axes` (macro arguments in parentheses)."""
     full = graph.inputs[1 + array].shape
-    strides = [math.prod(full[d + 1:]) for d in range(len(full))]
-    terms = [f"({a} + {b}*(int64_t)(x{d}))*{st}" for d, (a, b, st) in
-             enumerate(zip(starts, steps, strides, strict=True))]
+    terms = [f"({a} + {b}*(int64_t)({it}))*{math.prod(full[d + 1:])}"
+             for d, (it, a, b) in enumerate(_positions(axes))]
     if expanded[array]:
         terms.insert(0, f"(((t) + {int(new)}) % 2)*{math.prod(full)}")
     return f"A{array}[{' + '.join(terms) or '0'}]"
@@ -349,11 +487,9 @@ def _element(array: int, new: bool, starts: Seq[int], steps: Seq[int],
 def _body(st: Assignment, graph: Graph, expanded: Seq[bool]) -> str:
     expr = st.expr
     for k in range(len(st.reads) - 1, -1, -1):  # R10 before R1
-        array, writer, starts, steps = st.reads[k]
-        expr = expr.replace(f"R{k}", _element(array, writer is not None, starts, steps,
-                                              st.shape, graph, expanded))
-    target = _element(st.array, True, st.starts, st.steps, st.shape, graph, expanded)
-    return f"{target} = {expr};"
+        array, writer, axes = st.reads[k]
+        expr = expr.replace(f"R{k}", _element(array, writer is not None, axes, graph, expanded))
+    return f"{_element(st.array, True, st.target, graph, expanded)} = {expr};"
 
 
 def _source(scop: Scop, tree: ScheduleTree, n: int, expanded: Seq[bool], graph: Graph,

@@ -24,6 +24,7 @@ SMALL_TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
 def tiled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
     monkeypatch.setattr(loop_nest, "TILES", SMALL_TILES)
+    monkeypatch.setattr(loop_nest, "TILE_SWEEPS", True)
 
 
 def smooth_in_place(a, steps):
@@ -38,6 +39,26 @@ def reversed_read(a, steps):
     the band permutable, tiling is refused and the rolled driver runs."""
     for _ in range(steps):
         a[1:] = 0.5 * (a[:-1] + a[-2::-1])
+    return a
+
+
+def seidel_rows(a, steps):
+    """Gauss-Seidel style: row i reads row i - 1 as this sweep left it, row i + 1 as the last
+    sweep did (a wavefront over t, i and the columns)."""
+    for _ in range(steps):
+        for i in range(1, a.shape[0] - 1):
+            a[i, 1:-1] = (a[i - 1, :-2] + a[i - 1, 1:-1] + a[i - 1, 2:] + a[i, 1:-1]
+                          + a[i + 1, :-2] + a[i + 1, 1:-1] + a[i + 1, 2:]) / 7.0
+    return a
+
+
+def row_sweep_own_columns(a, steps):
+    """Row i reads its own neighbours: NumPy reads them before the row's store, which an
+    in-place element order would not: refused (rolled), still NumPy's values."""
+    for _ in range(steps):
+        for i in range(1, a.shape[0] - 1):
+            a[i, 1:-1] = (a[i - 1, 1:-1] + a[i, :-2] + a[i, 1:-1] + a[i, 2:]
+                          + a[i + 1, 1:-1]) / 5.0
     return a
 
 
@@ -56,9 +77,9 @@ def run(fn, *args):
 
 
 def nest_of(recs) -> str:
-    (rec,) = recs
-    assert rec.body is not None
-    return rec.body.nest
+    """The polyhedral decision of the outermost loop."""
+    assert recs[-1].body is not None
+    return recs[-1].body.nest
 
 
 @pytest.mark.usefixtures("tiled")
@@ -112,6 +133,31 @@ def test_illegal_tiling_refused_and_still_correct():
     assert "[rolled_driver]" in nest
     assert "not permutable" in nest
     assert "stax_loop" in recs[0].decision  # the rolled C driver ran
+
+
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("shape", "steps"), [((4, 5), 2), ((12, 17), 5)])
+def test_seidel_rows_wavefront(dtype, shape, steps):
+    _, recs = run(seidel_rows, make_array(shape, dtype), steps)
+    nest = nest_of(recs)
+    assert "[poly_time_tiling]" in nest
+    assert "2t + i + x0" in nest  # the wavefront's innermost member
+
+
+def test_seidel_rows_wavefront_proven_but_not_taken(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+    _, recs = run(seidel_rows, make_array((12, 10), "float64"), 3)
+    nest = nest_of(recs)
+    assert "[rolled_driver]" in nest and "does not pay" in nest
+    assert "band (permutable)" in nest and "check (every dependence" in nest
+
+
+@pytest.mark.usefixtures("tiled")
+def test_row_sweep_reading_its_own_columns_refused():
+    _, recs = run(row_sweep_own_columns, make_array((9, 8), "float64"), 4)
+    nest = nest_of(recs)
+    assert "[rolled_driver]" in nest and "reads its own row at other columns" in nest
 
 
 def test_small_arrays_keep_the_rolled_driver():
