@@ -59,9 +59,8 @@ VIEWS = frozenset((aten.view.default, aten._unsafe_view.default, aten.permute.de
 
 
 # Pooling Stax computes itself when the windows tile the input (`stax.torch.pooling`; None:
-# the extern call), in graphs whose tensors cross in PyTorch's order (not `channels_last`:
-# read through the NCHW transpose of the convolution's channels-last buffer, Stax's pooling
-# of the CNN's 256x32x16x16 activations took 2.5x the extern call's CPU time).
+# the extern call); in `channels_last` graphs over the NHWC order of the convolution's
+# buffer (`nhwc`), fused with the batch norm and ReLU before it.
 POOLS: dict[Any, Callable[..., Any]] = {aten.max_pool2d_with_indices.default: max_pool}
 
 
@@ -608,8 +607,9 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
         return args[0][args[1]]
     metas = _metas(node)
     pool = POOLS.get(node.target)
-    if pool is not None and not channels_last and np.dtype(args[0].dtype).kind == "f":
-        pooled = pool(*args, **kwargs)  # windows that tile the input: Stax's own pooling
+    if pool is not None and np.dtype(args[0].dtype).kind == "f":
+        # windows that tile the input: Stax's own pooling
+        pooled = pool(*args, **kwargs, nhwc=channels_last)
         if pooled is not None:
             return pooled
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
