@@ -1,6 +1,6 @@
 """The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
-test_corpus_wild2.py, test_corpus_wild4.py, test_corpus_wild5.py, test_corpus_wild6.py) under
-stax.jit.
+test_corpus_wild2.py, test_corpus_wild4.py, test_corpus_wild5.py, test_corpus_wild6.py,
+test_corpus_wild7.py) under stax.jit.
 
     python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
                                 [--markdown OUT.md]
@@ -39,6 +39,7 @@ from corpus.test_corpus_wild2 import CASES2 as WILD2  # noqa: E402
 from corpus.test_corpus_wild4 import CASES4 as WILD4  # noqa: E402
 from corpus.test_corpus_wild5 import CASES5 as WILD5  # noqa: E402
 from corpus.test_corpus_wild6 import CASES6 as WILD6  # noqa: E402
+from corpus.test_corpus_wild7 import CASES7 as WILD7  # noqa: E402
 
 import stax  # noqa: E402
 from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
@@ -58,6 +59,7 @@ CORPORA: dict[str, dict[str, tuple[Callable[..., Any], Maker]]] = {
     "wild4": {f"wild4:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD4.items()},
     "wild5": {f"wild5:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD5.items()},
     "wild6": {f"wild6:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD6.items()},
+    "wild7": {f"wild7:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD7.items()},
 }
 CASES = {name: case for corpus in CORPORA.values() for name, case in corpus.items()}
 TOLERANCE = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}

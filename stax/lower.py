@@ -511,6 +511,10 @@ def numpy_strides(graph: Graph, input_strides: Sequence[tuple[int, ...]]
                 0 if n == 1 else st for n, st in zip(shape, src, strict=True))
         elif kind == "slice":
             s = tuple(st * step for st, step in zip(src, op.attr("steps"), strict=True))
+        elif kind == "elementwise" and ("order", "F") in op.attrs:  # [HUNT] a copy's order=
+            s = ordered_strides(out.shape, tuple(range(out.ndim - 1, -1, -1)))
+        elif kind == "elementwise" and ("order", "C") in op.attrs:
+            s = contiguous_strides(out.shape)
         elif kind in K_ORDER_OPS:
             s = ordered_strides(out.shape, ufunc_order([strides[v.id] for v in op.inputs],
                                                        out.shape))

@@ -1449,6 +1449,22 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     return tuple(out)
 
 
+def ix_(*args: Any) -> tuple[Any, ...]:
+    """np.ix_, NumPy's algorithm: each 1-D sequence reshaped to run along its own axis of an
+    open mesh (a view of it); an empty one is intp, a boolean one its nonzero indices."""
+    out = []
+    for k, a in enumerate(args):
+        t = traced(a, args)
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.size == 0 and not isinstance(a, Tracer):
+            t = api.astype(t, np.intp)
+        if t.dtype == np.bool_:
+            t = np.nonzero(t)[0]
+        out.append(api.reshape(t, (1,) * k + (-1,) + (1,) * (len(args) - k - 1)))
+    return tuple(out)
+
+
 # ---- NumPy routines as extern calls ----
 # Sorting, selection and LAPACK are NumPy's own code, called by the compiled program's wrapper
 # on its buffers (`stax.runtime.externs`), as matmul calls BLAS. Result shapes follow NumPy's
@@ -2255,11 +2271,12 @@ def _cumulative(name: str) -> Callable[..., Tracer]:
     return cumulative
 
 
-def _tri_indices_from(name: str) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
-    """np.triu_indices_from / np.tril_indices_from: constants from the shape alone."""
-    def indices_from(arr: Any, k: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _indices_from(name: str) -> Callable[..., tuple[np.ndarray, ...]]:
+    """np.triu_indices_from / np.tril_indices_from / np.diag_indices_from: constants from the
+    shape alone (NumPy's own function on a stand-in of that shape, its errors included)."""
+    def indices_from(arr: Any, *args: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
         shape = tuple(traced(arr, (arr,)).shape)
-        return getattr(np, name)(np.broadcast_to(np.zeros((), bool), shape), k)
+        return getattr(np, name)(np.broadcast_to(np.zeros((), bool), shape), *args, **kwargs)
     return indices_from
 
 # ---- registration ----
@@ -2287,7 +2304,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
     np.piecewise: piecewise,
     np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.trace: trace,
-    np.linalg.norm: norm, np.meshgrid: meshgrid, np.sort: sort, np.argsort: argsort,
+    np.linalg.norm: norm, np.meshgrid: meshgrid, np.ix_: ix_, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
     np.quantile: quantile, np.bincount: bincount, np.unpackbits: unpackbits,
     np.packbits: packbits, np.argpartition: argpartition, np.lexsort: lexsort,
@@ -2304,8 +2321,9 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.append: append, np.delete: delete, np.insert: insert, np.resize: resize,  # [HUNT]
     np.astype: astype_function, np.cumulative_sum: _cumulative("cumulative_sum"),
     np.cumulative_prod: _cumulative("cumulative_prod"),
-    np.triu_indices_from: _tri_indices_from("triu_indices_from"),
-    np.tril_indices_from: _tri_indices_from("tril_indices_from"),
+    np.triu_indices_from: _indices_from("triu_indices_from"),
+    np.tril_indices_from: _indices_from("tril_indices_from"),
+    np.diag_indices_from: _indices_from("diag_indices_from"),
     np.linalg.vector_norm: vector_norm, np.linalg.matrix_norm: matrix_norm,
     np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
@@ -2616,7 +2634,7 @@ def _ufunc_of_sizes(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any])
 
 sym.UFUNC_HOOK = _ufunc_of_sizes
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
-            "ascontiguousarray", "eye", "identity", "r_")
+            "ascontiguousarray", "asfortranarray", "eye", "identity", "r_")
 # [HUNT2] Reductions of a Python list of traced arrays (`np.sum([a, b], axis=0)`): NumPy does
 # not dispatch on list elements (it converts the list), so these convert it as np.array does.
 SEQUENCE = ("sum", "prod", "mean", "max", "min", "amax", "amin", "std", "var", "any", "all",
@@ -2687,11 +2705,23 @@ def _from_nested(b: Builder, obj: Any) -> Tracer:
     return obj if isinstance(obj, Tracer) else api.wrap(b, api.to_value(b, np.asarray(obj)))
 
 
-def _converted(b: Builder, obj: Any, dtype: Any, copy: bool) -> Tracer:
+def _converted(b: Builder, obj: Any, dtype: Any, copy: bool, order: str | None,
+               ndmin: int) -> Tracer:
+    """np.array / asarray / ascontiguousarray / asfortranarray of traced values: `obj` itself
+    where NumPy returns it (its dtype, and laid out in `order` already: `api.is_dense`), else a
+    copy in `order` [HUNT] (a view of a transposed argument was returned, and writes through it
+    reached the caller's array, where NumPy copies); with leading axes up to `ndmin`."""
+    order = api.check_order(order)
     t = _from_nested(b, obj) if isinstance(obj, (list, tuple)) else obj
+    own = t is not obj  # a new array already
+    if t.ndim < ndmin:
+        t = api.reshape(t, (1,) * (ndmin - t.ndim) + tuple(t.shape))
     if dtype is not None and np.dtype(dtype) != t.dtype:
-        return api.astype(t, dtype)
-    return api.copy_(t) if copy and t is obj else t
+        t = api.astype(t, dtype)
+        return t if order in "AK" else api.copy_(t, order)
+    if order in "CF" and not api.is_dense(t, order):
+        return api.copy_(t, order)
+    return api.copy_(t, order) if copy and not own else t
 
 
 class _RConcatenator:
@@ -2750,12 +2780,15 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
                 return made
         return original["full"](shape, fill_value, dtype, *args, **kwargs)
 
-    def convert(name: str, copy: bool) -> Callable[..., Any]:
+    def convert(name: str, copy: bool, order: str | None = None) -> Callable[..., Any]:
+        """`order`: the function's own (ascontiguousarray's "C"; its result is at least 1-d)."""
         def conv(obj: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
             b = _user_call(name)
-            if b is not None and not args and set(kwargs) <= {"order", "copy"} and \
+            if b is not None and not args and set(kwargs) <= {"order", "copy", "ndmin"} and \
                     _has_tracer(obj):
-                return _converted(b, obj, dtype, copy and kwargs.get("copy", True) is True)
+                return _converted(b, obj, dtype, copy and kwargs.get("copy", True) is True,
+                                  order or kwargs.get("order"),
+                                  kwargs.get("ndmin", 1 if order else 0))
             return original[name](obj, dtype, *args, **kwargs)
         return conv
 
@@ -2783,7 +2816,8 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             "empty": filled("empty", 0), "full": full,
             "asarray": convert("asarray", False), "array": convert("array", True),
             "asanyarray": convert("asanyarray", False),
-            "ascontiguousarray": convert("ascontiguousarray", False)}
+            "ascontiguousarray": convert("ascontiguousarray", False, "C"),
+            "asfortranarray": convert("asfortranarray", False, "F")}
 
 
 _ORIGINAL = {name: getattr(np, name) for name in CREATION + SEQUENCE}

@@ -300,24 +300,60 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
     return result
 
 
-def astype(a: Tracer, dtype: Any, copy: bool = True, **kw: Any) -> Tracer:
+def astype(a: Tracer, dtype: Any, order: str | None = "K", *, copy: bool = True,
+           **kw: Any) -> Tracer:
     if kw:
         raise unsupported(f"astype with {', '.join(kw)}")
+    order = check_order(order)
     dtype = check_dtype(np.dtype(dtype), "astype's target")
     b = a.builder
     if a.dtype.kind == "c" and dtype.kind not in "bc":  # [E16] NumPy's warning (at trace)
         warnings.warn("Casting complex values to real discards the imaginary part",
                       ComplexWarning, stacklevel=2)
     if dtype == a.dtype:
-        return copy_(a) if copy else a
-    return wrap(b, b.add("cast", (to_value(b, a),), a.shape, dtype, dtype=dtype))
+        return copy_(a, order) if copy or order in "CF" and not is_dense(a, order) else a
+    cast = wrap(b, b.add("cast", (to_value(b, a),), a.shape, dtype, dtype=dtype))
+    return cast if order == "K" else copy_(cast, order)  # [HUNT] order= as NumPy lays out
 
 
-def copy_(a: Any, order: str = "K", **kw: Any) -> Tracer:
+def copy_(a: Any, order: str | None = "K", **kw: Any) -> Tracer:
+    """A copy is a value of its own: identity elementwise, so later mutation cannot alias.
+    [HUNT] Laid out in `order` as NumPy's copy: "C" / "F" an attribute `lower.numpy_strides`
+    follows, "A" Fortran order for an F-contiguous array, "K" (None) its operand's order."""
     b = find_builder((a,))
     v = to_value(b, a)
-    # A copy is a value of its own: identity elementwise, so later mutation cannot alias.
-    return wrap(b, b.add("elementwise", (v,), v.shape, v.dtype, fn="positive"))
+    order = check_order(order)
+    if order == "A":
+        order = "F" if isinstance(a, Tracer) and is_dense(a, "F") and not is_dense(a, "C") \
+            else "C"
+    layout = {"order": order} if order in "CF" and v.ndim > 1 else {}
+    return wrap(b, b.add("elementwise", (v,), v.shape, v.dtype, fn="positive", **layout))
+
+
+def check_order(order: str | None) -> str:
+    """NumPy's memory order keyword ("C", "F", "A", "K", any case; None is "K"), checked."""
+    if order is None:
+        return "K"
+    if not isinstance(order, str) or order.upper() not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return order.upper()
+
+
+def is_dense(t: Tracer, order: str) -> bool:
+    """[HUNT] Whether NumPy's `t` is contiguous in `order` ("C" or "F"), from the strides of
+    its chain of views (`_strides`; an array of its own counts as C-contiguous)."""
+    strides = _strides(t)
+    if strides is None:
+        return False
+    shape = t.value.shape
+    axes = range(len(shape)) if order == "F" else range(len(shape) - 1, -1, -1)
+    expected: Any = 1
+    for d in axes:
+        if not (type(shape[d]) is int and shape[d] == 1):
+            if not same_size(strides[d], expected):
+                return False
+            expected = expected * shape[d]
+    return True
 
 
 # ---- reductions ----------------------------------------------------------------------------
@@ -1433,7 +1469,7 @@ def flatten(a: Tracer, order: str = "C") -> Tracer:
     return copy_(ravel(a, order))
 
 
-def copy(a: Tracer, order: str = "K") -> Tracer:
+def copy(a: Tracer, order: str = "C") -> Tracer:  # ndarray.copy: C order (np.copy: K)
     return copy_(a, order)
 
 

@@ -1032,10 +1032,10 @@ def same_views(got: Any, want: Any, mine: tuple[Any, ...], theirs: tuple[Any, ..
 
 
 def run_case(name: str, cases: dict[str, Any] = CASES, *, warm: bool = False,
-             views: bool = False) -> set[str]:
+             views: bool = False, warns: bool = False) -> set[str]:
     """Run `name` on all its inputs under one jitted function; the graph breaks met. `warm`:
     then once more on every input, compiling nothing new; `views`: results alias arguments as
-    NumPy's do."""
+    NumPy's do; `warns`: every RuntimeWarning Stax gives is one NumPy gives."""
     fn, inputs = cases[name]
     jitted = stax.jit(fn)
     breaks: set[str] = set()
@@ -1043,8 +1043,8 @@ def run_case(name: str, cases: dict[str, Any] = CASES, *, warm: bool = False,
         compiles = jitted.cache_info()[1]
         for k, make in enumerate(inputs):  # made twice: copies would lose transposed layouts
             theirs, mine = make(np.random.default_rng(k)), make(np.random.default_rng(k))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
+            with warnings.catch_warnings(record=True) as numpy_caught:
+                warnings.simplefilter("always", RuntimeWarning)
                 try:
                     want = fn(*theirs)
                 except Exception as e:  # noqa: BLE001 - Stax must raise the same class
@@ -1056,6 +1056,10 @@ def run_case(name: str, cases: dict[str, Any] = CASES, *, warm: bool = False,
                 got = jitted(*mine)
             breaks |= {str(w.message).split(": ", 2)[-1] for w in caught
                        if issubclass(w.category, GraphBreakWarning)}
+            if warns:
+                extra = ({str(w.message) for w in caught if w.category is RuntimeWarning}
+                         - {str(w.message) for w in numpy_caught})
+                assert not extra, f"warnings NumPy does not give: {sorted(extra)}"
             same(got, want)
             for m, t in zip(mine, theirs, strict=True):
                 if isinstance(m, np.ndarray):
