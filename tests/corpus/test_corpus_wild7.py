@@ -1041,6 +1041,98 @@ def reverse_cumulative(x):
         np.minimum.reduce(x), np.add.reduce(x, axis=0), np.multiply.outer(x[:3], x[:2])
 
 
+# ---- Python around arrays: iteration, unpacking, builtins, recursion, overlapping writes -----
+
+@case(lambda r: (normal(r, 4, 3),), lambda r: (ints(r, 0, 9, 2, 2, dtype="uint8"),))
+def iterate_rows_and_unpack(X):
+    out = [row * 2 for row in X]
+    first, *rest = X
+    return np.array(out), first + rest[-1], [i * e.sum() for i, e in enumerate(X)]
+
+
+@case(lambda r: (normal(r, 6), normal(r, 6)), lambda r: (ints(r, 0, 9, 3), ints(r, 0, 9, 3)))
+def zip_builtins_sorted(x, y):
+    prods = np.array([p * q for p, q in zip(x, y, strict=True)])
+    return prods, max(x), min(y), sum(x), np.array(sorted(x)), sum(v for v in y)
+
+
+@case(lambda r: (normal(r, 5),), lambda r: (normal(r, 5), 3.0, 1))
+def keyword_only_and_star_args(x, *extra, scale=2.0):
+    shift = sum(extra) if extra else 0
+    return x * scale + shift
+
+
+@case(lambda r: (normal(r, 5), 3), lambda r: (ints(r, 0, 4, 3), 0))
+def recursive_halving(x, n):
+    def inner(v, k):
+        return v if k == 0 else inner(v * 0.5 + 1, k - 1)
+    return inner(x, n), (lambda t: t * t)(x)
+
+
+@case(lambda r: (r.random(5) + 0.1,), lambda r: (np.full(3, 50.0),))
+def while_on_data(x):
+    steps = 0
+    while x.sum() < 100:
+        x = x * 2
+        steps += 1
+    return x, steps
+
+
+@case(lambda r: (normal(r, 4, 3),), lambda r: (ints(r, 0, 9, 2, 5),))
+def swap_rows_by_tuple(X):
+    X[0], X[1] = X[1], X[0]  # the second is a view: NumPy writes row 1 into both
+    Y = X.copy()
+    Y[[0, -1]] = Y[[-1, 0]]
+    return Y
+
+
+@case(lambda r: (normal(r, 8),), lambda r: (ints(r, -5, 5, 6, dtype="int8"),))
+def overlapping_shifts(x):
+    a, b, c = x.copy(), x.copy(), x.copy()
+    a[1:] += a[:-1]
+    b[:-1] = b[1:]
+    c[1:] = c[:-1]
+    x[:] = x[::-1]
+    return a, b, c
+
+
+@case(lambda r: (normal(r, 4, 4),), lambda r: (ints(r, 0, 9, 3, 3),))
+def add_own_transpose(X):
+    Y = X[:3, :3]
+    Y += Y.T  # NumPy's buffering makes this symmetric
+    return X
+
+
+@case(lambda r: (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1.005, 2.675, 0.125, -2.5, np.nan, np.inf]),),
+      lambda r: (np.array([0.5, 1.5, 2.5, -0.5, 0.125, 0.375], np.float32),))
+def rounding_half_to_even(v):
+    return np.round(v), np.round(v, 1), np.round(v, 2), np.round(v, -1), np.rint(v), v.round(3)
+
+
+@case(lambda r: (np.array([1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, 5.0, -5.0, np.nan]),
+                 np.array([0.0, 0.0, 1.0, -1.0, 2.0, 2.0, np.inf, np.inf, 1.0])),)
+def floor_division_specials(a, b):
+    with np.errstate(all="ignore"):
+        return a // b, a % b, np.divmod(a, b), np.fmod(a, b)
+
+
+@case(lambda r: (np.zeros(5, np.int8), np.array([0, -1, 0, 2, -1]),
+                 np.array([100, 100, 100, 1, 1], np.int8)),
+      lambda r: (np.zeros(4), np.array([3, 3, 3]), np.array([1.0, 2.0, 3.0])))
+def ufunc_at_accumulate(a, i, v):
+    b, c, d = a.copy(), a.copy(), a.copy()
+    np.add.at(b, i, v)
+    np.maximum.at(c, i, v)
+    np.subtract.at(d, i, 1)
+    return b, c, d
+
+
+@case(lambda r: (np.array([0, 1, 2**63, 2**64 - 1], np.uint64),),
+      lambda r: (np.array([0, 1, 128, 255], np.uint8),))
+def unsigned_wraparound(v):
+    return v - 1, v * 255, v >> 1, v.astype(np.int8), v // 3, v.mean(), -v, v.sum()
+
+
 @pytest.mark.parametrize("name", sorted(CASES7))
 def test_wild7_function_matches_numpy(name: str) -> None:
     run_case(name, CASES7, warm=True, views=True, warns=True)
