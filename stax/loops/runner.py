@@ -117,10 +117,12 @@ class LoopBody:
 
         plan = plan_nest(self.graph, f"stax_poly{suffix}", nested)
         self.nest = str(plan)
-        if plan.tiled:
+        if plan.tiled:  # after the backend's runtime header (precompiled; stax_interrupted)
+            backend = get_backend(DEFAULT)
+            library = backend.build(backend.emit([], {}) + plan.source, isa_level(None))
             return Prepared("all iterations in one C call (stax.poly's tiled loop nest, "
                             f"{plan.symbol})", plan.source,
-                            runner=nest_runner(plan, isa_level(None)))
+                            runner=nest_runner(plan, library.library))
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,
                             suffix, inner, self.leading)
 

@@ -504,8 +504,21 @@ def _source(scop: Scop, tree: ScheduleTree, n: int, expanded: Seq[bool], graph: 
             "#define min(x, y) ((x) < (y) ? (x) : (y))\n"
             "#define max(x, y) ((x) > (y) ? (x) : (y))\n"
             f"// {symbol}: the tiled schedule (stax.poly.loop_nest), one macro per statement\n"
-            f'extern "C" void {symbol}(void** arrays, int64_t T) {{\n{pointers}\n'
-            + _indent(_indent(loops)) + "\n}\n")
+            f'extern "C" void {symbol}(void** arrays, int64_t T, int32_t* flags) {{\n'
+            f"{pointers}\n" + _indent(_indent(_polled(loops))) + "\n}\n")
+
+
+def _polled(loops: str) -> str:
+    """Ctrl-C [A8]: the second loop (over the tiles of one band of time steps) skips its tiles
+    once the interrupt bit is set (`stax_interrupted`, the runtime header's)."""
+    lines = loops.splitlines()
+    heads = [k for k, line in enumerate(lines) if line.lstrip().startswith("for (")]
+    k = heads[min(1, len(heads) - 1)]
+    line = lines[k]
+    brace = line.endswith("{")
+    head = line[:-1].rstrip() if brace else line
+    lines[k] = head + " if (!stax_interrupted(flags))" + (" {" if brace else "")
+    return "\n".join(lines)
 
 
 def _simd(loops: str, innermost_parallel: bool) -> str:
@@ -528,14 +541,16 @@ def _simd(loops: str, innermost_parallel: bool) -> str:
     return "\n".join(out)
 
 
-def nest_runner(plan: NestPlan, isa: str
+def nest_runner(plan: NestPlan, library: ctypes.CDLL
                 ) -> Callable[[Seq[np.ndarray], range], list[np.ndarray]]:
-    """Compile the tiled nest; the runner updates the carried arrays (the loop's own copies,
-    C-contiguous) and returns them, an expanded one from the buffer of step T."""
-    from stax.runtime.compiler import compile_source
+    """The runner of a tiled nest compiled in `library`: it updates the carried arrays (the
+    loop's own copies, C-contiguous) and returns them, an expanded one from the buffer of step
+    T. Ctrl-C stops the nest between tiles (KeyboardInterrupt) [A8]."""
+    from stax.runtime.fast import interruptible
+    from stax.runtime.wrapper import ANY_FLAG, check_flags, new_flags
 
-    fn = getattr(compile_source(plan.source, isa).library, plan.symbol)
-    fn.argtypes, fn.restype = (ctypes.c_void_p, ctypes.c_int64), None
+    fn = getattr(library, plan.symbol)
+    fn.argtypes, fn.restype = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p), None
     n = len(plan.expanded)
 
     def run(arrays: Seq[np.ndarray], trip: range) -> list[np.ndarray]:
@@ -548,7 +563,11 @@ def nest_runner(plan: NestPlan, isa: str
                 a = b
             buffers.append(a)
         table = (ctypes.c_void_p * n)(*(b.ctypes.data for b in buffers))
-        fn(table, len(trip))
+        flags = new_flags()
+        with interruptible(ctypes.addressof(flags)):
+            fn(table, len(trip), ctypes.addressof(flags))
+        if flags[ANY_FLAG]:
+            check_flags(flags)
         results = [b[len(trip) % 2] if twice else b
                    for b, twice in zip(buffers, plan.expanded, strict=True)]
         return [results[k] for k in plan.results]
