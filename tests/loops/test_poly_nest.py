@@ -7,6 +7,13 @@ including partial tiles (sizes that are not multiples of the tile)."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
@@ -189,3 +196,60 @@ def test_explain_shows_tree_and_proof():
     assert "check (every dependence strictly lexicographically forward" in text
     assert "legal" in text
     assert "extern \"C\" void stax_poly" in text
+
+
+CHILD = textwrap.dedent("""
+    import json, signal, time
+    import numpy as np, stax
+    from stax.loops import records
+    from stax.poly import loop_nest
+
+    signal.alarm(120)  # a hang fails the test instead of blocking it
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    loop_nest.MIN_BYTES = 0
+
+    def jacobi_1d(a, steps):
+        b = a.copy()
+        for _ in range(steps):
+            b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+            a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
+        return a
+
+    h = stax.jit(jacobi_1d)
+    a = np.linspace(0, 1, 200_000)
+    h(a.copy(), 3)
+    (rec,) = records(h)
+    out = {"tiled": "[poly_time_tiling]" in rec.body.nest}
+    print("ready", flush=True)
+    start = time.monotonic()
+    try:  # the tiled nest's runner itself, for 10**6 time steps (minutes)
+        rec.body.runner([a.copy(), a.copy()], range(10**6))
+    except KeyboardInterrupt:
+        out["caught"] = time.monotonic()
+        out["call"] = out["caught"] - start
+    want = jacobi_1d(a.copy(), 3)
+    out["correct_after"] = bool(np.array_equal(h(a.copy(), 3), want))
+    print(json.dumps(out), flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_tiled_nest(tmp_path):
+    script = tmp_path / "interrupted.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-3000:]
+        time.sleep(0.3)  # the nest is running by then
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        result = json.loads(proc.stdout.readline())
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()[-3000:]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert result["tiled"]
+    assert "caught" in result, "no KeyboardInterrupt"
+    assert result["caught"] - sent < 0.5
+    assert result["correct_after"]
