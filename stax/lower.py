@@ -842,9 +842,9 @@ def split_reduction(body: Expr, kept: Sequence[int], axes: Sequence[int], fn: st
     if not kept_strides:
         return None
     by_axis = {d: stride(v) for d, v in zip(axes, rvars(len(axes)), strict=True)}
-    inner = [d for d in axes if by_axis[d] is not None and by_axis[d] < min(kept_strides)]
-    outer = [d for d in axes if d not in inner]
-    if not inner or not outer:
+    outer = [d for d in axes if (by_axis[d] or 0) > min(kept_strides)]
+    inner = [d for d in axes if d not in outer]  # also unit and broadcast axes (no stride)
+    if not outer or all(by_axis[d] is None for d in inner):
         return None
 
     def memory(ds: list[int]) -> tuple[int, ...]:

@@ -88,6 +88,8 @@ def test_explain_shows_the_split() -> None:
         np.asfortranarray(x), (0, 2))[1]
     for axes in [(1, 2), (0, 1), (0, 1, 2), (1,)]:  # already in memory order: one reduction
         assert _explain(x, axes)[0] == ["reduction_result"]
+    # a unit axis beyond the kept one: nothing to reduce there, one reduction
+    assert _explain(make_array((4, 1, 40), "float32"), (1, 2))[0] == ["reduction_result"]
 
 
 def test_empty_and_generic() -> None:
