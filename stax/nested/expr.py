@@ -14,21 +14,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stax.ops import ELEMENTWISE
+
 # The dtypes and ufuncs nested code supports (a backend implements each of them).
 DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"})
 INT64 = np.dtype("int64")
 BOOL = np.dtype("bool")
 
-BINARY = frozenset({
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum",
-    "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "arctan2", "hypot"})
-UNARY = frozenset({
-    "negative", "positive", "absolute", "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
-    "tan", "tanh", "floor", "ceil", "rint", "square", "logical_not", "invert", "isnan",
-    "isinf", "isfinite", "sign"})
+# Every ufunc of the op table (`stax.ops`: one definition per op, its C++ the main kernels'),
+# by the name NumPy gives it (`ufunc.__name__`), by number of operands.
+BINARY = frozenset(op.ufunc.__name__ for op in ELEMENTWISE if op.nin == 2)
+UNARY = frozenset(op.ufunc.__name__ for op in ELEMENTWISE if op.nin == 1)
 
 
 def check_dtype(dtype: np.dtype) -> None:

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from stax.backends.cpu.backend import PRECOMPILED
-from stax.nested import expr as nested_expr
 from stax.nested.expr import (
     BOOL,
     INT64,
@@ -87,29 +86,17 @@ CPP_TYPES = {
     "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
     "uint64": "uint64_t", "float32": "float", "float64": "double",
 }
-# The C++ of a ufunc is the op table's (`stax.ops`: the runtime header's functions, as in the
-# main kernels), with NumPy's scalar loops' ties for fmax/fmin: of -0.0 and 0.0 the first (the
-# interpreter applies the ufunc to NumPy scalars; the table's array loops keep the second).
-SPELLINGS = {"fmax": "stax_fmax_first<{t}>({a0}, {a1})", "fmin": "stax_fmin_first<{t}>({a0}, {a1})"}
 # OpenMP reduction identifiers for operators that are associative and commutative on
 # every dtype they accept (max/min only on integers: the float versions propagate NaN).
 OMP_REDUCTIONS = {"add": "+", "multiply": "*", "bitwise_and": "&", "bitwise_or": "|",
                   "bitwise_xor": "^", "logical_and": "&&", "logical_or": "||"}
 OMP_INT_REDUCTIONS = {"maximum": "max", "minimum": "min"}
 
-# every ufunc nested code supports has its C++ in the op table
-assert all(by_name(name) for name in nested_expr.BINARY | nested_expr.UNARY)
 # Error flags (stax.ops.FLAGS), as in the main kernels: a call that may fail ORs its bit into
 # `stax_bad`, private per thread (an OpenMP `reduction(|:stax_bad)` on each loop of a kernel
 # that has such a call: `_Source.function`), raised once at the kernel's end; no branch.
 BAD = "stax_bad"
 NO_FLAG = "stax_no_flag"  # the flag argument of calls that cannot fail: never written
-PRELUDE = r"""
-template <class T> static inline T stax_fmax_first(T a, T b) {
-  return b != b ? a : (a != a ? b : (a < b ? b : a)); }
-template <class T> static inline T stax_fmin_first(T a, T b) {
-  return b != b ? a : (a != a ? b : (b < a ? b : a)); }
-"""
 
 
 def cpp_type(dtype: np.dtype) -> str:
@@ -170,7 +157,7 @@ def emit(e: Expr, names: dict[int, str]) -> str:
               else f"& {_literal(Const(e.dtype, (1 << shift) - 1))}")
         return f"{cpp_type(e.dtype)}({args[0]} {op})"
     t = cpp_type(e.args[0].dtype)
-    form = SPELLINGS.get(e.fn) or by_name(e.fn).cpp.template(e.args[0].dtype.kind)
+    form = by_name(e.fn).cpp.template(e.args[0].dtype.kind)  # the op table's C++
     text = form.format(a0=args[0], a1=args[1] if len(args) > 1 else "", t=t,
                        f="f" if t == "float" else "", bad=flag,
                        const=", true" if len(args) > 1 and isinstance(e.args[1], Const) else "")
@@ -235,7 +222,7 @@ class _Source:
             top, end = f"  int {BAD} = 0;\n", f"\n  if ({BAD}) stax_raise(flags, {BAD});"
         if NO_FLAG in polled:
             top += f"  int {NO_FLAG} = 0;\n"
-        return (PRECOMPILED + PRELUDE
+        return (PRECOMPILED
                 + f"\n{_SIGNATURE}("
                 + "".join(f"void* B{j}, " for j in range(len(self.arrays)))
                 + "const int64_t* P, int32_t* flags) {\n"
