@@ -128,9 +128,16 @@ def test_heat_3d_tiled(dtype):
 @pytest.mark.usefixtures("tiled")
 @pytest.mark.parametrize("steps", [2, 9])
 def test_own_neighbours_read_two_buffers(steps):
-    _, recs = run(smooth_in_place, make_array((17,), "float64"), steps)
+    jitted, recs = run(smooth_in_place, make_array((17,), "float64"), steps)
     assert "[poly_time_tiling]" in nest_of(recs)
     assert "mod 2" in nest_of(recs)
+    for seed in (1, 2):  # warm calls: the loop runs in the caller's array (direct entry)
+        a = make_array((17,), "float64", seed)
+        want = smooth_in_place(a.copy(), steps)
+        got = jitted(a, steps)
+        assert got is a
+        assert_matches(a, want)
+    assert all("_direct_runner" in r.__qualname__ for r in jitted.fast.values())
 
 
 @pytest.mark.usefixtures("tiled")
