@@ -108,14 +108,19 @@ class LoopBody:
         assert self.runner is not None
         return self.runner
 
-    def prepare(self, suffix: str, inner: Lookup = lambda body: None) -> Prepared:
-        from stax.poly.loop_nest import nest_runner, plan_nest  # [POLY] isl: imported on use
+    def prepare(self, suffix: str, inner: Lookup = lambda body: None,
+                enclosed: bool = False) -> Prepared:
+        """`enclosed`: the loop runs inside another loop of the trace (its C driver inside the
+        enclosing one's: not tiled)."""
+        from stax.poly.loop_nest import NestPlan, nest_runner, plan_nest  # [POLY] isl on use
 
         def nested(op: Op) -> tuple[Graph, range] | None:
             body = BODIES.get(op.attr("fn").rsplit(" result ", 1)[0])
             return None if body is None or None in body.bounds else (body.graph, body.trip)
 
-        plan = plan_nest(self.graph, f"stax_poly{suffix}", nested)
+        plan = NestPlan("rolled_driver", "the loop runs inside an enclosing loop, whose C "
+                        "driver calls its driver (only outermost loops are tiled)") \
+            if enclosed else plan_nest(self.graph, f"stax_poly{suffix}", nested)
         self.nest = str(plan)
         if plan.tiled:  # after the backend's runtime header (precompiled; stax_interrupted)
             backend = get_backend(DEFAULT)
@@ -167,11 +172,15 @@ class LoopBody:
 BODIES: dict[str, LoopBody] = {}  # by the key their extern calls start with
 
 
+def loop_keys(graph: Graph) -> dict[str, None]:
+    """The keys (in `BODIES`) of the loops a Graph runs, in order."""
+    return dict.fromkeys(op.attr("fn").rsplit(" result ", 1)[0] for op in graph.ops
+                         if op.kind == "extern" and op.attr("fn").startswith("stax.loop#"))
+
+
 def describe(graph: Graph) -> str:
     """The loops a Graph runs (for `stax.explain`): how each runs, its body and code."""
-    keys = dict.fromkeys(op.attr("fn").rsplit(" result ", 1)[0] for op in graph.ops
-                         if op.kind == "extern" and op.attr("fn").startswith("stax.loop#"))
-    return "\n\n".join(BODIES[k].describe() for k in keys if k in BODIES) or "none"
+    return "\n\n".join(BODIES[k].describe() for k in loop_keys(graph) if k in BODIES) or "none"
 
 
 def add_loop_ops(b: Builder, body: LoopBody, initials: Sequence[Value],
@@ -386,13 +395,15 @@ def compile_bodies(bodies: Sequence[LoopBody]) -> None:
     most of a small module's compile time is the compiler's start and the shared header).
     The first body's errors are raised; another's are left for its own call."""
     todo = [b for b in bodies if b.runner is None]
+    enclosed = {id(BODIES[k]) for b in bodies for k in loop_keys(b.graph) if k in BODIES}
     done: dict[int, Prepared | Exception] = {}
     count = itertools.count()
 
     def prepare(body: LoopBody) -> Prepared | Exception:
         if id(body) not in done:
             try:
-                done[id(body)] = body.prepare(f"_loop{next(count)}", inner)
+                done[id(body)] = body.prepare(f"_loop{next(count)}", inner,
+                                              id(body) in enclosed)
             except Exception as e:  # noqa: BLE001 - raised below, for the first body only
                 done[id(body)] = e
         return done[id(body)]

@@ -174,6 +174,19 @@ def test_row_sweep_reading_its_own_columns_refused():
     assert "[rolled_driver]" in nest and "reads its own row at other columns" in nest
 
 
+@pytest.mark.usefixtures("tiled")
+def test_time_loop_inside_another_loop_keeps_its_driver():
+    def repeated(a, rounds, steps):
+        for _ in range(rounds):
+            for _ in range(steps):
+                a[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+        return a
+
+    _, recs = run(repeated, make_array((30,), "float64"), 3, 5)
+    assert "only outermost loops are tiled" in recs[0].body.nest
+    assert "nested loop(s) run by their own C drivers" in recs[-1].decision
+
+
 def test_small_arrays_keep_the_rolled_driver():
     _, recs = run(jacobi_1d, make_array((30,), "float64"), 6)
     nest = nest_of(recs)
