@@ -73,17 +73,31 @@ class ReplayInfo(NamedTuple):
 
 def _shape_class(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """What a generic program is specialized on (issue 11): per argument its kind, rank,
-    dtype and which dimensions are 0 or 1 (sizes >= 2 are symbols); None when an array
-    argument is not C-contiguous (strided layouts are specialized)."""
+    dtype, which dimensions are 0 or 1 (sizes >= 2 are symbols) and whether it is
+    C-contiguous (a generic program reads C-contiguous copies of strided arguments). None
+    when an array's axes are not in C order in memory (Fortran order, transposes: NumPy lays
+    results out as they are, a program specialized to the strides too)."""
     out: list[Any] = []
     for a in args:
         if isinstance(a, np.ndarray):
-            if not a.flags.c_contiguous:
+            steps = [abs(s) for s, d in zip(a.strides, a.shape, strict=True) if d > 1]
+            if steps != sorted(steps, reverse=True):
                 return None
-            out.append(("array", a.dtype, tuple(d if d < 2 else -1 for d in a.shape)))
+            out.append(("array", a.dtype, tuple(d if d < 2 else -1 for d in a.shape),
+                        a.flags.c_contiguous))
         else:
             out.append(_arg_signature(a))
     return tuple(out)
+
+
+def _strided(args: tuple[Any, ...]) -> bool:
+    return any(isinstance(a, np.ndarray) and not a.flags.c_contiguous for a in args)
+
+
+def _contiguous(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The arguments a generic program reads: strided arrays as C-contiguous copies."""
+    return tuple(a.copy(order="C") if isinstance(a, np.ndarray) and not a.flags.c_contiguous
+                 else a for a in args)
 
 
 def _symbol_values(args: tuple[Any, ...]) -> dict[str, int]:
@@ -648,7 +662,8 @@ class Jitted:
             return None
         cls = (shapes, tuple((i, type(args[i]), args[i]) for i in sorted(self.static)
                              if not isinstance(args[i], np.ndarray)))
-        if cls in self.not_generic or not (dynamic or cls in self.seen):
+        strided = _strided(args)  # generic on the second shape only: a copy per call
+        if cls in self.not_generic or not ((dynamic and not strided) or cls in self.seen):
             self.seen.add(cls)
             return None
         values = _symbol_values(args)
@@ -657,7 +672,7 @@ class Jitted:
             if comp.traced.env.check(values):
                 return comp
         try:
-            comp = self._compile(args, ShapeEnv())
+            comp = self._compile(_contiguous(args), ShapeEnv())
         except (Exception, GraphBreak) as e:  # noqa: BLE001 - sizes left specialized
             self.not_generic[cls] = f"{type(e).__name__}: {e}"
             return None
@@ -665,6 +680,12 @@ class Jitted:
         assert env is not None
         if env.fully_specialized:  # every size pinned: nothing generic about it
             self.not_generic[cls] = "every size was needed as a Python int"
+        elif strided and (comp.traced.writeback or comp.traced.returned_args):
+            self.not_generic[cls] = ("a strided argument the function mutates or returns is "
+                                     "specialized to its strides (a copy would not be the "
+                                     "caller's array)")
+            comp.program.storage.release()
+            return None
         else:
             self.generic.setdefault(cls, []).append(comp)
             self.counts[2] += 1
@@ -734,8 +755,8 @@ class Jitted:
         warm path (with no scalar values in the key: none may be static)."""
         global _packed_key
         module = fastcall()
-        if module is None or self.static:
-            return
+        if module is None or self.static or comp.traced.env is not None and _strided(args):
+            return  # [issue 11] a generic program's strided arguments are copied (`_run`)
         _packed_key = module.key
         key = module.key(args)
         run = _proven_runner(comp, args) if key is not None else None
@@ -748,6 +769,8 @@ class Jitted:
     def _run(comp: Compilation, args: tuple[Any, ...]) -> Any:
         traced = comp.traced
         traced.check_args(args)
+        if traced.env is not None:  # [issue 11] a generic program reads C-contiguous arrays
+            args = _contiguous(args)
         flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
                                   else _int_bits(a) if i in traced.unsigned_ints  # [B16]
                                   else _as_array(a) for i, a in enumerate(args)])
