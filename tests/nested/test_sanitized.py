@@ -31,9 +31,14 @@ for chunks in (None, 5):
         (lambda r, x: sn.map(lambda row: sn.map(lambda v: x[1] * v, row), r),
          (r, np.arange(3.0))),
         (lambda ns: sn.map(sn.iota, ns), (np.array([], dtype=np.int64),)),
+        # error flags: integer // and % by zero, casts of NaN to an integer
+        (lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, 7 // (sn.iota(n) - 1) + n % (n - 1)),
+                           ns), (ns,)),
+        (lambda r: sn.map(lambda row: sn.scan(np.add, 0, row.astype(np.int32)), r), (r,)),
     ]
     for fn, args in progs:
-        got, want = sn.jit(fn)(*args), sn.interpret(fn, *args)
+        with np.errstate(all="ignore"):
+            got, want = sn.jit(fn)(*args), sn.interpret(fn, *args)
         as_list = lambda v: v.to_list() if isinstance(v, sn.Ragged) else np.asarray(v).tolist()
         g, w = as_list(got), as_list(want)
         assert np.allclose(np.array(sum(g, []) if g and isinstance(g[0], list) else g,
