@@ -19,13 +19,14 @@ skewed as a wavefront `(t, t + i, 2t + i + x)` (Pluto's schedule for seidel-2d) 
 tiled sweep runs only with `TILE_SWEEPS` (it was slower than the rolled row driver where
 measured), else explain shows its tree and proof and why it was not taken.
 
-`plan_nest` builds that `Scop`, lets isl's scheduler (`auto_schedule`: Pluto's algorithm, which
-skews the time loop) find a permutable band, tiles it, proves the tiled schedule legal with the
-unified check (every dependence strictly forward) and generates its C loop nest
-(`stax.poly.codegen`). The tiled nest replaces the rolled C driver only where it pays: arrays
-larger than the L2 cache (a rolled time step then streams every array from memory; a tile
-reuses them across the time steps of a tile). Every choice is a `NestPlan` with a rule name and
-reason, shown by `stax.explain` with the schedule tree and the proof.
+`plan_nest` builds that `Scop`, skews its space loops by the time loop (`SKEWS`, in order: the
+first skew the unified check finds legal with a permutable band, as PLUTO's schedules for these
+kernels), tiles the band, proves the tiled schedule legal with the check (every dependence
+strictly forward) and generates its C loop nest (`stax.poly.codegen`). The tiled nest runs on
+one thread: it replaces the rolled C driver only where that runs on one thread too and where
+it pays: arrays larger than the L2 cache (a rolled time step then streams every array from
+memory; a tile reuses them across the time steps of a tile). Every choice is a `NestPlan` with
+a rule name and reason, shown by `stax.explain` with the schedule tree and the proof.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from stax.poly.deps import Dependences, dependences
 from stax.poly.model import Scop
 from stax.poly.transform import tile
 from stax.poly.tree import Band, Filter, Leaf, ScheduleTree, Sequence
+from stax.tiling.plan import thread_count
 
 BINARY = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
 UNARY = {"negative": "-", "positive": ""}
@@ -131,6 +133,11 @@ def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> Nest
         return NestPlan("rolled_driver", f"the carried arrays ({nbytes:,} B) fit in L2 "
                         f"({floor:,} B): each time step already reads them from cache, so "
                         "tiling would only add loop overhead")
+    threads = thread_count()
+    if threads > 1:
+        return NestPlan("rolled_driver", f"the rolled driver runs each time step's kernels on "
+                        f"{threads} threads and the tiled nest would run on one (parallel tiles "
+                        "are not built): tiling applies with one thread (OMP_NUM_THREADS=1)")
     scop = _scop(statements, graph, expanded, dtype)
     width = len(_iters(statements[0]))
     sizes = TILES.get(width, TILES[4][:1] * (width - 3) + TILES[4][1:])

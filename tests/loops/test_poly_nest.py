@@ -8,6 +8,7 @@ including partial tiles (sizes that are not multiples of the tile)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ SMALL_TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
 @pytest.fixture
 def tiled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the rolled driver's thread count
     monkeypatch.setattr(loop_nest, "TILES", SMALL_TILES)
     monkeypatch.setattr(loop_nest, "TILE_SWEEPS", True)
 
@@ -161,6 +163,7 @@ def test_seidel_rows_wavefront(dtype, shape, steps):
 
 def test_seidel_rows_wavefront_proven_but_not_taken(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     _, recs = run(seidel_rows, make_array((12, 10), "float64"), 3)
     nest = nest_of(recs)
     assert "[rolled_driver]" in nest and "does not pay" in nest
@@ -185,6 +188,13 @@ def test_time_loop_inside_another_loop_keeps_its_driver():
     _, recs = run(repeated, make_array((30,), "float64"), 3, 5)
     assert "only outermost loops are tiled" in recs[0].body.nest
     assert "nested loop(s) run by their own C drivers" in recs[-1].decision
+
+
+def test_threads_keep_the_rolled_driver(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    _, recs = run(jacobi_1d, make_array((30,), "float64"), 6)
+    assert "[rolled_driver]" in nest_of(recs) and "on 2 threads" in nest_of(recs)
 
 
 def test_small_arrays_keep_the_rolled_driver():
@@ -257,7 +267,8 @@ def test_ctrl_c_stops_a_tiled_nest(tmp_path):
     script = tmp_path / "interrupted.py"
     script.write_text(CHILD)
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-3000:]
