@@ -2,31 +2,31 @@
 the first six waves leave out: data-science preprocessing (standardizing, one-hot by comparison,
 outlier clipping, rolling windows by cumsum, group-bys by bincount/argsort, imputation, robust
 scaling, binning, ranks), image processing (3x3 convolution by slicing, gamma, histogram
-equalization, rgb->gray with uint8 in and out, unsharp masks, Otsu thresholds), finance
-(returns, drawdowns by maximum.accumulate, EWMA by a loop and by weights, Bollinger bands,
-VWAP), physics (pairwise n-body forces by broadcasting, explicit heat and wave steps, gradients,
-divergence and curl), geometry (pairwise distances two ways, triangle normals by np.cross,
-shoelace areas, rotations), signals (np.convolve, FIR by slices, IIR by a loop, np.diff and
-np.gradient with coordinates, zero crossings, int16 audio), text statistics over integer token
-arrays (frequencies, bigrams, tf-idf), mask assignment `x[x > t] = v`, np.where chains,
-in-place operators on views of arguments, fancy indices with negative values, methods
-(`.astype`, `.clip`, `.round`, `.cumsum(axis)`), keyword arguments, dtype promotion with Python
-scalars, 0-d and empty arrays, int8/uint8/int16/int64/float16/bool/complex inputs, and the
-exceptions NumPy raises.
+equalization, rgb->gray with uint8 in and out, unsharp masks), finance (returns, drawdowns by
+maximum.accumulate, EWMA by weights, Bollinger bands, VWAP), physics (pairwise n-body forces by
+broadcasting, explicit heat and wave steps, gradients, divergence and curl), geometry (pairwise
+distances two ways, triangle normals by np.cross, shoelace areas, rotations), signals
+(np.convolve, FIR by slices, IIR by a loop, np.diff and np.gradient with coordinates, zero
+crossings, int16 audio), text statistics over integer token arrays (frequencies, bigrams, tf-
+idf), mask assignment `x[x > t] = v`, np.where chains, in-place operators on views of arguments,
+fancy indices with negative values, methods (`.astype`, `.clip`, `.round`, `.cumsum(axis)`),
+keyword arguments, dtype promotion with Python scalars, 0-d and empty arrays,
+int8/uint8/int16/int64/float16/bool/complex inputs, and the exceptions NumPy raises.
 
 Harness: test_corpus_wild.run_case with `warm=True`, `views=True` and `warns=True` (Stax's
 RuntimeWarnings are NumPy's: a warning NumPy does not give is a failure).
 `cd tests && python -m corpus.test_corpus_wild7 [names]` prints each function's class.
 
-Counts (148 functions): on main before this wave's fixes (58dd699) 136 compiled, 11 break,
-1 FAIL (order_keywords: np.ascontiguousarray(x.T) came back as a view of the caller's array,
-and every order= was ignored); after them 139 compiled, 9 break, 0 FAIL (np.ix_ and
-np.diag_indices_from compile). Still breaks: Python control flow and conversions on traced
-values (`max(n, 1)`, `while x.sum() < t`, float()/int()/.item()/.tolist(), a slice bound
-computed from data), np.gcd/np.lcm, np.apply_along_axis/np.vectorize, np.bincount whose
-length depends on the data, np.unique of under 2 elements in set routines. While probing, a
-first input that promoted float32 statistics to float64 through np.sqrt(252) differed from
-NumPy by one float32 ulp (rounding, not a bug): that input uses a Python float now.
+Counts (146 functions; two more, compiled in both runs, were dropped as copies of wild's): on
+main before this wave's fixes (58dd699) 134 compiled, 11 break, 1 FAIL (order_keywords:
+np.ascontiguousarray(x.T) came back as a view of the caller's array, and every order= was
+ignored); after them 137 compiled, 9 break, 0 FAIL (np.ix_ and np.diag_indices_from compile).
+Still breaks: Python control flow and conversions on traced values (`max(n, 1)`, `while x.sum()
+< t`, float()/int()/.item()/.tolist(), a slice bound computed from data), np.gcd/np.lcm,
+np.apply_along_axis/np.vectorize, np.bincount whose length depends on the data, np.unique of
+under 2 elements in set routines. While probing, a first input that promoted float32 statistics
+to float64 through np.sqrt(252) differed from NumPy by one float32 ulp (rounding, not a bug):
+that input uses a Python float now.
 """
 
 from __future__ import annotations
@@ -37,17 +37,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from corpus.test_corpus_wild import img, main, normal, prices, run_case
+from corpus.test_corpus_wild import img, main, normal, prices, run_case, wild
 from corpus.test_corpus_wild5 import ints
 
 CASES7: dict[str, Any] = {}
 
 
 def case(*inputs: Any) -> Any:
-    def register(fn: Any) -> Any:
-        CASES7[fn.__name__] = (fn, inputs)
-        return fn
-    return register
+    return wild(*inputs, cases=CASES7)
 
 
 def with_nans(r: np.random.Generator, *shape: int) -> np.ndarray:
@@ -285,21 +282,6 @@ def alpha_composite_float16(fg, bg, a):
     return out, out.astype(np.float32).sum()
 
 
-@case(lambda r: (img(r, 16, 12),), lambda r: (np.concatenate([np.zeros(20, np.uint8),
-                                                              np.full(12, 200, np.uint8)]),))
-def otsu_threshold(im):
-    hist = np.bincount(im.ravel(), minlength=256).astype(np.float64)
-    p = hist / hist.sum()
-    omega = np.cumsum(p)
-    mu = np.cumsum(p * np.arange(256))
-    mu_t = mu[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sigma_b = (mu_t * omega - mu) ** 2 / (omega * (1 - omega))
-    sigma_b = np.nan_to_num(sigma_b)
-    t = np.argmax(sigma_b)
-    return t, (im > t).astype(np.uint8) * 255
-
-
 # ---- finance --------------------------------------------------------------------------------
 
 @case(lambda r: (prices(r, 20),), lambda r: (prices(r, 2).astype(np.float32),))
@@ -314,15 +296,6 @@ def max_drawdown(p):
     end = np.argmin(dd)
     start = np.argmax(p[:end + 1])
     return dd.min(), start, end
-
-
-@case(lambda r: (normal(r, 12), 0.3), lambda r: (normal(r, 1, dtype="float32"), 0.5))
-def ewma_loop(x, alpha):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for i in range(1, len(x)):
-        out[i] = alpha * x[i] + (1 - alpha) * out[i - 1]
-    return out
 
 
 @case(lambda r: (normal(r, 15), 4), lambda r: (prices(r, 6), 2))
