@@ -10,7 +10,7 @@ by a `GraphRunner` (`stax.torch.graph`): ATen ops of `stax.torch.ops.TABLE` beco
 expressions traced and compiled by `stax.jit` in as few segments as possible, on zero-copy
 NumPy views of the tensors; convolutions, pooling and embedding bags run inside segments as
 extern calls to PyTorch (`stax.torch.externs`; matrix products as NumPy's matmul on the
-operands' buffers; max pooling over tiling windows in training graphs as Stax's own,
+operands' buffers; max pooling over tiling windows as Stax's own,
 `stax.torch.pooling`); other ops (random ops, scatters, ...) run in
 eager PyTorch between segments, with a one-time warning per graph. After its first call a
 graph runs through a generated straight-line function (`GraphRunner.fast_source`). The
