@@ -22,9 +22,11 @@ measured), else explain shows its tree and proof and why it was not taken.
 `plan_nest` builds that `Scop`, skews its space loops by the time loop (`SKEWS`, in order: the
 first skew the unified check finds legal with a permutable band, as PLUTO's schedules for these
 kernels), tiles the band, proves the tiled schedule legal with the check (every dependence
-strictly forward) and generates its C loop nest (`stax.poly.codegen`). The tiled nest runs on
-one thread: it replaces the rolled C driver only where that runs on one thread too and where
-it pays: arrays larger than the L2 cache (a rolled time step then streams every array from
+strictly forward) and generates its C loop nest (`stax.poly.codegen`). With more than one
+thread (`thread_count`, the rolled driver's) the tile band becomes a wavefront, (tile t + tile
+x0, tile t, ...) (`stax.poly.transform.wavefront`), whose second member isl proves parallel:
+the tiles of one wavefront run on the threads (`omp parallel for`). The tiled nest replaces
+the rolled C driver where it pays: arrays larger than the L2 cache (a rolled time step then streams every array from
 memory; a tile reuses them across the time steps of a tile). Every choice is a `NestPlan` with
 a rule name and reason, shown by `stax.explain` with the schedule tree and the proof.
 """
@@ -49,7 +51,7 @@ from stax.poly.check import Verdict, check
 from stax.poly.codegen import codegen
 from stax.poly.deps import Dependences, dependences
 from stax.poly.model import Scop
-from stax.poly.transform import tile
+from stax.poly.transform import tile, wavefront
 from stax.poly.tree import Band, Filter, Leaf, ScheduleTree, Sequence
 from stax.tiling.plan import thread_count
 
@@ -134,10 +136,6 @@ def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> Nest
                         f"({floor:,} B): each time step already reads them from cache, so "
                         "tiling would only add loop overhead")
     threads = thread_count()
-    if threads > 1:
-        return NestPlan("rolled_driver", f"the rolled driver runs each time step's kernels on "
-                        f"{threads} threads and the tiled nest would run on one (parallel tiles "
-                        "are not built): tiling applies with one thread (OMP_NUM_THREADS=1)")
     scop = _scop(statements, graph, expanded, dtype)
     width = len(_iters(statements[0]))
     sizes = TILES.get(width, TILES[4][:1] * (width - 3) + TILES[4][1:])
@@ -158,19 +156,30 @@ def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> Nest
     if not tiled.verdict.legal:  # cannot happen for a permutable band (Irigoin-Triolet)
         return NestPlan("rolled_driver", f"tiling by {list(sizes)} is illegal", tiled.tree,
                         proof)
+    if threads > 1:  # the tiles of one wavefront (sum of the first two tile coordinates)
+        parallel = wavefront(scop, tiled.tree)  # are independent: its member 1 is coincident
+        proof = _proof(deps, parallel.verdict)
+        if not (parallel.verdict.legal and parallel.verdict.bands[0].parallel[1:2] == (True,)):
+            return NestPlan("rolled_driver", f"the tiles' wavefront is not proven parallel, so "
+                            f"the tiled nest would run on one thread and the rolled driver runs "
+                            f"each step on {threads}", parallel.tree, proof)
+        tiled = parallel
     if statements[0].rows is not None and not TILE_SWEEPS:
         return NestPlan("rolled_driver", f"the wavefront tiled by {list(sizes)} is legal (the "
                         "proof below) but does not pay: measured 0.84-0.93x the rolled row "
                         "driver (seidel rows 1500x1500, 50 sweeps, one thread: the rolled sweep "
                         "already reads rows i - 1, i, i + 1 from cache; benchmarks/loops.py "
                         "--stencils)", tiled.tree, proof)
-    source = _source(scop, tiled.tree, n, expanded, graph, dtype, symbol)
+    source = _source(scop, tiled.tree, n, expanded, graph, dtype, symbol, threads)
     skew = f"{factor}*t" + (" + k for statement k" if shifted else "")
+    team = (f"; on {threads} threads: the tile band is a wavefront (tile t + tile x0, tile t, "
+            "...), the tiles of one wavefront run in parallel (#pragma omp parallel for over "
+            "tile t: isl proves that member carries no dependence)") if threads > 1 else ""
     return NestPlan("poly_time_tiling",
                     f"space loops skewed by {skew} (the first of {_skews()} that isl proves "
                     f"legal and permutable), tiled by {list(sizes)}: the carried arrays "
                     f"({nbytes:,} B) exceed L2 ({floor:,} B), so a tile reuses them from "
-                    f"cache for up to {sizes[0]} time steps", tiled.tree, proof, source,
+                    f"cache for up to {sizes[0]} time steps{team}", tiled.tree, proof, source,
                     expanded, tuple(graph.outputs.index(v) for v in graph.outputs), symbol)
 
 
@@ -500,12 +509,12 @@ def _body(st: Assignment, graph: Graph, expanded: Seq[bool]) -> str:
 
 
 def _source(scop: Scop, tree: ScheduleTree, n: int, expanded: Seq[bool], graph: Graph,
-            dtype: np.dtype, symbol: str) -> str:
+            dtype: np.dtype, symbol: str, threads: int) -> str:
     ctype = C_TYPES[dtype]
     pointers = "\n".join(f"    {ctype}* __restrict__ A{k} = ({ctype}*)arrays[{k}];"
                          for k in range(n))
     last = tree.bands()[-1][1]
-    loops = _simd(codegen(scop, tree), bool(last.coincident) and last.coincident[-1])
+    loops = _simd(codegen(scop, tree), bool(last.coincident) and last.coincident[-1], threads)
     return ("#include <cstdint>\n"
             "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n"
             "#define min(x, y) ((x) < (y) ? (x) : (y))\n"
@@ -528,11 +537,18 @@ def _polled(loops: str) -> str:
     return "\n".join(lines)
 
 
-def _simd(loops: str, innermost_parallel: bool) -> str:
-    """One thread: codegen's `omp parallel for` (on a loop inside a tile, it would open a
-    thread team per tile row) is dropped; where the innermost band's last member is parallel
-    (coincident: independent iterations), each innermost loop gets `omp simd`."""
-    lines = [line for line in loops.splitlines() if line.strip() != "#pragma omp parallel for"]
+def _simd(loops: str, innermost_parallel: bool, threads: int) -> str:
+    """With `threads` > 1 the first `omp parallel for` (codegen's, on the tile wavefront's
+    parallel member) runs the wavefront's tiles on that many threads; the others (on loops
+    inside a tile: a thread team per tile row) are dropped; where the innermost band's last
+    member is parallel (coincident: independent iterations), each innermost loop gets `omp
+    simd`."""
+    pragma = "#pragma omp parallel for"
+    lines = loops.splitlines()
+    first = next((k for k, line in enumerate(lines) if line.strip() == pragma), None)
+    lines = [line.replace(pragma, f"{pragma} schedule(dynamic, 1) num_threads({threads})")
+             if k == first and threads > 1 else line for k, line in enumerate(lines)
+             if line.strip() != pragma or k == first and threads > 1]
     out = []
     for k, line in enumerate(lines):
         depth = len(line) - len(line.lstrip())

@@ -190,11 +190,37 @@ def test_time_loop_inside_another_loop_keeps_its_driver():
     assert "nested loop(s) run by their own C drivers" in recs[-1].decision
 
 
-def test_threads_keep_the_rolled_driver(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(("fn", "shapes", "steps"), [
+    (jacobi_1d, [(23,)], 7), (jacobi_1d, [(40,)], 11), (jacobi_2d, [(13, 11)], 9),
+    (heat_3d, [(7, 6, 9), (7, 6, 9)], 5), (smooth_in_place, [(17,)], 9),
+    (seidel_rows, [(12, 17)], 3)])
+def test_parallel_tiles_equal_numpy(monkeypatch: pytest.MonkeyPatch, threads, fn, shapes,
+                                    steps):
+    """[POLY2] With 2 threads the tiles of one wavefront run in parallel: the same values as
+    NumPy (partial tiles: no size is a multiple of the tile; odd trip counts)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", threads)
+    arrays = [make_array(shape, "float64", k) for k, shape in enumerate(shapes)]
+    _, recs = run(fn, *arrays, steps)
+    nest = nest_of(recs)
+    assert "[poly_time_tiling]" in nest
+    assert ("#pragma omp parallel for" in nest) == (threads == "2")
+    assert ("the tiles of one wavefront run in parallel" in nest) == (threads == "2")
+
+
+@pytest.mark.usefixtures("tiled")
+def test_explain_shows_the_parallel_tile_band(monkeypatch: pytest.MonkeyPatch):
+    """The tile band is (tile t + tile x0, tile t, tile x1): isl's check finds its second
+    member parallel, and that loop carries the pragma."""
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    _, recs = run(jacobi_1d, make_array((30,), "float64"), 6)
-    assert "[rolled_driver]" in nest_of(recs) and "on 2 threads" in nest_of(recs)
+    a = make_array((13, 11), "float64")
+    jitted = stax.jit(jacobi_2d)
+    jitted(a.copy(), 9)
+    text = str(stax.explain(jitted, a.copy(), 9))
+    assert "band (permutable, coincident=010)" in text
+    assert "band at []: permutable, parallel members [-p-]" in text
+    assert "#pragma omp parallel for schedule(dynamic, 1) num_threads(2)" in text
 
 
 def test_small_arrays_keep_the_rolled_driver():
