@@ -10,7 +10,9 @@ side in one run. One command prints the table:
 
 With `--stencils`, a third table ([POLY], issue 10 item 3) times stencil time loops at sizes
 beyond L2: Stax with its time loop skewed and tiled by the polyhedral layer
-(`stax.poly.loop_nest`), Stax with the rolled driver (tiling off), NumPy and Numba.
+(`stax.poly.loop_nest`), Stax with the rolled driver (tiling off), NumPy and Numba. With
+`--threads N` ([POLY2]) it times, on N threads, the tiled nest with parallel tiles vs the
+rolled driver vs the tiled nest on one thread (wall clock: the CPU clock adds the threads').
 
 A second table times the kernels whose slices change length with the index or that store
 elements at the index (trisolv, durbin, cholesky, lu, ludcmp, trmm, gramschmidt as npbench
@@ -153,6 +155,34 @@ def stencil_row(fn: Callable[..., Any], numba_fn: Callable[..., Any],
     return (f"{first * 1e3:>10.1f} {t[0] * 1e3:>9.2f} {t[1] * 1e3:>9.2f} {t[2] * 1e3:>9.2f} "
             f"{t[3] * 1e3:>9.2f} {t[1] / t[0]:>12.2f} {t[2] / t[0]:>11.2f} "
             f"{t[0] / t[3]:>11.2f}  {rule}")
+
+
+def threads_row(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], repeat: int,
+                clock: Callable[[], float]) -> str:
+    """[POLY2] The tiled nest on OMP_NUM_THREADS threads (parallel tiles), the rolled driver on
+    as many, the tiled nest on one thread, NumPy: interleaved samples of each."""
+    import stax
+    from stax.loops import records
+    from stax.poly import loop_nest
+
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    loop_nest.TILE_SWEEPS = True
+    parallel = stax.jit(fn)
+    parallel(*make())
+    rule = records(parallel)[-1].body.nest.split("]")[0].split("[")[1]
+    loop_nest.MIN_BYTES = 1 << 62  # the rolled driver
+    rolled = stax.jit(fn)
+    rolled(*make())
+    loop_nest.MIN_BYTES = None
+    os.environ["OMP_NUM_THREADS"] = "1"  # read when the nest is planned
+    serial = stax.jit(fn)
+    serial(*make())
+    os.environ["OMP_NUM_THREADS"] = threads
+    loop_nest.TILE_SWEEPS = False
+    t = [min(best(f, make, 1, clock) for _ in range(repeat))
+         for f in (parallel, rolled, serial, fn)]
+    return (f"{t[0] * 1e3:>9.2f} {t[1] * 1e3:>9.2f} {t[2] * 1e3:>9.2f} {t[3] * 1e3:>9.2f} "
+            f"{t[1] / t[0]:>12.2f} {t[2] / t[0]:>12.2f}  {rule}")
 
 
 # ---- slices whose length depends on the index (npbench's PolyBench forms, masked in Stax) ----
@@ -405,6 +435,11 @@ def main() -> None:
                         help="only the second table's kernels of these names")
     parser.add_argument("--stencils", type=int, nargs="?", const=50, default=None,
                         help="only the stencil table: tiled vs rolled at this trip count")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="only the stencil table on this many threads: parallel tiles vs "
+                             "the rolled driver vs tiles on one thread (use --clock wall)")
+    parser.add_argument("--threads-steps", type=int, default=50,
+                        help="time steps of the --threads table")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="array sizes of the stencil table, relative to the default")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
@@ -424,6 +459,15 @@ def main() -> None:
               f"{'numba':>9} {'rolled/tiled':>12} {'numpy/tiled':>11} {'tiled/numba':>11}  rule")
         for name, fn, numba_fn, make in stencils(args.stencils, args.scale):
             print(f"{name:<18} " + stencil_row(fn, numba_fn, make, repeat, clock), flush=True)
+        return
+    if args.threads is not None:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before OpenMP starts
+        print(f"stencils beyond L2 on {args.threads} threads, {args.threads_steps} time steps; "
+              f"ms ({args.clock} clock; load average {os.getloadavg()[0]:.2f})")
+        print(f"{'kernel':<18} {'tiled par':>9} {'rolled':>9} {'tiled 1t':>9} {'numpy':>9} "
+              f"{'rolled/par':>12} {'tiled1t/par':>12}  rule")
+        for name, fn, _, make in stencils(args.threads_steps, args.scale):
+            print(f"{name:<18} " + threads_row(fn, make, repeat, clock), flush=True)
         return
     print(f"n = {n}; times in ms ({args.clock} clock; load average {os.getloadavg()[0]:.2f}); "
           "first call = trace + compile + run with an empty cache (the machine's one-time "

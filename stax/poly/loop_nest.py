@@ -26,9 +26,10 @@ strictly forward) and generates its C loop nest (`stax.poly.codegen`). With more
 thread (`thread_count`, the rolled driver's) the tile band becomes a wavefront, (tile t + tile
 x0, tile t, ...) (`stax.poly.transform.wavefront`), whose second member isl proves parallel:
 the tiles of one wavefront run on the threads (`omp parallel for`). The tiled nest replaces
-the rolled C driver where it pays: arrays larger than the L2 cache (a rolled time step then streams every array from
-memory; a tile reuses them across the time steps of a tile). Every choice is a `NestPlan` with
-a rule name and reason, shown by `stax.explain` with the schedule tree and the proof.
+the rolled C driver where it pays: arrays larger than the L2 cache (a rolled time step then
+streams every array from memory; a tile reuses them across the time steps of a
+tile). Every choice is a `NestPlan` with a rule name and reason, shown by `stax.explain`
+with the schedule tree and the proof.
 """
 
 from __future__ import annotations
