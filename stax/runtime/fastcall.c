@@ -241,8 +241,16 @@ enum {
     R_BOUNDS,         /* out, lengths (int64), limit: [0, l0, l0+l1, ...] (fewer than limit) */
     R_FROM_BOUNDS,    /* out, bounds: the layout of those bounds (k, n = bounds[k], width 0) */
     R_CALL3,          /* out, function const, a, b, layout: f(a, b, the layout's bounds) */
-    R_GUARD_ANY,      /* a, expect: whether an element of a (int64: counts of failed checks)
-                       * is not zero */
+    R_GUARD_ANY,      /* a, zero, expect: whether an element of a (int64: counts of failed
+                       * checks, lengths) is zero (zero 1) or is not zero (zero 0) */
+    R_ATTR,           /* out, x, type const, name const: x.name when type(x) is that type */
+    R_GUARD_SAME_LENGTHS, /* a, la, b, lb, expect: whether two layouts have the same segment
+                       * lengths; la, lb: their lengths (int64, k of them) or -1 for a uniform
+                       * layout's (its width) */
+    R_GUARD_BALANCED, /* layout, limit, expect: a layout with bounds whose n is under limit or
+                       * whose longest segment holds at most n / 8 elements */
+    R_GUARD_EMPTY_ARRAY, /* a, expect: whether a has no element */
+    R_TOP_LENGTHS,    /* out, layout: [layout.n] (int64), the lengths of a top layout */
 };
 #define REPLAY_SLOTS 256
 #define RECYCLE_MIN_BYTES (1 << 17) /* stax.nested.tape.RECYCLE_MIN_BYTES */
@@ -276,6 +284,25 @@ static int not_negative(const int64_t* v, npy_intp n) {
     uint64_t any = acc[0] | acc[1] | acc[2] | acc[3];
     for (; i < n; i += 1) any |= (uint64_t)v[i];
     return (int64_t)any >= 0;
+}
+
+/* Whether layouts a and b (with their segment lengths la, lb: int64 arrays, or NULL for a
+ * uniform layout, whose segments all hold its width) have the same segment lengths, as
+ * stax.nested.flatten._same_lengths; -1 when lengths are missing or not k int64 values. */
+static int segment_lengths_equal(const Slot* a, PyObject* la, const Slot* b, PyObject* lb,
+                                 const int64_t* natives) {
+    if (la != NULL && la == lb) return 1;
+    if ((la == NULL) != (a->obj == NULL) || (lb == NULL) != (b->obj == NULL)) return -1;
+    if ((la != NULL && (!same_array(la, NPY_INT64, 1, natives)
+                        || PyArray_SIZE((PyArrayObject*)la) != a->k))
+        || (lb != NULL && (!same_array(lb, NPY_INT64, 1, natives)
+                           || PyArray_SIZE((PyArrayObject*)lb) != b->k))) return -1;
+    if (a->k != b->k || a->n != b->n) return 0;
+    const int64_t* va = la != NULL ? (const int64_t*)PyArray_DATA((PyArrayObject*)la) : NULL;
+    const int64_t* vb = lb != NULL ? (const int64_t*)PyArray_DATA((PyArrayObject*)lb) : NULL;
+    for (int64_t j = 0; j < a->k; j += 1)
+        if ((va != NULL ? va[j] : a->width) != (vb != NULL ? vb[j] : b->width)) return 0;
+    return 1;
 }
 
 static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -339,11 +366,49 @@ static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
             if (!same_array(x, NPY_INT64, 1, natives)) goto done;
             const int64_t* v = (const int64_t*)PyArray_DATA((PyArrayObject*)x);
             int any = 0;
-            for (npy_intp j = 0; j < PyArray_SIZE((PyArrayObject*)x); j += 1) any |= v[j] != 0;
-            if (any != c[1]) goto done;
-            c += 2;
+            for (npy_intp j = 0; j < PyArray_SIZE((PyArrayObject*)x); j += 1)
+                any |= (v[j] == 0) == c[1];
+            if (any != c[2]) goto done;
+            c += 3;
             break;
         }
+        case R_ATTR: {
+            PyObject* x = s[c[1]].obj;
+            if (x == NULL || (PyObject*)Py_TYPE(x) != PyTuple_GET_ITEM(consts, c[2])
+                || n_owned >= REPLAY_SLOTS) goto done;
+            PyObject* a = PyObject_GetAttr(x, PyTuple_GET_ITEM(consts, c[3]));
+            if (a == NULL) { result = NULL; goto done; }
+            owned[n_owned++] = a;
+            s[c[0]].obj = a;
+            c += 4;
+            break;
+        }
+        case R_GUARD_SAME_LENGTHS: {
+            int same = segment_lengths_equal(&s[c[0]], c[1] >= 0 ? s[c[1]].obj : NULL,
+                                             &s[c[2]], c[3] >= 0 ? s[c[3]].obj : NULL, natives);
+            if (same < 0 || same != c[4]) goto done;
+            c += 5;
+            break;
+        }
+        case R_GUARD_BALANCED: {
+            const Slot* layout = &s[c[0]];
+            int balanced = 0;
+            if (layout->obj != NULL) {
+                const int64_t* b = (const int64_t*)PyArray_DATA((PyArrayObject*)layout->obj);
+                int64_t longest = 0;
+                for (int64_t j = 0; j < layout->k; j += 1)
+                    if (b[j + 1] - b[j] > longest) longest = b[j + 1] - b[j];
+                balanced = layout->n < c[1] || longest <= layout->n / 8;
+            }
+            if (balanced != c[2]) goto done;
+            c += 3;
+            break;
+        }
+        case R_GUARD_EMPTY_ARRAY:
+            if (!PyArray_Check(s[c[0]].obj)
+                || (PyArray_SIZE((PyArrayObject*)s[c[0]].obj) == 0) != c[1]) goto done;
+            c += 2;
+            break;
         case R_ALLOC: {
             npy_intp size = c[1] < 0 ? 1 : c[2] ? s[c[1]].k : s[c[1]].n;
             PyArray_Descr* dtype = (PyArray_Descr*)PyTuple_GET_ITEM(consts, c[3]);
@@ -421,8 +486,21 @@ static PyObject* replay(PyObject* self, PyObject* const* args, Py_ssize_t nargs)
             c += 3;
             break;
         }
+        case R_TOP_LENGTHS: {
+            npy_intp one = 1;
+            if (n_owned >= REPLAY_SLOTS) goto done;
+            PyObject* a = PyArray_SimpleNew(1, &one, NPY_INT64);
+            if (a == NULL) { result = NULL; goto done; }
+            owned[n_owned++] = a;
+            *(int64_t*)PyArray_DATA((PyArrayObject*)a) = s[c[1]].n;
+            s[c[0]].obj = a;
+            c += 2;
+            break;
+        }
         case R_FROM_BOUNDS: {
             PyArrayObject* b = (PyArrayObject*)s[c[1]].obj;
+            if (!same_array((PyObject*)b, NPY_INT64, 1, natives) || PyArray_NDIM(b) != 1)
+                goto done;
             s[c[0]].k = PyArray_DIM(b, 0) - 1;
             s[c[0]].n = ((const int64_t*)PyArray_DATA(b))[s[c[0]].k];
             s[c[0]].width = 0;

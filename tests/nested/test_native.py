@@ -141,10 +141,113 @@ def test_c_replay_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_programs_the_c_replay_does_not_know_replay_in_python() -> None:
-    r = sn.Ragged.from_list([[1.0, 2.0], [], [3.0]])
-    f = sn.jit(lambda r: sn.map(lambda row: sn.reduce(np.add, 0.0, row), r))
-    f(r)
-    assert_matches(f(r), np.array([3.0, 0.0, 3.0]))
-    assert_matches(f(r), np.array([3.0, 0.0, 3.0]))
+    f = sn.jit(lambda a, b: sn.map(lambda u, v: u + v, a, b))
+    x = np.array([1.0, 2.0, 3.0])
+    f(x, x)
+    assert_matches(f(x, x), x + x)
+    assert_matches(f(x, x), x + x)
     (programs,) = f.programs.values()
-    assert programs.tapes[0][0]._native is None  # (a Ragged argument: not translated)
+    assert programs.tapes[0][0]._native is None  # (one object passed twice: not translated)
+
+
+def _softmax(r):
+    def row(v):
+        e = np.exp(v - sn.reduce(np.maximum, -np.inf, v))
+        return e / sn.reduce(np.add, 0.0, e)
+    return sn.map(row, r)
+
+
+def _spmv(cols, vals, x):
+    return sn.map(lambda c, v: sn.reduce(np.add, 0.0, sn.map(lambda j, a: a * x[j], c, v)),
+                  cols, vals)
+
+
+def _row_max(r):
+    return sn.map(np.max, r)  # a guard on empty rows (NumPy raises for them)
+
+
+def _scaled_rows(r, w):
+    return sn.map(lambda row, s: sn.map(lambda v: v * s, row), r, w)
+
+
+def _ragged(lengths: list[int], rng: np.random.Generator, dtype: Any = np.float64) -> sn.Ragged:
+    return sn.Ragged(rng.standard_normal(sum(lengths)).astype(dtype), lengths)
+
+
+def _lengths_of(x: Any) -> list[int]:
+    return x.lengths.tolist() if isinstance(x, sn.Ragged) else [len(x)]
+
+
+RAGGED_PROGRAMS: list[tuple[Callable[..., Any], Callable[..., tuple[Any, ...]]]] = [
+    (_softmax, lambda ls, rng: (_ragged(ls, rng),)),
+    (_row_max, lambda ls, rng: (_ragged([max(n, 1) for n in ls], rng),)),
+    (_scaled_rows, lambda ls, rng: (_ragged(ls, rng), rng.standard_normal(len(ls)))),
+    (_spmv, lambda ls, rng: (sn.Ragged(rng.integers(0, 7, sum(ls)), ls), _ragged(ls, rng),
+                             rng.standard_normal(7))),
+]
+
+
+@pytest.mark.parametrize("fn, make", RAGGED_PROGRAMS)
+def test_c_replay_of_ragged_arguments(fn: Callable[..., Any], make: Callable[..., Any],
+                                      calls: list[bool]) -> None:
+    rng = np.random.default_rng(11)
+    f = sn.jit(fn)
+    for lengths in ([3, 0, 5, 1], [2, 4, 0, 3], [1, 1, 1, 1], [0, 6, 2, 2, 0, 1, 7],
+                    [0, 0, 0], [], [40000, 3, 0, 12]):
+        args = make(lengths, rng)
+        got = f(*args)
+        assert_same(got, sn.interpret(fn, *args))
+        for g in got if isinstance(got, tuple) else (got,):
+            for a in (g.values, g.lengths) if isinstance(g, sn.Ragged) else (g,):
+                assert not any(np.may_share_memory(a, p) for x in args
+                               for p in ((x.values, x.lengths) if isinstance(x, sn.Ragged)
+                                         else (x,)))
+    # the C call returned for the calls like the recorded one (new lengths, same guards);
+    # empty inputs and the unbalanced one differ in a guard: they bail (and record their own)
+    assert sum(calls) >= 3
+
+
+def test_c_replay_of_ragged_arguments_bails_where_a_step_differs(calls: list[bool]) -> None:
+    rng = np.random.default_rng(12)
+    f = sn.jit(_scaled_rows)
+    r, w = _ragged([2, 0, 3], rng), rng.standard_normal(3)
+    f(r, w)
+    assert_same(f(r, w), sn.interpret(_scaled_rows, r, w))
+    assert calls == [True]
+    calls.clear()
+
+    class Rows(sn.Ragged):
+        __slots__ = ()
+    odd = [(Rows(r.values, r.lengths), w),  # not exactly a Ragged: its parts are read in Python
+           (r, w.astype(">f8")),  # not in native byte order
+           (r, np.repeat(w, 2)[::2])]  # strided: made contiguous
+    for args in odd:
+        assert_same(f(*args), sn.interpret(_scaled_rows, *args))
+    assert not any(calls)
+    # lengths that differ from the other argument's: the guard fails, the error is raised
+    with pytest.raises(ValueError, match="different lengths"):
+        f(r, rng.standard_normal(4))
+    with pytest.raises(ValueError, match="different lengths"):
+        sn.interpret(_scaled_rows, r, rng.standard_normal(4))
+    g = sn.jit(_spmv)
+    cols, vals = sn.Ragged(np.array([0, 2, 1]), [1, 0, 2]), _ragged([1, 0, 2], rng)
+    x = rng.standard_normal(3)
+    for _ in range(2):
+        assert_same(g(cols, vals, x), sn.interpret(_spmv, cols, vals, x))
+    calls.clear()
+    with pytest.raises(ValueError, match="different lengths"):
+        g(cols, _ragged([1, 1, 1], rng), x)
+    with pytest.raises(IndexError, match="out of bounds"):  # a column past x: the kernel's
+        g(sn.Ragged(np.array([0, 5, 1]), [1, 0, 2]), vals, x)  # check fails, C bails
+    assert calls == [False, False]
+    assert_same(g(cols, vals, x), sn.interpret(_spmv, cols, vals, x))
+    assert calls[-1]
+    h = sn.jit(_row_max)
+    for _ in range(2):
+        assert_same(h(r := _ragged([2, 1], rng)), sn.interpret(_row_max, r))
+    calls.clear()
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        h(_ragged([2, 0, 1], rng))  # an empty row: the guard differs, the C call bails
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        sn.interpret(_row_max, _ragged([2, 0, 1], rng))
+    assert calls == [False]
