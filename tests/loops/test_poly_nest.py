@@ -14,10 +14,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_matches, make_array
+from conftest import assert_matches, make_array, run_sanitized
 
 import stax
 from stax.loops import records
@@ -207,6 +208,34 @@ def test_parallel_tiles_equal_numpy(monkeypatch: pytest.MonkeyPatch, threads, fn
     assert "[poly_time_tiling]" in nest
     assert ("#pragma omp parallel for" in nest) == (threads == "2")
     assert ("the tiles of one wavefront run in parallel" in nest) == (threads == "2")
+
+
+SANITIZED = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+""" + textwrap.dedent("""
+    import numpy as np, stax
+    from stax.loops import records
+    from stax.poly import loop_nest
+    from loops.test_loops import heat_3d, jacobi_1d, jacobi_2d
+
+    loop_nest.MIN_BYTES = 0
+    loop_nest.TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
+    rng = np.random.default_rng(0)
+    for fn, shapes in ((jacobi_1d, [(23,)]), (jacobi_2d, [(13, 11)]),
+                       (heat_3d, [(7, 6, 9), (7, 6, 9)])):
+        args = [rng.random(shape) for shape in shapes]
+        jitted = stax.jit(fn)
+        got = jitted(*[a.copy() for a in args], 7)
+        assert "tiles of one wavefront run in parallel" in records(jitted)[-1].body.nest
+        np.testing.assert_array_equal(got, fn(*[a.copy() for a in args], 7))
+    print("sanitized ok")
+""")
+
+
+def test_parallel_tiles_run_clean_under_sanitizers(tmp_path: Path) -> None:
+    """[POLY2] The tiled nests on 2 threads (partial tiles) under ASan + UBSan."""
+    run_sanitized(SANITIZED, tmp_path / "cache")
 
 
 @pytest.mark.usefixtures("tiled")
