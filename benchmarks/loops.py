@@ -166,6 +166,7 @@ def threads_row(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], rep
     from stax.poly import loop_nest
 
     threads = os.environ.get("OMP_NUM_THREADS", "")
+    widths, loop_nest.PARALLEL_WIDTHS = loop_nest.PARALLEL_WIDTHS, {2, 3, 4}  # measured here
     loop_nest.TILE_SWEEPS = True
     parallel = stax.jit(fn)
     parallel(*make())
@@ -178,7 +179,7 @@ def threads_row(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], rep
     serial = stax.jit(fn)
     serial(*make())
     os.environ["OMP_NUM_THREADS"] = threads
-    loop_nest.TILE_SWEEPS = False
+    loop_nest.TILE_SWEEPS, loop_nest.PARALLEL_WIDTHS = False, widths
     t = [min(best(f, make, 1, clock) for _ in range(repeat))
          for f in (parallel, rolled, serial, fn)]
     return (f"{t[0] * 1e3:>9.2f} {t[1] * 1e3:>9.2f} {t[2] * 1e3:>9.2f} {t[3] * 1e3:>9.2f} "

@@ -63,6 +63,8 @@ TILES = {2: (32, 2048), 3: (32, 64, 2048), 4: (8, 8, 16, 256)}  # by band width 
 SKEWS = ((1, False), (1, True), (2, False), (2, True), (3, True), (4, True))  # tried in order
 MIN_BYTES: int | None = None  # arrays below this stay rolled (None: the L2 cache's size)
 TILE_SWEEPS = False  # row sweeps' wavefronts: legal, measured slower than the rolled driver
+PARALLEL_WIDTHS = {2}  # band widths (time first) whose parallel tiles beat the rolled driver's
+# threads where measured (2 threads: jacobi-1d 1.36-1.50x; jacobi-2d 0.69-0.93x, heat-3d 0.98-1.12x)
 
 
 class NotAScop(Exception):
@@ -164,6 +166,13 @@ def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> Nest
             return NestPlan("rolled_driver", f"the tiles' wavefront is not proven parallel, so "
                             f"the tiled nest would run on one thread and the rolled driver runs "
                             f"each step on {threads}", parallel.tree, proof)
+        if width not in PARALLEL_WIDTHS:
+            return NestPlan("rolled_driver", f"the tiles of one wavefront are proven parallel "
+                            f"(below) but on {threads} threads the rolled driver (each step's "
+                            "kernels on all threads) was faster for bands of this width: "
+                            "jacobi-2d 0.69-0.93x, heat-3d 0.98-1.12x (benchmarks/loops.py "
+                            "--threads 2; only 1-D stencils gained, 1.36-1.50x)",
+                            parallel.tree, proof)
         tiled = parallel
     if statements[0].rows is not None and not TILE_SWEEPS:
         return NestPlan("rolled_driver", f"the wavefront tiled by {list(sizes)} is legal (the "

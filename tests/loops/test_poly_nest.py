@@ -35,6 +35,7 @@ def tiled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the rolled driver's thread count
     monkeypatch.setattr(loop_nest, "TILES", SMALL_TILES)
     monkeypatch.setattr(loop_nest, "TILE_SWEEPS", True)
+    monkeypatch.setattr(loop_nest, "PARALLEL_WIDTHS", {2, 3, 4})  # every width, for testing
 
 
 def smooth_in_place(a, steps):
@@ -221,6 +222,7 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 
     loop_nest.MIN_BYTES = 0
     loop_nest.TILES = {2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}
+    loop_nest.PARALLEL_WIDTHS = {2, 3, 4}
     rng = np.random.default_rng(0)
     for fn, shapes in ((jacobi_1d, [(23,)]), (jacobi_2d, [(13, 11)]),
                        (heat_3d, [(7, 6, 9), (7, 6, 9)])):
@@ -250,6 +252,16 @@ def test_explain_shows_the_parallel_tile_band(monkeypatch: pytest.MonkeyPatch):
     assert "band (permutable, coincident=010)" in text
     assert "band at []: permutable, parallel members [-p-]" in text
     assert "#pragma omp parallel for schedule(dynamic, 1) num_threads(2)" in text
+
+
+@pytest.mark.usefixtures("tiled")
+def test_parallel_tiles_kept_off_where_they_do_not_pay(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(loop_nest, "PARALLEL_WIDTHS", {2})
+    _, recs = run(jacobi_2d, make_array((13, 11), "float64"), 5)
+    nest = nest_of(recs)
+    assert "[rolled_driver]" in nest and "the rolled driver (each step's kernels" in nest
+    assert "parallel members [-p-]" in nest  # the proof is still shown
 
 
 def test_small_arrays_keep_the_rolled_driver():
