@@ -239,6 +239,11 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
                 domain=Domain(int_low=-2, int_high=70)),
     Elementwise("right_shift", np.right_shift, Cpp("stax_shr<{t}>({a0}, {a1})"),
                 domain=Domain(int_low=-2, int_high=70)),
+    # [VEC4] integer loops only (NumPy refuses floats and bool): the header's stax_gcd/stax_lcm
+    Elementwise("gcd", np.gcd, Cpp("stax_gcd<{t}>({a0}, {a1})"), "costly",
+                domain=Domain(-1000.0, 1000.0)),
+    Elementwise("lcm", np.lcm, Cpp("stax_lcm<{t}>({a0}, {a1})"), "costly",
+                domain=Domain(-1000.0, 1000.0)),
     # exponentials and logarithms
     _math("exp", complex_fn="stax_cexp", domain=Domain(-20.0, 20.0, rtol=_T)),
     _math("exp2", complex_fn="stax_cexp2", domain=Domain(-20.0, 20.0, rtol=_T)),

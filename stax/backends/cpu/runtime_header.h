@@ -691,6 +691,27 @@ template <typename T> static inline T stax_shr(T a, T b) {
     if (b < 0 || b >= (T)(8 * sizeof(T))) return a < 0 ? (T)-1 : (T)0;
     return (T)(a >> b);
 }
+// [VEC4] np.gcd / np.lcm (integer loops only): NumPy's results are those of the absolute
+// values as unsigned numbers (the minimum's is 2^(bits-1)), wrapped back to T: gcd(MIN, 0) and
+// lcm(MIN, 3) are MIN. No signed overflow, no MIN % -1; lcm multiplies in 64 bits unsigned.
+template <typename T> static inline std::make_unsigned_t<T> stax_uabs(T a) {
+    using U = std::make_unsigned_t<T>;
+    return a < 0 ? (U)(0 - (U)a) : (U)a;
+}
+template <typename T> static inline T stax_gcd(T a, T b) {
+    auto x = stax_uabs(a), y = stax_uabs(b);
+    while (y != 0) {
+        auto r = (decltype(y))(x % y);
+        x = y;
+        y = r;
+    }
+    return (T)x;
+}
+template <typename T> static inline T stax_lcm(T a, T b) {
+    auto g = stax_uabs(stax_gcd(a, b));
+    if (g == 0) return (T)0;
+    return (T)(std::make_unsigned_t<T>)((unsigned long long)(stax_uabs(a) / g) * stax_uabs(b));
+}
 template <typename T> static inline T stax_logaddexp(T a, T b) {
     if (a == b) return a + (T)M_LN2;
     T d = a - b;
