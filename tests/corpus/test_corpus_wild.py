@@ -994,24 +994,29 @@ def sentinel_values(x):
     return marked, graded, np.where(x > 0, 1.5, x)
 
 
-def same(got: Any, want: Any) -> None:
-    """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values."""
+def tolerance(dtype: np.dtype) -> float:
+    return {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(np.dtype(dtype).name, 1e-9)
+
+
+def same(got: Any, want: Any, floor: float = 1e-9) -> None:
+    """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values (within
+    the tolerance of their dtype, at least `floor`: the least precise input's, whose
+    intermediates a wider result may carry, summed in another order than NumPy's)."""
     if isinstance(want, (tuple, list)):
         assert type(got) is type(want) and len(got) == len(want), (type(got), type(want))
         for g, w in zip(got, want, strict=True):
-            same(g, w)
+            same(g, w, floor)
     elif isinstance(want, dict):
         assert type(got) is dict and list(got) == list(want), (got, want)
         for k, w in want.items():
-            same(got[k], w)
+            same(got[k], w, floor)
     elif isinstance(want, str):
         assert got == want, (got, want)
     elif type(want) in (bool, int, float):  # Python scalars (not NumPy's float64)
         assert type(got) is type(want), f"{type(got).__name__} != {type(want).__name__}"
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     else:
-        tol = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(np.asarray(want).dtype.name,
-                                                                     1e-9)
+        tol = max(floor, tolerance(np.asarray(want).dtype))
         assert_matches(got, want, rtol=tol, atol=tol)
 
 
@@ -1060,7 +1065,8 @@ def run_case(name: str, cases: dict[str, Any] = CASES, *, warm: bool = False,
                 extra = ({str(w.message) for w in caught if w.category is RuntimeWarning}
                          - {str(w.message) for w in numpy_caught})
                 assert not extra, f"warnings NumPy does not give: {sorted(extra)}"
-            same(got, want)
+            same(got, want, max((tolerance(a.dtype) for a in theirs
+                                 if isinstance(a, np.ndarray)), default=1e-9))
             for m, t in zip(mine, theirs, strict=True):
                 if isinstance(m, np.ndarray):
                     same(m, t)
