@@ -149,7 +149,8 @@ def _arg_signature(a: Any) -> tuple[Any, ...]:
 
 
 # [H9, issue 9] The packed signature of a call's arguments (fastcall.c `key`: bytes, or None
-# for arguments other than plain aligned ndarrays of built-in dtypes, Python floats and ints);
+# for arguments other than plain aligned ndarrays of built-in dtypes, Python floats and ints,
+# NumPy scalars);
 # set once the extension module is built (by the first compile), None without it.
 # one of NumPy's view ops (a.T, a.real, ...), given the sizes of a shape-generic trace's symbols
 NumPyView = Callable[[np.ndarray, Mapping[str, int]], np.ndarray]
@@ -171,10 +172,11 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         return None
     bounds = tuple((i, int(np.iinfo(t).min), int(np.iinfo(t).max), t)
                    for i, t in traced.narrowed_ints)
-    scalars = tuple((i, _SCALARS[type(a)]) for i, a in enumerate(args)
-                    if type(a) is not np.ndarray)  # exact floats and ints (the packed key)
+    # exact floats and ints, [HUNT2] NumPy scalars (the packed key)
+    scalars = tuple((i, _SCALARS.get(type(a), np.asarray)) for i, a in enumerate(args)
+                    if type(a) is not np.ndarray)
     if comp.program.at_shape is not None:  # [GOVH] a generic program at these exact shapes
-        converted = [_SCALARS[type(a)](a) if type(a) is not np.ndarray else a for a in args]
+        converted = _converted(args, scalars)
         proven = comp.program.at_shape(*converted) or proven
     structure = traced.structure
     mutates = bool(traced.writeback or traced.returned_args)
