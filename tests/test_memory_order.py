@@ -50,7 +50,14 @@ def _copies(x: Any) -> Any:
                                                                     order="F"))
 
 
-@pytest.mark.parametrize("fn", [_conversions, _copies])
+def _created(x: Any) -> Any:  # [HUNT2] creation in an order
+    return (np.zeros((3, 4), order="F") + 0 * x[:3, :1].sum(),
+            np.ones(x.shape, np.int32, order="F"),
+            np.full(x.shape, x[0, 0], order="F"), np.zeros(x.shape, order="C"),
+            x + np.full((x.shape[0], 1), 2.0, order="F"))
+
+
+@pytest.mark.parametrize("fn", [_conversions, _copies, _created])
 @pytest.mark.parametrize("dynamic", [None, True])
 def test_orders_match_numpy(fn: Any, dynamic: bool | None) -> None:
     for x in (np.arange(12.0).reshape(3, 4), np.arange(20.0).reshape(4, 5),
