@@ -52,7 +52,8 @@ def _copies(x: Any) -> Any:
 
 def _created(x: Any) -> Any:  # [HUNT2] creation in an order
     return (np.zeros((3, 4), order="F") + 0 * x[:3, :1].sum(),
-            np.ones(x.shape, np.int32, order="F"),
+            np.ones(x.shape, np.int32, order="F"), np.zeros(x.shape, int, "F"),
+            np.full(x.shape, 2, np.int16, "F"),
             np.full(x.shape, x[0, 0], order="F"), np.zeros(x.shape, order="C"),
             x + np.full((x.shape[0], 1), 2.0, order="F"))
 
@@ -88,6 +89,12 @@ def test_bad_order_is_numpys_value_error() -> None:
             fn(np.ones((2, 2)))
         with pytest.raises(ValueError, match="order must be one of"):
             stax.jit(fn)(np.ones((2, 2)))
+    for creation in (lambda x: np.zeros(x.shape, order="K"),  # [HUNT2]
+                     lambda x: np.full(x.shape, 1.0, None, "A") + x):
+        with pytest.raises(ValueError, match="only 'C' or 'F' order is permitted"):
+            creation(np.ones((2, 2)))
+        with pytest.raises(ValueError, match="only 'C' or 'F' order is permitted"):
+            stax.jit(creation)(np.ones((2, 2)))
 
 
 def _open_mesh(x: Any, rows: Any, cols: Any, mask: Any) -> Any:

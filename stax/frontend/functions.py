@@ -2760,34 +2760,30 @@ class _RConcatenator:
 
 
 def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    def _creation_order(kwargs: dict[str, Any]) -> bool:
-        """np.zeros/ones/empty/full's keywords Stax makes: `order` "C" or "F" (any other is
-        NumPy's own ValueError, raised by NumPy)."""
-        return set(kwargs) <= {"order"} and kwargs.get("order", "C") in ("C", "F")
-
-    def _in_order(made: Any, kwargs: dict[str, Any]) -> Any:
+    def _in_order(made: Any, order: Any) -> Any:
         """[HUNT2] `order="F"`: laid out in Fortran order, as NumPy's (was C order)."""
-        return api.copy_(made, order="F") if kwargs.get("order") == "F" else made
+        return api.copy_(made, order="F") if order == "F" else made
 
     def filled(name: str, fill: int) -> Callable[..., Any]:
-        def create(shape: Any, dtype: Any = float, *args: Any, **kwargs: Any) -> Any:
+        def create(shape: Any, dtype: Any = float, order: Any = "C", **kwargs: Any) -> Any:
             b = _user_call(name)
-            if b is not None and not args and _creation_order(kwargs):
+            if b is not None and not kwargs and order in ("C", "F"):  # others: NumPy's error
                 made = _filled(b, shape, fill, dtype)
                 if made is not None:
-                    return _in_order(made, kwargs)
-            return original[name](shape, dtype, *args, **kwargs)
+                    return _in_order(made, order)
+            return original[name](shape, dtype, order, **kwargs)
         return create
 
-    def full(shape: Any, fill_value: Any, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+    def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C",
+             **kwargs: Any) -> Any:
         b = _user_call("full")
-        if b is not None and not args and _creation_order(kwargs):
+        if b is not None and not kwargs and order in ("C", "F"):
             made = _filled(b, shape, fill_value, dtype if dtype is not None else
                            fill_value.dtype if isinstance(fill_value, Tracer) else
                            np.asarray(fill_value).dtype)
             if made is not None:
-                return _in_order(made, kwargs)
-        return original["full"](shape, fill_value, dtype, *args, **kwargs)
+                return _in_order(made, order)
+        return original["full"](shape, fill_value, dtype, order, **kwargs)
 
     def convert(name: str, copy: bool, order: str | None = None) -> Callable[..., Any]:
         """`order`: the function's own (ascontiguousarray's "C"; its result is at least 1-d)."""
