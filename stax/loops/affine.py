@@ -14,6 +14,7 @@ the frontend (which then falls back to unrolling the loop).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,21 @@ def _combine(fn: str, args: list[Affine | None]) -> Affine | None:
 
 def _symbolic(x: Any) -> bool:
     return isinstance(x, Tracer) and x.concrete is None
+
+
+def known_index(index: Any) -> Any:
+    """`index` with its integer scalar arguments (`N - 1` of an argument `N`: a 0-d tracer of
+    known value, not a loop index) as Python ints, as NumPy's `__index__` takes them (the
+    trace specializes on them): `A[1:N - 1, j] = v` is a store at the index like
+    `A[1:19, j] = v`, and `v[N - 1, 1:N - 1] = 1.0` a static assignment, not an extern call."""
+    if isinstance(index, tuple):
+        return tuple(known_index(it) for it in index)
+    if isinstance(index, slice):
+        return slice(*(known_index(e) for e in (index.start, index.stop, index.step)))
+    if isinstance(index, Tracer) and index.concrete is not None and index.ndim == 0 and \
+            index.dtype.kind in "iu":
+        return operator.index(index)
+    return index
 
 
 def _bound(b: Builder, x: Any, default: int, n: int, indices: Mapping[int, range],

@@ -41,6 +41,7 @@ from stax.loops.affine import (
     Affine,
     StoreForm,
     affine_form,
+    known_index,
     masked_assignment,
     rewrite_index,
     slice_form,
@@ -236,6 +237,7 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
             return
         root = self if self.base is None else self.base
         before, first = root.value.id, self.builder.next_id
+        index = known_index(index)
         state.writing += 1
         try:
             stored = masked_assignment(self, index, value, state.ranges, state.scalars)
