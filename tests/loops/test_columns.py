@@ -132,3 +132,17 @@ def test_another_bound_with_the_same_shapes_compiles_again():
         for g, w, a in zip(got, want, args[:2], strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-12)
             np.testing.assert_allclose(a, w, rtol=1e-12)  # the arguments are mutated too
+
+
+def planes(A, N):  # a column of each plane, at two loop indices
+    for i in range(A.shape[0]):
+        for j in range(1, A.shape[2]):
+            A[i, 1:N - 1, j] = A[i, 1:N - 1, j - 1] * 0.5 + A[i, 2:N, j]
+    return A
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_columns_at_two_loop_indices(dtype):
+    decisions = run(planes, make_array((3, 5, 4), dtype), 5,
+                    rtol=1e-5 if dtype == "float32" else None)
+    assert in_place(decisions, "A"), decisions
