@@ -463,17 +463,9 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value],
     if isinstance(obj, Tracer):
         obj.check_fresh()
         leaves.append(obj.value)
-        if obj.view_op is not None and obj.parent is not None:
-            obj.parent.check_fresh()
-            kind, attrs = obj.view_op
-            if (numpy := attrs.get("numpy")) is not None:
-                derived[obj.value] = (obj.parent.value, lambda a, _: numpy(a))
-            elif (kind in VIEW_OPS or kind == "elementwise" and attrs["fn"] in PARTS) and \
-                    not data_atoms_in((obj.value.shape, attrs)):
-                # [HUNT2] a view written through (`v = x[1:]; v *= 2; return v`) is still
-                # NumPy's view of what it views
-                op = Op(kind, (obj.parent.value,), obj.value, tuple(sorted(attrs.items())))
-                derived[obj.value] = (obj.parent.value, functools.partial(_view, op=op))
+        if obj.view_op is not None and obj.parent is not None and \
+                (numpy := obj.view_op[1].get("numpy")) is not None:
+            derived[obj.value] = (obj.parent.value, lambda a, _: numpy(a))
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
         return len(leaves) - 1
