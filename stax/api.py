@@ -168,7 +168,7 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     path on every call before)."""
     traced = comp.traced
     proven, single = comp.program.proven, comp.program.single
-    if proven is None:
+    if proven is None or traced.unsigned_ints:  # [B16] ints read as uint64 bits: `_run`
         return None
     bounds = tuple((i, int(np.iinfo(t).min), int(np.iinfo(t).max), t)
                    for i, t in traced.narrowed_ints)
