@@ -648,10 +648,14 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                                            vectorize=isa != "scalar", local=local, form=None)
     plan_of = _store_stops(sched, plan_of, carries)
     regions = _regions(sched, plan_of, suffix)
-    reused = {r.new: r.old for r in handed_over_storage(sched)}
     n_carried = len(carries)
     carried_in = program.inputs[1:1 + n_carried]
-    alias = _in_place_results(sched, carries, nests, reused)
+    alias = _in_place_results(sched, carries, nests)
+    # a nested loop run in its initial value's storage saves a copy per iteration; storage
+    # handed over between buffers only saves memory: it gives way
+    kept = set(alias) | set(alias.values())
+    reused = {r.new: r.old for r in handed_over_storage(sched)
+              if r.new not in kept and r.old not in kept}
     slots: dict[str, int] = {}  # buffer -> pointer slot
     for name in program.inputs:
         slots[name] = len(slots)
@@ -836,8 +840,8 @@ def _regions_before(sched: Schedule, extern: str) -> int:
     raise AssertionError(f"extern {extern} not scheduled")
 
 
-def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests: Sequence[Nest],
-                      reused: dict[str, str]) -> dict[str, str]:
+def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests: Sequence[Nest]
+                      ) -> dict[str, str]:
     """result buffer -> initial value, for the nested loops' carried values that run in their
     initial value's storage (no copy in): nothing after the nested loop reads the initial
     value, which is this body's carried array (its own copy) or an intermediate, or the result of
@@ -846,7 +850,6 @@ def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests:
     program = sched.program
     buffers = program.buffer_map
     carried_in = program.inputs[1:1 + len(carries)]
-    taken = set(reused) | set(reused.values())
     step = {m.node.name: k for k, g in enumerate(sched.kernels) for m in g.members}
     nodes = [m.node for g in sched.kernels for m in g.members]
     root: dict[str, str] = {}  # an aliased result -> the buffer whose storage it runs in
@@ -854,7 +857,7 @@ def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests:
     for nest in nests:
         for initial, result in zip(nest.initials, nest.results, strict=True):
             first = root.get(initial, initial)
-            if initial in taken or result in taken or nest.initials.count(initial) != 1 or \
+            if nest.initials.count(initial) != 1 or \
                     initial in nest.free or initial in program.outputs or any(
                     n.fn.rpartition(" result ")[0] != nest.key for n in nodes
                     if initial in n.read_buffers() and step[n.name] > step[nest.node]):
