@@ -69,7 +69,8 @@ class NestedCall:
     `width` pointers, then the team size to launch). `shared`: (inner slot, outer slot) of
     the inner carried values and invariants; `copies`: (from, to, bytes) outer slots, the
     initial values copied into the result buffers; `bounds`: start, stop, step, each an int or
-    the outer slot of a 0-d int64."""
+    the outer slot of a 0-d int64; `stores`: (outer slot, dtype, store) written into result
+    buffers after the copies, before the call (`stax.loops.stores.Before`)."""
 
     suffix: str
     before: int
@@ -79,6 +80,7 @@ class NestedCall:
     shared: tuple[tuple[int, int], ...]
     copies: tuple[tuple[int, int, int], ...]
     bounds: tuple[tuple[str, int], ...]  # ("int", value) or ("slot", slot)
+    stores: tuple[tuple[int, np.dtype, Store], ...] = ()
 
 
 @dataclass(frozen=True)

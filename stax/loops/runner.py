@@ -442,7 +442,7 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
     n_carried = len(graph.outputs)
     backend = get_backend(DEFAULT)  # costs and fusion limits are the backend's, as in api
     for early in (True, False):  # early stores only where the C driver runs the body
-        planned, carries = in_place.plan(
+        planned, carries, before = in_place.plan(
             graph, names or [f"carried {k}" for k in range(n_carried)], stores, early, leading)
         body, rows = row_inputs(planned, trip, n_carried)
         strides = [contiguous_strides(v.shape) for v in body.inputs]
@@ -452,7 +452,7 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         sched = schedule(lowered.program, fuse=True, rules=backend.fusion_rules())
         nests, reason = _nested_loops(sched, inner)
         reason = reason or _driver_refusal(sched, carries, nests)
-        if reason is None or not any(c.before for c in carries):
+        if reason is None or not (before or any(c.before for c in carries)):
             break
     how = "; ".join(f"{name.split(' ')[0]}: {c.how}" for name, c in zip(
         names or [f"carried{k}" for k in range(n_carried)], carries, strict=True))
@@ -462,7 +462,7 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         team, why = (1, "it runs nested loops") if nests and team > 1 else (team, why)
         threads = 1 if team > 1 else _threads(sched)
         driver, finish, tables, aliased = _c_driver(sched, isa, threads, carries, rows, team,
-                                                    suffix, nests)
+                                                    suffix, nests, before)
         how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
                if team > 1 else
@@ -472,9 +472,12 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                 f"{n.body.label.split(' over ')[0]} (" + "; ".join(
                     f"{name.split(' ')[0]}: " + (
                         "updated in place (nothing after the loop reads its old version)"
-                        if r in aliased else "its initial value copied in")
-                    for name, r in zip(n.body.carried, n.results, strict=True)) + ")"
-                for n in nests)
+                        if r in aliased else "its initial value copied in") + "".join(
+                        f", then {store.describe(name.split(' ')[0])} stored into it (a fixed-position "
+                        "assignment that only the loop reads: no full-array pass)"
+                        for p, store in before.get(n.key, ()) if p == k)
+                    for k, (name, r) in enumerate(zip(n.body.carried, n.results, strict=True)))
+                + ")" for n in nests)
         return Prepared(f"all iterations in one C call (stax_loop); {how}", driver=driver,
                         finish=finish, isa=isa, tables=tables)
     program = build(sched, threads=thread_count(), isa=isa)
@@ -629,7 +632,8 @@ def _span(buf: Buffer) -> int:
 
 
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
-              rows: Sequence[Row], team: int, suffix: str, nests: Sequence[Nest] = ()
+              rows: Sequence[Row], team: int, suffix: str, nests: Sequence[Nest] = (),
+              before: in_place.Before | None = None
               ) -> tuple[LoopDriver, Callable[[Any], Runner], Tables, set[str]]:
     """The body's regions and `stax_loop` (names ending in `suffix`) as the backend's
     `emit_loops` takes them, the runner's maker from the loaded library, the maker of pointer
@@ -686,7 +690,8 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
         tuple(slots[name] for name in program.inputs),
         tuple(slots[name] for name in program.outputs), team,
         tuple(_nested_call(nest, slots, buffers, _regions_before(sched, nest.node),
-                           slots[f"<nested {j}>"]) for j, nest in enumerate(nests)))
+                           slots[f"<nested {j}>"], (before or {}).get(nest.key, ()))
+              for j, nest in enumerate(nests)))
     names = {s: n for n, s in slots.items()}
     names.update({slots[n]: n for n in program.inputs})  # storage shared with an input is its
     order = sorted(names.items())
@@ -876,7 +881,8 @@ def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests:
 
 
 def _nested_call(nest: Nest, slots: Mapping[str, int], buffers: Mapping[str, Buffer],
-                 before: int, table: int) -> NestedCall:
+                 before: int, table: int, stores: Sequence[tuple[int, in_place.Store]]
+                 ) -> NestedCall:
     d = nest.prepared.driver
     assert d is not None
     n_shared = len(nest.results) + len(nest.free)
@@ -886,4 +892,6 @@ def _nested_call(nest: Nest, slots: Mapping[str, int], buffers: Mapping[str, Buf
                   (slots[n] for n in (*nest.results, *nest.free)), strict=True)),
         tuple((slots[i], slots[r], buffers[r].nbytes)
               for i, r in zip(nest.initials, nest.results, strict=True) if slots[i] != slots[r]),
-        tuple(("slot", slots[b]) if isinstance(b, str) else ("int", b) for b in nest.bounds))
+        tuple(("slot", slots[b]) if isinstance(b, str) else ("int", b) for b in nest.bounds),
+        tuple((slots[nest.results[p]], buffers[nest.results[p]].dtype, store)
+              for p, store in stores))

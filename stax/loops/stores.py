@@ -104,13 +104,15 @@ class Carry:
 def plan(graph: Graph, names: Sequence[str],
          stores: Sequence[tuple[int, tuple[StoreForm, ...]]], early: bool = False,
          leading: Sequence[tuple[int, tuple[StoreForm, ...]]] = ()
-         ) -> tuple[Graph, tuple[Carry, ...]]:
+         ) -> tuple[Graph, tuple[Carry, ...], Before]:
     """The body with the carried values its stores make in place left out of its outputs and
-    the stored values added (dead ops pruned), and how each carried value is updated.
-    `early` (the body runs in a C driver): stores whose version only a nested loop reads are
-    written just before it (`_early`), and `leading` stores (per carried value: the version
-    the stores to the iteration's value made, and those stores) whose version a nested loop
-    carries are written into the array's buffer just before that loop (`_early_carried`)."""
+    the stored values added (dead ops pruned), how each carried value is updated, and the
+    stores each nested loop starts with (`Before`). `early` (the body runs in a C driver):
+    stores whose version only a nested loop reads are written just before it (`_early`),
+    `leading` stores (per carried value: the version the stores to the iteration's value
+    made, and those stores) whose version a nested loop carries are written into the array's
+    buffer just before that loop (`_early_carried`), and fixed-position assignments whose
+    version only a nested loop carries are written into that loop's buffer (`_into_nested`)."""
     position = {v.id: k for k, v in enumerate(graph.inputs)}
     values = {v.id: v for v in graph.inputs} | {op.out.id: op.out for op in graph.ops}
     made = [(final, stores[k][1][-1]) for k, final in enumerate(graph.outputs)
@@ -188,7 +190,63 @@ def plan(graph: Graph, names: Sequence[str],
                     f"array's buffer at {where} just before the nested loop that reads them "
                     f"(early stores: nothing else reads the array; no full-array where, no "
                     f"double buffer)"), key)
-    return Graph(graph.inputs, ops, tuple(outputs)), tuple(carries)
+    before: Before = {}
+    if early:
+        ops, before = _into_nested(ops, outputs)
+    return Graph(graph.inputs, ops, tuple(outputs)), tuple(carries), before
+
+
+# per nested loop (its extern key): (position of its carried value, a store written into the
+# buffer that value starts in, just before the loop runs), in order
+Before = dict[str, tuple[tuple[int, Store], ...]]
+
+
+def _into_nested(ops: Sequence[Op], outputs: list[Value]) -> tuple[tuple[Op, ...], Before]:
+    """[ADI2] Fixed-position assignments into a nested loop's buffer: where a nested loop's
+    carried value starts from `setitem(x, v)` (`p[1:N-1, 0] = 0.0` just before `for j in
+    ...`) and nothing else reads that version, the loop starts from `x` and the driver writes
+    `v` into the loop's buffer (its copy of `x`, or `x`'s own storage where nothing after the
+    loop reads `x`) just before it: no full-array pass making the new version. The stored
+    values become body outputs (`outputs`, extended) and extra inputs of the loop's first
+    extern (so they are computed before it)."""
+    before: dict[str, list[tuple[int, Store]]] = {}
+    ops = tuple(ops)
+    changed = True
+    while changed:
+        changed = False
+        producer = {op.out.id: op for op in ops}
+        keys = dict.fromkeys(op.attr("fn").rpartition(" result ")[0] for op in ops
+                             if op.kind == "extern" and op.attr("fn").startswith("stax.loop#"))
+        for key in keys:
+            mine = sorted((op for op in ops if op.kind == "extern" and
+                           op.attr("fn").startswith(f"{key} result ")),
+                          key=lambda op: int(op.attr("fn").rpartition(" ")[2]))
+            ids = {id(op) for op in mine}
+            for p in range(len(mine)):
+                made = mine[0].inputs[p]
+                op = producer.get(made.id)
+                if op is None or op.kind != "setitem" or op.inputs[1].dtype != made.dtype or \
+                        any(v.id == made.id for v in outputs) or any(
+                        v.id == made.id and not (id(r) in ids and k == p)
+                        for r in ops for k, v in enumerate(r.inputs)):
+                    continue  # read elsewhere: the store would change a version it sees
+                x, value = op.inputs
+                slot = next((k for k, v in enumerate(outputs) if v.id == value.id), None)
+                if slot is None:
+                    slot, _ = len(outputs), outputs.append(value)
+                store = Store(slot, tuple(value.shape), tuple(
+                    Axis((start, ()), step, count, None, False, n) for start, step, count, n
+                    in zip(op.attr("starts"), op.attr("steps"), value.shape, made.shape,
+                           strict=True)))
+                before.setdefault(key, []).insert(0, (p, store))
+                ops = tuple(Op(r.kind, tuple(x if v.id == made.id else v for v in r.inputs)
+                               + ((value,) if r is mine[0] else ()), r.out, r.attrs)
+                            if id(r) in ids else r for r in ops)
+                ops, changed = _live(ops, outputs), True
+                break
+            if changed:
+                break
+    return ops, {k: tuple(v) for k, v in before.items()}
 
 
 def _live(ops: Sequence[Op], outputs: Sequence[Value]) -> tuple[Op, ...]:
@@ -272,9 +330,16 @@ def _forwarded(ops: Sequence[Op], made: Sequence[tuple[Value, StoreForm]]) -> tu
     """Store-to-load forwarding: `ops` with each read of a stored version at exactly the
     element its last store wrote (`_reads_stored`) replaced by the stored value, so the
     masked `where` that made the version is not evaluated per read (`R[k, k]` after
-    `R[k, k] = v`); the reads become dead."""
+    `R[k, k] = v`), and each slice of a fixed-position assignment's version at exactly the
+    assigned region by the assigned value (`q[1:N-1, 0] = v[0, 1:N-1]` right after `v[0,
+    1:N-1] = 1.0`); the reads become dead."""
     forward = {op.out.id: last.value for op in ops for version, last in made
                if _reads_stored(op, version, last)}
+    assigned = {op.out.id: op for op in ops if op.kind == "setitem"}
+    forward.update({op.out.id: a.inputs[1] for op in ops if op.kind == "slice" and (
+        a := assigned.get(op.inputs[0].id)) is not None and
+        (op.attr("starts"), op.attr("steps")) == (a.attr("starts"), a.attr("steps")) and
+        op.out.shape == a.inputs[1].shape and op.out.dtype == a.inputs[1].dtype})
     return tuple(op if not any(v.id in forward for v in op.inputs) else Op(
         op.kind, tuple(forward.get(v.id, v) for v in op.inputs), op.out, op.attrs)
         for op in ops)

@@ -40,7 +40,7 @@ def emit_loops(drivers: Sequence[LoopDriver]) -> tuple[str, tuple[str, ...]]:
 def driver_source(d: LoopDriver) -> str:
     """The body's regions and its `stax_loop<suffix>`."""
     buffers = d.buffers
-    stores = any(c.stores for c in d.carried)
+    stores = any(c.stores for c in d.carried) or any(c.stores for c in d.nested)
     if d.team > 1:
         head = ["    #pragma omp parallel num_threads(team)  // the cores idle now, at most "
                 f"{d.team}",
@@ -87,7 +87,9 @@ def driver_source(d: LoopDriver) -> str:
 
     def nested_before(k: int) -> list[str]:
         return [line for j, call in enumerate(d.nested) if call.before == k
-                for line in [*stores_before(j), *(f"        {x}" for x in nested_code(call))]]
+                for line in [*stores_before(j), *(f"        {x}" for x in nested_code(call, [
+                    line for slot, dtype, store in call.stores for line in store_code(
+                        [store], f"b[{slot}]", ctype(dtype), values, indices, "    ")]))]]
 
     for k, region in enumerate(d.regions):
         lines += nested_before(k)
@@ -130,10 +132,11 @@ def entry_code(d: LoopDriver) -> str:
         "}"])
 
 
-def nested_code(c: NestedCall) -> list[str]:
+def nested_code(c: NestedCall, stores: Sequence[str] = ()) -> list[str]:
     """A nested loop's driver called at its place: its tables pointed at this driver's
-    buffers, the initial values copied into the result buffers, its trip count computed from
-    the range's bounds; an error flag raised inside leaves this loop too."""
+    buffers, the initial values copied into the result buffers, then `stores` (C++ writing
+    the loop's leading stores into them), its trip count computed from the range's bounds;
+    an error flag raised inside leaves this loop too."""
     tables = c.width * c.team
     lines = [f"{{  // nested loop: stax_loop{c.suffix}",
              f"    void** t = (void**)b[{c.table}];",
@@ -141,7 +144,8 @@ def nested_code(c: NestedCall) -> list[str]:
              *(f"        t[k + {inner}] = b[{outer}];" for inner, outer in c.shared),
              "    }",
              *(f"    if (b[{to}] != b[{src}]) std::memcpy(b[{to}], b[{src}], {nbytes});"
-               for src, to, nbytes in c.copies)]
+               for src, to, nbytes in c.copies),
+             *stores]
     for name, (kind, value) in zip(("lo", "hi", "st"), c.bounds, strict=True):
         lines.append(f"    const int64_t {name} = " +
                      (f"{value}LL;" if kind == "int" else f"*(const int64_t*)b[{value}];"))
