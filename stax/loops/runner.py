@@ -473,8 +473,9 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                     f"{name.split(' ')[0]}: " + (
                         "updated in place (nothing after the loop reads its old version)"
                         if r in aliased else "its initial value copied in") + "".join(
-                        f", then {store.describe(name.split(' ')[0])} stored into it (a fixed-position "
-                        "assignment that only the loop reads: no full-array pass)"
+                        f", then {store.describe(name.split(' ')[0])} stored into it (a "
+                        "fixed-position assignment that only the loop reads: no full-array "
+                        "pass)"
                         for p, store in before.get(n.key, ()) if p == k)
                     for k, (name, r) in enumerate(zip(n.body.carried, n.results, strict=True)))
                 + ")" for n in nests)

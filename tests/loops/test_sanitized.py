@@ -19,6 +19,8 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
     # gramschmidt: Q's stores written just before the inner loop (early stores); durbin: y[:k]'s
     # kernel stops at the store's count (stored_prefix)
     from loops.test_masked import cholesky, durbin, gramschmidt, lu, trmm
+    # adi: fixed-position assignments written into the inner loops' buffers (ADI2)
+    from loops.test_columns import adi
 
     def three_levels(a):
         for i in range(a.shape[0]):
@@ -39,7 +41,8 @@ sys.path.insert(0, {str(Path(__file__).parents[1])!r})
         spd = m @ m.T + n * np.eye(n)
         for fn, args in ((cholesky, (spd,)), (lu, (spd,)), (trmm, (1.5, m, np.tril(m).T)),
                          (three_levels, (m,)), (tails, (m, rng.random(n))),
-                         (gramschmidt, (m + np.eye(n),)), (durbin, (m[0] / (2 * n),))):
+                         (gramschmidt, (m + np.eye(n),)), (durbin, (m[0] / (2 * n),)),
+                         (adi, (2, n, m))):
             got_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
             want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
             got, want = stax.jit(fn)(*got_args), fn(*want_args)
