@@ -26,6 +26,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -370,64 +371,6 @@ def masked_kernels(n: int) -> list[tuple[str, Callable[..., Any], Callable[..., 
     ]
 
 
-def adi(TSTEPS, N, u):  # npbench's polybench/adi/adi_numpy.py
-    v = np.empty(u.shape, dtype=u.dtype)
-    p = np.empty(u.shape, dtype=u.dtype)
-    q = np.empty(u.shape, dtype=u.dtype)
-    DX = 1.0 / N
-    DY = 1.0 / N
-    DT = 1.0 / TSTEPS
-    B1 = 2.0
-    B2 = 1.0
-    mul1 = B1 * DT / (DX * DX)
-    mul2 = B2 * DT / (DY * DY)
-    a = -mul1 / 2.0
-    b = 1.0 + mul2
-    c = a
-    d = -mul2 / 2.0
-    e = 1.0 + mul2
-    f = d
-    for t in range(1, TSTEPS + 1):  # noqa: B007 (npbench's)
-        v[0, 1:N - 1] = 1.0
-        p[1:N - 1, 0] = 0.0
-        q[1:N - 1, 0] = v[0, 1:N - 1]
-        for j in range(1, N - 1):
-            p[1:N - 1, j] = -c / (a * p[1:N - 1, j - 1] + b)
-            q[1:N - 1, j] = (-d * u[j, 0:N - 2] + (1.0 + 2.0 * d) * u[j, 1:N - 1] -
-                             f * u[j, 2:N] - a * q[1:N - 1, j - 1]) / (a * p[1:N - 1, j - 1] + b)
-        v[N - 1, 1:N - 1] = 1.0
-        for j in range(N - 2, 0, -1):
-            v[j, 1:N - 1] = p[1:N - 1, j] * v[j + 1, 1:N - 1] + q[1:N - 1, j]
-        u[1:N - 1, 0] = 1.0
-        p[1:N - 1, 0] = 0.0
-        q[1:N - 1, 0] = u[1:N - 1, 0]
-        for j in range(1, N - 1):
-            p[1:N - 1, j] = -f / (d * p[1:N - 1, j - 1] + e)
-            q[1:N - 1, j] = (-a * v[0:N - 2, j] + (1.0 + 2.0 * a) * v[1:N - 1, j] -
-                             c * v[2:N, j] - d * q[1:N - 1, j - 1]) / (d * p[1:N - 1, j - 1] + e)
-        u[1:N - 1, N - 1] = 1.0
-        for j in range(N - 2, 0, -1):
-            u[1:N - 1, j] = p[1:N - 1, j] * u[1:N - 1, j + 1] + q[1:N - 1, j]
-    return u
-
-
-def seidel_2d(TSTEPS, N, A):  # npbench's polybench/seidel_2d/seidel_2d_numpy.py
-    for t in range(0, TSTEPS - 1):  # noqa: B007 (npbench's)
-        for i in range(1, N - 1):
-            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:] +
-                           A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:])
-            for j in range(1, N - 1):
-                A[i, j] += A[i, j - 1]
-                A[i, j] /= 9.0
-    return A
-
-
-def floyd_warshall(path):  # npbench's polybench/floyd_warshall/floyd_warshall_numpy.py
-    for k in range(path.shape[0]):
-        path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
-    return path
-
-
 @numba.njit(cache=False)
 def floyd_warshall_numba(path):  # npbench's numba_n (Numba has no ufunc.outer)
     for k in range(path.shape[0]):
@@ -436,31 +379,36 @@ def floyd_warshall_numba(path):  # npbench's numba_n (Numba has no ufunc.outer)
     return path
 
 
-adi_numba = numba.njit(cache=False)(adi)
-seidel_2d_numba = numba.njit(cache=False)(seidel_2d)
+def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
+                                                    Callable[[], tuple[Any, ...]]]]:
+    """npbench's adi, seidel-2d and floyd-warshall (its NumPy code and inputs, presets S and
+    M; adi also at N = 400, 5 steps); Numba runs the same code (floyd-warshall: npbench's
+    Numba version, row by row). Empty when npbench is not found."""
+    import importlib
 
+    from npbench_probe import load, locate
 
-def npbench_kernels() -> list[tuple[str, Callable[..., Any], Callable[..., Any],
-                                    Callable[[], tuple[Any, ...]]]]:
-    """npbench's loop kernels not in the tables above, at its S and M sizes (adi: TSTEPS 5,
-    N 100-400) and its initializations."""
-    def grid(n: int, fn: Callable[..., Any]) -> np.ndarray:
-        return np.fromfunction(fn, (n, n), dtype=np.float64)
-
+    root = locate(path, Path(tempfile.mkdtemp(prefix="loops-npbench-")))
+    if root is None:
+        return []
     out = []
-    for n in (100, 200, 400):
-        u = grid(n, lambda i, j, n=n: (i + n - j) / n)
-        out.append((f"adi {n}", adi, adi_numba, lambda u=u, n=n: (5, n, u.copy())))
-    for steps, n in ((8, 50), (15, 100)):
-        a = grid(n, lambda i, j, n=n: (i * (j + 2) + 2) / n)
-        out.append((f"seidel-2d {n}", seidel_2d, seidel_2d_numba,
-                    lambda a=a, steps=steps, n=n: (steps, n, a.copy())))
-    for n in (200, 400):
-        i, j = np.indices((n, n))
-        path = np.where(((i + j) % 13 == 0) | ((i + j) % 7 == 0) | ((i + j) % 11 == 0), 999,
-                        i * j % 7 + 1).astype(np.int32)
-        out.append((f"floyd-w. {n}", floyd_warshall, floyd_warshall_numba,
-                    lambda path=path: (path.copy(),)))
+    for name, presets in (("adi", ("S", "M", (5, 400))), ("seidel_2d", ("S", "M")),
+                          ("floyd_warshall", ("S", "M"))):
+        for preset in presets:
+            loaded = load(root, name, "S" if isinstance(preset, tuple) else preset, {})
+            assert loaded is not None
+            kernel, data, names = loaded
+            if isinstance(preset, tuple):  # adi's TSTEPS, N
+                data.update(TSTEPS=preset[0], N=preset[1], u=importlib.import_module(
+                    "npbench.benchmarks.polybench.adi.adi").initialize(preset[1]))
+            args = [data[a] for a in names]
+            size = "x".join(str(data[a]) for a in ("TSTEPS", "N") if a in data) or \
+                str(args[0].shape[0])
+            fast = floyd_warshall_numba if name == "floyd_warshall" else \
+                numba.njit(cache=False)(kernel)
+            out.append((f"{name} {size}", kernel, fast,
+                        lambda args=args: tuple(a.copy() if isinstance(a, np.ndarray) else a
+                                                for a in args)))
     return out
 
 
@@ -527,7 +475,7 @@ def main() -> None:
     parser.add_argument("--orders", type=int, nargs="*", default=None,
                         help="matrix orders of the second table (only that table)")
     parser.add_argument("--kernels", nargs="*", default=None,
-                        help="only the second table's kernels of these names")
+                        help="only the kernels of these names (npbench's: adi, seidel_2d, ...)")
     parser.add_argument("--stencils", type=int, nargs="?", const=50, default=None,
                         help="only the stencil table: tiled vs rolled at this trip count")
     parser.add_argument("--threads", type=int, default=None,
@@ -537,6 +485,8 @@ def main() -> None:
                         help="time steps of the --threads table")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="array sizes of the stencil table, relative to the default")
+    parser.add_argument("--npbench", default=None,
+                        help="npbench's checkout (default: as npbench_probe.py finds it)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="cpu: process CPU time (with the compiler's, for first calls), "
                              "steadier than wall time on a loaded machine")
@@ -573,6 +523,8 @@ def main() -> None:
     print(f"{'kernel':<12} {'trips':>6} {header}  loop")
     for trips in trip_counts if args.orders is None else ():
         for name, fn, numba_fn, make in kernels(n, trips):
+            if args.kernels is not None and name not in args.kernels:
+                continue
             print(f"{name:<12} {trips:>6} " +
                   row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-9)))
     sizes = args.orders or ((16, 64) if args.smoke else (64, 256, 1000))
@@ -585,9 +537,9 @@ def main() -> None:
                       row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-8, atol=1e-12)))
     if args.orders is not None:
         return
-    print("\nnpbench's adi, seidel-2d, floyd-warshall at its sizes (name and matrix order)")
+    print("\nnpbench's adi, seidel-2d, floyd-warshall (TSTEPS x N, or N)")
     print(f"{'kernel':<19} {header}  loops")
-    for name, fn, numba_fn, make in npbench_kernels():
+    for name, fn, numba_fn, make in npbench_kernels(args.npbench):
         if args.kernels is None or name.split(" ")[0] in args.kernels:
             print(f"{name:<19} " + row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-8)))
 
