@@ -70,6 +70,7 @@ from stax.nested.kernels import (
     size_of,
 )
 from stax.nested.ragged import Ragged
+from stax.nested.regular import segreduce as regular_segreduce
 from stax.nested.spec import Layout, Store
 from stax.nested.tape import effect, guard, record
 
@@ -839,6 +840,16 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     checks, counts = _counted(child) if kind == "reduce" else ([], [])
     closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
         else None
+    if kind == "reduce" and not checks and closed is None:
+        regular = regular_segreduce(child.layout, operator, exprs, f"{operator.name} over "
+                                    f"{child.name}, axis 1")
+        if regular is not None:
+            note("map-of-reduce -> regular reduction (main pipeline)", f"{operator.name} over "
+                 f"{child.describe()}: rows of one length are a 2-D array, so the reduction "
+                 f"is {operator.name}.reduce(axis=1) of the element expression "
+                 f"{show(exprs[0])}, compiled by the main pipeline (stax.jit: Graph, fusion, "
+                 f"C++)")
+            return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in regular)
     rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
             else f"{kind} -> {prim} (one segment)")
     note(rule, f"{operator.name} over {child.describe()}; element expression fused: "

@@ -97,6 +97,13 @@ def kernel_log() -> Iterator[list[KernelRecord]]:
         _LOG.reset(token)
 
 
+def log_kernel(record: KernelRecord) -> None:
+    """Add a launched kernel to the log of the enclosing `kernel_log` block, if any."""
+    log = _LOG.get()
+    if log is not None:
+        log.append(record)
+
+
 @dataclass(frozen=True)
 class _Kernel:
     """A built kernel as a step of a recorded program: its sizes (n, k, W) come from the
@@ -127,9 +134,7 @@ def _launch(kind: str, summary: str, kernel: SegmentedKernel, layout: Layout | N
     holder = _CHAIN.get()
     if holder and holder[0].owns(built.arrays):
         flush()  # reads results of deferred reductions: compute them first
-    log = _LOG.get()
-    if log is not None:
-        log.append(KernelRecord(kind, summary, built.source, built.body))
+    log_kernel(KernelRecord(kind, summary, built.source, built.body))
     tape.effect(_Kernel(built.entry, segmented), layout, n, *built.arrays)
 
 

@@ -169,9 +169,13 @@ def test_regular_nests_stay_regular() -> None:
     got = check(lambda a: sn.map(lambda row: row / row.sum(), a), a)
     assert isinstance(got, np.ndarray) and got.shape == (4, 6)
     run = sn.jit(lambda a: sn.map(lambda row: row / row.sum(), a)).run(a)[1]
+    assert [k.kind for k in run.kernels if k.kind != "map"] == ["main pipeline"]  # test_regular
+    assert not any(r[0].startswith("map-of-iota") for r in run.rules)
+    # a reduction the main pipeline does not take (a Python operator) keeps uniform segments
+    check(lambda a: sn.map(lambda row: sn.reduce(lambda x, y: x + y, 0.0, row), a), a)
+    run = sn.jit(lambda a: sn.map(lambda row: sn.reduce(lambda x, y: x + y, 0.0, row), a)).run(a)[1]
     reductions = [k for k in run.kernels if k.kind == "segreduce"]
     assert reductions and all("#define OFF(s) ((s) * W)" in k.source for k in reductions)
-    assert not any(r[0].startswith("map-of-iota") for r in run.rules)
     got = check(lambda a: sn.map(lambda row: sn.map(lambda v: v * 2, row), a), a)
     assert got.shape == (4, 6)
     check(lambda a: sn.map(lambda row: sn.reduce(np.add, 0, row), a), a.T)  # strided input

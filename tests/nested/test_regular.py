@@ -1,0 +1,117 @@
+"""Regular nests through the main pipeline (`stax.nested.regular`): a map of a reduce over rows
+of one length is compiled by stax.jit; results against sn.interpret and NumPy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stax
+import stax.nested as sn
+from nested.helpers import check
+
+RULE = "map-of-reduce -> regular reduction (main pipeline)"
+
+
+def _kinds(fn: Any, *args: Any) -> tuple[list[str], list[str]]:
+    run = sn.jit(fn).run(*args)[1]
+    return [k.kind for k in run.kernels], [r[0] for r in run.rules]
+
+
+def _row_sum(a: Any) -> Any:
+    return sn.map(lambda row: sn.reduce(np.add, 0, row), a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8])
+def test_row_reductions_by_dtype(dtype: Any) -> None:
+    rng = np.random.default_rng(1)
+    a = (rng.normal(size=(7, 5)) * 100).astype(dtype)
+    got = check(_row_sum, a)
+    if a.dtype.kind == "f":  # NumPy's own row sums: same dtype and (nearly) the values
+        np.testing.assert_allclose(got, a.sum(axis=1), rtol=1e-5)
+        assert got.dtype == a.dtype
+    kinds, rules = _kinds(_row_sum, a)
+    assert kinds == ["main pipeline"] and RULE in rules
+
+
+def test_operators_neutral_elements_and_nan() -> None:
+    a = np.array([[1.0, np.nan, 3.0], [4.0, -5.0, 6.0], [-np.inf, 2.0, 0.5]])
+    for op, ne in ((np.add, 0.0), (np.add, 10.0), (np.multiply, 1.0), (np.multiply, -2.0),
+                   (np.maximum, -np.inf), (np.maximum, 5.0), (np.minimum, np.inf),
+                   (np.minimum, 0.0)):
+        def f(a: Any, op: Any = op, ne: Any = ne) -> Any:
+            return sn.map(lambda row: sn.reduce(op, ne, row), a)
+        got = check(f, a)
+        want = op(ne, op.reduce(a, axis=1))  # the fold from ne, in NumPy
+        np.testing.assert_array_equal(got, want)
+        assert RULE in _kinds(f, a)[1]
+    i = np.array([[2**31 - 1, 1, 5], [-3, 7, 0]], dtype=np.int32)  # int32 sums wrap
+    np.testing.assert_array_equal(check(_row_sum, i), np.add.reduce(i, axis=1, dtype=np.int32))
+
+
+def test_expressions_strided_inputs_and_replays() -> None:
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(6, 9))
+    w = rng.normal(size=6)
+
+    def scaled(a: Any, w: Any) -> Any:  # a per-row value (x[s]), ufuncs, a cast, a where
+        return sn.map(lambda row, s: sn.reduce(
+            np.add, 0.0, np.where(row > 0, np.exp(row) * s, (row * 3).astype(np.int64))), a, w)
+
+    want = np.where(a > 0, np.exp(a) * w[:, None], np.trunc(a * 3)).sum(axis=1)
+    np.testing.assert_allclose(check(scaled, a, w), want, rtol=1e-12)
+    assert _kinds(scaled, a, w)[0] == ["main pipeline"]
+    f = sn.jit(scaled)
+    for shape in ((6, 9), (3, 9), (0, 9), (1, 9), (40, 9), (3, 4), (1, 1)):  # replays: other sizes
+        b = rng.normal(size=shape)
+        v = rng.normal(size=shape[0])
+        np.testing.assert_allclose(f(b, v), sn.interpret(scaled, b, v), rtol=1e-12)
+    assert f.cache_info().replays >= 3
+    check(_row_sum, a.T)  # a transposed (strided) argument
+    check(_row_sum, a[::2, 1::3])
+    check(lambda a: sn.map(lambda row: sn.reduce(np.add, 0.0, row), a), a[:1])  # one row
+
+
+def test_empty_and_unrouted_reductions() -> None:
+    for shape in ((0, 4), (3, 0), (0, 0)):  # no elements: a segmented kernel (ne per row)
+        a = np.zeros(shape)
+        got = check(lambda a: sn.map(lambda row: sn.reduce(np.add, 5.0, row), a), a)
+        np.testing.assert_array_equal(got, np.full(shape[0], 5.0))
+        assert "main pipeline" not in _kinds(_row_sum, a)[0]
+    a = np.arange(12.0).reshape(3, 4)
+    # a Python operator, or the element index as a value: segmented kernels
+    check(lambda a: sn.map(lambda row: sn.reduce(lambda x, y: x + y, 0.0, row), a), a)
+    iota = lambda a: sn.map(lambda row: sn.reduce(np.add, 0, row + sn.iota(4)), a)  # noqa: E731
+    check(iota, a)
+    assert "main pipeline" not in _kinds(iota, a)[0]
+
+
+def test_gathers_over_regular_rows() -> None:
+    """ELL SpMV: regular rows with a gather keep their fused bounds check (a segreduce);
+    an out-of-range column is NumPy's IndexError, never a read out of bounds."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=10)
+    for idx in (np.int32, np.int64):
+        cols = rng.integers(-10, 10, size=(5, 4)).astype(idx)
+        vals = rng.normal(size=(5, 4)).astype(np.float32)
+
+        def spmv(c: Any, v: Any, x: Any) -> Any:
+            return sn.map(lambda cr, vr: sn.reduce(
+                np.add, 0.0, sn.map(lambda j, a: a * x[j], cr, vr)), c, v)
+
+        np.testing.assert_allclose(check(spmv, cols, vals, x), (vals * x[cols]).sum(axis=1),
+                                   rtol=1e-6)
+        assert "segreduce" in _kinds(spmv, cols, vals, x)[0]
+        bad = cols.copy()
+        bad[2, 1] = 10
+        with pytest.raises(IndexError):
+            sn.jit(spmv)(bad, vals, x)
+
+
+def test_explain_shows_the_rule_and_the_main_pipeline_kernel() -> None:
+    a = np.ones((3, 5), dtype=np.float32)
+    text = str(stax.explain(sn.jit(_row_sum), a))
+    assert RULE in text and "main pipeline: np.add over S2, axis 1" in text
+    assert "reduce[sum]" in text  # the main pipeline's kernel, in its C++
