@@ -454,8 +454,9 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         reason = reason or _driver_refusal(sched, carries, nests)
         if reason is None or not (before or any(c.before for c in carries)):
             break
-    how = "; ".join(f"{name.split(' ')[0]}: {c.how}" for name, c in zip(
-        names or [f"carried{k}" for k in range(n_carried)], carries, strict=True))
+    labels = [name.split(" ")[0] for name in names or
+              [f"carried{k}" for k in range(n_carried)]]
+    how = "; ".join(f"{name}: {c.how}" for name, c in zip(labels, carries, strict=True))
     isa = isa_level(None)
     if reason is None:
         team, why = _team(sched, carries, independent, trip)
@@ -463,6 +464,18 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         threads = 1 if team > 1 else _threads(sched)
         driver, finish, tables, aliased = _c_driver(sched, isa, threads, carries, rows, team,
                                                     suffix, nests, before)
+        outputs, inputs = sched.program.outputs, sched.program.inputs
+
+        def root(buffer: str) -> str:
+            while buffer in aliased:
+                buffer = aliased[buffer]
+            return buffer
+
+        how = "; ".join(f"{name}: " + (
+            "in place: the nested loops that make its next version run in its own buffer "
+            "(no copy in, no double buffer)"
+            if c.output is not None and root(outputs[c.output]) == inputs[1 + k] else c.how)
+            for k, (name, c) in enumerate(zip(labels, carries, strict=True)))
         how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
                if team > 1 else
@@ -635,13 +648,14 @@ def _span(buf: Buffer) -> int:
 def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_place.Carry],
               rows: Sequence[Row], team: int, suffix: str, nests: Sequence[Nest] = (),
               before: in_place.Before | None = None
-              ) -> tuple[LoopDriver, Callable[[Any], Runner], Tables, set[str]]:
+              ) -> tuple[LoopDriver, Callable[[Any], Runner], Tables, dict[str, str]]:
     """The body's regions and `stax_loop` (names ending in `suffix`) as the backend's
     `emit_loops` takes them, the runner's maker from the loaded library, the maker of pointer
     tables for an enclosing driver (`NestedCall`), and the nested loops' result buffers that
-    are their initial values' own storage. `team` > 1: the iterations are independent and
-    every carried array is stored in place: they run on `team` OpenMP threads, each with its
-    own pointer table (index, row pointers, intermediates, stored values: `bufs + t*N`)."""
+    are their initial values' own storage (each mapped to that initial value). `team` > 1:
+    the iterations are independent and every carried array is stored in place: they run on
+    `team` OpenMP threads, each with its own pointer table (index, row pointers,
+    intermediates, stored values: `bufs + t*N`)."""
     program = sched.program
     buffers = program.buffer_map
     backend = get_backend(DEFAULT)
@@ -768,7 +782,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
                 check_flags(flags)
         return given[:n_carried]
 
-    return driver, finish, tables, set(alias)
+    return driver, finish, tables, alias
 
 
 def _store_stop(ax: in_place.Axis, inputs: Sequence[str]) -> Expr | None:

@@ -38,6 +38,7 @@ def test_adi_in_place_against_numpy(steps, n, dtype):
         d = nested(decisions)
         assert d.count(STORED) == 8, d  # v, u: two stores each; p, q: one before each loop
         assert d.count("updated in place") == 6 and "copied in" not in d, d
+        assert d.count("in place: the nested loops that make its next version") == 4, d
 
 
 @pytest.mark.parametrize("view", ["transposed", "strided"])
