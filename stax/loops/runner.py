@@ -474,7 +474,8 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
         how = "; ".join(f"{name}: " + (
             "in place: the nested loops that make its next version run in its own buffer "
             "(no copy in, no double buffer)"
-            if c.output is not None and root(outputs[c.output]) == inputs[1 + k] else c.how)
+            if c.output is not None and not c.stores and root(outputs[c.output]) == inputs[1 + k]
+            else c.how)
             for k, (name, c) in enumerate(zip(labels, carries, strict=True)))
         how = (f"iterations in parallel on up to {team} OpenMP threads (#pragma omp parallel "
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
