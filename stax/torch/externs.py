@@ -245,11 +245,14 @@ _OUT_OVERLOADS = {aten.max_pool2d_with_indices.default: aten.max_pool2d_with_ind
 # Ops whose result tensor becomes the node's buffer itself (the runtime's returned-array
 # hook, `register_sized`; their `out` overloads copy internally): the copy of a 256x32x16x16
 # float32 convolution result took 0.85 ms of the call's 2.1 ms, of the 2048x256 embedding
-# bag (mean of 8 rows) 0.1-0.3 ms of 0.7 (CPU time, one thread). op -> always (True) or
+# bag (mean of 8 rows) 0.1-0.3 ms of 0.7 (CPU time, one thread); [TORCH4] of the embedding
+# bag's dense weight gradient (1000x256 float32, a new zero-filled tensor on every call)
+# 80-100 us of the backward's 110-130 at batch 8. op -> always (True) or
 # only when its result crosses in channels-last order (False: a training graph's
 # convolution computes channels-last, its NCHW result would be copied anyway; into the
 # node's buffer, which is recycled, rather than into a new tensor).
-_RETURNED = {aten.convolution.default: False, aten._embedding_bag.default: True}
+_RETURNED = {aten.convolution.default: False, aten._embedding_bag.default: True,
+             aten._embedding_bag_backward.default: True}
 
 
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
