@@ -13,6 +13,8 @@ beyond L2: Stax with its time loop skewed and tiled by the polyhedral layer
 (`stax.poly.loop_nest`), Stax with the rolled driver (tiling off), NumPy and Numba. With
 `--threads N` ([POLY2]) it times, on N threads, the tiled nest with parallel tiles vs the
 rolled driver vs the tiled nest on one thread (wall clock: the CPU clock adds the threads').
+With `--seidel TxN ...` ([SEIDEL]) it times npbench's seidel-2d verbatim (row store, column
+loop): Stax's choice, the tiled wavefront, the rolled drivers, NumPy, Numba.
 
 A second table times the kernels whose slices change length with the index or that store
 elements at the index (trisolv, durbin, cholesky, lu, ludcmp, trmm, gramschmidt as npbench
@@ -109,6 +111,67 @@ def seidel_rows(a, steps):
     return a
 
 
+def seidel_2d(TSTEPS, N, A):  # noqa: N803 - npbench's seidel_2d_numpy.py, verbatim
+    for t in range(0, TSTEPS - 1):  # noqa: B007
+        for i in range(1, N - 1):
+            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] +
+                           A[i, 2:] + A[i + 1, :-2] + A[i + 1, 1:-1] +
+                           A[i + 1, 2:])
+            for j in range(1, N - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+
+
+def rolled_drivers(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]]
+                   ) -> Callable[..., Any]:
+    """`stax.jit(fn)` compiled (by a first call) with the rolled C drivers: no loop nest of
+    the polyhedral layer."""
+    import stax
+    from stax.poly import loop_nest
+
+    plan_nest = loop_nest.plan_nest
+    loop_nest.plan_nest = lambda *_: loop_nest.NestPlan("rolled_driver", "forced")
+    try:
+        rolled = stax.jit(fn)
+        rolled(*make())
+    finally:
+        loop_nest.plan_nest = plan_nest
+    return rolled
+
+
+def seidel_row(tsteps: int, n: int, repeat: int, clock: Callable[[], float]) -> str:
+    """[SEIDEL] npbench's seidel-2d: Stax as it decides (the sweep's nest in its original
+    order), the tiled wavefront forced, the rolled drivers forced (no SCoP), NumPy, Numba
+    (`@njit` of the same function; npbench's own numba_n adds fastmath). Stax's results are
+    NumPy's bit for bit."""
+    import stax
+    from stax.poly import loop_nest
+
+    a = np.random.default_rng(0).random((n, n))
+    make = lambda: (tsteps, n, a.copy())  # noqa: E731
+    fresh_cache()
+    chosen = stax.jit(seidel_2d)
+    start = clock()
+    args = make()
+    chosen(*args)
+    first = clock() - start
+    want = make()
+    seidel_2d(*want)
+    assert np.array_equal(args[2], want[2])
+    min_bytes, loop_nest.MIN_BYTES, loop_nest.TILE_SWEEPS = loop_nest.MIN_BYTES, 0, True
+    tiled = stax.jit(seidel_2d)
+    tiled(*make())
+    loop_nest.MIN_BYTES, loop_nest.TILE_SWEEPS = min_bytes, False
+    rolled = rolled_drivers(seidel_2d, make)
+    strict, fast = numba.njit(seidel_2d), numba.njit(fastmath=True)(seidel_2d)
+    strict(*make())
+    fast(*make())
+    t = [best(f, make, repeat if f is not seidel_2d or n <= 200 else 1, clock)
+         for f in (chosen, tiled, rolled, seidel_2d, strict, fast)]
+    return (f"{first * 1e3:>10.1f} " + " ".join(f"{x * 1e3:>9.2f}" for x in t) +
+            f" {t[2] / t[0]:>11.2f} {t[3] / t[0]:>11.2f} {t[0] / t[4]:>11.2f} {t[0] / t[5]:>11.2f}")
+
+
 jacobi_2d_numba = numba.njit(cache=False)(jacobi_2d)
 seidel_rows_numba = numba.njit(cache=False)(seidel_rows)
 heat_3d_numba = numba.njit(cache=False)(heat_3d)
@@ -147,10 +210,8 @@ def stencil_row(fn: Callable[..., Any], numba_fn: Callable[..., Any],
     first = clock() - start
     np.testing.assert_allclose(got, fn(*make()), rtol=1e-12)
     rule = records(tiled)[-1].body.nest.split("]")[0].split("[")[1]  # the outermost loop
-    loop_nest.MIN_BYTES = 1 << 62  # no array is that large: the rolled driver
-    rolled = stax.jit(fn)
-    rolled(*make())
-    loop_nest.MIN_BYTES, loop_nest.TILE_SWEEPS = None, False
+    loop_nest.TILE_SWEEPS = False
+    rolled = rolled_drivers(fn, make)
     numba_fn(*make())  # compile
     t = [best(f, make, repeat, clock) for f in (tiled, rolled, fn, numba_fn)]
     return (f"{first * 1e3:>10.1f} {t[0] * 1e3:>9.2f} {t[1] * 1e3:>9.2f} {t[2] * 1e3:>9.2f} "
@@ -172,10 +233,7 @@ def threads_row(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], rep
     parallel = stax.jit(fn)
     parallel(*make())
     rule = records(parallel)[-1].body.nest.split("]")[0].split("[")[1]
-    loop_nest.MIN_BYTES = 1 << 62  # the rolled driver
-    rolled = stax.jit(fn)
-    rolled(*make())
-    loop_nest.MIN_BYTES = None
+    rolled = rolled_drivers(fn, make)
     os.environ["OMP_NUM_THREADS"] = "1"  # read when the nest is planned
     serial = stax.jit(fn)
     serial(*make())
@@ -483,6 +541,9 @@ def main() -> None:
                              "the rolled driver vs tiles on one thread (use --clock wall)")
     parser.add_argument("--threads-steps", type=int, default=50,
                         help="time steps of the --threads table")
+    parser.add_argument("--seidel", nargs="*", default=None, metavar="TxN",
+                        help="npbench's seidel-2d at these TSTEPS x N (its S M L paper "
+                             "presets: 8x50 15x100 40x200 100x400)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="array sizes of the stencil table, relative to the default")
     parser.add_argument("--npbench", default=None,
@@ -504,6 +565,16 @@ def main() -> None:
               f"{'numba':>9} {'rolled/tiled':>12} {'numpy/tiled':>11} {'tiled/numba':>11}  rule")
         for name, fn, numba_fn, make in stencils(args.stencils, args.scale):
             print(f"{name:<18} " + stencil_row(fn, numba_fn, make, repeat, clock), flush=True)
+        return
+    if args.seidel is not None:
+        print(f"npbench seidel-2d (TSTEPS x N), ms ({args.clock} clock; load average "
+              f"{os.getloadavg()[0]:.2f}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')})")
+        print(f"{'size':<10} {'first call':>10} {'stax':>9} {'tiled':>9} {'rolled':>9} "
+              f"{'numpy':>9} {'numba':>9} {'numba fm':>9} {'rolled/stax':>11} "
+              f"{'numpy/stax':>11} {'stax/numba':>11} {'stax/nb fm':>11}")
+        for size in args.seidel:
+            tsteps, n = (int(x) for x in size.split("x"))
+            print(f"{size:<10} " + seidel_row(tsteps, n, repeat, clock), flush=True)
         return
     if args.threads is not None:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before OpenMP starts

@@ -122,10 +122,11 @@ class LoopBody:
                         "driver calls its driver (only outermost loops are tiled)") \
             if enclosed else plan_nest(self.graph, f"stax_poly{suffix}", nested)
         self.nest = str(plan)
-        if plan.tiled:  # after the backend's runtime header (precompiled; stax_interrupted)
+        if plan.runs:  # after the backend's runtime header (precompiled; stax_interrupted)
             backend = get_backend(DEFAULT)
             library = backend.build(backend.emit([], {}) + plan.source, isa_level(None))
-            return Prepared("all iterations in one C call (stax.poly's tiled loop nest, "
+            what = "tiled loop nest" if plan.rule == "poly_time_tiling" else "loop nest"
+            return Prepared(f"all iterations in one C call (stax.poly's {what}, "
                             f"{plan.symbol})", plan.source,
                             runner=nest_runner(plan, library.library))
         return prepare_body(self.graph, self.trip, self.carried, self.stores, self.independent,

@@ -46,7 +46,9 @@ from pathlib import Path
 import islpy as isl
 import numpy as np
 
+from stax.backends.cpu.cpp import ctype
 from stax.graph import Graph, Op, Value
+from stax.ops import by_name
 from stax.poly._isl import PolyError, multi_union_pw_aff
 from stax.poly.check import Verdict, check
 from stax.poly.codegen import codegen
@@ -56,8 +58,6 @@ from stax.poly.transform import tile, wavefront
 from stax.poly.tree import Band, Filter, Leaf, ScheduleTree, Sequence
 from stax.tiling.plan import thread_count
 
-BINARY = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
-UNARY = {"negative": "-", "positive": ""}
 C_TYPES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
 TILES = {2: (32, 2048), 3: (32, 64, 2048), 4: (8, 8, 16, 256)}  # by band width (time first)
 SKEWS = ((1, False), (1, True), (2, False), (2, True), (3, True), (4, True))  # tried in order
@@ -86,6 +86,8 @@ class Assignment:
     rows: tuple[int, int] | None  # a row sweep's inner loop: start <= i < stop
     expr: str  # C for one element; R<k> stands for read k
     reads: tuple[Read, ...]
+    place: tuple[int, int] = (0, 0)  # a sweep's statement: (group, position) in its row's
+    # body: a row store is a group of its own, a nested loop's element stores one group
 
 
 Inner = Callable[[Op], tuple[Graph, range] | None]  # a nested loop's body and fixed range
@@ -106,8 +108,9 @@ class NestPlan:
     symbol: str = ""
 
     @property
-    def tiled(self) -> bool:
-        return self.rule == "poly_time_tiling"
+    def runs(self) -> bool:
+        """The nest runs in place of the rolled driver."""
+        return self.rule in ("poly_time_tiling", "poly_sweep_nest")
 
     def __str__(self) -> str:
         text = f"polyhedral schedule [{self.rule}]: {self.reason}"
@@ -129,9 +132,44 @@ def plan_nest(graph: Graph, symbol: str, inner: Inner = lambda op: None) -> Nest
         statements, dtype = _assignments(graph, inner)
     except (NotAScop, KeyError, TypeError, ValueError) as e:  # an op of a form not handled
         return NestPlan("rolled_driver", f"not a stencil SCoP: {e}")
+    plan = _tiled(graph, symbol, statements, dtype)
+    if statements[0].rows is None or plan.runs:
+        return plan
+    return _in_order(graph, symbol, statements, dtype, plan)
+
+
+def _in_order(graph: Graph, symbol: str, statements: Seq[Assignment], dtype: np.dtype,
+              tiled: NestPlan) -> NestPlan:
+    """A row sweep's statements in their original order, one C loop nest (isl's AST of the
+    SCoP's own schedule, which the check proves legal) in place of the rolled row driver,
+    which runs each row's store and nested column loop as kernel calls of their own drivers;
+    `tiled`: why the wavefront is not taken."""
+    n = len(graph.outputs)
+    expanded = (False,) * n  # a sweep updates its array in place
+    scop = _scop(statements, graph, expanded, dtype)
+    try:
+        verdict = check(scop, scop.schedule, dependences(scop, "memory"))
+        source = _source(scop, scop.schedule, n, expanded, graph, dtype, symbol, 1)
+    except PolyError as e:
+        return NestPlan("rolled_driver", f"the polyhedral layer gave up: {e}")
+    if not verdict.legal:  # the in-place order is NumPy's by construction (_row_assignments)
+        return NestPlan("rolled_driver", "the original order is not proven legal",
+                        scop.schedule, str(verdict))
+    wavefront = f"\nthe wavefront (not taken):\n{_indent(str(tiled))}" if tiled.tree else ""
+    return NestPlan("poly_sweep_nest",
+                    f"{len(statements)} statement(s) over (t, i, column) in their original "
+                    "order, one C loop nest in place of the rolled row driver and its per-row "
+                    f"kernel calls; tiling the wavefront: {tiled.reason}", scop.schedule,
+                    f"check of the original order: {verdict}{wavefront}", source, expanded,
+                    tuple(graph.outputs.index(v) for v in graph.outputs), symbol)
+
+
+def _tiled(graph: Graph, symbol: str, statements: Seq[Assignment], dtype: np.dtype
+           ) -> NestPlan:
+    """The time-tiled nest of `statements`, or the rolled driver and why not."""
     n = len(graph.outputs)
     expanded = _expanded(statements, n)
-    nbytes = sum(v.nbytes * (2 if e else 1) for v, e in zip(graph.inputs[1:], expanded,
+    nbytes = sum(v.nbytes * (2 if e else 1) for v, e in zip(graph.inputs[1:1 + n], expanded,
                                                              strict=True))
     floor = l2_bytes() if MIN_BYTES is None else MIN_BYTES
     if nbytes < floor:  # decided before any isl work: small loops keep their first call short
@@ -200,8 +238,9 @@ def _skews() -> str:
 def _skewed(scop: Scop, statements: Seq[Assignment], factor: int, shifted: bool
             ) -> ScheduleTree:
     """S_k[t, x0, ...] -> [t, factor*t + x0 (+ k), ...], then the statements in body order; a
-    row sweep S[t, i, x] -> [t, factor*t + i, 2*factor*t + i + x] (i's skew carried into x,
-    whose dependences between rows i and i+1 go either way: a wavefront over t, i and x)."""
+    row sweep S[t, i, x] -> [t, factor*t + i, 2*factor*t + i + c] (c = c0 + x the column:
+    i's skew carried into the columns, whose dependences between rows i and i+1 go either
+    way: a wavefront over t, i and the columns)."""
     if len({(len(st.shape), st.rows is None) for st in statements}) != 1:
         raise PolyError("the assignments have different ranks")
 
@@ -211,7 +250,7 @@ def _skewed(scop: Scop, statements: Seq[Assignment], factor: int, shifted: bool
             return "t"
         if it == "i" or st.rows is None:
             return f"{factor}*t + {it}{shift}"
-        return f"{2 * factor}*t + i + {it}{shift}"
+        return f"{2 * factor}*t + i + {st.target[1][1]} + {it}{shift}"  # the column
 
     members = [[f"S{k}[{', '.join(_iters(st))}] -> [({member(k, st, _iters(st)[d])})]"
                 for k, st in enumerate(statements)] for d in range(len(_iters(statements[0])))]
@@ -250,19 +289,20 @@ def l2_bytes() -> int:
 def _assignments(graph: Graph, inner: Inner) -> tuple[list[Assignment], np.dtype]:
     n = len(graph.outputs)
     users = graph.users()
-    if len(graph.inputs) != 1 + n:
-        raise NotAScop("the body reads loop invariants or rows of arrays")
-    if graph.inputs[0].id in users:
-        raise NotAScop("the body uses the loop index")
-    dtypes = {v.dtype for v in graph.inputs[1:]}
+    dtypes = {v.dtype for v in graph.inputs[1:1 + n]}
     dtype = dtypes.pop() if len(dtypes) == 1 else None
     if dtype not in C_TYPES:
         raise NotAScop("the carried arrays are not all float32 or all float64")
     producer = graph.producer()
-    sweep = _sweep(graph, producer, inner)
+    sweep = _sweep(graph, producer, inner)  # checks what the nested loop reads
     if sweep is not None:
-        return [_row_assignment(*sweep, dtype)], dtype
-    carried = {v.id: k for k, v in enumerate(graph.inputs[1:])}
+        return _row_assignments(*sweep, dtype, inner), dtype
+    live = _live_inputs(graph)
+    if any(v.id in live for v in graph.inputs[1 + n:]):
+        raise NotAScop("the body reads loop invariants or rows of arrays")
+    if graph.inputs[0].id in live:
+        raise NotAScop("the body uses the loop index")
+    carried = {v.id: k for k, v in enumerate(graph.inputs[1:1 + n])}
     order = {op.out.id: p for p, op in enumerate(graph.ops)}
     writers: dict[int, Op] = {}
     for k, out in enumerate(graph.outputs):
@@ -306,58 +346,141 @@ def _x_axes(starts: Seq[int], steps: Seq[int]) -> tuple[Axis, ...]:
     return tuple(("x", a, b) for a, b in zip(starts, steps, strict=True))
 
 
+def _live_inputs(graph: Graph) -> set[int]:
+    """The ids of the values the body's outputs depend on (an input not among them is unused:
+    a nested loop's bound computed from it, then fixed)."""
+    live = {v.id for v in graph.outputs}
+    for op in reversed(graph.ops):
+        if op.out.id in live:
+            live.update(v.id for v in op.inputs)
+    return live
+
+
 def _sweep(graph: Graph, producer: dict[int, Op], inner: Inner
            ) -> tuple[Graph, range] | None:
     """A body that is one nested loop over the carried array (`for i in range(...):
     A[i, ...] = ...`): its body and range; None for a body of another form."""
     (out,) = graph.outputs if len(graph.outputs) == 1 else (None,)
     op = producer.get(out.id) if out is not None else None
-    if op is None or op.kind != "extern" or op.inputs != graph.inputs[1:]:
+    if op is None or op.kind != "extern" or op.inputs[0] != graph.inputs[1]:
         return None
+    return _nested(op, inner)
+
+
+def _nested(op: Op, inner: Inner, index: Value | None = None) -> tuple[Graph, range]:
+    """The body and range of the nested loop `op` calls, which carries only the array (its
+    first input) and reads no invariant but the enclosing loop's `index`."""
     found = inner(op)
     if found is None:
         raise NotAScop("the body calls something other than a nested loop of fixed range")
     body, rows = found
-    if rows.step != 1 or len(body.inputs) != 2 or len(body.outputs) != 1:
-        raise NotAScop("the nested loop steps by more than 1 or carries more than the array")
+    live = _live_inputs(body)
+    if rows.step != 1 or len(body.outputs) != 1 or len(body.inputs) != 1 + len(op.inputs) or \
+            any(v.id in live and given != index
+                for v, given in zip(body.inputs[2:], op.inputs[1:], strict=True)):
+        raise NotAScop("the nested loop steps by more than 1, carries more than the array or "
+                       "reads invariants other than the enclosing loop's index")
     return body, rows
 
 
-def _row_assignment(body: Graph, rows: range, dtype: np.dtype) -> Assignment:
-    """`A[i, c:c+w] = f(A[i + k, c':c'+w], ...)` as a masked store of a row (stax.loops)."""
-    index, array = body.inputs
+def _row_assignments(body: Graph, rows: range, dtype: np.dtype, inner: Inner
+                     ) -> list[Assignment]:
+    """The statements of a row sweep's body, in order: masked row stores `A[i, c:c+w] =
+    f(A[i + k, c':c'+w], ...)` (stax.loops.masked) and the element stores `A[i, j] = f(A[i + k,
+    j + d], ...)` of a nested loop over the columns j, each reading the array as the statements
+    before it left it (all update it in place)."""
+    index, array = body.inputs[:2]
     producer = body.producer()
-    store = producer.get(body.outputs[0].id)
-    where = producer.get(store.inputs[1].id) if store is not None and \
-        store.kind == "setitem" and store.inputs[0] == array else None
-    if where is None or where.kind != "where" or array.ndim != 2:
+    groups: list[list[Assignment]] = []
+    v = body.outputs[0]
+    while v != array:
+        op = producer.get(v.id)
+        if op is not None and op.kind == "setitem":
+            groups.insert(0, [_row_store(op, producer, index, rows, dtype)])
+        elif op is not None and op.kind == "extern":
+            columns, span = _nested(op, inner, index)
+            i = next((w for w, given in zip(columns.inputs[2:], op.inputs[1:], strict=True)
+                      if given == index), None)
+            groups.insert(0, _element_stores(columns, span, i, rows, dtype))
+        else:
+            raise NotAScop(f"{v} is neither a row store nor a nested loop over the columns")
+        v = op.inputs[0]
+    return [dataclasses.replace(st, place=(g, k)) for g, group in enumerate(groups)
+            for k, st in enumerate(group)]
+
+
+def _row_store(store: Op, producer: dict[int, Op], index: Value, rows: range,
+               dtype: np.dtype) -> Assignment:
+    """`A[i, c:c+w] = f(A[i + k, c':c'+w], ...)` as a masked store of a row (stax.loops)."""
+    prev = store.inputs[0]
+    where = producer.get(store.inputs[1].id)
+    if where is None or where.kind != "where" or prev.ndim != 2:
         raise NotAScop("the nested loop's body is not one row store into a 2-d array")
     starts, steps = store.attr("starts"), store.attr("steps")
     kept = producer.get(where.inputs[2].id)
     if tuple(steps) != (1, 1) or starts[0] != 0 or kept is None or kept.kind != "slice" or \
-            kept.inputs[0] != array or kept.attr("starts") != starts:
+            kept.inputs[0] != prev or kept.attr("starts") != starts:
         raise NotAScop("the row store is not a contiguous slice of row i")
-    if not _selects_row(where.inputs[0], producer, index):
+    if _selected(where.inputs[0], producer) != {0: index}:
         raise NotAScop("the row store is not at the loop index")
-    value = _unbroadcast(where.inputs[1], producer)
+    value = _unbroadcast(where.inputs[1], producer, 1)
     reads: list[Read] = []
     target = (("i", 0), ("x", starts[1], 1))
 
     def leaf(v: Value) -> str:
         op = producer.get(v.id)
         sliced = producer.get(op.inputs[0].id) if op is not None and op.kind == "take" else None
-        if sliced is None or sliced.kind != "slice" or sliced.inputs[0] != array or \
+        if sliced is None or sliced.kind != "slice" or sliced.inputs[0] != prev or \
                 op.attr("axes") != (0,) or tuple(sliced.attr("steps")) != (1, 1):
             raise NotAScop(f"{v} is not a slice of a row of the array")
         axes = (("i", _offset(op.inputs[1], producer, index)), ("x", sliced.attr("starts")[1], 1))
-        if axes[0] == ("i", 0) and axes != target:
-            raise NotAScop("the row's update reads its own row at other columns (NumPy reads "
-                           "them before the store: not an update in place)")
+        if axes[0] == ("i", 0) and axes[1][1] < starts[1]:
+            raise NotAScop("the row's update reads its own row at columns left of the ones it "
+                           "stores (NumPy reads them before the store; an in-place element order "
+                           "would read them stored: a temporary row is not built)")
         reads.append((0, None, axes))
         return f"R{len(reads) - 1}"
 
     expr = _expression(value, value.shape, producer, leaf, dtype)
     return Assignment(0, target, value.shape, (rows.start, rows.stop), expr, tuple(reads))
+
+
+def _element_stores(body: Graph, columns: range, i: Value | None, rows: range,
+                    dtype: np.dtype) -> list[Assignment]:
+    """A nested loop's masked element stores `A[i, j] = f(A[i + k, j + d], ...)` (i the
+    enclosing row loop's index, `i` here), in order."""
+    j, array = body.inputs[:2]
+    producer = body.producer()
+    out: list[Assignment] = []
+    v = body.outputs[0]
+    while v != array:
+        store = producer.get(v.id)
+        where = producer.get(store.inputs[1].id) if store is not None and \
+            store.kind == "setitem" else None
+        if where is None or where.kind != "where" or where.inputs[2] != store.inputs[0] or \
+                tuple(store.attr("starts")) != (0, 0) or tuple(store.attr("steps")) != (1, 1) \
+                or store.inputs[0].ndim != 2 or i is None or \
+                _selected(where.inputs[0], producer) != {0: i, 1: j}:
+            raise NotAScop("the nested loop's body is not element stores at [i, j]")
+        prev = store.inputs[0]
+        reads: list[Read] = []
+
+        def leaf(v: Value, prev: Value = prev, reads: list[Read] = reads) -> str:
+            op = producer.get(v.id)
+            if op is None or op.kind != "take" or op.inputs[0] != prev or \
+                    op.attr("axes") != (0, 1):
+                raise NotAScop(f"{v} is not an element of the array")
+            reads.append((0, None, (("i", _offset(op.inputs[1], producer, i)),
+                                    ("x", columns.start + _offset(op.inputs[2], producer, j),
+                                     1))))
+            return f"R{len(reads) - 1}"
+
+        value = _unbroadcast(where.inputs[1], producer, 0)
+        expr = _expression(value, (), producer, leaf, dtype)
+        out.insert(0, Assignment(0, (("i", 0), ("x", columns.start, 1)), (len(columns),),
+                                 (rows.start, rows.stop), expr, tuple(reads)))
+        v = prev
+    return out
 
 
 def _offset(v: Value, producer: dict[int, Op], index: Value) -> int:
@@ -373,27 +496,42 @@ def _offset(v: Value, producer: dict[int, Op], index: Value) -> int:
     return k if op.attr("fn") == "add" else -k
 
 
-def _selects_row(cond: Value, producer: dict[int, Op], index: Value) -> bool:
-    """The store's mask is `arange(n) == i` broadcast over the columns."""
+def _selected(cond: Value, producer: dict[int, Op]) -> dict[int, Value]:
+    """{axis: index} of a store's mask `arange(n) == i` put on its axis (reshape, broadcast),
+    and-ed with the other axes' (`stax.loops.masked`)."""
     op = producer.get(cond.id)
+    if op is not None and op.kind == "elementwise" and op.attr("fn") == "bitwise_and":
+        first, second = (_selected(x, producer) for x in op.inputs)
+        if first.keys() & second.keys():
+            raise NotAScop("a store's mask selects an axis twice")
+        return first | second
+    axis = 0
     while op is not None and op.kind in ("broadcast", "reshape"):
+        if op.kind == "reshape":
+            axes = [d for d, n in enumerate(op.attr("shape")) if n != 1]
+            if len(axes) != 1:
+                raise NotAScop("a store's mask is not a row or column mask")
+            axis = axes[0]
         op = producer.get(op.inputs[0].id)
     if op is None or op.kind != "elementwise" or op.attr("fn") != "equal":
-        return False
+        raise NotAScop("a store's mask is not `arange(n) == index`")
     rows, at = (producer.get(v.id) for v in op.inputs)
-    return rows is not None and rows.kind == "constant_array" and \
-        np.array_equal(getattr(rows.attr("data"), "array", None), np.arange(cond.shape[0])) and \
-        at is not None and at.kind == "broadcast" and at.inputs[0] == index
+    if rows is None or rows.kind != "constant_array" or at is None or at.kind != "broadcast" or \
+            not np.array_equal(getattr(rows.attr("data"), "array", None),
+                               np.arange(op.out.shape[0])):
+        raise NotAScop("a store's mask is not `arange(n) == index`")
+    return {axis: at.inputs[0]}
 
 
-def _unbroadcast(v: Value, producer: dict[int, Op]) -> Value:
-    """The row a masked store broadcasts over the array (`broadcast(reshape(row))`)."""
+def _unbroadcast(v: Value, producer: dict[int, Op], ndim: int) -> Value:
+    """The row (`ndim` 1) or element (0) a masked store broadcasts over the array
+    (`broadcast(reshape(value))`)."""
     op = producer.get(v.id)
     if op is None or op.kind != "broadcast":
-        raise NotAScop("the stored row is not broadcast over the rows")
+        raise NotAScop("the stored value is not broadcast over the array")
     shaped = producer.get(op.inputs[0].id)
-    if shaped is None or shaped.kind != "reshape" or shaped.inputs[0].ndim != 1:
-        raise NotAScop("the stored row is not a 1-d value")
+    if shaped is None or shaped.kind != "reshape" or shaped.inputs[0].ndim != ndim:
+        raise NotAScop(f"the stored value is not a {ndim}-d value")
     return shaped.inputs[0]
 
 
@@ -417,11 +555,13 @@ def _version(v: Value, producer: dict[int, Op], carried: dict[int, int]
 def _expression(v: Value, shape: tuple[int, ...], producer: dict[int, Op],
                 leaf: Callable[[Value], str], dtype: np.dtype) -> str:
     """C for one element of `v` (a value of the assigned slice's shape, or a 0-d constant);
-    `leaf` gives the C of a read of an array."""
+    `leaf` gives the C of a read of an array. Elementwise ops are spelled as the op table
+    spells them for the kernels (`stax.ops`), over values of the arrays' dtype or bool
+    (comparisons, `where` conditions)."""
     op = producer.get(v.id)
-    if v.dtype != dtype:
+    if v.dtype not in (dtype, np.dtype(bool)):
         raise NotAScop(f"{v} is {v.dtype}, the arrays {dtype}")
-    if op is not None and op.kind == "const" and v.shape == ():
+    if op is not None and op.kind == "const" and v.shape == () and v.dtype == dtype:
         value = float(op.attr("value"))
         if not math.isfinite(value):
             raise NotAScop("a constant that is not finite")
@@ -430,14 +570,21 @@ def _expression(v: Value, shape: tuple[int, ...], producer: dict[int, Op],
         return _expression(op.inputs[0], (), producer, leaf, dtype)
     if v.shape != shape:
         raise NotAScop(f"{v} has shape {v.shape}, the assigned slice {shape}")
+    args = [_expression(x, shape, producer, leaf, dtype) for x in op.inputs] \
+        if op is not None and op.kind in ("elementwise", "where") else []
+    if op is not None and op.kind == "where" and op.inputs[0].dtype == bool:
+        return f"({args[0]} ? {args[1]} : {args[2]})"
     if op is not None and op.kind == "elementwise":
-        fn = op.attr("fn")
-        args = [_expression(x, shape, producer, leaf, dtype) for x in op.inputs]
-        if fn in BINARY and len(args) == 2:
-            return f"({args[0]} {BINARY[fn]} {args[1]})"
-        if fn in UNARY and len(args) == 1:
-            return f"({UNARY[fn]}{args[0]})"
-        raise NotAScop(f"operation {fn} (the SCoP statements know + - * / only)")
+        entry = by_name(op.attr("fn"))
+        kind = op.inputs[0].dtype.kind
+        template = entry.cpp.template(kind)  # a float or bool operand
+        if entry.flags or "{bad}" in template:
+            raise NotAScop(f"operation {entry.name} (it sets error flags)")
+        return template.format(a0=args[0], a1=args[-1], t=ctype(op.inputs[0].dtype),
+                               f="f" if kind == "f" and op.inputs[0].dtype == np.float32 else "",
+                               const="")
+    if v.dtype != dtype:
+        raise NotAScop(f"{v} is a {v.dtype} value the SCoP statements do not compute")
     return leaf(v)
 
 
@@ -488,8 +635,9 @@ def _scop(statements: Seq[Assignment], graph: Graph, expanded: Seq[bool],
         bounds = " and ".join(["0 <= t < T", *rows, *(f"0 <= x{d} < {e}" for d, e in
                                                         enumerate(st.shape))])
         domains.append(f"{head} : {bounds}")
-        order.append(f"{head} -> [{', '.join([*its[:len(its) - len(st.shape)], str(s)])}"
-                     f"{''.join(f', x{d}' for d in range(len(st.shape)))}]")
+        group, tail = (st.place[0], f", {st.place[1]}") if st.rows is not None else (s, "")
+        order.append(f"{head} -> [{', '.join([*its[:len(its) - len(st.shape)], str(group)])}"
+                     f"{''.join(f', x{d}' for d in range(len(st.shape)))}{tail}]")
         writes.append(_access(head, st.array, True, st.target, expanded))
         reads += [_access(head, a, w is not None, axes, expanded) for a, w, axes in st.reads]
     scop = Scop.from_isl(*(f"[T] -> {{ {'; '.join(x)} }}" for x in (domains, reads, writes,
@@ -529,7 +677,7 @@ def _source(scop: Scop, tree: ScheduleTree, n: int, expanded: Seq[bool], graph: 
             "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))\n"
             "#define min(x, y) ((x) < (y) ? (x) : (y))\n"
             "#define max(x, y) ((x) > (y) ? (x) : (y))\n"
-            f"// {symbol}: the tiled schedule (stax.poly.loop_nest), one macro per statement\n"
+            f"// {symbol}: the schedule of stax.poly.loop_nest, one macro per statement\n"
             f'extern "C" void {symbol}(void** arrays, int64_t T, int32_t* flags) {{\n'
             f"{pointers}\n" + _indent(_indent(_polled(loops))) + "\n}\n")
 
