@@ -164,11 +164,14 @@ def test_seidel_rows_wavefront(dtype, shape, steps):
 
 
 def test_seidel_rows_wavefront_proven_but_not_taken(monkeypatch: pytest.MonkeyPatch):
+    """[SEIDEL] The sweep runs as one nest in its original order; the wavefront's tree and
+    proof are shown with why it is not taken."""
     monkeypatch.setattr(loop_nest, "MIN_BYTES", 0)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     _, recs = run(seidel_rows, make_array((12, 10), "float64"), 3)
     nest = nest_of(recs)
-    assert "[rolled_driver]" in nest and "does not pay" in nest
+    assert "[poly_sweep_nest]" in nest and "check of the original order: legal" in nest
+    assert "the wavefront (not taken)" in nest and "does not pay" in nest
     assert "band (permutable)" in nest and "check (every dependence" in nest
 
 
@@ -176,7 +179,7 @@ def test_seidel_rows_wavefront_proven_but_not_taken(monkeypatch: pytest.MonkeyPa
 def test_row_sweep_reading_its_own_columns_refused():
     _, recs = run(row_sweep_own_columns, make_array((9, 8), "float64"), 4)
     nest = nest_of(recs)
-    assert "[rolled_driver]" in nest and "reads its own row at other columns" in nest
+    assert "[rolled_driver]" in nest and "reads its own row at columns left" in nest
 
 
 @pytest.mark.usefixtures("tiled")
