@@ -5,9 +5,11 @@ ops. Every result is compared with the same function run by NumPy on the same in
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from conftest import make_array
+from conftest import make_array, run_sanitized
 
 import stax
 from stax.loops import records
@@ -155,3 +157,31 @@ def test_statement_ops_of_the_op_table(monkeypatch: pytest.MonkeyPatch, dtype, f
     jitted = stax.jit(fn)
     jitted(a.copy(), 5)
     assert f"[{rule}]" in nest_of(records(jitted))
+
+
+SANITIZED = """
+import sys
+sys.path.insert(0, {tests!r})
+import numpy as np, stax
+from stax.loops import records
+from stax.poly import loop_nest
+from loops.test_poly_seidel import seidel_2d
+for tiled in (False, True):  # the nest in its original order, then the tiled wavefront
+    loop_nest.MIN_BYTES, loop_nest.TILE_SWEEPS = 0, tiled
+    loop_nest.TILES, loop_nest.PARALLEL_WIDTHS = {{2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 3, 4)}}, {{3}}
+    a = np.random.default_rng(0).random((11, 11))
+    want = a.copy()
+    seidel_2d(6, 11, want)
+    jitted = stax.jit(seidel_2d)
+    jitted(6, 11, a)
+    rule = "poly_time_tiling" if tiled else "poly_sweep_nest"
+    assert f"[{{rule}}]" in records(jitted)[-1].body.nest
+    np.testing.assert_array_equal(a, want)
+print("sanitized ok")
+"""
+
+
+def test_seidel_nests_run_clean_under_sanitizers(tmp_path: Path) -> None:
+    """[SEIDEL] The sweep nest in order and the tiled wavefront (parallel tiles on 2 threads,
+    partial tiles) under ASan + UBSan."""
+    run_sanitized(SANITIZED.format(tests=str(Path(__file__).parents[1])), tmp_path / "cache")
