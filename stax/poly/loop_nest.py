@@ -46,7 +46,6 @@ from pathlib import Path
 import islpy as isl
 import numpy as np
 
-from stax.backends.cpu.cpp import ctype
 from stax.graph import Graph, Op, Value
 from stax.ops import by_name
 from stax.poly._isl import PolyError, multi_union_pw_aff
@@ -580,7 +579,7 @@ def _expression(v: Value, shape: tuple[int, ...], producer: dict[int, Op],
         template = entry.cpp.template(kind)  # a float or bool operand
         if entry.flags or "{bad}" in template:
             raise NotAScop(f"operation {entry.name} (it sets error flags)")
-        return template.format(a0=args[0], a1=args[-1], t=ctype(op.inputs[0].dtype),
+        return template.format(a0=args[0], a1=args[-1], t=C_TYPES.get(op.inputs[0].dtype, "bool"),
                                f="f" if kind == "f" and op.inputs[0].dtype == np.float32 else "",
                                const="")
     if v.dtype != dtype:
