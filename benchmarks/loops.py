@@ -13,8 +13,8 @@ beyond L2: Stax with its time loop skewed and tiled by the polyhedral layer
 (`stax.poly.loop_nest`), Stax with the rolled driver (tiling off), NumPy and Numba. With
 `--threads N` ([POLY2]) it times, on N threads, the tiled nest with parallel tiles vs the
 rolled driver vs the tiled nest on one thread (wall clock: the CPU clock adds the threads').
-With `--seidel TxN ...` ([SEIDEL]) it times npbench's seidel-2d verbatim (row store, column
-loop): Stax's choice, the tiled wavefront, the rolled drivers, NumPy, Numba.
+With `--seidel TxN ...` ([SEIDEL]) it times npbench's seidel-2d (its own code: row store,
+column loop): Stax's choice, the tiled wavefront, the rolled drivers, NumPy, Numba.
 
 A second table times the kernels whose slices change length with the index or that store
 elements at the index (trisolv, durbin, cholesky, lu, ludcmp, trmm, gramschmidt as npbench
@@ -111,17 +111,6 @@ def seidel_rows(a, steps):
     return a
 
 
-def seidel_2d(TSTEPS, N, A):  # noqa: N803 - npbench's seidel_2d_numpy.py, verbatim
-    for t in range(0, TSTEPS - 1):  # noqa: B007
-        for i in range(1, N - 1):
-            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] +
-                           A[i, 2:] + A[i + 1, :-2] + A[i + 1, 1:-1] +
-                           A[i + 1, 2:])
-            for j in range(1, N - 1):
-                A[i, j] += A[i, j - 1]
-                A[i, j] /= 9.0
-
-
 def rolled_drivers(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]]
                    ) -> Callable[..., Any]:
     """`stax.jit(fn)` compiled (by a first call) with the rolled C drivers: no loop nest of
@@ -139,9 +128,10 @@ def rolled_drivers(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]]
     return rolled
 
 
-def seidel_row(tsteps: int, n: int, repeat: int, clock: Callable[[], float]) -> str:
-    """[SEIDEL] npbench's seidel-2d: Stax as it decides (the sweep's nest in its original
-    order), the tiled wavefront forced, the rolled drivers forced (no SCoP), NumPy, Numba
+def seidel_row(seidel_2d: Callable[..., Any], tsteps: int, n: int, repeat: int,
+               clock: Callable[[], float]) -> str:
+    """[SEIDEL] npbench's seidel-2d (its kernel): Stax as it decides (the sweep's nest in its
+    original order), the tiled wavefront forced, the rolled drivers forced (no SCoP), NumPy, Numba
     (`@njit` of the same function; npbench's own numba_n adds fastmath). Stax's results are
     NumPy's bit for bit."""
     import stax
@@ -572,9 +562,15 @@ def main() -> None:
         print(f"{'size':<10} {'first call':>10} {'stax':>9} {'tiled':>9} {'rolled':>9} "
               f"{'numpy':>9} {'numba':>9} {'numba fm':>9} {'rolled/stax':>11} "
               f"{'numpy/stax':>11} {'stax/numba':>11} {'stax/nb fm':>11}")
+        from npbench_probe import load, locate
+
+        root = locate(args.npbench, Path(tempfile.mkdtemp(prefix="loops-npbench-")))
+        loaded = load(root, "seidel_2d", "S", {}) if root is not None else None
+        if loaded is None:
+            raise SystemExit("--seidel needs npbench's checkout (--npbench PATH)")
         for size in args.seidel:
             tsteps, n = (int(x) for x in size.split("x"))
-            print(f"{size:<10} " + seidel_row(tsteps, n, repeat, clock), flush=True)
+            print(f"{size:<10} " + seidel_row(loaded[0], tsteps, n, repeat, clock), flush=True)
         return
     if args.threads is not None:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before OpenMP starts
