@@ -11,13 +11,19 @@ or that is read in its old version after it is assigned, gets two buffers, `t mo
 `(t + 1) mod 2` in its accesses (both hold the elements no assignment writes).
 
 A Gauss–Seidel-style sweep (`for t: for i in range(1, n - 1): A[i, 1:-1] = f(A[i - 1, ...],
-A[i, 1:-1], A[i + 1, ...])`: the nested row loop's masked row store, `stax.loops.masked`) is one
-statement `S[t, i, x]` updating `A` in place: NumPy computes the row from the array as the
-previous rows left it, which is what the in-place order gives as long as the row's own
-elements are read only where they are written (else the loop stays rolled). Its band is
-skewed as a wavefront `(t, t + i, 2t + i + x)` (Pluto's schedule for seidel-2d) and tiled; the
-tiled sweep runs only with `TILE_SWEEPS` (it was slower than the rolled row driver where
-measured), else explain shows its tree and proof and why it was not taken.
+A[i, ...], A[i + 1, ...])`: the nested row loop's masked row store, `stax.loops.masked`), with
+nested column loops of element stores (`for j in ...: A[i, j] += A[i, j - 1]; A[i, j] /= 9.0`,
+npbench's seidel-2d), has one statement per store, `S_k[t, i, x]` (x the column's position in
+the stored slice or the column loop), all updating `A` in place in the body's order: NumPy
+computes a row from the array as the previous stores left it, which is what the in-place order
+gives as long as a row store reads its own row only on one side of the columns it stores
+(its columns then run away from them: ascending when it reads right of them, descending when
+left; both sides: rolled, a temporary row is not built). The sweep runs as one C loop nest in
+its original order (`poly_sweep_nest`: measured faster than the rolled row driver, which calls
+each row's store and column loop as kernels of their own drivers). Its band can be skewed as a
+wavefront `(t, t + i, 2t + i + column)` (Pluto's schedule for seidel-2d) and tiled; the tiled
+sweep runs only with `TILE_SWEEPS` (slower than the in-order nest where measured), else
+explain shows its tree and proof and why it was not taken.
 
 `plan_nest` builds that `Scop`, skews its space loops by the time loop (`SKEWS`, in order: the
 first skew the unified check finds legal with a permutable band, as PLUTO's schedules for these
@@ -87,6 +93,7 @@ class Assignment:
     reads: tuple[Read, ...]
     place: tuple[int, int] = (0, 0)  # a sweep's statement: (group, position) in its row's
     # body: a row store is a group of its own, a nested loop's element stores one group
+    descending: bool = False  # a row store reading its own row left of the stored columns
 
 
 Inner = Callable[[Op], tuple[Graph, range] | None]  # a nested loop's body and fixed range
@@ -433,15 +440,19 @@ def _row_store(store: Op, producer: dict[int, Op], index: Value, rows: range,
                 op.attr("axes") != (0,) or tuple(sliced.attr("steps")) != (1, 1):
             raise NotAScop(f"{v} is not a slice of a row of the array")
         axes = (("i", _offset(op.inputs[1], producer, index)), ("x", sliced.attr("starts")[1], 1))
-        if axes[0] == ("i", 0) and axes[1][1] < starts[1]:
-            raise NotAScop("the row's update reads its own row at columns left of the ones it "
-                           "stores (NumPy reads them before the store; an in-place element order "
-                           "would read them stored: a temporary row is not built)")
         reads.append((0, None, axes))
         return f"R{len(reads) - 1}"
 
     expr = _expression(value, value.shape, producer, leaf, dtype)
-    return Assignment(0, target, value.shape, (rows.start, rows.stop), expr, tuple(reads))
+    # NumPy reads the row before it stores it: in place, the columns run away from the ones
+    # the row reads (a read right of a column is stored after it in ascending order)
+    shifts = {axes[1][1] - starts[1] for _, _, axes in reads if axes[0] == ("i", 0)}
+    if min(shifts, default=0) < 0 < max(shifts, default=0):
+        raise NotAScop("the row's update reads its own row at columns on both sides of the ones "
+                       "it stores (NumPy reads them before the store; no in-place column order "
+                       "does: a temporary row is not built)")
+    return Assignment(0, target, value.shape, (rows.start, rows.stop), expr, tuple(reads),
+                      descending=min(shifts, default=0) < 0)
 
 
 def _element_stores(body: Graph, columns: range, i: Value | None, rows: range,
@@ -635,8 +646,9 @@ def _scop(statements: Seq[Assignment], graph: Graph, expanded: Seq[bool],
                                                         enumerate(st.shape))])
         domains.append(f"{head} : {bounds}")
         group, tail = (st.place[0], f", {st.place[1]}") if st.rows is not None else (s, "")
+        sign = "-" if st.descending else ""
         order.append(f"{head} -> [{', '.join([*its[:len(its) - len(st.shape)], str(group)])}"
-                     f"{''.join(f', x{d}' for d in range(len(st.shape)))}{tail}]")
+                     f"{''.join(f', {sign}x{d}' for d in range(len(st.shape)))}{tail}]")
         writes.append(_access(head, st.array, True, st.target, expanded))
         reads += [_access(head, a, w is not None, axes, expanded) for a, w, axes in st.reads]
     scop = Scop.from_isl(*(f"[T] -> {{ {'; '.join(x)} }}" for x in (domains, reads, writes,

@@ -179,7 +179,7 @@ def test_seidel_rows_wavefront_proven_but_not_taken(monkeypatch: pytest.MonkeyPa
 def test_row_sweep_reading_its_own_columns_refused():
     _, recs = run(row_sweep_own_columns, make_array((9, 8), "float64"), 4)
     nest = nest_of(recs)
-    assert "[rolled_driver]" in nest and "reads its own row at columns left" in nest
+    assert "[rolled_driver]" in nest and "reads its own row at columns on both sides" in nest
 
 
 @pytest.mark.usefixtures("tiled")

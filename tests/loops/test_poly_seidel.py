@@ -185,3 +185,18 @@ def test_seidel_nests_run_clean_under_sanitizers(tmp_path: Path) -> None:
     """[SEIDEL] The sweep nest in order and the tiled wavefront (parallel tiles on 2 threads,
     partial tiles) under ASan + UBSan."""
     run_sanitized(SANITIZED.format(tests=str(Path(__file__).parents[1])), tmp_path / "cache")
+
+
+def left_reads(a, steps):
+    """A row store reading its own row left of the stored columns (NumPy: before the store):
+    its columns run in descending order in the nest."""
+    for _ in range(steps):
+        for i in range(1, a.shape[0] - 1):
+            a[i, 2:] = 0.5 * (a[i, :-2] + a[i, 1:-1]) - 0.25 * a[i - 1, 2:] + a[i + 1, 1:-1]
+    return a
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_row_store_reading_its_row_to_the_left(dtype):
+    _, recs = run(left_reads, make_array((7, 9), dtype), 4)
+    assert "[poly_sweep_nest]" in nest_of(recs) and "-x0" in nest_of(recs)
