@@ -204,8 +204,6 @@ class Space:
         """The parent iteration of element Idx of this space."""
         if self.parent is not None and self.parent.parent is None:
             return _i64(0)  # the top level has one iteration
-        if self.width is not None:
-            return ufunc_call(np.floor_divide, (Idx(), _i64(max(self.width, 1))))
         return Seg()
 
     def start(self) -> Expr:
@@ -228,7 +226,7 @@ class Space:
         if self.parent is not None and self.parent.parent is None:
             return Idx()
         if self.width is not None:
-            return ufunc_call(np.remainder, (Idx(), _i64(max(self.width, 1))))
+            return _sub(Idx(), _mul(Seg(), _i64(self.width)))
         return _sub(Idx(), Load(INT64, Buf(self.layout.bounds), Seg()))
 
     def segment_ids(self) -> Buf:
@@ -289,7 +287,9 @@ def _lift_expr(e: Expr, parent: Space, child: Space) -> Expr:
     """Replicate an expression of `parent` over the elements of `child` (a gather by
     segment index, substituted symbolically)."""
     mapping: dict[type, Expr] = {Idx: child.segment()}
-    if uses(e, Seg):
+    if uses(e, Seg) and parent.width is not None:  # the same in every element of a segment
+        mapping[Seg] = ufunc_call(np.floor_divide, (child.segment(), _i64(max(parent.width, 1))))
+    elif uses(e, Seg):
         mapping[Seg] = Load(INT64, parent.segment_ids(), child.segment())
     return substitute(e, mapping)
 
