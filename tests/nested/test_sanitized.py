@@ -31,6 +31,15 @@ for chunks in (None, 5):
         (lambda r, x: sn.map(lambda row: sn.map(lambda v: x[1] * v, row), r),
          (r, np.arange(3.0))),
         (lambda ns: sn.map(sn.iota, ns), (np.array([], dtype=np.int64),)),
+        # regular rows: a per-row value and the in-row index (segment loops), a nest lifted
+        # through a uniform parent, a Python operator, a reduction by the main pipeline
+        (lambda a, w: sn.map(lambda row, s: row * s + sn.iota(3), a, w),
+         (np.arange(12.0).reshape(4, 3), np.arange(4.0))),
+        (lambda a, w: sn.map(lambda m, s: sn.map(
+            lambda row: row * s + sn.reduce(np.add, 0.0, row), m), a, w),
+         (np.arange(24.0).reshape(4, 2, 3), np.arange(4.0))),
+        (lambda a: sn.map(lambda row: sn.reduce(lambda x, y: x + y, 0.0, np.exp(row)), a),
+         (np.arange(12.0).reshape(3, 4),)),
         # error flags: integer // and % by zero, casts of NaN to an integer
         (lambda ns: sn.map(lambda n: sn.reduce(np.add, 0, 7 // (sn.iota(n) - 1) + n % (n - 1)),
                            ns), (ns,)),
