@@ -217,8 +217,6 @@ def load(root: Path, name: str, preset: str, result: dict[str, Any]
 
 
 def worker(root: Path, name: str, preset: str, repeat: int, out: Path) -> None:
-    import numpy as np
-
     result: dict[str, Any] = {"name": name, "stage": "init"}
 
     def save() -> None:
@@ -229,7 +227,15 @@ def worker(root: Path, name: str, preset: str, repeat: int, out: Path) -> None:
     if loaded is None:
         save()
         return
-    kernel, data, names = loaded
+    measure(*loaded, repeat, result, save, root)
+
+
+def measure(kernel: Any, data: dict[str, Any], names: list[str], repeat: int,
+            result: dict[str, Any], save: Any, root: Path) -> None:
+    """Run `kernel(*[data[a] for a in names])` with NumPy, then under `stax.jit`, each call on
+    fresh copies of the array arguments; compare, time and classify into `result` (`save()`
+    writes it after each stage)."""
+    import numpy as np
 
     def fresh() -> list[Any]:
         return [np.copy(data[a]) if isinstance(data[a], np.ndarray) else data[a] for a in names]
@@ -324,11 +330,18 @@ def run_one(root: Path, name: str, args: argparse.Namespace, tmp: Path,
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
            "--npbench", str(root), "--preset", args.preset, "--repeat", str(args.repeat),
            "--out", str(out)]
+    return run_worker(cmd, name, out, args.timeout, env)
+
+
+def run_worker(cmd: list[str], name: str, out: Path, timeout: float,
+               env: dict[str, str]) -> dict[str, Any]:
+    """Run one worker command in its own process group (killed after `timeout` s); its
+    result from the JSON file `out`, or a timeout / crash record."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True, text=True, errors="replace")
     try:
-        log, _ = proc.communicate(timeout=args.timeout)
+        log, _ = proc.communicate(timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # the worker and the compilers it started
@@ -349,7 +362,7 @@ def run_one(root: Path, name: str, args: argparse.Namespace, tmp: Path,
     tail = "\n".join((log or "").strip().splitlines()[-6:])
     stage = res.get("stage", "start")
     if timed_out:
-        res.update(status="timeout", error=f"no result after {args.timeout:g} s "
+        res.update(status="timeout", error=f"no result after {timeout:g} s "
                                            f"(in the {stage} stage)")
     elif stage in ("init", "numpy", "start"):
         res.update(status="skip", error=f"NumPy side failed (rc {proc.returncode}): {tail}")

@@ -327,7 +327,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))
         if env is None and isinstance(a, np.ndarray) and not arr.flags.c_contiguous:  # [B16]
-            tracers[-1].layout = tuple(s // arr.itemsize for s in arr.strides)
+            tracers[-1].layout = builder.layouts[value.id] = tuple(s // arr.itemsize
+                                                                   for s in arr.strides)
     originals = [t.value for t in tracers]
     with creating(builder):  # np.zeros(n) etc. in fn make traced arrays (A2)
         try:
@@ -375,7 +376,11 @@ def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Val
     parts, and views NumPy returns that Stax computes, such as np.diagonal: `derived`), with
     NumPy's view ops from the argument; None for anything else (a size known only mid-call)."""
     chain: list[NumPyView] = []
+    seen: set[Value] = set()
     while leaf not in finals:
+        if leaf in seen:  # [HUNT3] a view written through, of an array made inside the
+            return None  # function (`t = x * 2; v = t.T; v[0] = 1`): t's value is v's
+        seen.add(leaf)  # write-back, computed from v's value: a cycle, not an argument's view
         op = producers.get(leaf)
         if leaf in derived:
             leaf, view = derived[leaf]
@@ -456,6 +461,27 @@ def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
     return results
 
 
+def _record_views(obj: Tracer, derived: dict[Value, tuple[Value, NumPyView]]) -> None:
+    """`obj` and the arrays it views, each with what it views and NumPy's view op, in
+    `derived` (Stax's value of a view written through is the array's write-back source, not
+    a view of it: its producers lead back to itself). A view NumPy returns and Stax computes
+    (np.diagonal, ...) carries its NumPy op."""
+    node = obj
+    while node.view_op is not None and node.parent is not None and node.value not in derived:
+        parent = node.parent
+        parent.check_fresh()
+        kind, attrs = node.view_op
+        if (numpy := attrs.get("numpy")) is not None:
+            derived[node.value] = (parent.value, lambda a, _, numpy=numpy: numpy(a))
+        elif (kind in VIEW_OPS or kind == "elementwise" and attrs["fn"] in PARTS) and \
+                not data_atoms_in((node.value.shape, attrs)):  # [HUNT3] a view written
+            op = Op(kind, (parent.value,), node.value, tuple(sorted(attrs.items())))  # through
+            derived[node.value] = (parent.value, functools.partial(_view, op=op))
+        else:
+            return
+        node = parent
+
+
 def _flatten(obj: Any, builder: Builder, leaves: list[Value],
              derived: dict[Value, tuple[Value, NumPyView]]) -> Any:
     """`obj`'s structure, its arrays appended to `leaves`; results that are views NumPy returns
@@ -463,9 +489,7 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value],
     if isinstance(obj, Tracer):
         obj.check_fresh()
         leaves.append(obj.value)
-        if obj.view_op is not None and obj.parent is not None and \
-                (numpy := obj.view_op[1].get("numpy")) is not None:
-            derived[obj.value] = (obj.parent.value, lambda a, _: numpy(a))
+        _record_views(obj, derived)
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
         return len(leaves) - 1

@@ -499,29 +499,32 @@ def numpy_strides(graph: Graph, input_strides: Sequence[tuple[int, ...]]
     layout follows their operands (inputs, views, K-order results); C order for the rest."""
     strides: dict[int, tuple[int, ...]] = {}
     for op in graph.ops:
-        out, kind = op.out, op.kind
-        src = strides[op.inputs[0].id] if op.inputs else ()
-        if kind == "input":
-            s = tuple(input_strides[op.attr("index")])
-        elif kind == "transpose":
-            s = tuple(src[p] for p in op.attr("perm"))
-        elif kind == "broadcast":
-            shape = op.inputs[0].shape
-            s = (0,) * (out.ndim - len(shape)) + tuple(
-                0 if n == 1 else st for n, st in zip(shape, src, strict=True))
-        elif kind == "slice":
-            s = tuple(st * step for st, step in zip(src, op.attr("steps"), strict=True))
-        elif kind == "elementwise" and ("order", "F") in op.attrs:  # [HUNT] a copy's order=
-            s = ordered_strides(out.shape, tuple(range(out.ndim - 1, -1, -1)))
-        elif kind == "elementwise" and ("order", "C") in op.attrs:
-            s = contiguous_strides(out.shape)
-        elif kind in K_ORDER_OPS:
-            s = ordered_strides(out.shape, ufunc_order([strides[v.id] for v in op.inputs],
-                                                       out.shape))
-        else:
-            s = contiguous_strides(out.shape)
-        strides[out.id] = s
+        strides[op.out.id] = tuple(input_strides[op.attr("index")]) if op.kind == "input" \
+            else op_strides(op, strides)
     return strides
+
+
+def op_strides(op: Op, strides: Mapping[int, tuple[int, ...]]) -> tuple[int, ...]:
+    """[LAYOUT] The strides of NumPy's result of `op` (not an input), its operands' strides
+    in `strides` (by value id)."""
+    out, kind = op.out, op.kind
+    src = strides[op.inputs[0].id] if op.inputs else ()
+    if kind == "transpose":
+        return tuple(src[p] for p in op.attr("perm"))
+    if kind == "broadcast":
+        shape = op.inputs[0].shape
+        return (0,) * (out.ndim - len(shape)) + tuple(
+            0 if n == 1 else st for n, st in zip(shape, src, strict=True))
+    if kind == "slice":
+        return tuple(st * step for st, step in zip(src, op.attr("steps"), strict=True))
+    if kind == "elementwise" and ("order", "F") in op.attrs:  # [HUNT] a copy's order=
+        return ordered_strides(out.shape, tuple(range(out.ndim - 1, -1, -1)))
+    if kind == "elementwise" and ("order", "C") in op.attrs:
+        return contiguous_strides(out.shape)
+    if kind in K_ORDER_OPS:
+        return ordered_strides(out.shape, ufunc_order([strides[v.id] for v in op.inputs],
+                                                      out.shape))
+    return contiguous_strides(out.shape)
 
 
 def memory_order(strides: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:

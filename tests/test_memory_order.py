@@ -82,6 +82,30 @@ def test_writes_through_conversions_reach_the_caller_as_in_numpy() -> None:
         _check(_written, b)
 
 
+def _temporaries_written(x: Any, y: Any) -> Any:
+    t = x * 2  # [HUNT3] NumPy lays a ufunc's result out as its operands (K order): of
+    w = t.reshape(-1)  # F-ordered x, t is F-ordered and its reshape a copy (was a view:
+    w += 1  # the write reached t)
+    u = np.sin(x) + y  # operands in two orders: NumPy's iterator decides
+    r = u.ravel()
+    r[:2] = 7
+    v = (x - 1)[1:].reshape(-1)
+    v[...] = 0
+    c = np.ascontiguousarray(t)  # t itself when it is C-ordered, else a copy
+    c[0] = -3
+    return t, w, u, r, v, c
+
+
+def test_arrays_made_in_the_function_are_laid_out_as_numpys() -> None:
+    for x, y in ((np.arange(12.0).reshape(3, 4), np.ones((3, 4))),
+                 (np.arange(12.0).reshape(4, 3).T, np.ones((3, 4))),
+                 (np.arange(12.0).reshape(4, 3).T, np.ones((4, 3)).T),
+                 (np.arange(24, dtype=np.int32).reshape(6, 4)[::2].T, np.ones((4, 1))),
+                 (np.arange(24.0).reshape(4, 6)[:, ::2], np.ones(3, np.float32)),
+                 (np.zeros((0, 3)).T, np.zeros((3, 1)))):
+        _check(_temporaries_written, x, y)
+
+
 def test_bad_order_is_numpys_value_error() -> None:
     for fn in (lambda x: x.copy(order="Q"), lambda x: np.asarray(x, order="X"),
                lambda x: x.astype(np.float32, order="c!")):

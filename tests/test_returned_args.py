@@ -81,7 +81,53 @@ def _mutate_then_view(x: np.ndarray) -> np.ndarray:
     return y
 
 
-@pytest.mark.parametrize("fn", [*VIEWS, _mutate_then_view])
+def _write_through_slice(x: np.ndarray) -> np.ndarray:  # [HUNT2] a view written, returned
+    v = x[1:]
+    v *= 2
+    return v
+
+
+def _write_through_transpose(x: np.ndarray) -> np.ndarray:
+    d = x.T
+    d[0, 0] = -7
+    return d
+
+
+def _write_through_nested(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    v = x[::-1]
+    w = v[:, 1:]
+    w += 3
+    return w, v
+
+
+def _write_then_write_parent(x: np.ndarray) -> np.ndarray:
+    v = x[1:]
+    v[0] = 5
+    x[2] = 9  # the view shows the later write to x
+    return v
+
+
+def _write_through_reshape_of_transpose(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = x.T.reshape(-1)  # [HUNT3] a copy of a C-ordered x (written: a cycle through the copy's
+    y[0] = 100  # write-back looped without end), a view of a transposed one
+    z = x.ravel()
+    z[-1] = -100
+    return y, x
+
+
+def _write_through_view_of_temporary(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    t = x * 2
+    v = t.T
+    v[0, 0] = 1
+    w = t[1:].reshape(-1)
+    w += 1
+    return v, w
+
+
+@pytest.mark.parametrize("fn", [*VIEWS, _mutate_then_view, _write_through_slice,
+                                _write_through_transpose, _write_through_nested,
+                                _write_then_write_parent, _write_through_reshape_of_transpose,
+                                _write_through_view_of_temporary])
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_a_returned_view_of_an_argument_views_the_callers_array(fn: Callable[..., Any],
                                                                  dtype: type) -> None:

@@ -17,7 +17,7 @@ import operator
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import CodeType
 from typing import Any
 
@@ -2858,6 +2858,16 @@ def _random_wrapper(name: str) -> Callable[..., Any]:
 
 
 _RANDOM_WRAPPERS = {name: _random_wrapper(name) for name in RANDOM}
+
+
+def creation_names(glob: Mapping[str, Any]) -> dict[str, Any]:
+    """[HUNT3] The names a module bound to NumPy's creation functions (`from numpy import
+    zeros`), with the wrappers `creating` puts on the numpy module: a traced function's
+    globals then make traced arrays there too (a NumPy array filled with traced values was a
+    graph break)."""
+    wrappers = {id(_ORIGINAL[n]): w for n, w in _WRAPPERS.items()} | \
+        {id(_RANDOM_ORIGINAL[n]): w for n, w in _RANDOM_WRAPPERS.items()}
+    return {name: wrappers[id(v)] for name, v in glob.items() if id(v) in wrappers}
 
 
 @contextlib.contextmanager

@@ -737,10 +737,11 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
 
 
 def _strides(t: Tracer) -> tuple[Any, ...] | None:
-    """[H16] `t`'s element strides in the array it views (an array of its own is C-ordered),
-    following its chain of views as NumPy lays them out; None where unknown."""
+    """[H16] `t`'s element strides in the array it views (an array of its own is laid out as
+    NumPy lays out the op that made it), following its chain of views as NumPy lays them
+    out; None where unknown."""
     if t.parent is None or t.view_op is None:  # [B16] an argument as the caller laid it out
-        return t.layout if t.layout is not None else contiguous_strides(t.value.shape)
+        return t.layout if t.layout is not None else t.builder.numpy_strides(t.born)
     kind, attrs = t.view_op
     outer = _strides(t.parent)
     if outer is None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
+from stax.ir.program import contiguous_strides
 from stax.ir.sym import ShapeEnv, is_sym
 
 
@@ -57,6 +58,10 @@ class Builder:
     # [DYN16] data-dependent results by (routine key, inputs): the same call on values
     # computed alike is one value with one size (`np.unique(x).size + np.unique(x).sum()`)
     sized: dict[tuple[str, tuple[Value, ...]], Value] = field(default_factory=dict)
+    # [HUNT3] the element strides of the arguments not C-ordered (by input value id), NumPy's
+    # strides of the values traced so far (by value id; `numpy_strides`)
+    layouts: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    strides: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):
@@ -85,6 +90,20 @@ class Builder:
 
     def graph(self, outputs: tuple[Value, ...]) -> Graph:
         return Graph(tuple(self.inputs), tuple(self.ops), outputs)
+
+    def numpy_strides(self, value: Value) -> tuple[int, ...]:
+        """[HUNT3] The strides NumPy's array `value` has (an array made in the function: a
+        ufunc's result of F-ordered operands is F-ordered, so its reshape copies), by
+        `stax.lower.op_strides` over the ops traced so far (C order where not known: a value
+        from outside this trace, as a loop body's)."""
+        from stax.lower import op_strides
+
+        for op in self.ops:
+            if op.out.id not in self.strides:
+                known = op.kind != "input" and all(v.id in self.strides for v in op.inputs)
+                self.strides[op.out.id] = op_strides(op, self.strides) if known else \
+                    self.layouts.get(op.out.id, contiguous_strides(op.out.shape))
+        return self.strides.get(value.id, contiguous_strides(value.shape))
 
     # Graph breaks (A2): a plain trace stops; `breaks.SegmentBuilder` runs them in NumPy.
     def concretize(self, tracer: Tracer, error: Exception) -> np.ndarray:
@@ -129,6 +148,7 @@ class Tracer:
         # For a scalar argument (or arithmetic on such): the argument positions it comes from
         # and its value, for use as a Python value.
         self.concrete = concrete
+        self.born = value  # [HUNT3] its first value: what NumPy's layout of it follows
         # [FUZZ] NumPy holds a scalar here (a 0-d reduction or ufunc result, `x[i, j]`): it is
         # immutable, so `s += 1` rebinds `s` and leaves every other name for it unchanged.
         self.scalar = weak

@@ -337,7 +337,8 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
 
 
 def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
-    """`fn` with the loop builtins below in its globals; so are the functions of its module
+    """`fn` with the loop builtins below (and NumPy's creation functions under the names it
+    imported them as) in its globals; so are the functions of its module
     that it may call (`conv2d_bias` calling `conv2d`: their loops are compiled once too),
     except those that assign to a global (they must run with the module's globals)."""
     glob = dict(fn.__globals__)
@@ -347,6 +348,7 @@ def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
     glob["reversed"] = functools.partial(loop_iterable, state, reversed)
     glob["max"] = functools.partial(extremum, max, ">")
     glob["min"] = functools.partial(extremum, min, "<")
+    glob.update(functions.creation_names(fn.__globals__))
     for name, helper in fn.__globals__.items():
         if isinstance(helper, types.FunctionType) and helper is not fn and \
                 helper.__globals__ is fn.__globals__ and not _writes_globals(helper.__code__):
