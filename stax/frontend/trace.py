@@ -8,6 +8,7 @@ Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 0
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -98,11 +99,11 @@ class Builder:
         from outside this trace, as a loop body's)."""
         from stax.lower import op_strides
 
-        for op in self.ops:
-            if op.out.id not in self.strides:
-                known = op.kind != "input" and all(v.id in self.strides for v in op.inputs)
-                self.strides[op.out.id] = op_strides(op, self.strides) if known else \
-                    self.layouts.get(op.out.id, contiguous_strides(op.out.shape))
+        new = itertools.takewhile(lambda op: op.out.id not in self.strides, reversed(self.ops))
+        for op in reversed(list(new)):  # the ops traced since the last call (appended)
+            known = op.kind != "input" and all(v.id in self.strides for v in op.inputs)
+            self.strides[op.out.id] = op_strides(op, self.strides) if known else \
+                self.layouts.get(op.out.id, contiguous_strides(op.out.shape))
         return self.strides.get(value.id, contiguous_strides(value.shape))
 
     # Graph breaks (A2): a plain trace stops; `breaks.SegmentBuilder` runs them in NumPy.
