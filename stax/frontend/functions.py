@@ -2384,6 +2384,7 @@ class Masked(Tracer):
         self.base_version = self.version = 0
         self.concrete = None
         self.layout, self.scalar = None, False  # [FUZZ] Tracer's (np.stack read .layout)
+        self.born = None  # [HUNT3] made by its selection, when materialized (C order)
         self._value: Value | None = None
 
     @property  # type: ignore[override]

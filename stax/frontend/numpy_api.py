@@ -741,7 +741,8 @@ def _strides(t: Tracer) -> tuple[Any, ...] | None:
     NumPy lays out the op that made it), following its chain of views as NumPy lays them
     out; None where unknown."""
     if t.parent is None or t.view_op is None:  # [B16] an argument as the caller laid it out
-        return t.layout if t.layout is not None else t.builder.numpy_strides(t.born)
+        return t.layout if t.layout is not None else \
+            t.builder.numpy_strides(t.value if t.born is None else t.born)
     kind, attrs = t.view_op
     outer = _strides(t.parent)
     if outer is None:

@@ -149,7 +149,7 @@ class Tracer:
         # For a scalar argument (or arithmetic on such): the argument positions it comes from
         # and its value, for use as a Python value.
         self.concrete = concrete
-        self.born = value  # [HUNT3] its first value: what NumPy's layout of it follows
+        self.born: Value | None = value  # [HUNT3] its first value: NumPy's layout follows it
         # [FUZZ] NumPy holds a scalar here (a 0-d reduction or ufunc result, `x[i, j]`): it is
         # immutable, so `s += 1` rebinds `s` and leaves every other name for it unchanged.
         self.scalar = weak
