@@ -188,6 +188,10 @@ def two_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return _normal(rng, rows, cols), _normal(rng, rows, cols)
 
 
+def two_normal_f16(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _normal(rng, rows, cols).astype(np.float16), _normal(rng, rows, cols).astype(np.float16)
+
+
 def one_int64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return (rng.integers(-1000, 1000, (rows, cols)),)
 
@@ -425,6 +429,18 @@ def abs_diff_max(x, y):
 
 def f16_roundtrip(x):
     return x.astype(np.float16).astype(np.float32)
+
+
+def f16_muladd(x, y):  # [VEC5] float16 in, float16 out: rounded after every op
+    return x * y + x
+
+
+def f16_exp_rows_sum(x, y):  # [VEC5] float16 widened, then float32 math and a reduction
+    return np.exp(x.astype(np.float32)).sum(1) + (y * 2 + 1).astype(np.float32).sum(1)
+
+
+def f32_to_f16_scale(x):  # [VEC5] a float16 result from float32 work
+    return (x * 3 + 1).astype(np.float16)
 
 
 def cumsum_int64_rows(x):
@@ -674,6 +690,18 @@ def f16_roundtrip_torch(x):
     return x.to(torch.float16).to(torch.float32)
 
 
+def f16_muladd_torch(x, y):
+    return x * y + x
+
+
+def f16_exp_rows_sum_torch(x, y):
+    return torch.exp(x.float()).sum(1) + (y * 2 + 1).float().sum(1)
+
+
+def f32_to_f16_scale_torch(x):
+    return (x * 3 + 1).half()
+
+
 def cumsum_int64_rows_torch(x):
     return x.cumsum(1)
 
@@ -784,6 +812,11 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("softplus", softplus, softplus_torch, one_normal),
     Workload("var0_ddof1_f64", var0_ddof1_f64, var0_ddof1_f64_torch, one_normal_f64),
     Workload("u8_center_channels", u8_center_channels, u8_center_channels_torch, one_image),
+    # [VEC5] float16 (issue 9: float16 loops were scalar)
+    Workload("f16_muladd", f16_muladd, f16_muladd_torch, two_normal_f16),
+    Workload("f16_exp_rows_sum", f16_exp_rows_sum, f16_exp_rows_sum_torch, two_normal_f16,
+             "magnitude"),
+    Workload("f32_to_f16_scale", f32_to_f16_scale, f32_to_f16_scale_torch, one_normal),
 )
 
 

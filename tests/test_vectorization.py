@@ -61,6 +61,13 @@ def f16(*shape: int) -> np.ndarray:
     return f32(*shape).astype(np.float16)
 
 
+def f16_edges() -> np.ndarray:
+    """float16 with NaN, +-inf, subnormals and values whose products overflow."""
+    x = with_inf(f16() * np.float16(300))
+    x[7, :4] = [6e-8, -6e-8, 3e-5, 65504]
+    return x
+
+
 def with_inf(x: np.ndarray) -> np.ndarray:
     x = with_nan(x)
     x[5, 9], x[6, 1] = np.inf, -np.inf
@@ -223,6 +230,13 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
     "f16_add": (lambda x, y: x * y + x, lambda: (f16(), f16())),
     "f16_exp_f32": (lambda x: np.exp(x.astype(np.float32)), lambda: (f16(),)),
     "f32_to_f16": (lambda x: (x * 3).astype(np.float16), lambda: (f32(),)),
+    # [VEC5] float16 held as bits (stax_half): loads, per-op roundings, casts and stores vectorize
+    "f16_edges_muladd": (lambda x, y: x * y + x, lambda: (f16_edges(), f16_edges()[::-1])),
+    "f16_rows_sum": (lambda x: (x * 2 + 1).sum(-1), lambda: (f16(),)),
+    "f16_exp_plus_max": (lambda x: np.exp(x) + x.max(1, keepdims=True), lambda: (f16(),)),
+    "f16_to_f64_T": (lambda x: x.T.astype(np.float64) * 2, lambda: (f16_edges(),)),
+    "f64_to_f16_tiny": (lambda x: (x * 1e-6).astype(np.float16), lambda: (f64(),)),
+    "f16_where_cmp": (lambda x, y: np.where(x > y, x, y * 2), lambda: (f16(), f16()[::-1])),
     "f32_to_u8_clip": (lambda x: np.clip(x * 80 + 128, 0, 255).astype(np.uint8),
                        lambda: (f32(),)),
     "f64_to_i16": (lambda x: (x * 100).astype(np.int16), lambda: (f64(),)),
@@ -343,7 +357,9 @@ def test_hot_loops_are_marked(report: dict[str, list[LoopReport]]) -> None:
     for name in ("where_boolmask", "bool_logic", "bool_to_f32", "cast_f32_i32",
                  "int32_floordiv_var", "sin_cos_f64", "erf_like_f32", "masked_softmax",
                  "argmax_expr_f32", "take_rows",  # [CLIFF] a plain argmax: explicit vectors
-                 "floor_ceil_trunc", "f32_to_u8_clip"):  # [VEC] -fno-trapping-math, clamps
+                 "floor_ceil_trunc", "f32_to_u8_clip",  # [VEC] -fno-trapping-math, clamps
+                 "f16_add", "f16_edges_muladd", "f16_exp_plus_max", "f32_to_f16",
+                 "f16_to_f64_T"):  # [VEC5] float16 as bits
         assert any(loop.vectorized for loop in report[name]), name
 
 
@@ -369,8 +385,8 @@ def test_explain_reports_each_loop() -> None:
         assert f"line {loop.line} `{loop.code}`: " in text and f"{state}: {loop.reason}" in text
     assert any(lp.marked and lp.vectorized for lp in loops)  # the where/exp loop
     assert any(not lp.marked and not lp.vectorized for lp in loops)  # the scan's recurrence
-    half = str(stax.explain(lambda h: h * h + h, h))
-    assert "its loops carry no `omp simd`: float16 values" in half
+    half = str(stax.explain(lambda h: h * h + h, h))  # [VEC5] float16 loops vectorize
+    assert "rule vector_blocker" not in half and "omp simd, vectorized" in half
     assert "omp simd, SCALAR" not in half
 
 

@@ -55,9 +55,9 @@ HEADER = (Path(__file__).with_name("runtime_header.h")).read_text().replace(
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
           "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
-          "uint64": "uint64_t", "float16": "_Float16", "float32": "float", "float64": "double",
+          "uint64": "uint64_t", "float16": "stax_half", "float32": "float", "float64": "double",
           "complex64": "stax_complex64", "complex128": "stax_complex128"}  # [E16] the header's
-HALF = np.dtype(np.float16)  # [A1] g++ 12's _Float16 (x86-64): stored as half, computed as float
+HALF = np.dtype(np.float16)  # [A1] the header's stax_half: stored as half, computed as float
 # [FUZZ] ops whose float16 loops in NumPy keep the first of two equal values (-0.0, 0.0), where
 # its float32/float64 loops keep the second: the header's stax_half_<op>
 HALF_TIES = ("maximum", "minimum", "fmax", "fmin")
@@ -95,8 +95,8 @@ def const_str(value: object, dtype: np.dtype) -> str:
         z, part_dtype = complex(value), np.dtype(f"f{dtype.itemsize // 2}")  # type: ignore[arg-type]
         return f"{t}({const_str(z.real, part_dtype)}, {const_str(z.imag, part_dtype)})"
     f = float(value)  # type: ignore[arg-type]
-    if dtype == HALF:  # std::numeric_limits has no _Float16 in g++ 12
-        return f"((_Float16){const_str(f, np.dtype(np.float32))})"
+    if dtype == HALF:  # [VEC5] from the float32 spelling (exact: every half is a float)
+        return f"((stax_half){const_str(f, np.dtype(np.float32))})"
     if np.isnan(f):
         return f"std::numeric_limits<{t}>::quiet_NaN()"
     if np.isinf(f):
@@ -132,7 +132,10 @@ class ExprPrinter:
                 isinstance(e, Load) and e.buf in written) and all(fixed[c] for c in children(e))
         for e in walk_all(roots):
             if fixed[e] and e in eager and e not in self.names and not isinstance(e, Const):
-                self._name(e, self.expr(e), out)
+                # [VEC5] a float16 value as its (exact) float: g++ vectorizes no `omp simd`
+                # loop reading a stax_half declared outside it
+                self._name(e, f"(float){self.expr(e)}" if e.dtype == HALF else self.expr(e), out,
+                           "float" if e.dtype == HALF else ctype(e.dtype))
         for e in walk_all(roots):
             if e not in eager or not isinstance(e, (Load, IndexValue)):
                 continue
@@ -144,10 +147,10 @@ class ExprPrinter:
                     out.stmt(f"const int64_t {name} = {self.atom(atom)};")
                     self.atom_names[atom] = name
 
-    def _name(self, e: Expr, value: str, out: Emitter) -> None:
+    def _name(self, e: Expr, value: str, out: Emitter, type_: str | None = None) -> None:
         name = f"tmp{self.counter}"
         self.counter += 1
-        out.stmt(f"const {ctype(e.dtype)} {name} = {value};")
+        out.stmt(f"const {type_ or ctype(e.dtype)} {name} = {value};")
         self.names[e] = name
 
     def emit(self, roots: Sequence[Expr], out: Emitter) -> list[str]:
@@ -192,25 +195,32 @@ class ExprPrinter:
         fn = e.fn
         if fn == "where" and e.dtype.kind == "c":  # [E16] part by part: the loop vectorizes
             return f"stax_cwhere({a[0]}, {a[1]}, {a[2]})"
+        if fn in ("where", "select") and e.dtype == HALF:  # [VEC5] of bits: a select of
+            return (f"stax_half::of_bits({a[0]} ? stax_half({a[1]}).bits : "  # structs left
+                    f"stax_half({a[2]}).bits)")  # the loop scalar
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if fn == "cast" and e.dtype == HALF and e.args[0].dtype.kind == "c":  # [E16] real part
-            return f"((_Float16){a[0]}.re)"
+            return f"((stax_half){a[0]}.re)"
         if fn == "cast" and e.dtype == HALF:  # directly: no double rounding through float
-            return (f"({a[0]} ? (_Float16)1 : (_Float16)0)" if e.args[0].dtype.kind == "b"
-                    else f"((_Float16){a[0]})")
+            return (f"({a[0]} ? (stax_half)1.0f : (stax_half)0.0f)"
+                    if e.args[0].dtype.kind == "b" else f"((stax_half){a[0]})")
+        if fn == "cast" and e.args[0].dtype == HALF and e.dtype == np.float64:
+            return f"stax_h2d(stax_half({a[0]}).bits)"  # [VEC5] directly: NaN payloads kept
         if fn == "cast" and e.args[0].dtype == HALF and e.dtype == np.uint32:
             # NumPy converts float16 to uint32 through int64 (nan/inf: 0, with the warning)
             return f"((uint32_t)stax_cast<int64_t, float>((float){a[0]}, {BAD}))"
+        if fn == "signbit" and e.args[0].dtype == HALF:  # [VEC5] the bit: g++ 12's
+            return f"((stax_half({a[0]}).bits & 0x8000u) != 0)"  # std::signbit crashed (ICE)
         if e.dtype == HALF or any(x.dtype == HALF for x in e.args):
-            # [A1] float16 is stored as _Float16 and computed as float32, rounded per op (NumPy)
+            # [A1] float16 is stored as stax_half and computed as float32, rounded per op (NumPy)
             a = [f"((float){s})" if x.dtype == HALF else s for s, x in zip(a, e.args, strict=True)]
             if fn in HALF_TIES and all(x.dtype == HALF for x in e.args):
-                return f"((_Float16)stax_half_{fn}({a[0]}, {a[1]}))"  # [FUZZ] ties: the first
+                return f"((stax_half)stax_half_{fn}({a[0]}, {a[1]}))"  # [FUZZ] ties: the first
             args = tuple(np.dtype(np.float32) if x.dtype == HALF else x.dtype for x in e.args)
             out = np.dtype(np.float32) if e.dtype == HALF else e.dtype
             value = self.call(fn, a, args, out, e.args)
-            return f"((_Float16){value})" if e.dtype == HALF else value
+            return f"((stax_half){value})" if e.dtype == HALF else value
         return self.call(fn, a, tuple(x.dtype for x in e.args), e.dtype, e.args)
 
     def call(self, fn: str, a: list[str], args: tuple[np.dtype, ...], out: np.dtype,
@@ -273,17 +283,10 @@ class ExprPrinter:
 COMPLEX_SCALAR = frozenset(op.name for op in ELEMENTWISE if op.cpp.complex_scalar)  # [E16]
 
 
-# [VEC] g++ 12 vectorizes no loop that loads, converts or stores _Float16 (x86-64-v4 has no
-# AVX512-FP16); explicit vector code (argmax's stax_arg_block) still takes widened values
-HALF_VALUES = "float16 values (g++ has no vector type for _Float16 below AVX512-FP16)"
-
-
 def vector_blocker(bodies: Iterable[Expr]) -> str | None:
     """Why a loop computing `bodies` cannot be vectorized on x86, or None. Such loops get no
     `omp simd`: the vectorization test holds every marked loop to being vectorized."""
     for e in walk_all(list(bodies)):
-        if e.dtype == HALF:
-            return HALF_VALUES
         if isinstance(e, Call) and any(x.dtype.kind == "c" for x in e.args) and \
                 e.fn in COMPLEX_SCALAR:  # [E16]
             return f"complex {e.fn} calls glibc's scalar complex functions or branches"
@@ -448,8 +451,8 @@ class Accumulator:
                 f"{{ {n} = {value}; {idx} = {position}; }}")
 
     def simd_clause(self) -> str:
-        if self.acc_type.startswith("stax_complex"):  # [E16] g++ leaves a user-defined
-            return ""  # OpenMP reduction on a struct scalar: no `omp simd` for it
+        if self.acc_type.startswith(("stax_complex", "stax_half")):  # [E16] g++ leaves a
+            return ""  # user-defined OpenMP reduction on a struct scalar: no `omp simd` for it
         op = {"sum": "+", "prod": "*", "any": "|", "all": "&", "max": "max", "min": "min"}.get(
             self.fn)
         if op is None:
@@ -727,13 +730,12 @@ class KernelPrinter:
         lanes = f" simdlen({self.plan.simd_lanes})" if self.plan.simd_lanes else ""
         return f"omp simd{lanes}{clause}{SIMD_BAD if bad else ''}"
 
-    def simd_ok(self, nodes: Sequence[Node], var: str, allow: str | None = None) -> bool:
+    def simd_ok(self, nodes: Sequence[Node], var: str) -> bool:
         """Force `omp simd` only where every store is unit-stride (or invariant) in `var` and
         every load is too or reads every 2nd..`MAX_INTERLEAVE`th element (`x[:, ::2]`, the
         windows of a 2x2 max pooling): g++ loads such a read as whole vectors de-interleaved
         by permutes. Other strided or data-dependent accesses become gathers and scatters,
-        slower than scalar code on this class of CPU. `allow`: a `vector_blocker` reason the
-        caller's own vector code does not mind."""
+        slower than scalar code on this class of CPU."""
         for n in nodes:
             if n.body is None:
                 continue
@@ -743,7 +745,7 @@ class KernelPrinter:
                 if not index.is_linear_in(var) or not (
                         isinstance(c, int) and -1 <= c <= most):
                     return False
-        return vector_blocker(n.body for n in nodes if n.body is not None) in (None, allow)
+        return vector_blocker(n.body for n in nodes if n.body is not None) is None
 
     def open_loops(self, scope: ExitStack, names: Sequence[str], ranges: Sequence[int],
                    simd_clause: str | None) -> None:
@@ -1096,7 +1098,7 @@ class KernelPrinter:
         node = nodes[0]
         if len(rnames) == 1 and self.vectorize and _is_arg(node) and not any(
                 a.acc_type.startswith("stax_complex") for a in accs) and \
-                self.simd_ok(nodes, rnames[0], allow=HALF_VALUES):
+                self.simd_ok(nodes, rnames[0]):
             self.print_arg_lanes(nodes, accs, suffix, start,
                                  stop or str(node.reduction_ranges[0]))
             return
@@ -1401,7 +1403,7 @@ def _scan_step(fn: str, t: str, acc: str, value: str) -> str:
     of equal values (-0.0 and 0.0) keep NumPy's choice: the second operand (stax_maximum's
     rule), for float16 the first (NumPy's float16 loop)."""
     if fn in ("cummax", "cummin"):
-        a, b = (value, acc) if t == "_Float16" else (acc, value)
+        a, b = (value, acc) if t == "stax_half" else (acc, value)
         return f"stax_{'maximum' if fn == 'cummax' else 'minimum'}<{t}>({a}, {b})"
     return f"{acc} {'+' if fn == 'cumsum' else '*'} {value}"
 

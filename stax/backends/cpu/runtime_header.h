@@ -31,6 +31,73 @@ __attribute__((simd("notinbranch"))) float stax_cosf(float) noexcept __asm__("co
 __attribute__((simd("notinbranch"))) double stax_cos(double) noexcept __asm__("cos");
 }
 
+// float16 [VEC5, issue 9]: NumPy's half, held as its bits and converted by integer and float32
+// operations without branches, so loops that load, compute and store float16 vectorize at every
+// ISA level (g++ 12 has no vector conversion for _Float16, and F16C's only scalar intrinsics
+// left each such loop scalar). Both directions are NumPy's (npy_half): round to nearest even,
+// subnormals, +-inf, NaN with its sign and payload (a NaN whose payload would vanish keeps bit
+// 0). From double it rounds once (npy_double_to_half); from integers through float, as NumPy.
+static inline float stax_h2f(uint16_t h) {
+    const uint32_t em = (uint32_t)(h & 0x7fffu) << 13;  // exponent and mantissa, float-aligned
+    const uint32_t e = em & (0x1fu << 23);
+    const float sub = __builtin_bit_cast(float, em + (113u << 23)) -
+                      __builtin_bit_cast(float, 113u << 23);  // subnormal: exact in float
+    const uint32_t r = e == (0x1fu << 23) ? em + (224u << 23)  // inf, NaN
+                       : e == 0 ? __builtin_bit_cast(uint32_t, sub) : em + (112u << 23);
+    return __builtin_bit_cast(float, r | (uint32_t)(h & 0x8000u) << 16);
+}
+static inline uint16_t stax_f2h(float f) {
+    const uint32_t u = __builtin_bit_cast(uint32_t, f), a = u & 0x7fffffffu;
+    const uint32_t nan = 0x7c00u | (a >> 13 & 0x3ffu) | ((a & 0x7fe000u) == 0);
+    const uint32_t big = a > 0x7f800000u ? nan : 0x7c00u;  // NaN; inf and |f| >= 65520
+    // |f| < 2^-14: adding 0.5 (ulp 2^-24, a half subnormal's step) rounds to nearest even
+    const uint32_t sub = __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, a) + 0.5f) -
+                         0x3f000000u;
+    const uint32_t norm = (a - (112u << 23) + 0xfffu + (a >> 13 & 1u)) >> 13;
+    const uint32_t r = a >= 0x477ff000u ? big : a < 0x38800000u ? sub : norm;
+    return (uint16_t)(r | (u >> 16 & 0x8000u));
+}
+static inline uint16_t stax_d2h(double d) {
+    const uint64_t u = __builtin_bit_cast(uint64_t, d), a = u & 0x7fffffffffffffffull;
+    const uint64_t nan = 0x7c00u | (a >> 42 & 0x3ffu) | ((a & 0xffc0000000000ull) == 0);
+    const uint64_t big = a > 0x7ff0000000000000ull ? nan : 0x7c00u;
+    // |d| < 2^-14: adding 2^28 (ulp 2^-24) rounds to nearest even
+    const uint64_t sub = __builtin_bit_cast(uint64_t, __builtin_bit_cast(double, a) + 0x1p28) -
+                         0x41b0000000000000ull;
+    const uint64_t norm = (a - (1008ull << 52) + 0x1ffffffffffull + (a >> 42 & 1u)) >> 42;
+    const uint64_t r = a >= 0x40effe0000000000ull ? big : a < 0x3f10000000000000ull ? sub : norm;
+    return (uint16_t)(r | (u >> 48 & 0x8000u));
+}
+static inline double stax_h2d(uint16_t h) {  // a signaling NaN stays one, as in NumPy
+    const uint64_t nan = (uint64_t)(h & 0x8000u) << 48 | 0x7ff0000000000000ull |
+                         (uint64_t)(h & 0x3ffu) << 42;
+    const bool is_nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
+    return __builtin_bit_cast(double, is_nan ? nan : __builtin_bit_cast(uint64_t,
+                                                                       (double)stax_h2f(h)));
+}
+struct stax_half {
+    uint16_t bits;
+    stax_half() = default;
+    template <typename T> stax_half(T v)
+        : bits(std::is_same_v<T, double> ? stax_d2h((double)v) : stax_f2h((float)v)) {}
+    // copies as 16-bit loads and stores (g++ does not vectorize an aggregate copy: "more than
+    // one data ref in stmt")
+    stax_half(const stax_half& o) : bits(o.bits) {}
+    stax_half& operator=(const stax_half& o) { bits = o.bits; return *this; }
+    operator float() const { return stax_h2f(bits); }
+    static stax_half of_bits(uint16_t b) {
+        stax_half h;
+        h.bits = b;
+        return h;
+    }
+};
+template <> struct std::numeric_limits<stax_half> : std::numeric_limits<float> {
+    static stax_half infinity() { return stax_half(std::numeric_limits<float>::infinity()); }
+    static stax_half quiet_NaN() { return stax_half(std::numeric_limits<float>::quiet_NaN()); }
+    static stax_half max() { return stax_half(65504.0f); }
+    static stax_half lowest() { return stax_half(-65504.0f); }
+};
+
 // Error flags set by kernels; the Python wrapper turns them into NumPy's warnings/errors.
 // STAX_FLAG_ENUM: `enum StaxFlag`, generated from stax.ops.FLAGS by stax.backends.cpu.cpp [A1]
 
