@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-# float16: stored as _Float16, computed as float32 and rounded per op. Complex: the runtime
-# header's stax_complex (NumPy's arithmetic) [E16].
+# float16: stored as the header's stax_half (its bits), computed as float32 and rounded per
+# op. Complex: the runtime header's stax_complex (NumPy's arithmetic) [E16].
 SUPPORTED_DTYPES = tuple(
     np.dtype(t) for t in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                           "uint64", "float16", "float32", "float64", "complex64", "complex128")
