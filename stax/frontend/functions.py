@@ -253,7 +253,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tracer:
 # ---- diagonals ----
 
 def derived_view(x: Tracer, derive: Callable[[Tracer], Tracer], writeable: bool,
-                 numpy: Callable[[np.ndarray], np.ndarray], result: Tracer | None = None
+                 numpy: Callable[[np.ndarray], np.ndarray] | None, result: Tracer | None = None
                  ) -> Tracer:
     """[HUNT3] `derive(x)` (or its `result` already made) where NumPy returns a view of `x`
     (np.diagonal, np.einsum of one operand) and Stax computes a new array: written to later,
@@ -2715,6 +2715,8 @@ def _converted(b: Builder, obj: Any, dtype: Any, copy: bool, order: str | None,
     order = api.check_order(order)
     t = _from_nested(b, obj) if isinstance(obj, (list, tuple)) else obj
     own = t is not obj  # a new array already
+    if t.scalar:  # [REVIEW] a scalar's array is a new 0-d array, never weak (NEP 50), and
+        t, own = Tracer(b, t.value), True  # indexing by it gathers (a copy), as NumPy's
     if t.ndim < ndmin:
         t = api.reshape(t, (1,) * (ndmin - t.ndim) + tuple(t.shape))
     if dtype is not None and np.dtype(dtype) != t.dtype:

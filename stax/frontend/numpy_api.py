@@ -989,7 +989,17 @@ def getitem(a: Tracer, index: Any) -> Tracer:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
                          "shapes " + " ".join(str(v.shape) for v in indices)) from None
     indices = [broadcast_value(b, v, shape) for v in indices]
-    return _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
+    result = _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
+    raw = index if isinstance(index, tuple) else (index,)
+    if builtins.all(isinstance(it, Tracer) and it.scalar for it in arrays) and not (
+            len(raw) == a.ndim and builtins.all(_is_int(it) or isinstance(it, Tracer) for it in raw)):
+        # [REVIEW] integers NumPy holds as scalars, known only at run time (`x[n]`, `x[n - 1,
+        # 1:]`): NumPy's basic indexing, a view. Stax gathers it; written to later, `a` shows
+        # through (derived again); written into, a graph break
+        from stax.frontend.functions import derived_view
+
+        return derived_view(a, lambda x: getitem(x, index), True, None, result)
+    return result
 
 
 def _check_int_index(k: int, n: int, dim: int) -> None:
@@ -1131,7 +1141,8 @@ def _rebind(a: Tracer, new: Value) -> None:
         elif kind == "elementwise":  # [E16] z.real / z.imag of a complex array
             raise unsupported("assignment into .real or .imag of a complex array")
         elif kind == "derived" and attrs["writeable"]:  # [HUNT3] np.einsum's view
-            raise unsupported("assignment into the view np.einsum returns")
+            raise unsupported("assignment into a view Stax computes (np.einsum of one "
+                              "operand, an index by an integer known at run time)")
         else:  # a broadcast view: NumPy's broadcast_to returns a read-only array (so does
             # np.diagonal) [HUNT3]
             raise ValueError("assignment destination is read-only")
