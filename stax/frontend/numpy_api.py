@@ -995,10 +995,12 @@ def getitem(a: Tracer, index: Any) -> Tracer:
             len(raw) == a.ndim and builtins.all(_is_int(it) or isinstance(it, Tracer) for it in raw)):
         # [REVIEW] integers NumPy holds as scalars, known only at run time (`x[n]`, `x[n - 1,
         # 1:]`): NumPy's basic indexing, a view. Stax gathers it; written to later, `a` shows
-        # through (derived again); written into, a graph break
+        # through (derived again); written into, it is stored back at its index (`_rebind`)
         from stax.frontend.functions import derived_view
 
-        return derived_view(a, lambda x: getitem(x, index), True, None, result)
+        view = derived_view(a, lambda x: getitem(x, index), True, None, result)
+        view.view_op[1]["index"] = index  # type: ignore[index]
+        return view
     return result
 
 
@@ -1140,19 +1142,24 @@ def _rebind(a: Tracer, new: Value) -> None:
             value = b.add("transpose", (value,), parent.value.shape, value.dtype, perm=inverse)
         elif kind == "elementwise":  # [E16] z.real / z.imag of a complex array
             raise unsupported("assignment into .real or .imag of a complex array")
+        elif kind == "derived" and attrs.get("index") is not None:  # [REVIEW] x[n]: stored
+            node.value = value  # back at its index (`x[n] += v`, `r = x[n]; r[0] = 1`)
+            parent[attrs["index"]] = node
+            break
         elif kind == "derived" and attrs["writeable"]:  # [HUNT3] np.einsum's view
-            raise unsupported("assignment into a view Stax computes (np.einsum of one "
-                              "operand, an index by an integer known at run time)")
+            raise unsupported("assignment into the view np.einsum returns")
         else:  # a broadcast view: NumPy's broadcast_to returns a read-only array (so does
             # np.diagonal) [HUNT3]
             raise ValueError("assignment destination is read-only")
         parent.value = value
         node = parent
         chain.append(node)
-    node.version += 1
+    else:
+        node.version += 1
     a.value = new
-    for view in chain[:-1]:  # the views written through now show the new values
-        view.base_version = node.version
+    for view in chain:  # the views written through now show the new values
+        if view.base is not None:
+            view.base_version = view.base.version
 
 
 def inplace(a: Tracer, result: Tracer, ufunc: str = "positive") -> Tracer:
