@@ -992,7 +992,7 @@ def getitem(a: Tracer, index: Any) -> Tracer:
     result = _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
     raw = index if isinstance(index, tuple) else (index,)
     if builtins.all(isinstance(it, Tracer) and it.scalar for it in arrays) and not (
-            len(raw) == a.ndim and builtins.all(_is_int(it) or isinstance(it, Tracer) for it in raw)):
+            len(raw) == a.ndim and builtins.all(_is_int(it) or _is_array_index(it) for it in raw)):
         # [REVIEW] integers NumPy holds as scalars, known only at run time (`x[n]`, `x[n - 1,
         # 1:]`): NumPy's basic indexing, a view. Stax gathers it; written to later, `a` shows
         # through (derived again); written into, it is stored back at its index (`_rebind`)
