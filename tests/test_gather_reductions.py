@@ -5,11 +5,12 @@ empty indices, strided operands, NaN in max/min, row gathers; each marked loop i
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import assert_matches
+from conftest import assert_matches, run_sanitized
 
 import stax
 from stax.backends.cpu.vecreport import remarks_available, vector_report
@@ -78,3 +79,22 @@ def test_gather_reduction_is_vectorized(name: str) -> None:
     loops = vector_report(stax.explain(fn, *args).compilation.program.cpp, isa_level())
     assert any(lp.marked for lp in loops) == (name != "sum_i8_table"), loops
     assert all(lp.vectorized for lp in loops if lp.marked), loops
+
+
+def test_runs_clean_under_sanitizers(tmp_path: Path) -> None:
+    """Every case, and an out-of-range index, under AddressSanitizer + UBSan."""
+    run_sanitized(f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import numpy as np, stax
+from conftest import assert_matches
+from test_gather_reductions import CASES
+for fn, args in CASES.values():
+    assert_matches(stax.jit(fn)(*args), fn(*args))
+v, x, i = CASES["dot_f64"][1]
+i = i.copy(); i[-1] = len(x)
+try:
+    stax.jit(lambda v, x, i: (v * x[i]).sum())(v, x, i)
+except IndexError:
+    print("sanitized ok")
+""", tmp_path / "cache")
