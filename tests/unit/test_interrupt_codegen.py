@@ -14,6 +14,7 @@ import pytest
 
 import stax
 from stax.backends.cpu import CpuBackend
+from stax.tiling.threads import crossover
 
 POLL = "if (stax_interrupted(flags)) continue;"
 
@@ -30,9 +31,13 @@ def _emitted(monkeypatch: pytest.MonkeyPatch, fn: Callable[..., Any], *args: np.
         raise Emitted(source)
 
     monkeypatch.setattr(CpuBackend, "build", capture)  # the backend's build step [S16]
+    # the forms under test are the threaded ones: not the machine's load-measured crossover
+    monkeypatch.setenv("STAX_PARALLEL_MIN_NS", "0")
+    crossover.cache_clear()
     monkeypatch.setattr(stax.api, "isa_level", lambda forced=None: "avx2")
     with pytest.raises(Emitted) as caught:
         stax.jit(fn, threads=threads)(*args)
+    crossover.cache_clear()
     cpp = caught.value.cpp
     return cpp[cpp.index('extern "C" void region0'):]
 
