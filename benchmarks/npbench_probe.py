@@ -39,6 +39,7 @@ import tempfile
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -373,6 +374,33 @@ def run_worker(cmd: list[str], name: str, out: Path, timeout: float,
     return res
 
 
+def worker_env(src: Path, tmp: Path, keep_cache: bool) -> dict[str, str]:
+    """The environment of a worker process: `src`'s Stax first on the path, quiet, and a
+    cache of its own unless the caller keeps the user's."""
+    env = dict(os.environ, STAX_QUIET="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(src)] + [p for p in [env.get("PYTHONPATH")] if p])
+    if not keep_cache:
+        env["STAX_CACHE_DIR"] = str(tmp / "stax-cache")
+    return env
+
+
+def run_all(names: list[str], run: Callable[[str], dict[str, Any]], title: str,
+            json_path: str | None) -> None:
+    """Run each kernel (its progress on stderr), then print the table and summary."""
+    results = []
+    for k, name in enumerate(names, 1):
+        res = run(name)
+        results.append(res)
+        print(f"[{k}/{len(names)}] {name}: {res.get('status')} ({res['wall_s']:.0f} s)",
+              file=sys.stderr, flush=True)
+    print(f"{title}\n")
+    print(table(results))
+    print()
+    print(summary(results))
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=1))
+
+
 def stax_source(rev: str | None, tmp: Path) -> tuple[Path, str]:
     """The directory whose `stax` package the workers import, and its version."""
     def git(*a: str) -> str:
@@ -469,11 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                 ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
             todo = [t for t in todo if t[0] in args.names]
         src, version = stax_source(args.rev, tmp)
-        env = dict(os.environ, STAX_QUIET="1")
-        env["PYTHONPATH"] = os.pathsep.join([str(src)] + [p for p in [env.get("PYTHONPATH")]
-                                                           if p])
-        if not args.keep_cache:
-            env["STAX_CACHE_DIR"] = str(tmp / "stax-cache")
+        env = worker_env(src, tmp, args.keep_cache)
         check = subprocess.run([sys.executable, "-c", "import stax"], env=env,
                                capture_output=True, text=True, check=False)
         if check.returncode:
@@ -482,19 +506,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"npbench probe: preset {args.preset}, {len(todo)} kernels, Stax {version}, "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", file=sys.stderr)
-        results = []
-        for k, (name, _) in enumerate(todo, 1):
-            res = run_one(root, name, args, tmp, env)
-            results.append(res)
-            print(f"[{k}/{len(todo)}] {name}: {res.get('status')} ({res['wall_s']:.0f} s)",
-                  file=sys.stderr, flush=True)
-        print(f"npbench probe, preset {args.preset}, Stax {version}, "
-              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-        print(table(results))
-        print()
-        print(summary(results))
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=1))
+        run_all([name for name, _ in todo], lambda name: run_one(root, name, args, tmp, env),
+                f"npbench probe, preset {args.preset}, Stax {version}, "
+                f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", args.json)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import re
 import shutil
 import signal
@@ -129,29 +128,18 @@ def main(argv: list[str] | None = None) -> int:
                 ap.error(f"unknown kernel(s): {', '.join(sorted(unknown))}")
             todo = [t for t in todo if t in args.names]
         src, version = probe.stax_source(args.rev, tmp)
-        env = dict(os.environ, STAX_QUIET="1")
-        env["PYTHONPATH"] = os.pathsep.join([str(src)] + [p for p in [env.get("PYTHONPATH")]
-                                                           if p])
-        if not args.keep_cache:
-            env["STAX_CACHE_DIR"] = str(tmp / "stax-cache")
+        env = probe.worker_env(src, tmp, args.keep_cache)
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         print(f"numpy-benchmarks probe: {len(todo)} kernels, Stax {version}, {stamp}",
               file=sys.stderr)
-        results = []
-        for k, name in enumerate(todo, 1):
+
+        def run(name: str) -> dict[str, Any]:
             out = tmp / f"{name}.json"
             cmd = [sys.executable, str(Path(__file__).resolve()), str(folder), "--worker",
                    name, "--repeat", str(args.repeat), "--out", str(out)]
-            res = probe.run_worker(cmd, name, out, args.timeout, env)
-            results.append(res)
-            print(f"[{k}/{len(todo)}] {name}: {res.get('status')} ({res['wall_s']:.0f} s)",
-                  file=sys.stderr, flush=True)
-        print(f"numpy-benchmarks probe, Stax {version}, {stamp}\n")
-        print(probe.table(results))
-        print()
-        print(probe.summary(results))
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=1))
+            return probe.run_worker(cmd, name, out, args.timeout, env)
+
+        probe.run_all(todo, run, f"numpy-benchmarks probe, Stax {version}, {stamp}", args.json)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
