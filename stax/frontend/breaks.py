@@ -109,6 +109,10 @@ MAX_SEGMENTS = 1024
 MAX_RECOMPILES = 8
 # One call compiling more new segments than this runs in NumPy instead (from then on).
 MAX_CALL_SEGMENTS = 16
+# [LOOPFALL] A break whose segment is new each time it is reached (inside a Python loop whose
+# body differs per iteration: `assert dist != 0` on `x[i]`) compiles at most this many; then the
+# call runs in NumPy (from then on), without the g++ runs up to MAX_CALL_SEGMENTS.
+MAX_SITE_SEGMENTS = 4
 
 
 class InNumPy(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
@@ -152,9 +156,14 @@ class SegmentBuilder(Builder):
     # Arrays `__array__` gave to Python, and their contents then (see `check_handed`).
     handouts: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     in_numpy: bool = False  # a NumPy call of a break is running
+    site_compiles: dict[str, int] = field(default_factory=dict)  # new segments by break line
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
+
+    def too_large(self, limit: int) -> None:
+        raise InNumPy(f"the whole function (its trace reached {limit} ops at "
+                      f"{_location()[0]}: a Python loop unrolled per iteration)")
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)
@@ -167,7 +176,7 @@ class SegmentBuilder(Builder):
         where, conversion = _location()
         what = CONVERSIONS.get(conversion, "a concrete value of a traced array")
         self.breaks.append(Break(what, where, "computed by a compiled segment"))
-        array = self.evaluate([_fresh(tracer)], with_live=True)[0]
+        array = self.evaluate([_fresh(tracer)], site=where)[0]
         self.steps.append(replay.Guard(tracer.value.id, np.array(array, copy=True)))
         self._nested("a traced array converted inside a NumPy call")
         return array
@@ -197,7 +206,7 @@ class SegmentBuilder(Builder):
         tracers: list[Tracer] = []
         _collect((args, kwargs), tracers)
         unique = list({id(t): t for t in tracers}.values())
-        values = self.evaluate([_fresh(t) for t in unique], with_live=True)
+        values = self.evaluate([_fresh(t) for t in unique], site=where)
         originals = dict(zip((id(t) for t in unique), values, strict=True))
         # [HUNT3] a traced Python scalar (a weak 0-d value: `n`, `seed`, `n * 2`) reaches NumPy
         # as the Python scalar, as in the user's code (np.random.default_rng(seed) refuses 0-d)
@@ -289,11 +298,11 @@ class SegmentBuilder(Builder):
                                          replay.layout(base, result))
         return view
 
-    def evaluate(self, values: list[Value], with_live: bool = False) -> list[np.ndarray]:
-        """Compute `values` with the compiled segment that produces them (and, at a break,
-        the live arrays: later segments then start from them)."""
+    def evaluate(self, values: list[Value], site: str = "") -> list[np.ndarray]:
+        """Compute `values` with the compiled segment that produces them (and, at a break at
+        the user's line `site`, the live arrays: later segments then start from them)."""
         wanted = list(values)
-        if with_live:
+        if site:
             alive = [t for t in (r() for r in self.live) if t is not None]
             self.live = [weakref.ref(t) for t in alive]
             wanted += [t.value for t in alive
@@ -302,7 +311,7 @@ class SegmentBuilder(Builder):
         if needed:
             graph, leaves = self.subgraph(needed)
             inputs = [self.arrays[v.id] for v in leaves]
-            program = self.compiled(graph, inputs)
+            program = self.compiled(graph, inputs, site)
             flat = program.program.call(list(inputs))
             for v, array in zip(needed, flat, strict=True):
                 self.arrays[v.id] = array
@@ -373,7 +382,7 @@ class SegmentBuilder(Builder):
             return None
         return replay.Tape(arguments, tuple(steps), traced)
 
-    def compiled(self, graph: Graph, inputs: list[np.ndarray]) -> Any:
+    def compiled(self, graph: Graph, inputs: list[np.ndarray], site: str = "") -> Any:
         from stax.api import Traced, compile_traced
 
         key = (structural_key(graph), tuple((a.strides, a.dtype.str) for a in inputs),
@@ -382,6 +391,11 @@ class SegmentBuilder(Builder):
         if hit is None:
             if self.compiles >= MAX_CALL_SEGMENTS:
                 raise SegmentBudget
+            count = self.site_compiles[site] = self.site_compiles.get(site, 0) + 1
+            if site and count > MAX_SITE_SEGMENTS:
+                raise InNumPy(f"the whole function (the break at {site} needed a new "
+                              f"compiled segment each time, {MAX_SITE_SEGMENTS} times: a "
+                              "Python loop whose body differs per iteration)")
             hit = compile_traced(Traced(graph, None, len(graph.outputs), ()), inputs,
                                  self.options)
             SEGMENTS[key] = hit

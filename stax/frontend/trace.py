@@ -43,6 +43,17 @@ class GraphBreak(BaseException):  # noqa: N818 - a control-flow signal, not an e
         self.error = error
 
 
+# [LOOPFALL] A trace stops at this many ops and the function runs in NumPy: a Python loop
+# unrolled per iteration (`for pos in np.ndindex(...)`, a `range` loop whose body breaks) would
+# take minutes to compile (7,000 ops of indexing and stores: ~20 s of g++). Above the 16,668 ops
+# of the 5,000-step chain tests/test_reliability_scale.py compiles.
+MAX_TRACE_OPS = 25_000
+
+
+class TraceTooLarge(GraphBreak):
+    """The trace reached MAX_TRACE_OPS ops: a break no loop fallback (unrolling) can help."""
+
+
 @dataclass
 class Builder:
     """Records ops while a function is traced. Used only during one trace."""
@@ -80,9 +91,19 @@ class Builder:
 
     def add(self, kind: str, inputs: tuple[Value, ...], shape: tuple[int, ...],
             dtype: np.dtype, /, **attrs: Any) -> Value:
+        if len(self.ops) >= MAX_TRACE_OPS:
+            self.too_large(MAX_TRACE_OPS)
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out
+
+    def too_large(self, limit: int) -> None:
+        """The trace reached `limit` ops (MAX_TRACE_OPS, see there)."""
+        from stax.frontend.breaks import _location
+
+        raise TraceTooLarge(NotImplementedError(
+            f"stax.jit: the traced program reached {limit} ops at {_location()[0]} (a "
+            "Python loop unrolled per iteration: compiling it would take minutes)"))
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = self.add("input", (), shape, dtype, index=len(self.inputs))

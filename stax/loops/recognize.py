@@ -35,7 +35,7 @@ import numpy as np
 
 from stax.frontend import functions
 from stax.frontend.numpy_api import broadcast_value
-from stax.frontend.trace import Builder, GraphBreak, Tracer
+from stax.frontend.trace import Builder, GraphBreak, Tracer, TraceTooLarge
 from stax.graph import Graph, Op, Value
 from stax.loops.affine import (
     Affine,
@@ -328,6 +328,8 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
             if not state.open:
                 raise AssertionError("a masked slice outside a loop body") from e
             state.fallback(state.open[-1], str(e))
+        except TraceTooLarge:  # unrolling would only make it larger
+            raise
         except GraphBreak as e:  # a traced value used as a Python value inside a body
             if not state.open or len(state.open[-1].trip) > UNROLL_LIMIT:
                 raise  # graph breaks (A2) run it, unrolled, or strict mode reports it
