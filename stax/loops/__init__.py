@@ -31,7 +31,10 @@ loop whose iterations isl proves independent runs them on OpenMP threads.
 A body that differs per iteration (a Python `if` on the index, a masked slice used in a way
 that cannot stay exact, `break`/`return`, a list grown by the body, carried values changing
 type) is unrolled when its trip count is at most `UNROLL_LIMIT`, else a `LoopError` names the
-source line and the reason. Each loop's decisions are kept in `LoopRecord`s
+source line and the reason (a body that breaks runs with graph breaks, `stax.frontend.breaks`,
+which stop after a few segments that differ per iteration). A trace unrolled past
+`stax.frontend.trace.MAX_TRACE_OPS` ops (loops this module does not roll, `np.ndindex`) stops
+there and the function runs in NumPy. Each loop's decisions are kept in `LoopRecord`s
 (`stax.loops.records(jitted)`).
 """
 
