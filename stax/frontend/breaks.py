@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from stax.frontend import replay
+from stax.frontend import trace as tracing
 from stax.frontend.functions import suspended
 from stax.frontend.trace import Builder, GraphBreak, Tracer
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
@@ -163,9 +164,10 @@ class SegmentBuilder(Builder):
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
 
-    def too_large(self, limit: int) -> None:
-        raise InNumPy(f"the whole function (its trace reached {limit} ops at "
-                      f"{_location()[0]}: a Python loop unrolled per iteration)")
+    def too_large(self) -> None:
+        raise InNumPy(f"the whole function (its trace grew by {tracing.MAX_TRACE_OPS} ops "
+                      f"without a break, at {_location()[0]}: a Python loop unrolled per "
+                      "iteration)")
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)
@@ -305,6 +307,7 @@ class SegmentBuilder(Builder):
         the user's line `site`, the live arrays: later segments then start from them)."""
         wanted = list(values)
         if site:
+            self.op_limit = len(self.ops) + tracing.MAX_TRACE_OPS  # the ops before: computed
             alive = [t for t in (r() for r in self.live) if t is not None]
             self.live = [weakref.ref(t) for t in alive]
             wanted += [t.value for t in alive

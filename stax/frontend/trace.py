@@ -74,6 +74,9 @@ class Builder:
     # strides of the values traced so far (by value id; `numpy_strides`)
     layouts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     strides: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # [LOOPFALL] `add` stops the trace (`too_large`) when `ops` reach this many (MAX_TRACE_OPS;
+    # a SegmentBuilder moves it on at each break: ops a segment computed are not compiled again)
+    op_limit: int = field(default_factory=lambda: MAX_TRACE_OPS)
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):
@@ -91,18 +94,18 @@ class Builder:
 
     def add(self, kind: str, inputs: tuple[Value, ...], shape: tuple[int, ...],
             dtype: np.dtype, /, **attrs: Any) -> Value:
-        if len(self.ops) >= MAX_TRACE_OPS:
-            self.too_large(MAX_TRACE_OPS)
+        if len(self.ops) >= self.op_limit:
+            self.too_large()
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out
 
-    def too_large(self, limit: int) -> None:
-        """The trace reached `limit` ops (MAX_TRACE_OPS, see there)."""
+    def too_large(self) -> None:
+        """The trace reached `op_limit` ops (MAX_TRACE_OPS, see there)."""
         from stax.frontend.breaks import _location
 
         raise TraceTooLarge(NotImplementedError(
-            f"stax.jit: the traced program reached {limit} ops at {_location()[0]} (a "
+            f"stax.jit: the traced program reached {self.op_limit} ops at {_location()[0]} (a "
             "Python loop unrolled per iteration: compiling it would take minutes)"))
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
