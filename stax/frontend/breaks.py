@@ -20,9 +20,9 @@ Values already computed by a segment are inputs of later segments (never recompu
 If a function cannot be traced even so (say, a dtype Stax does not support flows through it),
 or one call would compile more than MAX_CALL_SEGMENTS new segments, or one break needs a new
 segment more than MAX_SITE_SEGMENTS times (a break inside a Python loop whose segments differ
-per iteration: hundreds of g++ runs), or the trace reaches `trace.MAX_TRACE_OPS` ops (a Python
-loop unrolled per iteration, `for pos in np.ndindex(...)`), the whole function runs in NumPy;
-that too is recorded as a break naming the user's line.
+per iteration: hundreds of g++ runs), or the trace grows by `trace.MAX_TRACE_OPS` ops without a
+break (a Python loop unrolled per iteration, `for pos in np.ndindex(...)`), the whole function
+runs in NumPy; that too is recorded as a break naming the user's line.
 
 Each segmented call records what it ran as a tape (`stax.frontend.replay`); later calls of the
 signature replay it, without running the Python function, while its guards hold.

@@ -43,10 +43,11 @@ class GraphBreak(BaseException):  # noqa: N818 - a control-flow signal, not an e
         self.error = error
 
 
-# [LOOPFALL] A trace stops at this many ops and the function runs in NumPy: a Python loop
-# unrolled per iteration (`for pos in np.ndindex(...)`, a `range` loop whose body breaks) would
-# take minutes to compile (7,000 ops of indexing and stores: ~20 s of g++). Above the 16,668 ops
-# of the 5,000-step chain tests/test_reliability_scale.py compiles.
+# [LOOPFALL] A trace stops at this many ops (in segmented mode: ops since the last break) and the
+# function runs in NumPy: a Python loop unrolled per iteration (`for pos in np.ndindex(...)`, a
+# `range` loop whose body breaks) would take minutes to compile (7,000 ops of indexing and
+# stores: ~20 s of g++). Above the 16,668 ops of the 5,000-step chain that
+# tests/test_reliability_scale.py compiles.
 MAX_TRACE_OPS = 25_000
 
 
