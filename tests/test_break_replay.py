@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches, make_array
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_breaks import STEPS
 
@@ -19,9 +19,10 @@ from stax.frontend import replay
 from stax.frontend.breaks import GraphBreakWarning
 
 
-def calls(fn: Any, inputs: list[tuple[Any, ...]], **options: Any) -> Any:
+def calls(fn: Any, inputs: list[tuple[Any, ...]], atol: float = 0.0, **options: Any) -> Any:
     """Jit `fn`, call it on each of `inputs` (and NumPy on copies): results and arguments
-    (mutated ones too) must match NumPy's on every call. Returns the jitted function."""
+    (mutated ones too) must match NumPy's on every call (within `atol` where values cancel).
+    Returns the jitted function."""
     jf = stax.jit(fn, **options)
     for args in inputs:
         mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
@@ -29,10 +30,10 @@ def calls(fn: Any, inputs: list[tuple[Any, ...]], **options: Any) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", GraphBreakWarning)
             got = jf(*mine)
-        assert_matches(got, fn(*theirs))
+        assert_matches(got, fn(*theirs), atol=atol)
         for m, t in zip(mine, theirs, strict=True):
             if isinstance(m, np.ndarray):
-                assert_matches(m, t)
+                assert_matches(m, t, atol=atol)
     return jf
 
 
@@ -243,6 +244,7 @@ def test_replay_false_runs_the_python_function_on_each_call() -> None:
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4),
        st.integers(0, 2 ** 16))
+@example(["branch", "center_by_float", "sorted_cumsum"], 0)  # found by CI: the cancelling sum
 def test_random_programs_with_breaks_replay_like_numpy(names: list[str], seed: int) -> None:
     """Programs of steps with and without breaks (tests/test_breaks.py), each called on
     four inputs of one signature (signs flipped: branches differ), all equal to NumPy."""
@@ -252,7 +254,9 @@ def test_random_programs_with_breaks_replay_like_numpy(names: list[str], seed: i
         return x
 
     xs = [make_array((6,), "float64", seed=seed + k, low=-1, high=1) for k in range(3)]
-    calls(program, [(xs[0],), (xs[1],), (-xs[0],), (xs[0] * 1.0,), (xs[2],)])
+    # atol as test_breaks': after center_by_float a cumsum ends at 0 up to rounding, and a
+    # mean summed in another order than NumPy's moves it by an ulp of the partial sums
+    calls(program, [(xs[0],), (xs[1],), (-xs[0],), (xs[0] * 1.0,), (xs[2],)], atol=1e-12)
 
 
 def test_a_ufunc_break_writing_into_an_argument() -> None:
