@@ -118,6 +118,17 @@ def _reset_dynamo(request: pytest.FixtureRequest) -> Iterator[None]:
         torch._dynamo.reset()
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) process `pid` has used so far, from /proc/<pid>/stat.
+
+    Interrupt tests measure their latency on this clock (the child reports `time.process_time()`
+    when it catches KeyboardInterrupt): on a busy machine the child may wait seconds for a core, so
+    wall time would measure the scheduler, not how long the kernel kept running after SIGINT.
+    """
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_sanitized(program: str, cache: Path, timeout: int = 600, **env: str) -> None:
     """Run `program` (Python source that prints "sanitized ok" at its end) in a subprocess
     whose kernels are built with AddressSanitizer + UBSan (STAX_SANITIZE=1); fail on any

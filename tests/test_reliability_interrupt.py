@@ -1,5 +1,6 @@
 """Issue 8 item 10: Ctrl-C (SIGINT) during a long kernel raises KeyboardInterrupt at the call
-within about 0.1 s and leaves the process usable: the same compiled programs compute correct
+within about 0.1 s (measured in CPU seconds the kernel runs after the signal, which a busy
+machine cannot stretch) and leaves the process usable: the same compiled programs compute correct
 results afterwards. A kernel on another thread is not interrupted (SIGINT raises
 KeyboardInterrupt in the main thread only), nor is one while SIGINT has a handler of the user's
 (the handler runs once the kernel ends, as before) or is ignored. The SIGINTs come from the
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import process_cpu_seconds
 
 CHILD = textwrap.dedent("""
     import json, signal, sys, threading, time
@@ -76,7 +78,7 @@ CHILD = textwrap.dedent("""
         try:
             fn(*args)
         except KeyboardInterrupt:
-            out[stage] = {"caught": time.monotonic(), "call": time.monotonic() - start}
+            out[stage] = {"caught": time.process_time(), "call": time.monotonic() - start}
 
     if "chain" in stages:
         interrupted("chain", f, big)
@@ -159,7 +161,7 @@ def _run_child(tmp_path: Path, threads: int, stages: tuple[str, ...]) -> tuple[d
                 result = json.loads(stage)
                 break
             time.sleep(DELAY)
-            sent[stage] = time.monotonic()  # CLOCK_MONOTONIC: the same clock in both processes
+            sent[stage] = process_cpu_seconds(proc.pid)
             proc.send_signal(signal.SIGINT)
         else:
             raise AssertionError(f"the child ended without a result: {proc.stderr.read()[-3000:]}")
@@ -170,13 +172,13 @@ def _run_child(tmp_path: Path, threads: int, stages: tuple[str, ...]) -> tuple[d
     return result, sent
 
 
-def _assert_interrupted(result: dict, sent: dict, stage: str) -> float:
+def _assert_interrupted(result: dict, sent: dict, stage: str, threads: int) -> float:
     estimate = result["estimate"][stage]
     assert stage in result, f"{stage}: no KeyboardInterrupt (the call takes ~{estimate:.1f} s)"
-    latency = result[stage]["caught"] - sent[stage]
-    print(f"{stage}: KeyboardInterrupt {latency * 1e3:.1f} ms after SIGINT "
+    latency = result[stage]["caught"] - sent[stage]  # CPU seconds the kernel ran after SIGINT
+    print(f"{stage}: KeyboardInterrupt after {latency * 1e3:.1f} ms of CPU time since SIGINT "
           f"(the whole call would take ~{estimate:.1f} s)")
-    assert latency < 0.5, f"{stage}: KeyboardInterrupt {latency:.3f} s after SIGINT"
+    assert latency < 0.5 * threads, f"{stage}: KeyboardInterrupt {latency:.3f} CPU s after SIGINT"
     assert result[stage]["call"] < 0.8 * estimate + 0.5, "the kernel was not cut short"
     return latency
 
@@ -190,7 +192,7 @@ def test_sigint_interrupts_a_long_kernel(tmp_path: Path, threads: int,
     result, sent = _run_child(tmp_path, threads, stages)
     for stage in ("chain", "rows", "loop", "again"):
         if stage in stages or stage == "again" and "handler" in stages:
-            _assert_interrupted(result, sent, stage)
+            _assert_interrupted(result, sent, stage, threads)
     if "loop" in stages:
         assert result["loop_correct_after"], "wrong loop results after an interrupted loop"
     assert result["correct_after"], "wrong results after an interrupted call"
