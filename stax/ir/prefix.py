@@ -11,15 +11,32 @@ so the result never depends on the stop being used.
 The proof, rule `masked_prefix`: the body is `where(r0 < S, x, identity)` with `S` free of `r0`
 (`r0` itself, an `IndexValue` of it, or a constant `arange` read at it), or a cast of such a
 body, or — for a sum — a product with such a factor (a zero factor makes the term zero).
+
+The same slices gather from their array at clamped positions, `min(start + p, n - 1)` (never out
+of bounds). `clamp_of` reads such an index as `A` clamped, with `A` affine in the loop variable
+`p`: where `A` stays inside the clamp over a range of `p` (checked at run time at the range's
+two ends), the index is `A` itself, contiguous along `p` (rule `clamp_free`, the
+outer-reduction form of `stax.tiling.plan`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
 
 import numpy as np
 
-from stax.ir.expr import Call, Const, Expr, Index, IndexValue, Load, expr_variables
+from stax.ir.expr import (
+    Call,
+    Const,
+    Expr,
+    Index,
+    IndexValue,
+    Indirect,
+    Load,
+    expr_variables,
+    loads,
+)
 from stax.ir.program import Buffer, Node
 
 VAR = "r0"
@@ -92,3 +109,66 @@ def prefix_stop(node: Node, buffers: Mapping[str, Buffer]) -> Expr | None:
     if identity is None or node.body.dtype.kind not in "iuf":
         return None
     return _stop(node.body, identity, node.fn, buffers)
+
+
+INT64 = np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class Clamp:
+    """A gather index `wrap(clamp(arg, lo, hi))` (`Indirect`) with `arg` affine in a loop
+    variable (`coef` per step): equal to `arg` wherever `low <= arg <= high`."""
+
+    arg: Expr
+    coef: int
+    low: int
+    high: int | str  # the axis' last position: a size known at launch is C text
+
+
+def _coef(e: Expr, var: str) -> int | None:
+    """`a` when the int64 value `e` is `a*var` plus terms free of `var`; None: not known."""
+    if var not in expr_variables(e):
+        return 0 if e.dtype.kind in "iu" else None
+    if isinstance(e, IndexValue):
+        return e.index.coef(var) if e.index.is_linear_in(var) else None
+    if not isinstance(e, Call) or e.dtype != INT64:
+        return None
+    coefs = [_coef(a, var) for a in e.args]
+    if None in coefs:
+        return None
+    if e.fn == "add":
+        return coefs[0] + coefs[1]  # type: ignore[operator]
+    if e.fn == "subtract":
+        return coefs[0] - coefs[1]  # type: ignore[operator]
+    if e.fn == "negative":
+        return -coefs[0]  # type: ignore[operator]
+    if e.fn == "multiply":
+        k = next((a.value for a in e.args if isinstance(a, Const)), None)
+        return None if k is None else int(k) * sum(coefs)  # type: ignore[arg-type]
+    if e.fn == "cast" and e.args[0].dtype.kind == "i":  # a signed integer widened: exact
+        return coefs[0]
+    return None
+
+
+def clamp_of(atom: Indirect, var: str, outer: Set[str], written: Set[str]) -> Clamp | None:
+    """`atom` as a clamped affine index in `var` (rule `clamp_free`), its unclamped argument
+    reading only the variables `outer` and `var` and no buffer in `written`; None: not one."""
+    e, low, high = atom.expr, 0, None
+    while isinstance(e, Call) and e.fn in ("minimum", "maximum") and e.dtype == INT64 and \
+            any(isinstance(a, Const) for a in e.args):
+        bound = next(int(a.value) for a in e.args if isinstance(a, Const))
+        if e.fn == "minimum":
+            high = bound if high is None else min(high, bound)
+        else:
+            low = max(low, bound)
+        e = next(a for a in e.args if not isinstance(a, Const))
+    last: int | str = atom.size - 1 if isinstance(atom.size, int) else f"({atom.size}) - 1"
+    if e is atom.expr or not expr_variables(e) <= {var, *outer} or \
+            any(ld.buf in written for ld in loads(e)):
+        return None
+    coef = _coef(e, var)
+    if not coef:
+        return None
+    if high is not None:
+        last = min(high, last) if isinstance(last, int) else f"std::min<int64_t>({high}, {last})"
+    return Clamp(e, coef, low, last)

@@ -813,7 +813,10 @@ def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
     """[LOOPS] Plans whose first loop stops where the driver's stores stop reading: a kernel
     of pointwise nodes that write, in their loop order, values that only an in-place store
     reads (`y[:k] = ...`, `x[i, :i] = ...`: masked full-length values) along their first axis
-    runs that axis to the store's count, not to the longest slice (`outer_stop`)."""
+    runs that axis to the store's count, not to the longest slice (`outer_stop`). [COV] Also
+    reductions (`y[i:] = x[:, i] @ A[:, i:]`: a matvec's outputs), and values local to the
+    kernel (one per output, read only at that output) need no store; in the outer-reduction
+    form, with no shared loop, the first loop is the form's own (its blocks of outputs)."""
     program = sched.program
     buffers = program.buffer_map
     read = {b for g in sched.kernels for m in g.members for b in m.node.read_buffers()}
@@ -830,12 +833,15 @@ def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
     changed = dict(plan_of)
     for name, plan in plan_of.items():
         nodes = plan.nodes
-        stop = stops.get(nodes[0].out)
-        if stop is None or plan.form == "outer-reduction" or plan.row_block or \
-                plan.shared_depth < 1 or plan.unroll or any(
-                n.kind != "pointwise" or stops.get(n.out) != stop or
-                n.ranges != buffers[n.out].shape or n.out_index != _in_order(n.ranges)
-                for n in nodes):
+        local = {b for b, _ in plan.local}  # [COV] values of one output, read in the kernel
+        stored = [n for n in nodes if n.out not in local]
+        stop = stops.get(stored[0].out) if stored else None
+        if stop is None or plan.row_block or plan.unroll or (
+                plan.shared_depth < 1 and plan.form != "outer-reduction") or any(
+                n.kind not in ("pointwise", "reduction") or n.ranges[0] != stored[0].ranges[0]
+                for n in nodes) or any(
+                stops.get(n.out) != stop or n.ranges != buffers[n.out].shape or
+                n.out_index != _in_order(n.ranges) for n in stored):
             continue
         changed[name] = replace(plan, outer_stop=stop)
     return changed

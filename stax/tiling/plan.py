@@ -25,6 +25,7 @@ from stax.ir.expr import (
     loads,
     walk,
 )
+from stax.ir.prefix import Clamp, clamp_of
 from stax.ir.program import Node, rvars, xvars
 from stax.ir.sym import SYM_MIN, Sym, c_expr, hint, is_sym, surely
 from stax.ops import ELEMENTWISE  # [A1]
@@ -862,10 +863,35 @@ def _outer_reduction(nodes: Sequence[Node]) -> bool:
     last_x = f"x{len(space) - 1}"
     last_r = f"r{len(reductions[0].reduction_ranges) - 1}"
     loads = [ld for n in nodes for ld in walk(n.body) if isinstance(ld, Load)]  # type: ignore[arg-type]
+    clamps = block_clamps(nodes, len(space))
     strided = [ld for n in reductions for ld in walk(n.body)  # type: ignore[arg-type]
-               if isinstance(ld, Load) and ld.index.coef(last_x) == 1
+               if isinstance(ld, Load) and lane_coef(ld.index, last_x, clamps) == 1
                and abs(ld.index.coef(last_r)) != 1 and ld.index.coef(last_r) != 0]
-    return bool(strided) and all(ld.index.coef(last_x) in (0, 1) for ld in loads)
+    return bool(strided) and all(lane_coef(ld.index, last_x, clamps) in (0, 1) for ld in loads)
+
+
+def block_clamps(nodes: Sequence[Node], rank: int) -> dict[Expr, Clamp]:
+    """The clamped affine gather indices (`stax.ir.prefix.clamp_of`, a masked slice's
+    positions) along the last of the `rank` output axes, by their clamped expression: the
+    outer-reduction form reads them unclamped in the blocks where no clamp bites."""
+    names = xvars(rank)
+    written = {n.out for n in nodes}
+    found: dict[Expr, Clamp] = {}
+    for n in nodes:
+        for e in walk(n.body):  # type: ignore[arg-type]
+            if isinstance(e, (Load, IndexValue)):
+                for atom, _ in e.index.terms:
+                    c = clamp_of(atom, names[-1], set(names[:-1]), written) \
+                        if isinstance(atom, Indirect) else None
+                    if c is not None:
+                        found[atom.expr] = c
+    return found
+
+
+def lane_coef(index: Index, var: str, clamps: Mapping[Expr, Clamp]) -> int:
+    """The step of `index` per step of `var`, a clamped index counted as its argument."""
+    return index.coef(var) + sum(c * clamps[a.expr].coef for a, c in index.terms
+                                 if isinstance(a, Indirect) and a.expr in clamps)
 
 
 def _prod(xs: Sequence[int]) -> int:

@@ -10,7 +10,7 @@ one renderer owns the indentation.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,7 +34,7 @@ from stax.ir.expr import (
     children,
     walk,
 )
-from stax.ir.prefix import prefix_stop  # [H10]
+from stax.ir.prefix import Clamp, prefix_stop  # [H10]
 from stax.ir.program import Buffer, Node, rvars, xvars
 from stax.ir.sym import is_data, is_sym, surely
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp, scan  # [A1] the op table
@@ -45,6 +45,7 @@ from stax.tiling.plan import (
     TILE_COLS,
     TILE_ROWS,
     KernelPlan,
+    block_clamps,
     outer_block,
     output_space,
 )
@@ -113,6 +114,8 @@ class ExprPrinter:
         self.ranges = dict(ranges)
         self.names: dict[Expr, str] = {}
         self.atom_names: dict[Indirect, str] = {}  # [G9] gather indices wrapped before a loop
+        # [COV] clamped gather indices -> their argument, where no clamp bites (clamp_free)
+        self.unclamped: dict[Expr, Expr] = {}
         self.counter = 0
 
     def hoist(self, roots: Sequence[Expr], var: str | set[str], written: set[str],
@@ -175,7 +178,7 @@ class ExprPrinter:
             if isinstance(e, Call) and e.fn == "select":
                 stack.append(e.args[0])
             else:
-                stack.extend(children(e))
+                stack.extend(self.unclamped.get(c, c) for c in children(e))
         return eager
 
     def ref(self, e: Expr) -> str:
@@ -277,6 +280,8 @@ class ExprPrinter:
         assert isinstance(atom, Indirect)
         if atom in self.atom_names:  # [G9] wrapped before the loop
             return self.atom_names[atom]
+        if atom.expr in self.unclamped:  # [COV] inside the clamp and the axis (clamp_free)
+            return self.ref(self.unclamped[atom.expr])
         return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, {BAD})"
 
 
@@ -524,6 +529,7 @@ class KernelPrinter:
         self.prologue: list[Code] = []
         self.work_shared = False  # does the body contain `omp for`?
         self.outer_printer: ExprPrinter | None = None  # [G9] holds values hoisted out of the loop
+        self.first_stop: str | None = None  # the plan's outer_stop, computed before the loops
 
     def print(self) -> tuple[Code, ...]:
         plan = self.plan
@@ -556,8 +562,10 @@ class KernelPrinter:
             pragmas.append("omp single")
         if plan.outer_stop is not None:  # [LOOPS] a loop body's stored values (runner)
             out.comment("stored_prefix: the driver's stores read no element past this one")
-            outer = (self.print_stop(f"stax_xstop_{plan.name}", plan.outer_stop, outer[0], {}),
-                     *outer[1:])
+            # the first loop: a shared one, or [COV] the outer-reduction form's first own loop
+            self.first_stop = self.print_stop(f"stax_xstop_{plan.name}", plan.outer_stop,
+                                              (outer or output_space(plan.nodes))[0], {})
+            outer = (self.first_stop, *outer[1:]) if outer else outer
         with ExitStack() as scope:
             if plan.parallel_depth == 0:  # a block of its own (`omp for` needs its loop next)
                 scope.enter_context(out.block(pragmas=pragmas))
@@ -969,10 +977,12 @@ class KernelPrinter:
                 else f"{buf}[lane]"
 
         hoisted: ExprPrinter | None = None  # [INVAR] what no loop of the block changes
+        unclamped: dict[Expr, Expr] = {}  # [COV] in the branch where no clamp bites
 
         def lane_printer(nodes: list[Node]) -> ExprPrinter:
             out.stmt(f"const int64_t {last} = block + lane;")
             printer = ExprPrinter(nodes[0].var_ranges)
+            printer.unclamped = unclamped
             if hoisted is not None:
                 printer.names.update(hoisted.names)
                 printer.atom_names.update(hoisted.atom_names)
@@ -987,8 +997,12 @@ class KernelPrinter:
             return local_ref(n.out, n.out_index, printer) if n.out in local else \
                 f"{n.out}[{printer.index(n.out_index)}]"
 
+        own = list(space[plan.shared_depth:])
+        if self.first_stop is not None and plan.shared_depth == 0:  # [COV] the stores' count
+            own[0] = self.first_stop
+            extent = own[-1]
         with ExitStack() as scope:
-            self.open_loops(scope, xnames, space[plan.shared_depth:-1], None)
+            self.open_loops(scope, xnames, own[:-1], None)
             if not isinstance(block, int):
                 out.stmt(f"const int64_t stax_block = {block};  // outputs per block")
                 block = "stax_block"
@@ -1014,7 +1028,8 @@ class KernelPrinter:
                          f"// [FROWS] kernel-local, {e} per output, outputs contiguous"
                          if name in wide else
                          f"{t} {name}[{size}];  // kernel-local, one per output of the block")
-            for nodes in self.groups():
+            for nodes in self.clamp_branches(block_clamps(plan.nodes, len(space)), last,
+                                             unclamped, hoisted):
                 for n in nodes:
                     out.comment(f"{n.name}: {n.origin}")
                 if nodes[0].kind == "scan":  # rows of the block added one after another
@@ -1094,6 +1109,35 @@ class KernelPrinter:
                             out.stmt(f"{target(n, printer)} = {value};")
                             printer.names[Load(n.out, n.out_index,
                                                self.buffers[n.out].dtype)] = value
+
+    def clamp_branches(self, clamps: Mapping[Expr, Clamp], last: str,
+                       unclamped: dict[Expr, Expr], hoisted: ExprPrinter | None
+                       ) -> Iterator[list[Node]]:
+        """The kernel's loop groups for one block of outputs (`{last}` from `block`, `lanes`
+        of them), for the caller to print. [COV] With clamped gather indices (a masked
+        slice's positions, rule clamp_free): twice, first in `if (stax_free)`, where no clamp
+        bites anywhere in the block, with `unclamped` holding each index's argument (its
+        lanes read contiguously: vector loads, not gathers), then in its `else`."""
+        if not clamps:
+            yield from self.groups()
+            return
+        out = self.out
+        out.stmt("bool stax_free = lanes > 0;")
+        for first in ("block", "block + lanes - 1"):  # the arguments are affine in the lane
+            with out.block():
+                out.stmt(f"const int64_t {last} = {first};")
+                ends = ExprPrinter(self.plan.nodes[0].var_ranges)
+                ends.counter = hoisted.counter if hoisted is not None else 0
+                values = ends.emit([c.arg for c in clamps.values()], out)
+                out.stmt("stax_free = stax_free" + "".join(
+                    f" && {v} >= {c.low} && {v} <= {c.high}"
+                    for v, c in zip(values, clamps.values(), strict=True)) + ";")
+        with out.block("if (stax_free)"):
+            unclamped.update((e, c.arg) for e, c in clamps.items())
+            yield from self.groups()
+        unclamped.clear()
+        with out.block("else"):
+            yield from self.groups()
 
     def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],
                              rnames: Sequence[str], suffix: str,
