@@ -64,13 +64,16 @@ from stax.nested.kernels import (
     empty_layout,
     flush,
     native,
+    pending_reads,
     run_map,
     run_segreduce,
     run_segscan,
     size_of,
 )
 from stax.nested.ragged import Ragged
+from stax.nested.regular import map_ as regular_map
 from stax.nested.regular import segreduce as regular_segreduce
+from stax.nested.regular import segscan as regular_segscan
 from stax.nested.spec import Layout, Store
 from stax.nested.tape import effect, guard, record
 
@@ -614,6 +617,15 @@ def materialize(v: Scalar) -> np.ndarray:
     if direct:
         flush()  # the array may hold results of deferred reductions
         return e.buf.array
+    if not checks and space.width is not None and space.parent is not None \
+            and space.parent.parent is not None and not pending_reads([e]):
+        routed = regular_map(space.layout, e, f"map over {space.name}: {show(e)}")
+        if routed is not None:
+            note("map over regular rows -> elementwise program (main pipeline)",
+                 f"{show(e)} over {space.describe()}: rows of one length are a 2-D array, "
+                 f"so the map is one elementwise NumPy program over it, compiled by the main "
+                 f"pipeline (stax.jit: Graph, fusion, C++)")
+            return routed
     out = alloc(space.layout, "n", e.dtype)
     counts = [alloc(None, "n", INT64) for _ in checks]
     for c in checks:
@@ -840,16 +852,10 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     checks, counts = _counted(child) if kind == "reduce" else ([], [])
     closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
         else None
-    if kind == "reduce" and not checks and closed is None:
-        regular = regular_segreduce(child.layout, operator, exprs, f"{operator.name} over "
-                                    f"{child.name}, axis 1")
-        if regular is not None:
-            note("map-of-reduce -> regular reduction (main pipeline)", f"{operator.name} over "
-                 f"{child.describe()}: rows of one length are a 2-D array, so the reduction "
-                 f"is {operator.name}.reduce(axis=1) of the element expression "
-                 f"{show(exprs[0])}, compiled by the main pipeline (stax.jit: Graph, fusion, "
-                 f"C++)")
-            return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in regular)
+    if not checks and closed is None and (kind == "reduce" or space.parent is not None):
+        routed = _main_pipeline(kind, operator, exprs, child, space)
+        if routed is not None:
+            return routed
     rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
             else f"{kind} -> {prim} (one segment)")
     note(rule, f"{operator.name} over {child.describe()}; element expression fused: "
@@ -879,6 +885,25 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
         _raise_counted(checks, outs[len(elems):])
         return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs[:len(elems)])
     outs = run_segscan(child.layout, operator, exprs, False, summary)
+    return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
+
+
+def _main_pipeline(kind: str, operator: Any, exprs: Sequence[Expr], child: Space,
+             space: Space) -> tuple | None:
+    """A reduction or scan over rows of one length through the main pipeline
+    (`stax.nested.regular`), or None where it does not apply."""
+    reduce = kind == "reduce"
+    method = "reduce" if reduce else "accumulate"
+    outs = (regular_segreduce if reduce else regular_segscan)(
+        child.layout, operator, exprs, f"{operator.name}.{method} over {child.name}, axis 1")
+    if outs is None:
+        return None
+    note(f"map-of-{kind} -> regular {'reduction' if reduce else 'scan'} (main pipeline)",
+         f"{operator.name} over {child.describe()}: rows of one length are a 2-D array, so "
+         f"the {kind} is {operator.name}.{method}(axis=1) of the element expression "
+         f"{show(exprs[0])}, compiled by the main pipeline (stax.jit: Graph, fusion, C++)")
+    if reduce:
+        return tuple(Scalar(space, Load(o.dtype, Buf(o), Idx())) for o in outs)
     return tuple(Row(child, Scalar(child, Load(o.dtype, Buf(o), Idx()))) for o in outs)
 
 

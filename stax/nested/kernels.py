@@ -131,9 +131,7 @@ def _launch(kind: str, summary: str, kernel: SegmentedKernel, layout: Layout | N
     built = get_backend(BACKEND).segmented_kernel(kernel)
     for a in built.arrays:
         assert a.flags.c_contiguous and a.ndim == 1, "kernels take contiguous 1-D arrays"
-    holder = _CHAIN.get()
-    if holder and holder[0].owns(built.arrays):
-        flush()  # reads results of deferred reductions: compute them first
+    settle(built.arrays)
     log_kernel(KernelRecord(kind, summary, built.source, built.body))
     tape.effect(_Kernel(built.entry, segmented), layout, n, *built.arrays)
 
@@ -309,6 +307,19 @@ def defer_segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
     outs = tuple(alloc(layout, "k", t) for t in op.dtypes)
     chain.phases.append(Phase(op, tuple(elems), outs, summary))
     return list(outs)
+
+
+def pending_reads(exprs: Sequence[Expr]) -> bool:
+    """Whether `exprs` read results of the pending chain (not computed yet)."""
+    holder = _CHAIN.get()
+    return bool(holder) and holder[0].reads(exprs)
+
+
+def settle(arrays: Sequence[np.ndarray]) -> None:
+    """Run the pending chain first when `arrays` include its results (a step reads them)."""
+    holder = _CHAIN.get()
+    if holder and holder[0].owns(arrays):
+        flush()
 
 
 def flush() -> None:

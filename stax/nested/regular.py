@@ -1,20 +1,26 @@
-"""Regular nests through the main pipeline: a segmented reduction over a uniform layout.
+"""Regular nests through the main pipeline: reductions, scans and maps over uniform layouts.
 
-A map of a reduce over rows of equal length (a `Layout.uniform`: k segments of W elements, e.g.
-the rows of a 2-D argument) is a plain reduction along the last axis of a (k, W) array. Such a
-reduction does not become a segmented kernel: its element expression (`stax.nested.expr`) is
-written back as NumPy code over (k, W) arrays (`x[i]` -> the (k, W) view of x, `x[s]` ->
-`x[:, None]`, a gather `x[e]` -> `x[e]`, ufunc calls -> the ufuncs, `where`, casts) followed by
-`op.reduce(axis=1)`, and that function is compiled by `stax.jit`: the Graph, its fusion rules,
-memory planning and kernels, the same pipeline as any NumPy program (issue 12, item 4's first
-step; the flattening rule "map-of-reduce -> regular reduction (main pipeline)").
+Work over rows of equal length (a `Layout.uniform`: k segments of W elements, e.g. the rows
+of a 2-D argument) is plain NumPy code over a (k, W) array, so it does not become a segmented
+kernel: the element expression (`stax.nested.expr`) is written back as NumPy code over (k, W)
+arrays (`x[i]` -> the (k, W) view of x, `x[s]` -> `x[:, None]`, a gather `x[e]` -> `x[e]`,
+ufunc calls -> the ufuncs, `where`, casts), and that function is compiled by `stax.jit`: the
+Graph, its fusion rules, memory planning and kernels, the same pipeline as any NumPy program
+(issue 12, item 4: regular nests stay regular). Three flattening rules use it:
 
-It applies to a single-component ufunc operator (np.add, np.multiply, np.maximum, np.minimum) on
-integers or floats, with no pending bounds check, over a non-empty layout, when some element of
-the reduced rows is loaded at the element index (the (k, W) view gives the shape); anything else
-(tuple or traced Python operators, an index or segment number used as a value, an empty layout)
-stays a segmented kernel. The result is `op(ne, op.reduce(v, axis=1))`: the fold from the
-neutral element that the segmented kernel computes.
+- "map-of-reduce -> regular reduction (main pipeline)": `op(ne, op.reduce(v, axis=1))`;
+- "map-of-scan -> regular scan (main pipeline)": `op(ne, op.accumulate(v, axis=1))`, each
+  prefix folded from the neutral element as the segmented scan does;
+- "map over regular rows -> elementwise program (main pipeline)": the values of a map over
+  the rows, materialized as the (k, W) result of the expression.
+
+The operator of a reduction or scan is a single-component ufunc (np.add, np.multiply,
+np.maximum, np.minimum) on integers or floats; there is no pending bounds check; the layout
+is not empty; some element of the rows is loaded at the element index (the (k, W) view gives
+the shape). Anything else (tuple or traced Python operators, an index or segment number used
+as a value, an empty layout) stays a segmented kernel. Float sums and products are
+reassociated as NumPy's own reductions and scans are (`op(ne, ...)` folds ne last).
+The result of a step is the program's own array (no copy into a separate buffer).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from stax.api import jit
 from stax.explain import explain
 from stax.nested import tape
 from stax.nested.expr import Arg, Buf, Call, Const, Expr, Idx, Load, Seg, ufunc_call
-from stax.nested.kernels import KernelRecord, alloc, empty_layout, log_kernel
+from stax.nested.kernels import KernelRecord, empty_layout, log_kernel, settle
 from stax.nested.spec import Layout, Operator
 
 UFUNCS = {f"np.{u.__name__}": u for u in (np.add, np.multiply, np.maximum, np.minimum)}
@@ -92,56 +98,93 @@ def _numpy(e: Expr, env: dict[tuple[int, str], Any]) -> Any:
     return v if v.dtype == e.dtype else v.astype(e.dtype)
 
 
-def _program(ufunc: np.ufunc, ne: Const, elem: Expr, params: list[Param]) -> Callable[..., Any]:
-    """The reduction as a NumPy function of the parameters, compiled by `stax.jit`."""
+def _accumulated(ufunc: np.ufunc, ne: Const, v: Any, reduce: bool) -> Any:
+    """The fold from `ne` along the rows: `op(ne, op.reduce(v, axis=1))` or, for a scan,
+    `op(ne, op.accumulate(v, axis=1))` (each prefix folded from ne)."""
     dt = ne.dtype
-    keys = [(id(b.array), kind) for b, kind in params]
-
-    def regular_reduction(*arrays: Any) -> Any:
-        v = _numpy(elem, dict(zip(keys, arrays, strict=True)))
-        typed = {"dtype": dt} if ufunc in (np.add, np.multiply) else {}  # no int promotion
-        return ufunc(np.asarray(ne.value, dt)[()], ufunc.reduce(v, axis=1, **typed))
-
-    regular_reduction.__qualname__ = f"regular_{ufunc.__name__}_reduction"
-    return jit(regular_reduction)
+    typed = {"dtype": dt} if reduce and ufunc in (np.add, np.multiply) else {}  # no promotion
+    folded = ufunc.reduce(v, axis=1, **typed) if reduce else ufunc.accumulate(v, axis=1)
+    return ufunc(np.asarray(ne.value, dt)[()], folded)
 
 
 class _Run:
-    """The recorded step: the parameters as views (rows: the layout's (k, W)), the compiled
-    program, its result copied into `out` (one element per segment)."""
+    """The recorded step: the compiled program on the parameters as views (rows: the
+    layout's (k, W)); its result flat and contiguous in `dtype` (one element per segment for
+    a reduction, per element for a scan or a map)."""
 
-    def __init__(self, program: Callable[..., Any], kinds: tuple[str, ...]) -> None:
+    def __init__(self, program: Callable[..., Any], kinds: tuple[str, ...],
+                 dtype: np.dtype) -> None:
         self.program = program
         self.kinds = kinds
+        self.dtype = dtype
 
     def views(self, layout: Layout, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         n, k = layout.n, layout.k
         return [a[:n].reshape(k, -1) if kind == _ROWS else a
                 for a, kind in zip(arrays, self.kinds, strict=True)]
 
-    def __call__(self, layout: Layout, out: np.ndarray, *arrays: np.ndarray) -> None:
-        out[...] = self.program(*self.views(layout, arrays))
+    def __call__(self, layout: Layout, *arrays: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(self.program(*self.views(layout, arrays)),
+                                    self.dtype).reshape(-1)
+
+
+def _route(layout: Layout, elems: Sequence[Expr], name: str, dtype: np.dtype,
+           body: Callable[[list[Any]], Any], summary: str) -> np.ndarray | None:
+    """`body` (NumPy code over the values of `elems` as (k, W) arrays) compiled by stax.jit
+    and run over `layout` as a recorded step; None where the main pipeline does not apply:
+    an irregular layout, an element not written back, no element loaded at the element
+    index (nothing gives the (k, W) shape), no elements, or a program it does not compile."""
+    found: dict[tuple[int, str], Param] = {}
+    if (layout.width is None or not all(_params(e, layout.width, found) for e in elems)
+            or all(kind != _ROWS for _, kind in found.values()) or empty_layout(layout, "n")):
+        return None
+    params = list(found.values())
+    keys = [(id(b.array), kind) for b, kind in params]
+
+    def program(*arrays: Any) -> Any:
+        env = dict(zip(keys, arrays, strict=True))
+        return body([_numpy(e, env) for e in elems])
+
+    program.__qualname__ = name
+    run = _Run(jit(program), tuple(kind for _, kind in params), dtype)
+    arrays = [b.array for b, _ in params]
+    settle(arrays)  # results of deferred reductions are computed before the program reads them
+    try:  # compiles it (cached for the run below)
+        report = explain(run.program, *run.views(layout, arrays))
+    except NotImplementedError:  # something the main pipeline does not compile
+        return None
+    log_kernel(KernelRecord("main pipeline", summary, report.compilation.program.cpp,
+                            report.code))
+    return tape.record(run, layout, *arrays)
 
 
 def segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
               summary: str) -> list[np.ndarray] | None:
     """The segmented reduction of `elems` over `layout` computed by the main pipeline, or
     None where it does not apply (the caller runs a segmented kernel)."""
+    return _folded(layout, op, elems, summary, reduce=True)
+
+
+def segscan(layout: Layout, op: Operator, elems: Sequence[Expr],
+            summary: str) -> list[np.ndarray] | None:
+    """The inclusive segmented scan of `elems` over `layout` (`op.accumulate(axis=1)` from
+    ne) computed by the main pipeline, or None where it does not apply."""
+    return _folded(layout, op, elems, summary, reduce=False)
+
+
+def _folded(layout: Layout, op: Operator, elems: Sequence[Expr], summary: str,
+            reduce: bool) -> list[np.ndarray] | None:
     ufunc = _ufunc(op)
-    found: dict[tuple[int, str], Param] = {}
-    if (layout.width is None or ufunc is None or len(elems) != 1
-            or not _params(elems[0], layout.width, found)
-            or all(kind != _ROWS for _, kind in found.values()) or empty_layout(layout, "n")):
+    if ufunc is None or len(elems) != 1:
         return None
-    params = list(found.values())
-    run = _Run(_program(ufunc, op.ne[0], elems[0], params), tuple(kind for _, kind in params))
-    arrays = [b.array for b, _ in params]
-    try:  # compiles it (cached for the call below)
-        report = explain(run.program, *run.views(layout, arrays))
-    except NotImplementedError:  # something the main pipeline does not compile
-        return None
-    out = alloc(layout, "k", op.dtypes[0])
-    tape.effect(run, layout, out, *arrays)
-    log_kernel(KernelRecord("main pipeline", summary, report.compilation.program.cpp,
-                            report.code))
-    return [out]
+    ne = op.ne[0]
+    out = _route(layout, elems, f"regular_{ufunc.__name__}_{'reduction' if reduce else 'scan'}",
+                 op.dtypes[0], lambda v: _accumulated(ufunc, ne, v[0], reduce), summary)
+    return None if out is None else [out]
+
+
+def map_(layout: Layout, value: Expr, summary: str) -> np.ndarray | None:
+    """The values of `value` at every element of `layout` (regular rows) computed by the
+    main pipeline as one elementwise program over (k, W) arrays, or None where it does not
+    apply (the caller runs a map kernel)."""
+    return _route(layout, [value], "regular_map", value.dtype, lambda v: v[0], summary)
