@@ -102,8 +102,8 @@ def _accumulated(ufunc: np.ufunc, ne: Const, v: Any, reduce: bool) -> Any:
     """The fold from `ne` along the rows: `op(ne, op.reduce(v, axis=1))` or, for a scan,
     `op(ne, op.accumulate(v, axis=1))` (each prefix folded from ne)."""
     dt = ne.dtype
-    typed = {"dtype": dt} if reduce and ufunc in (np.add, np.multiply) else {}  # no promotion
-    folded = ufunc.reduce(v, axis=1, **typed) if reduce else ufunc.accumulate(v, axis=1)
+    typed = {"dtype": dt} if ufunc in (np.add, np.multiply) else {}  # no integer promotion
+    folded = (ufunc.reduce if reduce else ufunc.accumulate)(v, axis=1, **typed)
     return ufunc(np.asarray(ne.value, dt)[()], folded)
 
 
