@@ -16,6 +16,8 @@ stax's kernels and Numba's loop). Each then runs one warm-up call and --repeat t
 row (see `_times`); the median is reported with the ratios NumPy/stax and Numba/stax
 (> 1: stax is faster), then the ratios of the best calls. Threads: OpenMP and Numba use every
 core (`os.cpu_count()`).
+`--regular`: workloads over rows of one length (a (k, 100) array: a map, two scans, a
+softmax, an ELL SpMV), where NumPy's code is the plain 2-D one along axis 1.
 A second table runs the same workloads at --small elements (per-call overhead: a warm
 `sn.jit` call replays its recorded program), median of 200 calls.
 `--clock cpu` times the process's CPU time instead of the wall clock: on a loaded machine
@@ -278,6 +280,144 @@ WORKLOADS = [
 ]
 
 
+# Regular rows (k rows of W elements): `--regular` -------------------------------------------
+#
+# Work over rows of one length runs through the main pipeline (`stax.nested.regular`); NumPy's
+# own code is then the 2-D one (axis=1), no hand-flattening needed.
+
+WIDTH = 100
+
+
+def _rows(n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.normal(size=(max(1, n // WIDTH), WIDTH))
+
+
+def rowmap_stax(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return sn.map(lambda row, s: np.exp(row) * s + 1.0, a, w)
+
+
+@njit(parallel=True, cache=False)
+def rowmap_numba(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    out = np.empty_like(a)
+    for j in prange(a.shape[0]):
+        for i in range(a.shape[1]):
+            out[j, i] = np.exp(a[j, i]) * w[j] + 1.0
+    return out
+
+
+def make_rowmap(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    a = _rows(n, rng)
+    return (a, rng.normal(size=len(a)))
+
+
+def rowmap_runners(a: np.ndarray, w: np.ndarray) -> Runners:
+    f = sn.jit(rowmap_stax)
+    return (lambda: f(a, w), lambda: np.exp(a) * w[:, None] + 1.0, lambda: rowmap_numba(a, w))
+
+
+def rowscan_stax(a: np.ndarray) -> np.ndarray:
+    return sn.map(lambda row: sn.scan(np.add, 0.0, row), a)
+
+
+@njit(parallel=True, cache=False)
+def rowscan_numba(a: np.ndarray) -> np.ndarray:
+    out = np.empty_like(a)
+    for j in prange(a.shape[0]):
+        acc = 0.0
+        for i in range(a.shape[1]):
+            acc += a[j, i]
+            out[j, i] = acc
+    return out
+
+
+def rowscan_runners(a: np.ndarray) -> Runners:
+    f = sn.jit(rowscan_stax)
+    return (lambda: f(a), lambda: np.cumsum(a, axis=1), lambda: rowscan_numba(a))
+
+
+def rowmax_stax(a: np.ndarray) -> np.ndarray:
+    return sn.map(lambda row: sn.scan(np.maximum, -np.inf, row * row), a)
+
+
+@njit(parallel=True, cache=False)
+def rowmax_numba(a: np.ndarray) -> np.ndarray:
+    out = np.empty_like(a)
+    for j in prange(a.shape[0]):
+        acc = -np.inf
+        for i in range(a.shape[1]):
+            acc = max(acc, a[j, i] * a[j, i])
+            out[j, i] = acc
+    return out
+
+
+def rowmax_runners(a: np.ndarray) -> Runners:
+    f = sn.jit(rowmax_stax)
+    return (lambda: f(a), lambda: np.maximum.accumulate(a * a, axis=1), lambda: rowmax_numba(a))
+
+
+def rowsoftmax_numpy(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@njit(parallel=True, cache=False)
+def rowsoftmax_numba(a: np.ndarray) -> np.ndarray:
+    out = np.empty_like(a)
+    for j in prange(a.shape[0]):
+        m = -np.inf
+        for i in range(a.shape[1]):
+            m = max(m, a[j, i])
+        t = 0.0
+        for i in range(a.shape[1]):
+            out[j, i] = np.exp(a[j, i] - m)
+            t += out[j, i]
+        for i in range(a.shape[1]):
+            out[j, i] /= t
+    return out
+
+
+def rowsoftmax_runners(a: np.ndarray) -> Runners:
+    f = sn.jit(softmax_stax)
+    return (lambda: f(a), lambda: rowsoftmax_numpy(a), lambda: rowsoftmax_numba(a))
+
+
+def ell_stax(cols: np.ndarray, vals: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return spmv_stax(cols, vals, x)
+
+
+@njit(parallel=True, cache=False)
+def ell_numba(cols: np.ndarray, vals: np.ndarray, x: np.ndarray) -> np.ndarray:
+    out = np.empty(cols.shape[0])
+    for j in prange(cols.shape[0]):
+        acc = 0.0
+        for i in range(cols.shape[1]):
+            acc += vals[j, i] * x[cols[j, i]]
+        out[j] = acc
+    return out
+
+
+def make_ell(n: int, rng: np.random.Generator) -> tuple[Any, ...]:
+    k, ncols = max(1, n // 20), max(1, n // 10)
+    return (rng.integers(0, ncols, size=(k, 20)), rng.normal(size=(k, 20)),
+            rng.normal(size=ncols))
+
+
+def ell_runners(cols: np.ndarray, vals: np.ndarray, x: np.ndarray) -> Runners:
+    f = sn.jit(ell_stax)
+    return (lambda: f(cols, vals, x), lambda: (vals * x[cols]).sum(axis=1),
+            lambda: ell_numba(cols, vals, x))
+
+
+REGULAR = [
+    Workload("map over rows: exp(row) * w[s] + 1", make_rowmap, rowmap_runners, 1e-12),
+    Workload("scan over rows: cumsum", lambda n, rng: (_rows(n, rng),), rowscan_runners, 1e-9),
+    Workload("scan over rows: running max of row**2", lambda n, rng: (_rows(n, rng),),
+             rowmax_runners, 0.0),
+    Workload("softmax over rows", lambda n, rng: (_rows(n, rng),), rowsoftmax_runners, 1e-9),
+    Workload("ELL SpMV (20 per row)", make_ell, ell_runners, 1e-9),
+]
+
+
 def _check(got: Any, want: Any, rtol: float, who: str, name: str) -> None:
     got_t = got if isinstance(got, tuple) else (got,)
     want_t = want if isinstance(want, tuple) else (want,)
@@ -295,12 +435,12 @@ Row = tuple[str, int, tuple[float, float, float], tuple[float, float, float]]
 CLOCK = time.perf_counter  # --clock cpu: time.process_time
 
 
-def run(elements: int, repeat: int) -> list[Row]:
+def run(elements: int, repeat: int, workloads: list[Workload]) -> list[Row]:
     """One row per workload: its name, inner elements, the median and the best seconds of
     stax, numpy and numba."""
     rows = []
     rng = np.random.default_rng(0)
-    for wl in WORKLOADS:
+    for wl in workloads:
         inputs = wl.make(elements, rng)
         fns = wl.prepare(*inputs)
         want = fns[1]()
@@ -329,6 +469,8 @@ def _times(fn: Callable[[], Any], repeat: int) -> list[float]:
 def _elements(name: str, inputs: tuple[Any, ...]) -> int:
     """The number of inner elements (iterations of the innermost map)."""
     first = inputs[0]
+    if first.ndim == 2:  # regular rows
+        return int(first.size)
     if name.startswith(("sum of iota", "nested map")):
         return int(first.sum())
     return int(len(first))
@@ -356,11 +498,14 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=1000)
     parser.add_argument("--markdown", type=str, default=None)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--regular", action="store_true",
+                        help="the workloads over regular rows (k x 100 arrays) instead")
     args = parser.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    rows = run(args.elements, args.repeat)
-    small = run(args.small, 200)
+    workloads = REGULAR if args.regular else WORKLOADS
+    rows = run(args.elements, args.repeat, workloads)
+    small = run(args.small, 200, workloads)
     header = (f"stax.nested vs hand-flattened NumPy vs Numba parallel, ~{args.elements:,} "
               f"elements, median of {args.repeat}, {args.clock} clock; {os.cpu_count()} cores, "
               f"numba threads {numba.config.NUMBA_NUM_THREADS}, OMP_NUM_THREADS="

@@ -9,8 +9,8 @@ Graph, its fusion rules, memory planning and kernels, the same pipeline as any N
 (issue 12, item 4: regular nests stay regular). Three flattening rules use it:
 
 - "map-of-reduce -> regular reduction (main pipeline)": `op(ne, op.reduce(v, axis=1))`;
-- "map-of-scan -> regular scan (main pipeline)": `op(ne, op.accumulate(v, axis=1))`, each
-  prefix folded from the neutral element as the segmented scan does;
+- "map-of-scan -> regular scan (main pipeline)": `op.accumulate(v, axis=1)`, each prefix
+  folded from the neutral element as the segmented scan does (`_accumulated`);
 - "map over regular rows -> elementwise program (main pipeline)": the values of a map over
   the rows, materialized as the (k, W) result of the expression.
 
@@ -98,13 +98,32 @@ def _numpy(e: Expr, env: dict[tuple[int, str], Any]) -> Any:
     return v if v.dtype == e.dtype else v.astype(e.dtype)
 
 
+def _identity(ufunc: np.ufunc, ne: Const) -> bool:
+    """Whether op(ne, x) == x for every x of ne's dtype, bit for bit (float sums: -0.0)."""
+    dt, value = ne.dtype, ne.value
+    if ufunc is np.multiply:
+        return value == 1
+    if ufunc is np.add:
+        return value == 0 and (dt.kind != "f" or bool(np.signbit(value)))
+    low, high = (-np.inf, np.inf) if dt.kind == "f" else (np.iinfo(dt).min, np.iinfo(dt).max)
+    return value == (low if ufunc is np.maximum else high)
+
+
 def _accumulated(ufunc: np.ufunc, ne: Const, v: Any, reduce: bool) -> Any:
     """The fold from `ne` along the rows: `op(ne, op.reduce(v, axis=1))` or, for a scan,
-    `op(ne, op.accumulate(v, axis=1))` (each prefix folded from ne)."""
+    each prefix folded from ne. A scan from an identity is `op.accumulate(v, axis=1)` alone,
+    and a float sum from +0.0 the accumulation of `v + 0.0` (no -0.0 element: a prefix sum is
+    then never -0.0, and the sums from -0.0 equal those from +0.0), both fused by the main
+    pipeline into the scan's loads; any other ne costs a pass over the result."""
     dt = ne.dtype
     typed = {"dtype": dt} if ufunc in (np.add, np.multiply) else {}  # no integer promotion
+    first = np.asarray(ne.value, dt)[()]
+    if not reduce and _identity(ufunc, ne):
+        return ufunc.accumulate(v, axis=1, **typed)
+    if not reduce and ufunc is np.add and dt.kind == "f" and ne.value == 0:
+        return ufunc.accumulate(v + first, axis=1, **typed)
     folded = (ufunc.reduce if reduce else ufunc.accumulate)(v, axis=1, **typed)
-    return ufunc(np.asarray(ne.value, dt)[()], folded)
+    return ufunc(first, folded)
 
 
 class _Run:

@@ -162,6 +162,20 @@ def test_scan_operators_neutral_elements_and_nan() -> None:
     np.testing.assert_array_equal(check(running_max, i), np.maximum.accumulate(i, axis=1))
 
 
+def test_scans_keep_the_sign_of_zero_of_the_fold_from_ne() -> None:
+    """A float sum from +0.0 never gives -0.0 (0.0 + -0.0 == +0.0); from -0.0 it keeps it."""
+    a = np.array([[-0.0, -0.0, 1.0, -1.0], [2.0, -2.0, -0.0, -0.0], [-0.0, 3.0, -3.0, -0.0]])
+    for dtype in (np.float32, np.float64):
+        x = a.astype(dtype)
+        for ne in (0.0, -0.0):
+            def f(x: Any, ne: Any = dtype(ne)) -> Any:
+                return sn.map(lambda row: sn.scan(np.add, ne, row), x)
+            got, want = check(f, x), sn.interpret(f, x)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+            assert np.signbit(got).any() == bool(np.signbit(ne))  # the fold, in Python
+            assert SCAN in _kinds(f, x)[1]
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered in log")
 def test_maps_and_scans_of_strided_inputs_replays_and_empty_rows() -> None:
     rng = np.random.default_rng(5)
