@@ -89,8 +89,9 @@ def test_empty_and_unrouted_reductions() -> None:
 
 
 def test_gathers_over_regular_rows() -> None:
-    """ELL SpMV: regular rows with a gather keep their fused bounds check (a segreduce);
-    an out-of-range column is NumPy's IndexError, never a read out of bounds."""
+    """ELL SpMV: regular rows with a gather go through the main pipeline, their bounds check
+    a count summed by the same program; an out-of-range column is NumPy's IndexError (the
+    interpreter's message), never a read out of bounds."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=10)
     for idx in (np.int32, np.int64):
@@ -103,11 +104,34 @@ def test_gathers_over_regular_rows() -> None:
 
         np.testing.assert_allclose(check(spmv, cols, vals, x), (vals * x[cols]).sum(axis=1),
                                    rtol=1e-6)
-        assert "segreduce" in _kinds(spmv, cols, vals, x)[0]
-        bad = cols.copy()
-        bad[2, 1] = 10
-        with pytest.raises(IndexError):
-            sn.jit(spmv)(bad, vals, x)
+        kinds, rules = _kinds(spmv, cols, vals, x)
+        assert kinds == ["main pipeline"] and RULE in rules
+        assert "bounds check fused into the main pipeline's reduction" in rules
+        f = sn.jit(spmv)
+        f(cols, vals, x)
+        for j, col in ((2, 10), (4, -11), (0, 2**30)):  # first calls and replays raise
+            bad = cols.copy()
+            bad[j, 1] = col
+            for g in (f, sn.jit(spmv)):
+                with pytest.raises(IndexError, match=f"index {col} is out of bounds"):
+                    g(bad, vals, x)
+        np.testing.assert_allclose(f(cols, vals, x), (vals * x[cols]).sum(axis=1), rtol=1e-6)
+    u = rng.integers(0, 10, size=(6, 3)).astype(np.uint16)  # unsigned columns, float32 x
+    xs = rng.normal(size=10).astype(np.float32)
+    np.testing.assert_allclose(check(spmv, u, u * 0.5, xs), (u * 0.5 * xs[u]).sum(axis=1),
+                               rtol=1e-6)
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        sn.jit(spmv)(np.where(u == u[1, 1], 10, u).astype(np.uint16), u * 0.5, xs)
+    a = rng.normal(size=(4, 7))  # a gather inside each row (an in-row index: segmented)
+    idx = rng.integers(-7, 7, size=(4, 5))
+
+    def picks(a: Any, idx: Any) -> Any:
+        return sn.map(lambda r, ir: sn.reduce(np.add, 0.0, sn.map(lambda j: r[j], ir)), a, idx)
+
+    np.testing.assert_allclose(check(picks, a, idx),
+                               np.take_along_axis(a, idx % 7, axis=1).sum(axis=1), rtol=1e-12)
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        sn.jit(picks)(a, np.where(idx == idx[0, 0], 7, idx))
 
 
 def test_explain_shows_the_rule_and_the_main_pipeline_kernel() -> None:
