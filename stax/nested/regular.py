@@ -60,9 +60,13 @@ def _segment(e: Expr, width: int | None = None) -> bool:
         and isinstance(e.args[1], Const) and e.args[1].value == (width or e.args[1].value))
 
 
-def _params(e: Expr, width: int, out: dict[tuple[int, str], Param]) -> bool:
+def _params(e: Expr, width: int, out: dict[tuple[int, str], Param],
+            branch: bool = False) -> bool:
     """Collect the buffers `e` reads and how (into `out`); False when `e` is not written
-    back: the element or segment index used as a value, or an operator argument."""
+    back: the element or segment index used as a value, an operator argument, or a gather
+    in a branch of a `where` (`branch`: the kernels read it only where the branch is taken,
+    np.where computes both, and the index may be out of bounds elsewhere, e.g. the packed
+    iterations of an active-set loop)."""
     if isinstance(e, Const):
         return True
     if isinstance(e, Load):
@@ -70,10 +74,12 @@ def _params(e: Expr, width: int, out: dict[tuple[int, str], Param]) -> bool:
             out.setdefault((id(e.buf.array), _ROWS), (e.buf, _ROWS))
             return True
         out.setdefault((id(e.buf.array), _FLAT), (e.buf, _FLAT))
-        return (_segment(e.index, width) or isinstance(e.index, Const)
-                or _params(e.index, width, out))
+        if _segment(e.index, width) or isinstance(e.index, Const):
+            return True  # in bounds (the kernels read these in every lane too)
+        return not branch and _params(e.index, width, out)
     if isinstance(e, Call):
-        return all(_params(a, width, out) for a in e.args)
+        return all(_params(a, width, out, branch or (e.fn == "where" and j > 0))
+                   for j, a in enumerate(e.args))
     return False
 
 

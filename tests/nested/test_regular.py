@@ -109,9 +109,9 @@ def test_gathers_over_regular_rows() -> None:
         assert "bounds check fused into the main pipeline's reduction" in rules
         f = sn.jit(spmv)
         f(cols, vals, x)
-        for j, col in ((2, 10), (4, -11), (0, 2**30)):  # first calls and replays raise
+        for r, col in ((2, 10), (4, -11), (0, 2**30)):  # first calls and replays raise
             bad = cols.copy()
-            bad[j, 1] = col
+            bad[r, 1] = col
             for g in (f, sn.jit(spmv)):
                 with pytest.raises(IndexError, match=f"index {col} is out of bounds"):
                     g(bad, vals, x)
@@ -191,8 +191,8 @@ def test_scans_keep_the_sign_of_zero_of_the_fold_from_ne() -> None:
     a = np.array([[-0.0, -0.0, 1.0, -1.0], [2.0, -2.0, -0.0, -0.0], [-0.0, 3.0, -3.0, -0.0]])
     for dtype in (np.float32, np.float64):
         x = a.astype(dtype)
-        for ne in (0.0, -0.0):
-            def f(x: Any, ne: Any = dtype(ne)) -> Any:
+        for ne in (dtype(0.0), dtype(-0.0)):
+            def f(x: Any, ne: Any = ne) -> Any:
                 return sn.map(lambda row: sn.scan(np.add, ne, row), x)
             got, want = check(f, x), sn.interpret(f, x)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
