@@ -852,8 +852,8 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
     checks, counts = _counted(child) if kind == "reduce" else ([], [])
     closed = _closed_form_sum(operator, exprs, child) if kind == "reduce" and not checks \
         else None
-    if closed is None and (kind == "reduce" or space.parent is not None):
-        routed = _main_pipeline(kind, operator, exprs, child, space, checks, counts)
+    if not checks and closed is None and (kind == "reduce" or space.parent is not None):
+        routed = _main_pipeline(kind, operator, exprs, child, space)
         if routed is not None:
             return routed
     rule = (f"map-of-{kind} -> {prim}" if space.parent is not None
@@ -889,22 +889,15 @@ def _segmented(kind: str, op: Any, ne: Any, rows: Sequence[Row]) -> tuple:
 
 
 def _main_pipeline(kind: str, operator: Any, exprs: Sequence[Expr], child: Space,
-                   space: Space, checks: Sequence[Check], counts: Sequence[Expr]) -> tuple | None:
+                   space: Space) -> tuple | None:
     """A reduction or scan over rows of one length through the main pipeline
-    (`stax.nested.regular`), or None where it does not apply; a reduction's pending checks
-    are counted by the same program."""
+    (`stax.nested.regular`), or None where it does not apply."""
     reduce = kind == "reduce"
     method = "reduce" if reduce else "accumulate"
-    summary = f"{operator.name}.{method} over {child.name}, axis 1"
-    outs = regular_segreduce(child.layout, operator, exprs, summary, counts) if reduce \
-        else regular_segscan(child.layout, operator, exprs, summary)
+    outs = (regular_segreduce if reduce else regular_segscan)(
+        child.layout, operator, exprs, f"{operator.name}.{method} over {child.name}, axis 1")
     if outs is None:
         return None
-    for c in checks:
-        note("bounds check fused into the main pipeline's reduction", f"the check over "
-             f"{c.space.name} is a count summed by the same program")
-    _raise_counted(checks, outs[len(exprs):])
-    outs = outs[:len(exprs)]
     note(f"map-of-{kind} -> regular {'reduction' if reduce else 'scan'} (main pipeline)",
          f"{operator.name} over {child.describe()}: rows of one length are a 2-D array, so "
          f"the {kind} is {operator.name}.{method}(axis=1) of the element expression "

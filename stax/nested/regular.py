@@ -134,40 +134,31 @@ def _accumulated(ufunc: np.ufunc, ne: Const, v: Any, reduce: bool) -> Any:
 
 class _Run:
     """The recorded step: the compiled program on the parameters as views (rows: the
-    layout's (k, W)); its results flat and contiguous in `dtypes` (one element per segment
-    for a reduction, per element for a scan or a map, one for a count); one array for one
-    result, else a tuple."""
+    layout's (k, W)); its result flat and contiguous in `dtype` (one element per segment for
+    a reduction, per element for a scan or a map)."""
 
     def __init__(self, program: Callable[..., Any], kinds: tuple[str, ...],
-                 dtypes: tuple[np.dtype, ...]) -> None:
+                 dtype: np.dtype) -> None:
         self.program = program
         self.kinds = kinds
-        self.dtypes = dtypes
+        self.dtype = dtype
 
     def views(self, layout: Layout, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         n, k = layout.n, layout.k
         return [a[:n].reshape(k, -1) if kind == _ROWS else a
                 for a, kind in zip(arrays, self.kinds, strict=True)]
 
-    def __call__(self, layout: Layout, *arrays: np.ndarray) -> Any:
-        got = self.program(*self.views(layout, arrays))
-        flat = [np.ascontiguousarray(r, dt).reshape(-1)
-                for r, dt in zip(got if len(self.dtypes) > 1 else (got,), self.dtypes,
-                                 strict=True)]
-        return flat[0] if len(flat) == 1 else tuple(flat)
+    def __call__(self, layout: Layout, *arrays: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(self.program(*self.views(layout, arrays)),
+                                    self.dtype).reshape(-1)
 
 
-def _part(results: tuple[np.ndarray, ...], j: int) -> np.ndarray:
-    return results[j]
-
-
-def _route(layout: Layout, elems: Sequence[Expr], name: str, dtypes: tuple[np.dtype, ...],
-           body: Callable[[list[Any]], Any], summary: str) -> list[np.ndarray] | None:
-    """`body` (NumPy code over the values of `elems` as (k, W) arrays, returning one array
-    per dtype) compiled by stax.jit and run over `layout` as a recorded step; None where the
-    main pipeline does not apply: an irregular layout, an element not written back, no
-    element loaded at the element index (nothing gives the (k, W) shape), no elements, or a
-    program it does not compile."""
+def _route(layout: Layout, elems: Sequence[Expr], name: str, dtype: np.dtype,
+           body: Callable[[list[Any]], Any], summary: str) -> np.ndarray | None:
+    """`body` (NumPy code over the values of `elems` as (k, W) arrays) compiled by stax.jit
+    and run over `layout` as a recorded step; None where the main pipeline does not apply:
+    an irregular layout, an element not written back, no element loaded at the element
+    index (nothing gives the (k, W) shape), no elements, or a program it does not compile."""
     found: dict[tuple[int, str], Param] = {}
     if (layout.width is None or not all(_params(e, layout.width, found) for e in elems)
             or all(kind != _ROWS for _, kind in found.values()) or empty_layout(layout, "n")):
@@ -180,7 +171,7 @@ def _route(layout: Layout, elems: Sequence[Expr], name: str, dtypes: tuple[np.dt
         return body([_numpy(e, env) for e in elems])
 
     program.__qualname__ = name
-    run = _Run(jit(program), tuple(kind for _, kind in params), dtypes)
+    run = _Run(jit(program), tuple(kind for _, kind in params), dtype)
     arrays = [b.array for b, _ in params]
     settle(arrays)  # results of deferred reductions are computed before the program reads them
     try:  # compiles it (cached for the run below)
@@ -189,48 +180,36 @@ def _route(layout: Layout, elems: Sequence[Expr], name: str, dtypes: tuple[np.dt
         return None
     log_kernel(KernelRecord("main pipeline", summary, report.compilation.program.cpp,
                             report.code))
-    results = tape.record(run, layout, *arrays)
-    if len(dtypes) == 1:
-        return [results]
-    return [tape.record(_part, results, j) for j in range(len(dtypes))]
+    return tape.record(run, layout, *arrays)
 
 
-def segreduce(layout: Layout, op: Operator, elems: Sequence[Expr], summary: str,
-              counts: Sequence[Expr] = ()) -> list[np.ndarray] | None:
-    """The segmented reduction of `elems` over `layout` computed by the main pipeline, with
-    the total of each of `counts` (int64 expressions over the elements: failed bounds
-    checks) as one-element arrays after it, or None where it does not apply (the caller
-    runs a segmented kernel). The main pipeline's own gathers check their indices too: a
-    count's gather reads a clamped index until its check is raised."""
-    return _folded(layout, op, elems, summary, True, counts)
+def segreduce(layout: Layout, op: Operator, elems: Sequence[Expr],
+              summary: str) -> list[np.ndarray] | None:
+    """The segmented reduction of `elems` over `layout` computed by the main pipeline, or
+    None where it does not apply (the caller runs a segmented kernel)."""
+    return _folded(layout, op, elems, summary, reduce=True)
 
 
 def segscan(layout: Layout, op: Operator, elems: Sequence[Expr],
             summary: str) -> list[np.ndarray] | None:
     """The inclusive segmented scan of `elems` over `layout` (`op.accumulate(axis=1)` from
     ne) computed by the main pipeline, or None where it does not apply."""
-    return _folded(layout, op, elems, summary, False, ())
+    return _folded(layout, op, elems, summary, reduce=False)
 
 
 def _folded(layout: Layout, op: Operator, elems: Sequence[Expr], summary: str,
-            reduce: bool, counts: Sequence[Expr]) -> list[np.ndarray] | None:
+            reduce: bool) -> list[np.ndarray] | None:
     ufunc = _ufunc(op)
     if ufunc is None or len(elems) != 1:
         return None
     ne = op.ne[0]
-
-    def body(v: list[Any]) -> Any:
-        folded = _accumulated(ufunc, ne, v[0], reduce)
-        return (folded, *(c.sum() for c in v[1:])) if counts else folded
-
-    kind = "reduction" if reduce else "scan"
-    return _route(layout, [*elems, *counts], f"regular_{ufunc.__name__}_{kind}",
-                  (op.dtypes[0], *(c.dtype for c in counts)), body, summary)
+    out = _route(layout, elems, f"regular_{ufunc.__name__}_{'reduction' if reduce else 'scan'}",
+                 op.dtypes[0], lambda v: _accumulated(ufunc, ne, v[0], reduce), summary)
+    return None if out is None else [out]
 
 
 def map_(layout: Layout, value: Expr, summary: str) -> np.ndarray | None:
     """The values of `value` at every element of `layout` (regular rows) computed by the
     main pipeline as one elementwise program over (k, W) arrays, or None where it does not
     apply (the caller runs a map kernel)."""
-    out = _route(layout, [value], "regular_map", (value.dtype,), lambda v: v[0], summary)
-    return None if out is None else out[0]
+    return _route(layout, [value], "regular_map", value.dtype, lambda v: v[0], summary)

@@ -89,9 +89,9 @@ def test_empty_and_unrouted_reductions() -> None:
 
 
 def test_gathers_over_regular_rows() -> None:
-    """ELL SpMV: regular rows with a gather go through the main pipeline, their bounds check
-    a count summed by the same program; an out-of-range column is NumPy's IndexError (the
-    interpreter's message), never a read out of bounds."""
+    """ELL SpMV: regular rows with a gather keep their fused bounds check (a segreduce; routed
+    through the main pipeline it measured slower, see benchmarks/RESULTS.md); an out-of-range
+    column is NumPy's IndexError (the interpreter's message), never a read out of bounds."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=10)
     for idx in (np.int32, np.int64):
@@ -104,9 +104,7 @@ def test_gathers_over_regular_rows() -> None:
 
         np.testing.assert_allclose(check(spmv, cols, vals, x), (vals * x[cols]).sum(axis=1),
                                    rtol=1e-6)
-        kinds, rules = _kinds(spmv, cols, vals, x)
-        assert kinds == ["main pipeline"] and RULE in rules
-        assert "bounds check fused into the main pipeline's reduction" in rules
+        assert "segreduce" in _kinds(spmv, cols, vals, x)[0]
         f = sn.jit(spmv)
         f(cols, vals, x)
         for r, col in ((2, 10), (4, -11), (0, 2**30)):  # first calls and replays raise
