@@ -49,6 +49,9 @@ kernel with the later kernels over the same segments that read its result per se
 count reduced inside the next reduction over its iterations (the load is clamped meanwhile);
 an int64 sum of an element affine in the element index (sum of iota) is a closed form per
 segment, exact in wrapping arithmetic.
+Regular nests stay regular (regular.py): over rows of one length (a 2-D argument's rows) a
+reduction, a scan (ufunc operators) and the values of a map are NumPy programs over the
+(k, W) array, compiled by `stax.jit` (the main pipeline), not segmented kernels.
 Element code is spelled by the op table (stax.ops), so the kernels' values and error flags
 are the main kernels': integer // and % by zero, float -> integer casts of NaN/inf, integer **
 of a negative exponent warn or raise as `np.errstate` says, on every call (a warm call's C
