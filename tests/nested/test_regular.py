@@ -36,19 +36,34 @@ def test_row_reductions_by_dtype(dtype: Any) -> None:
     assert kinds == ["main pipeline"] and RULE in rules
 
 
-def test_operators_neutral_elements_and_nan() -> None:
-    a = np.array([[1.0, np.nan, 3.0], [4.0, -5.0, 6.0], [-np.inf, 2.0, 0.5]])
-    for op, ne in ((np.add, 0.0), (np.add, 10.0), (np.multiply, 1.0), (np.multiply, -2.0),
-                   (np.maximum, -np.inf), (np.maximum, 5.0), (np.minimum, np.inf),
-                   (np.minimum, 0.0)):
+OPERATORS = ((np.add, 0.0), (np.add, 10.0), (np.multiply, 1.0), (np.multiply, -2.0),
+             (np.maximum, -np.inf), (np.maximum, 5.0), (np.minimum, np.inf), (np.minimum, 0.0))
+
+
+@pytest.mark.parametrize("kind", ["reduce", "scan"])
+def test_operators_neutral_elements_and_nan(kind: str) -> None:
+    a = np.array([[1.0, np.nan, 3.0, -1.0], [4.0, -5.0, 6.0, 0.5], [-np.inf, 2.0, 0.5, 7.0]])
+    nested = getattr(sn, kind)
+    method = "reduce" if kind == "reduce" else "accumulate"
+    for op, ne in OPERATORS:
         def f(a: Any, op: Any = op, ne: Any = ne) -> Any:
-            return sn.map(lambda row: sn.reduce(op, ne, row), a)
+            return sn.map(lambda row: nested(op, ne, row), a)
         got = check(f, a)
-        want = op(ne, op.reduce(a, axis=1))  # the fold from ne, in NumPy
+        want = op(ne, getattr(op, method)(a, axis=1))  # the fold from ne, in NumPy
         np.testing.assert_array_equal(got, want)
-        assert RULE in _kinds(f, a)[1]
+        assert (RULE if kind == "reduce" else SCAN) in _kinds(f, a)[1]
+
+
+def test_integer_reductions_and_scans_wrap() -> None:
     i = np.array([[2**31 - 1, 1, 5], [-3, 7, 0]], dtype=np.int32)  # int32 sums wrap
     np.testing.assert_array_equal(check(_row_sum, i), np.add.reduce(i, axis=1, dtype=np.int32))
+
+    def running_max(a: Any) -> Any:
+        return sn.map(lambda row: sn.scan(np.maximum, np.int32(-2**31), row), a)
+
+    np.testing.assert_array_equal(check(lambda a: sn.map(lambda r: sn.scan(np.add, 0, r), a), i),
+                                  np.add.accumulate(i, axis=1, dtype=np.int32))
+    np.testing.assert_array_equal(check(running_max, i), np.maximum.accumulate(i, axis=1))
 
 
 def test_expressions_strided_inputs_and_replays() -> None:
@@ -162,26 +177,6 @@ def test_maps_and_scans_by_dtype(dtype: Any) -> None:
     assert _kinds(scaled, a, w)[0] == ["main pipeline"]
     assert MAP in _kinds(scaled, a, w)[1] and SCAN in _kinds(cumsum, a)[1]
     assert _kinds(cumsum, a)[0] == ["main pipeline"]
-
-
-def test_scan_operators_neutral_elements_and_nan() -> None:
-    a = np.array([[1.0, np.nan, 3.0, -1.0], [4.0, -5.0, 6.0, 0.5], [-np.inf, 2.0, 0.5, 7.0]])
-    for op, ne in ((np.add, 0.0), (np.add, 10.0), (np.multiply, 1.0), (np.multiply, -2.0),
-                   (np.maximum, -np.inf), (np.maximum, 5.0), (np.minimum, np.inf),
-                   (np.minimum, 0.0)):
-        def f(a: Any, op: Any = op, ne: Any = ne) -> Any:
-            return sn.map(lambda row: sn.scan(op, ne, row), a)
-        got = check(f, a)
-        np.testing.assert_array_equal(got, op(ne, op.accumulate(a, axis=1)))
-        assert SCAN in _kinds(f, a)[1]
-    i = np.array([[2**31 - 1, 1, 5], [-3, 7, 0]], dtype=np.int32)  # int32 scans wrap
-
-    def running_max(a: Any) -> Any:
-        return sn.map(lambda row: sn.scan(np.maximum, np.int32(-2**31), row), a)
-
-    np.testing.assert_array_equal(check(lambda a: sn.map(lambda r: sn.scan(np.add, 0, r), a), i),
-                                  np.add.accumulate(i, axis=1, dtype=np.int32))
-    np.testing.assert_array_equal(check(running_max, i), np.maximum.accumulate(i, axis=1))
 
 
 def test_scans_keep_the_sign_of_zero_of_the_fold_from_ne() -> None:
