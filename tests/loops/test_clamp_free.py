@@ -16,28 +16,8 @@ from conftest import run_sanitized
 
 import stax
 
+from .test_masked import correlation, covariance
 from .test_store_stops import _body
-
-
-def covariance(M, float_n, data):
-    mean = np.mean(data, axis=0)
-    data -= mean
-    cov = np.zeros((M, M), dtype=data.dtype)
-    for i in range(M):
-        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / (float_n - 1.0)
-    return cov
-
-
-def correlation(M, float_n, data):
-    mean = np.mean(data, axis=0)
-    stddev = np.std(data, axis=0)
-    stddev[stddev <= 0.1] = 1.0
-    data -= mean
-    data /= np.sqrt(float_n) * stddev
-    corr = np.eye(M, dtype=data.dtype)
-    for i in range(M - 1):
-        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
-    return corr
 
 
 def column_tails(A, y):
@@ -117,7 +97,8 @@ import sys
 sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 """ + textwrap.dedent("""
     import numpy as np, stax
-    from loops.test_clamp_free import column_tails, covariance
+    from loops.test_clamp_free import column_tails
+    from loops.test_masked import covariance
     for m in (1, 40):
         data = np.random.default_rng(m).random((7, m))
         np.testing.assert_allclose(stax.jit(covariance)(m, np.float64(7), data.copy()),
