@@ -429,9 +429,11 @@ def floyd_warshall_numba(path):  # npbench's numba_n (Numba has no ufunc.outer)
 
 def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
                                                     Callable[[], tuple[Any, ...]]]]:
-    """npbench's adi, seidel-2d and floyd-warshall (its NumPy code and inputs, presets S and
-    M; adi also at N = 400, 5 steps); Numba runs the same code (floyd-warshall: npbench's
-    Numba version, row by row). Empty when npbench is not found."""
+    """npbench's adi, seidel-2d, floyd-warshall, covariance and correlation (its NumPy code
+    and inputs, presets S and M; adi also at N = 400, 5 steps); Numba runs the same code
+    (floyd-warshall: npbench's Numba version, row by row; [COV] covariance and correlation:
+    npbench's `numba_n` versions, which compute the means without `axis=`). Empty when
+    npbench is not found."""
     import importlib
 
     from npbench_probe import load, locate
@@ -441,7 +443,8 @@ def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Cal
         return []
     out = []
     for name, presets in (("adi", ("S", "M", (5, 400))), ("seidel_2d", ("S", "M")),
-                          ("floyd_warshall", ("S", "M"))):
+                          ("floyd_warshall", ("S", "M")), ("covariance", ("S", "M")),
+                          ("correlation", ("S", "M"))):
         for preset in presets:
             loaded = load(root, name, "S" if isinstance(preset, tuple) else preset, {})
             assert loaded is not None
@@ -450,10 +453,11 @@ def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Cal
                 data.update(TSTEPS=preset[0], N=preset[1], u=importlib.import_module(
                     "npbench.benchmarks.polybench.adi.adi").initialize(preset[1]))
             args = [data[a] for a in names]
-            size = "x".join(str(data[a]) for a in ("TSTEPS", "N") if a in data) or \
+            size = "x".join(str(data[a]) for a in ("TSTEPS", "M", "N") if a in data) or \
                 str(args[0].shape[0])
-            fast = floyd_warshall_numba if name == "floyd_warshall" else \
-                numba.njit(cache=False)(kernel)
+            fast = floyd_warshall_numba if name == "floyd_warshall" else importlib.import_module(
+                f"npbench.benchmarks.polybench.{name}.{name}_numba_n").kernel \
+                if name in ("covariance", "correlation") else numba.njit(cache=False)(kernel)
             out.append((f"{name} {size}", kernel, fast,
                         lambda args=args: tuple(a.copy() if isinstance(a, np.ndarray) else a
                                                 for a in args)))
@@ -604,7 +608,8 @@ def main() -> None:
                       row(fn, numba_fn, make, repeat, clock, dict(rtol=1e-8, atol=1e-12)))
     if args.orders is not None:
         return
-    print("\nnpbench's adi, seidel-2d, floyd-warshall (TSTEPS x N, or N)")
+    print("\nnpbench's adi, seidel-2d, floyd-warshall, covariance, correlation (TSTEPS x N, "
+          "M x N, or N)")
     print(f"{'kernel':<19} {header}  loops")
     for name, fn, numba_fn, make in npbench_kernels(args.npbench):
         if args.kernels is None or name.split(" ")[0] in args.kernels:

@@ -838,7 +838,7 @@ def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
         stop = stops.get(stored[0].out) if stored else None
         if stop is None or plan.row_block or plan.unroll or (
                 plan.shared_depth < 1 and plan.form != "outer-reduction") or any(
-                n.kind not in ("pointwise", "reduction") or n.ranges[0] != stored[0].ranges[0]
+                n.kind not in ("pointwise", "reduction") or n.ranges[:1] != stored[0].ranges[:1]
                 for n in nodes) or any(
                 stops.get(n.out) != stop or n.ranges != buffers[n.out].shape or
                 n.out_index != _in_order(n.ranges) for n in stored):
