@@ -427,13 +427,47 @@ def floyd_warshall_numba(path):  # npbench's numba_n (Numba has no ufunc.outer)
     return path
 
 
+@numba.njit(cache=False)
+def products_numba(data, first):  # [COV] data[:, i] @ data[:, i + first:] per i, row by row
+    n, m = data.shape
+    out = np.zeros((m, m), dtype=data.dtype)
+    for i in range(m):
+        for k in range(n):
+            for j in range(i + first, m):
+                out[i, j] += data[k, i] * data[k, j]
+    return out
+
+
+@numba.njit(cache=False)
+def covariance_numba(M, float_n, data):  # npbench's numba_n, its `@` without BLAS (no scipy)
+    data -= np.sum(data, axis=0) / float_n
+    cov = products_numba(data, 0) / (float_n - 1.0)
+    for i in range(M):
+        cov[i:M, i] = cov[i, i:M]
+    return cov
+
+
+@numba.njit(cache=False)
+def correlation_numba(M, float_n, data):  # as covariance_numba
+    mean = np.sum(data, axis=0) / float_n
+    stddev = np.sqrt(np.sum((data - mean) ** 2, axis=0) / float_n)
+    stddev[stddev <= 0.1] = 1.0
+    data -= mean
+    data /= np.sqrt(float_n) * stddev
+    corr = products_numba(data, 1)
+    for i in range(M):
+        corr[i, i] = 1.0
+        corr[i + 1:M, i] = corr[i, i + 1:M]
+    return corr
+
+
 def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Callable[..., Any],
                                                     Callable[[], tuple[Any, ...]]]]:
     """npbench's adi, seidel-2d, floyd-warshall, covariance and correlation (its NumPy code
     and inputs, presets S and M; adi also at N = 400, 5 steps); Numba runs the same code
     (floyd-warshall: npbench's Numba version, row by row; [COV] covariance and correlation:
-    npbench's `numba_n` versions, which compute the means without `axis=`). Empty when
-    npbench is not found."""
+    npbench's `numba_n` versions, their products written as loops: Numba's `@` needs
+    SciPy). Empty when npbench is not found."""
     import importlib
 
     from npbench_probe import load, locate
@@ -455,9 +489,8 @@ def npbench_kernels(path: str | None) -> list[tuple[str, Callable[..., Any], Cal
             args = [data[a] for a in names]
             size = "x".join(str(data[a]) for a in ("TSTEPS", "M", "N") if a in data) or \
                 str(args[0].shape[0])
-            fast = floyd_warshall_numba if name == "floyd_warshall" else importlib.import_module(
-                f"npbench.benchmarks.polybench.{name}.{name}_numba_n").kernel \
-                if name in ("covariance", "correlation") else numba.njit(cache=False)(kernel)
+            fast = {"floyd_warshall": floyd_warshall_numba, "covariance": covariance_numba,
+                    "correlation": correlation_numba}.get(name) or numba.njit(cache=False)(kernel)
             out.append((f"{name} {size}", kernel, fast,
                         lambda args=args: tuple(a.copy() if isinstance(a, np.ndarray) else a
                                                 for a in args)))
