@@ -68,23 +68,94 @@ static inline uint16_t stax_d2h(double d) {
     const uint64_t r = a >= 0x40effe0000000000ull ? big : a < 0x3f10000000000000ull ? sub : norm;
     return (uint16_t)(r | (u >> 48 & 0x8000u));
 }
+// Hardware conversions [F16X, issue 9]: where the ISA level has F16C (avx2, avx512), float16
+// loads and stores convert 8 or 16 values with one vcvtph2ps/vcvtps2ph, as Inductor does. g++ 12
+// does not vectorize F16C's scalar intrinsics, so the vector forms are this header's own simd
+// variants (the _ZGV names g++ calls from a vectorized loop, as for libmvec's expf): stax_h2f_simd
+// and stax_f2h_simd are declared `simd` under the names of the portable scalar functions above,
+// which the loops' scalar remainders call. Halves travel in int32 lanes (one lane width with the
+// floats). Results are NumPy's bit for bit: the hardware rounds to nearest even as npy_half does;
+// it quiets a signaling NaN, which NumPy keeps signaling, so a vector holding one is converted
+// again by the portable code.
+#if defined(__F16C__) && defined(__AVX2__)
+#define STAX_HIDDEN extern "C" __attribute__((visibility("hidden")))
+STAX_HIDDEN float stax_h2f_one(int32_t h) { return stax_h2f((uint16_t)h); }
+STAX_HIDDEN int32_t stax_f2h_one(float f) { return stax_f2h(f); }
+__attribute__((simd("notinbranch"), const, nothrow)) float stax_h2f_simd(int32_t) __asm__(
+    "stax_h2f_one");
+__attribute__((simd("notinbranch"), const, nothrow)) int32_t stax_f2h_simd(float) __asm__(
+    "stax_f2h_one");
+// One vector of N floats and the int32, uint32, uint16 and short vectors of its lanes.
+#define STAX_LANES(N)                                                                          \
+    struct stax_lanes##N {                                                                     \
+        static constexpr int n = N;                                                            \
+        typedef float F __attribute__((vector_size(4 * N)));                                   \
+        typedef int32_t I __attribute__((vector_size(4 * N)));                                 \
+        typedef uint32_t U __attribute__((vector_size(4 * N)));                                \
+        typedef uint16_t H __attribute__((vector_size(2 * N)));                                \
+        typedef short S __attribute__((vector_size(2 * N))); /* the builtins' type */          \
+        typedef long long Q __attribute__((vector_size(4 * N)));                               \
+    };
+STAX_LANES(8) STAX_LANES(16)
+#undef STAX_LANES
+template <typename L> static inline bool stax_any_lane(typename L::U m) {  // one test
+    if constexpr (L::n == 16) return __builtin_ia32_ptestmd512((typename L::I)m, (typename L::I)m,
+                                                               (uint16_t)-1) != 0;
+    else return !__builtin_ia32_ptestz256((typename L::Q)m, (typename L::Q)m);
+}
+template <typename L> static inline typename L::F stax_h2f_lanes(typename L::I h) {
+    const auto bits = __builtin_convertvector(h, typename L::S);
+    typename L::F f;
+    if constexpr (L::n == 16)
+        f = __builtin_ia32_vcvtph2ps512_mask(bits, typename L::F{}, (uint16_t)-1, 4);
+    else
+        f = __builtin_ia32_vcvtph2ps256(bits);
+    if (__builtin_expect(stax_any_lane<L>((typename L::U)((h & 0x7fff) - 0x7c01) < 0x1ff), 0))
+        for (int l = 0; l < L::n; l++) f[l] = stax_h2f((uint16_t)h[l]);  // a signaling NaN
+    return f;
+}
+template <typename L> static inline typename L::I stax_f2h_lanes(typename L::F f) {
+    typename L::S bits;
+    if constexpr (L::n == 16)
+        bits = __builtin_ia32_vcvtps2ph512_mask(f, 0, typename L::S{}, (uint16_t)-1);
+    else
+        bits = __builtin_ia32_vcvtps2ph256(f, 0);  // 0: round to nearest even
+    typename L::I h = __builtin_convertvector((typename L::H)bits, typename L::I);
+    if (__builtin_expect(stax_any_lane<L>(((typename L::U)f & 0x7fffffff) - 0x7f800001 < 0x3fffff), 0))
+        for (int l = 0; l < L::n; l++) h[l] = stax_f2h(f[l]);  // a signaling NaN
+    return h;
+}
+STAX_HIDDEN stax_lanes8::F _ZGVdN8v_stax_h2f_one(stax_lanes8::I h) { return stax_h2f_lanes<stax_lanes8>(h); }
+STAX_HIDDEN stax_lanes8::I _ZGVdN8v_stax_f2h_one(stax_lanes8::F f) { return stax_f2h_lanes<stax_lanes8>(f); }
+#if defined(__AVX512F__)
+STAX_HIDDEN stax_lanes16::F _ZGVeN16v_stax_h2f_one(stax_lanes16::I h) {
+    return stax_h2f_lanes<stax_lanes16>(h);
+}
+STAX_HIDDEN stax_lanes16::I _ZGVeN16v_stax_f2h_one(stax_lanes16::F f) {
+    return stax_f2h_lanes<stax_lanes16>(f);
+}
+#endif
+#undef STAX_HIDDEN
+#else
+static inline float stax_h2f_simd(int32_t h) { return stax_h2f((uint16_t)h); }
+static inline int32_t stax_f2h_simd(float f) { return stax_f2h(f); }
+#endif
 static inline double stax_h2d(uint16_t h) {  // a signaling NaN stays one, as in NumPy
     const uint64_t nan = (uint64_t)(h & 0x8000u) << 48 | 0x7ff0000000000000ull |
                          (uint64_t)(h & 0x3ffu) << 42;
-    const bool is_nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
-    return __builtin_bit_cast(double, is_nan ? nan : __builtin_bit_cast(uint64_t,
-                                                                       (double)stax_h2f(h)));
+    const float f = stax_h2f_simd(h);
+    return f != f ? __builtin_bit_cast(double, nan) : (double)f;
 }
 struct stax_half {
     uint16_t bits;
     stax_half() = default;
     template <typename T> stax_half(T v)
-        : bits(std::is_same_v<T, double> ? stax_d2h((double)v) : stax_f2h((float)v)) {}
+        : bits(std::is_same_v<T, double> ? stax_d2h((double)v) : stax_f2h_simd((float)v)) {}
     // copies as 16-bit loads and stores (g++ does not vectorize an aggregate copy: "more than
     // one data ref in stmt")
     stax_half(const stax_half& o) : bits(o.bits) {}
     stax_half& operator=(const stax_half& o) { bits = o.bits; return *this; }
-    operator float() const { return stax_h2f(bits); }
+    operator float() const { return stax_h2f_simd(bits); }
     static stax_half of_bits(uint16_t b) {
         stax_half h;
         h.bits = b;
