@@ -96,35 +96,47 @@ __attribute__((simd("notinbranch"), const, nothrow)) int32_t stax_f2h_simd(float
         typedef short S __attribute__((vector_size(2 * N))); /* the builtins' type */          \
         typedef long long Q __attribute__((vector_size(4 * N)));                               \
     };
-STAX_LANES(8) STAX_LANES(16)
+STAX_LANES(4) STAX_LANES(8) STAX_LANES(16)
 #undef STAX_LANES
 template <typename L> static inline bool stax_any_lane(typename L::U m) {  // one test
     if constexpr (L::n == 16) return __builtin_ia32_ptestmd512((typename L::I)m, (typename L::I)m,
                                                                (uint16_t)-1) != 0;
-    else return !__builtin_ia32_ptestz256((typename L::Q)m, (typename L::Q)m);
+    else if constexpr (L::n == 8) return !__builtin_ia32_ptestz256((typename L::Q)m, (typename L::Q)m);
+    else return !__builtin_ia32_ptestz128((typename L::Q)m, (typename L::Q)m);
 }
 template <typename L> static inline typename L::F stax_h2f_lanes(typename L::I h) {
     const auto bits = __builtin_convertvector(h, typename L::S);
     typename L::F f;
     if constexpr (L::n == 16)
         f = __builtin_ia32_vcvtph2ps512_mask(bits, typename L::F{}, (uint16_t)-1, 4);
-    else
+    else if constexpr (L::n == 8)
         f = __builtin_ia32_vcvtph2ps256(bits);
+    else  // the instruction's low 4 lanes
+        f = __builtin_ia32_vcvtph2ps(__builtin_shufflevector(bits, bits, 0, 1, 2, 3, 0, 1, 2, 3));
     if (__builtin_expect(stax_any_lane<L>((typename L::U)((h & 0x7fff) - 0x7c01) < 0x1ff), 0))
         for (int l = 0; l < L::n; l++) f[l] = stax_h2f((uint16_t)h[l]);  // a signaling NaN
     return f;
 }
 template <typename L> static inline typename L::I stax_f2h_lanes(typename L::F f) {
     typename L::S bits;
-    if constexpr (L::n == 16)
+    if constexpr (L::n == 16)  // 0: round to nearest even
         bits = __builtin_ia32_vcvtps2ph512_mask(f, 0, typename L::S{}, (uint16_t)-1);
-    else
-        bits = __builtin_ia32_vcvtps2ph256(f, 0);  // 0: round to nearest even
+    else if constexpr (L::n == 8)
+        bits = __builtin_ia32_vcvtps2ph256(f, 0);
+    else {
+        const auto low = __builtin_ia32_vcvtps2ph(f, 0);
+        bits = __builtin_shufflevector(low, low, 0, 1, 2, 3);
+    }
     typename L::I h = __builtin_convertvector((typename L::H)bits, typename L::I);
     if (__builtin_expect(stax_any_lane<L>(((typename L::U)f & 0x7fffffff) - 0x7f800001 < 0x3fffff), 0))
         for (int l = 0; l < L::n; l++) h[l] = stax_f2h(f[l]);  // a signaling NaN
     return h;
 }
+// the variants g++ calls: 16 lanes (AVX-512), 8 (AVX2), and 4 (SSE and AVX names) in loops
+// whose vectors hold 4 doubles
+STAX_HIDDEN stax_lanes4::F _ZGVbN4v_stax_h2f_one(stax_lanes4::I h) { return stax_h2f_lanes<stax_lanes4>(h); }
+STAX_HIDDEN stax_lanes4::I _ZGVbN4v_stax_f2h_one(stax_lanes4::F f) { return stax_f2h_lanes<stax_lanes4>(f); }
+STAX_HIDDEN stax_lanes4::I _ZGVcN4v_stax_f2h_one(stax_lanes4::F f) { return stax_f2h_lanes<stax_lanes4>(f); }
 STAX_HIDDEN stax_lanes8::F _ZGVdN8v_stax_h2f_one(stax_lanes8::I h) { return stax_h2f_lanes<stax_lanes8>(h); }
 STAX_HIDDEN stax_lanes8::I _ZGVdN8v_stax_f2h_one(stax_lanes8::F f) { return stax_f2h_lanes<stax_lanes8>(f); }
 #if defined(__AVX512F__)
@@ -149,13 +161,17 @@ static inline double stax_h2d(uint16_t h) {  // a signaling NaN stays one, as in
 struct stax_half {
     uint16_t bits;
     stax_half() = default;
+    // a constant is converted by the inline code, which g++ folds (a simd variant is a call)
     template <typename T> stax_half(T v)
-        : bits(std::is_same_v<T, double> ? stax_d2h((double)v) : stax_f2h_simd((float)v)) {}
+        : bits(std::is_same_v<T, double> ? stax_d2h((double)v)
+               : __builtin_constant_p((float)v) ? stax_f2h((float)v) : stax_f2h_simd((float)v)) {}
     // copies as 16-bit loads and stores (g++ does not vectorize an aggregate copy: "more than
     // one data ref in stmt")
     stax_half(const stax_half& o) : bits(o.bits) {}
     stax_half& operator=(const stax_half& o) { bits = o.bits; return *this; }
-    operator float() const { return stax_h2f_simd(bits); }
+    operator float() const {
+        return __builtin_constant_p(bits) ? stax_h2f(bits) : stax_h2f_simd(bits);
+    }
     static stax_half of_bits(uint16_t b) {
         stax_half h;
         h.bits = b;
