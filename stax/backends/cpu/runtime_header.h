@@ -75,7 +75,7 @@ static inline uint16_t stax_d2h(double d) {
 // and stax_f2h_simd are declared `simd` under the names of the portable scalar functions above,
 // which the loops' scalar remainders call. Halves travel in int32 lanes (one lane width with the
 // floats). Results are NumPy's bit for bit: the hardware rounds to nearest even as npy_half does;
-// it quiets a signaling NaN, which NumPy keeps signaling, so a vector holding one is converted
+// it quiets a signaling NaN, which NumPy keeps signaling, so a vector holding a NaN is converted
 // again by the portable code.
 #if defined(__F16C__) && defined(__AVX2__)
 #define STAX_HIDDEN extern "C" __attribute__((visibility("hidden")))
@@ -98,38 +98,44 @@ __attribute__((simd("notinbranch"), const, nothrow)) int32_t stax_f2h_simd(float
     };
 STAX_LANES(4) STAX_LANES(8) STAX_LANES(16)
 #undef STAX_LANES
-template <typename L> static inline bool stax_any_lane(typename L::U m) {  // one test
-    if constexpr (L::n == 16) return __builtin_ia32_ptestmd512((typename L::I)m, (typename L::I)m,
-                                                               (uint16_t)-1) != 0;
-    else if constexpr (L::n == 8) return !__builtin_ia32_ptestz256((typename L::Q)m, (typename L::Q)m);
-    else return !__builtin_ia32_ptestz128((typename L::Q)m, (typename L::Q)m);
+template <typename L> static inline bool stax_any_nan(typename L::F f) {  // a compare, a test
+    const auto m = (typename L::Q)(f != f);
+    if constexpr (L::n == 16) return __builtin_ia32_cmpps512_mask(f, f, 3, (uint16_t)-1, 4) != 0;
+    else if constexpr (L::n == 8) return !__builtin_ia32_ptestz256(m, m);
+    else return !__builtin_ia32_ptestz128(m, m);
 }
 template <typename L> static inline typename L::F stax_h2f_lanes(typename L::I h) {
-    const auto bits = __builtin_convertvector(h, typename L::S);
     typename L::F f;
     if constexpr (L::n == 16)
-        f = __builtin_ia32_vcvtph2ps512_mask(bits, typename L::F{}, (uint16_t)-1, 4);
+        f = __builtin_ia32_vcvtph2ps512_mask(
+            __builtin_ia32_pmovdw512_mask(h, typename L::S{}, (uint16_t)-1), typename L::F{},
+            (uint16_t)-1, 4);
     else if constexpr (L::n == 8)
-        f = __builtin_ia32_vcvtph2ps256(bits);
-    else  // the instruction's low 4 lanes
+        f = __builtin_ia32_vcvtph2ps256(__builtin_convertvector(h, typename L::S));
+    else {  // the instruction's low 4 lanes
+        const auto bits = __builtin_convertvector(h, typename L::S);
         f = __builtin_ia32_vcvtph2ps(__builtin_shufflevector(bits, bits, 0, 1, 2, 3, 0, 1, 2, 3));
-    if (__builtin_expect(stax_any_lane<L>((typename L::U)((h & 0x7fff) - 0x7c01) < 0x1ff), 0))
-        for (int l = 0; l < L::n; l++) f[l] = stax_h2f((uint16_t)h[l]);  // a signaling NaN
+    }
+    if (__builtin_expect(stax_any_nan<L>(f), 0))  // a NaN: keep a signaling one's bits
+        for (int l = 0; l < L::n; l++) f[l] = stax_h2f((uint16_t)h[l]);
     return f;
 }
 template <typename L> static inline typename L::I stax_f2h_lanes(typename L::F f) {
-    typename L::S bits;
-    if constexpr (L::n == 16)  // 0: round to nearest even
-        bits = __builtin_ia32_vcvtps2ph512_mask(f, 0, typename L::S{}, (uint16_t)-1);
+    typename L::I h;  // 0: round to nearest even
+    if constexpr (L::n == 16)
+        h = __builtin_ia32_pmovzxwd512_mask(
+            __builtin_ia32_vcvtps2ph512_mask(f, 0, typename L::S{}, (uint16_t)-1),
+            typename L::I{}, (uint16_t)-1);
     else if constexpr (L::n == 8)
-        bits = __builtin_ia32_vcvtps2ph256(f, 0);
+        h = __builtin_convertvector((typename L::H)__builtin_ia32_vcvtps2ph256(f, 0),
+                                    typename L::I);
     else {
-        const auto low = __builtin_ia32_vcvtps2ph(f, 0);
-        bits = __builtin_shufflevector(low, low, 0, 1, 2, 3);
+        const auto low = (typename L::H)__builtin_shufflevector(
+            __builtin_ia32_vcvtps2ph(f, 0), __builtin_ia32_vcvtps2ph(f, 0), 0, 1, 2, 3);
+        h = __builtin_convertvector(low, typename L::I);
     }
-    typename L::I h = __builtin_convertvector((typename L::H)bits, typename L::I);
-    if (__builtin_expect(stax_any_lane<L>(((typename L::U)f & 0x7fffffff) - 0x7f800001 < 0x3fffff), 0))
-        for (int l = 0; l < L::n; l++) h[l] = stax_f2h(f[l]);  // a signaling NaN
+    if (__builtin_expect(stax_any_nan<L>(f), 0))  // a NaN: keep a signaling one's bits
+        for (int l = 0; l < L::n; l++) h[l] = stax_f2h(f[l]);
     return h;
 }
 // the variants g++ calls: 16 lanes (AVX-512), 8 (AVX2), and 4 (SSE and AVX names) in loops
