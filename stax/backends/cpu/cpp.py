@@ -198,9 +198,12 @@ class ExprPrinter:
         fn = e.fn
         if fn == "where" and e.dtype.kind == "c":  # [E16] part by part: the loop vectorizes
             return f"stax_cwhere({a[0]}, {a[1]}, {a[2]})"
-        if fn in ("where", "select") and e.dtype == HALF:  # [VEC5] of bits: a select of
-            return (f"stax_half::of_bits({a[0]} ? stax_half({a[1]}).bits : "  # structs left
-                    f"stax_half({a[2]}).bits)")  # the loop scalar
+        if fn == "where" and e.dtype == HALF:  # [VEC5] of bits (a select of structs left
+            # the loop scalar), [F16X] by masks: both sides are evaluated anyway
+            return f"stax_half::where({a[0]}, stax_half({a[1]}), stax_half({a[2]}))"
+        if fn == "select" and e.dtype == HALF:  # a branch: only the side taken is evaluated
+            return (f"stax_half::of_bits({a[0]} ? stax_half({a[1]}).bits : "
+                    f"stax_half({a[2]}).bits)")
         if fn in ("where", "select"):
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if fn == "cast" and e.dtype == HALF and e.args[0].dtype.kind == "c":  # [E16] real part

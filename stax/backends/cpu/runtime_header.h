@@ -183,6 +183,11 @@ struct stax_half {
         h.bits = b;
         return h;
     }
+    // c ? a : b of the bits, by masks: g++ sinks a converting call into the branch of a ?:
+    // (it is used there only) and leaves the loop scalar ("control flow in loop") [F16X]
+    static stax_half where(bool c, stax_half a, stax_half b) {
+        return of_bits((uint16_t)(b.bits ^ ((a.bits ^ b.bits) & -(int)c)));
+    }
 };
 template <> struct std::numeric_limits<stax_half> : std::numeric_limits<float> {
     static stax_half infinity() { return stax_half(std::numeric_limits<float>::infinity()); }
