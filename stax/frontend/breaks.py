@@ -150,8 +150,6 @@ class SegmentBuilder(Builder):
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
     compiles: int = 0  # segments compiled during this call
     exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
-    producers: dict[int, tuple[int, Op]] = field(default_factory=dict)  # see `producer`
-    indexed: int = 0  # ops[:indexed] are in `producers`
     # What the call ran, for replay (stax.frontend.replay); why it cannot be replayed, if so.
     steps: list[replay.Step] = field(default_factory=list)
     no_replay: str = ""
@@ -325,22 +323,6 @@ class SegmentBuilder(Builder):
                                          tuple(a.shape for a in flat)))
         return [self.arrays[v.id] for v in values]
 
-    def producer(self, v: Value) -> tuple[int, Op]:
-        """The op computing `v` and its position in `ops`, from an index kept across the
-        call's breaks and extended by the ops traced since (rebuilt only when ops were dropped
-        below its end: a loop's trial trace), so a break costs the ops it needs, not every op
-        traced so far (a loop with a break per iteration was quadratic in its trip count)."""
-        hit = self.producers.get(v.id)
-        if hit is not None and hit[0] < len(self.ops) and self.ops[hit[0]] is hit[1]:
-            return hit
-        start = self.indexed
-        if start > len(self.ops) or start and self.producers.get(
-                self.ops[start - 1].out.id, (0, None))[1] is not self.ops[start - 1]:
-            self.producers, start = {}, 0
-        self.producers.update((op.out.id, (k, op)) for k, op in enumerate(self.ops[start:], start))
-        self.indexed = len(self.ops)
-        return self.producers[v.id]
-
     def subgraph(self, outputs: list[Value]) -> tuple[Graph, list[Value]]:
         """The ops `outputs` need; values already known become the graph's inputs."""
         needed: dict[int, tuple[int, Op]] = {}
@@ -349,7 +331,9 @@ class SegmentBuilder(Builder):
             v = stack.pop()
             if v.id in needed:
                 continue
-            needed[v.id] = self.producer(v)
+            hit = self.producer(v.id)
+            assert hit is not None, f"no traced op computes value {v.id}"
+            needed[v.id] = hit
             if v.id not in self.arrays:
                 stack.extend(needed[v.id][1].inputs)
         leaves, ops = [], []

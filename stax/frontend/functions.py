@@ -2429,8 +2429,7 @@ def _computed_alike(b: Builder, v: Value, w: Value, depth: int = 4) -> bool:
 
     if v == w:
         return True
-    producers = {op.out.id: op for op in b.ops}
-    p, q = producers.get(v.id), producers.get(w.id)
+    p, q = (None if hit is None else hit[1] for hit in (b.producer(v.id), b.producer(w.id)))
     if depth == 0 or p is None or q is None or len(p.inputs) != len(q.inputs):
         return False
     key = _key(p, ())

@@ -78,6 +78,10 @@ class Builder:
     # [LOOPFALL] `add` stops the trace (`too_large`) when `ops` reach this many (MAX_TRACE_OPS;
     # a SegmentBuilder moves it on at each break: ops a segment computed are not compiled again)
     op_limit: int = field(default_factory=lambda: MAX_TRACE_OPS)
+    # the traced ops by the id of the value each computes, with its position in `ops`, for
+    # ops[:indexed] (see `producer`)
+    producers: dict[int, tuple[int, Op]] = field(default_factory=dict)
+    indexed: int = 0
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):
@@ -100,6 +104,24 @@ class Builder:
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out
+
+    def producer(self, vid: int) -> tuple[int, Op] | None:
+        """The op computing value `vid` and its position in `ops` (None: no traced op does),
+        from an index kept across lookups and extended by the ops traced since (rebuilt only
+        when ops were dropped below its end: a loop's trial trace), so a lookup costs the ops
+        traced since the last one, not every op traced so far: a break per loop iteration, or
+        a loop's affine index forms (`stax.loops.affine`), were quadratic in the trace's length
+        (npbench's scattering_self_energies traced for minutes)."""
+        hit = self.producers.get(vid)
+        if hit is not None and hit[0] < len(self.ops) and self.ops[hit[0]] is hit[1]:
+            return hit
+        start = self.indexed
+        if start > len(self.ops) or start and self.producers.get(
+                self.ops[start - 1].out.id, (0, None))[1] is not self.ops[start - 1]:
+            self.producers, start = {}, 0
+        self.producers.update((op.out.id, (k, op)) for k, op in enumerate(self.ops[start:], start))
+        self.indexed = len(self.ops)
+        return self.producers.get(vid)
 
     def too_large(self) -> None:
         """The trace reached `op_limit` ops (MAX_TRACE_OPS, see there)."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from stax.frontend.numpy_api import to_value
 from stax.frontend.trace import Builder, Tracer
-from stax.graph import Op, Value
+from stax.graph import Value
 from stax.loops.masked import (
     Mask,
     MaskedTracer,
@@ -50,7 +50,6 @@ def affine_form(b: Builder, x: Any, indices: Mapping[int, range],
         return int(x), {}
     if not isinstance(x, Tracer) or x.value.shape != () or x.dtype.kind not in "iu":
         return None
-    producer: dict[int, Op] = {op.out.id: op for op in b.ops}
     memo: dict[int, Affine | None] = {}
 
     def walk(vid: int) -> Affine | None:
@@ -58,7 +57,8 @@ def affine_form(b: Builder, x: Any, indices: Mapping[int, range],
             return 0, {vid: 1}
         if vid in memo:
             return memo[vid]
-        op = producer.get(vid)
+        hit = b.producer(vid)
+        op = None if hit is None else hit[1]
         result: Affine | None = None
         if op is not None and op.out.shape == ():
             if op.kind == "const" and isinstance(op.attr("value"), (int, np.integer)):
