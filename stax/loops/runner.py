@@ -63,7 +63,7 @@ from stax.runtime.wrapper import (
     raise_flags,
 )
 from stax.sched.scheduler import Schedule, schedule
-from stax.tiling.plan import KernelPlan, thread_count
+from stax.tiling.plan import KernelPlan, PlanDecision, thread_count
 from stax.tiling.threads import team as launch_team
 
 _COUNTER = itertools.count()
@@ -482,6 +482,9 @@ def prepare_body(graph: Graph, trip: range, names: Sequence[str],
                f"for; each thread its own scratch; at launch, the cores idle then): {why}"
                if team > 1 else
                f"iterations in order on {threads} thread(s) ({why})") + f"; {how}"
+        how += "".join(f"; {plan.name}: {d}" for region in driver.regions  # [COV] explain
+                       for plan in region.plans for d in plan.decisions
+                       if d.rule in ("stored_prefix", "clamp_free"))
         if nests:
             how += "; nested loop(s) run by their own C drivers inside this one, " + ", ".join(
                 f"{n.body.label.split(' over ')[0]} (" + "; ".join(
@@ -843,7 +846,9 @@ def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
                 stops.get(n.out) != stop or n.ranges != buffers[n.out].shape or
                 n.out_index != _in_order(n.ranges) for n in stored):
             continue
-        changed[name] = replace(plan, outer_stop=stop)
+        changed[name] = replace(plan, outer_stop=stop, decisions=(*plan.decisions, PlanDecision(
+            "stored_prefix", name, 0, "stored_prefix: the first loop stops at the count of the "
+            "elements the driver's stores read (a slice of index-dependent length)")))
     return changed
 
 

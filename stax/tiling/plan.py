@@ -64,7 +64,9 @@ class PlanDecision:
     tiled form's ROWSxCOLS), `outer_block` (`value` the outer-reduction form's outputs per block:
     an int, or C text evaluated at launch), `threads` (`value` the thread count: 1 when the work
     does not pay for a parallel region), `scan_chains` (`value` the rows of a row scan run in
-    step). `str()` is explain's text."""
+    step), `clamp_free` ([COV] `value` the clamped gather indices read unclamped where they
+    stay in range), `stored_prefix` (the first loop stopped at a loop driver's stores' count).
+    `str()` is explain's text."""
 
     rule: str
     subject: str  # the kernel, node or buffer decided about
@@ -442,6 +444,12 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         notes.append(PlanDecision("outer_block", name, block, f"blocks of {block} outputs" + (
             f" for {threads} threads (at launch, the outputs split over the team: [BUSY] a team "
             f"of one reads whole rows)" if threads > 1 else "")))
+        clamps = len(block_clamps(nodes, len(output_space(nodes))))
+        if clamps:  # [COV]
+            notes.append(PlanDecision("clamp_free", name, clamps, (
+                f"clamp_free: {clamps} clamped gather index(es) (a masked slice's positions) "
+                "read unclamped, with vector loads, in the blocks where no clamp bites (both "
+                "ends of the block checked at run time)")))
     lanes = unroll = 0
     if form == "vectorized":  # [H9]
         unroll, why_unroll = unroll_short_row(nodes, shared_depth)

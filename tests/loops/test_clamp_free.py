@@ -77,6 +77,8 @@ def test_covariance_reads_the_slice_contiguously() -> None:
     assert "stored_prefix" in body.source  # blocks up to the stores' count
     assert "bool stax_free" in body.source  # clamp_free: the unclamped branch
     assert "block < stax_xstop_" in body.source
+    assert "kernel0: stored_prefix" in body.decision  # records, shown by stax.explain
+    assert "kernel0: clamp_free: 1 clamped" in body.decision
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 40])

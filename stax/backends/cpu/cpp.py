@@ -1125,6 +1125,7 @@ class KernelPrinter:
             yield from self.groups()
             return
         out = self.out
+        out.comment("clamp_free: where no clamped index of the block is clamped, read unclamped")
         out.stmt("bool stax_free = lanes > 0;")
         for first in ("block", "block + lanes - 1"):  # the arguments are affine in the lane
             with out.block():
