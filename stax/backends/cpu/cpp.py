@@ -1546,22 +1546,32 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
             out.add(*printer.prologue)
         launch = [plan.launch_work for plan in plans if plan.launch_work is not None]
         shared = any(printer.work_shared for printer in printers)
-        pragmas = []
+        # [BUSY] the body of a region that may share work is a lambda, called by each thread
+        # of a team or by the calling thread alone (noinline: compiled once); the buffers are
+        # its parameters, which keeps their `__restrict__` (a capture loses it, and g++ then
+        # turns no copy loop into memcpy)
+        call = f"stax_body({', '.join(p.rsplit(' ', 1)[1] for p in params)});"
+        with out.block(f"const auto stax_body = [&]({', '.join(params)}) "
+                       "__attribute__((noinline))" if shared else "", tail=";" if shared else ""):
+            out.stmt(f"int {BAD} = 0;  // error bits of this thread (stax_raise)")
+            out.add(*kernels)
+            out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
         if shared:
             # the thread count the plans were made for (the threads= option / OMP_NUM_THREADS)
             threads = max(plan.threads for plan in plans)  # serial kernels run in `omp single`
             # [H9] The team is the launch-time decision alone: the wrapper sets the calling
             # thread's nthreads-var to the cores idle now (stax.tiling.threads.team, set by
             # fastcall's run), so omp_get_max_threads() caps the planned count. No dynamic
-            # adjustment (libgomp's would size it again from the lagging load average), and a
-            # team of one, or work too small to pay, opens no region at all.
+            # adjustment (libgomp's would size it again from the lagging load average).
+            # [BUSY] A team of one, or work too small to pay, opens no region at all: an
+            # `omp parallel if(false)` still makes a team of one, whose barriers (each work-
+            # shared loop's, the region's end) each make a futex system call in libgomp; the
+            # orphaned `omp for`/`single`/`barrier` of the body then run on the caller alone.
             out.stmt(f"const int stax_team = std::min({threads}, omp_get_max_threads());")
             pays = f" && ({' || '.join(map(parallel_pays, launch))})" if launch else ""
-            pragmas.append(f"omp parallel num_threads(stax_team) if(stax_team > 1{pays})")
-        with out.block(pragmas=pragmas):
-            out.stmt(f"int {BAD} = 0;  // error bits of this thread (stax_raise)")
-            out.add(*kernels)
-            out.stmt(f"if ({BAD}) stax_raise(flags, {BAD});")
+            team = Block("", (Stmt(call),), ("omp parallel num_threads(stax_team)",))
+            out.add(Block(f"if (stax_team > 1{pays})", (team,),
+                          orelse=(Stmt(f"{call}  // the calling thread alone"),)))
     if row:
         _row_dispatch(out, name, signature, symbols.index(row), lengths)
     if len(params) > MANY_ARGS:

@@ -39,12 +39,14 @@ class Pragma:
 @dataclass(frozen=True)
 class Block:
     """`head { body }` (a bare `{ body }` without a head), after its `#pragma`s; with
-    `orelse`, `head { body } else { orelse }`."""
+    `orelse`, `head { body } else { orelse }`; `tail` follows the closing brace (the `;` of a
+    lambda's definition)."""
 
     head: str
     body: tuple[Code, ...]
     pragmas: tuple[str, ...] = ()
     orelse: tuple[Code, ...] | None = None
+    tail: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def _render(c: Code, depth: int, out: list[str]) -> None:
         if isinstance(c, Block) and c.orelse is not None:
             out.append(f"{pad}}} else {{")
             out.extend(render(c.orelse, depth + 1))
-        out.append(f"{pad}}}")
+        out.append(f"{pad}}}{c.tail if isinstance(c, Block) else ''}")
 
 
 class Emitter:
@@ -125,10 +127,10 @@ class Emitter:
             self._open.pop()
 
     @contextmanager
-    def block(self, head: str = "", pragmas: Sequence[str] = ()) -> Iterator[None]:
+    def block(self, head: str = "", pragmas: Sequence[str] = (), tail: str = "") -> Iterator[None]:
         with self._body() as body:
             yield
-        self.add(Block(head, tuple(body), tuple(pragmas)))
+        self.add(Block(head, tuple(body), tuple(pragmas), tail=tail))
 
     @contextmanager
     def loop(self, var: str, lo: object, hi: object, *, step: object = 1,
