@@ -81,7 +81,7 @@ def test_covariance_reads_the_slice_contiguously() -> None:
     assert "kernel0: clamp_free: 1 clamped" in body.decision
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 40])
+@pytest.mark.parametrize("n", [0, 1, 7, 40, 300])  # 300: blocks work-shared (`omp for`)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_column_tails_and_tail_products_equal_numpy(n: int, dtype: str) -> None:
     a = _data(n + 3, n, dtype, "c")
