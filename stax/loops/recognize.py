@@ -49,6 +49,7 @@ from stax.loops.affine import (
 from stax.loops.masked import IndexCopy, MaskedTracer, MaskFallback, Ranges, form_bounds
 from stax.loops.masked import _product as product_terms
 from stax.loops.runner import LoopBody, add_loop_ops, compile_soon
+from stax.runtime.wrapper import MAX_KERNELS
 
 UNROLL_LIMIT = 256  # a loop that must be unrolled may have at most this many iterations
 MIN_TRIP = 2  # loops with fewer iterations are unrolled (nothing to gain)
@@ -681,6 +682,9 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
             raise fail(f"{c.name} changes from {c.param.typestr()} to {c.final.typestr()} "
                        "in the body")
     body_ops = b.ops[start2:]
+    if len(body_ops) > MAX_KERNELS:
+        raise fail(f"the body traces to {len(body_ops)} ops (more than {MAX_KERNELS}): as many "
+                   "kernels could take minutes to compile")
     del b.ops[start:]
     loop.gen = None
     state.open.remove(loop)

@@ -417,9 +417,22 @@ def emit_module(schedule: Schedule, backend: Backend, *, threads: int, vectorize
     return Module(plan_of, tuple(variants), regions, source, env, symbols)
 
 
+# A program of more kernels than this is not compiled: g++ takes ~0.1-0.3 s per kernel, so ops
+# that do not fuse (an unrolled nest of small gathers and matrix products: npbench's
+# scattering_self_energies rolled a loop body of 1,043 kernels, 3 MB of C++, over 8 minutes of
+# g++) would take minutes. stax.jit runs the function in NumPy instead (strict=True: the error);
+# stax.loops does not roll a body of more ops than this (ops >= kernels), so a loop body never
+# meets the bound in its own (background) compile.
+MAX_KERNELS = 400
+
+
 def build(schedule: Schedule, *, threads: int, isa: str, form: str | None = None,
           backend: Backend | None = None) -> CompiledProgram:
     backend = backend or get_backend(DEFAULT)
+    if len(schedule.kernels) > MAX_KERNELS:
+        raise NotImplementedError(
+            f"stax.jit: the program needs {len(schedule.kernels)} kernels (ops that do not fuse; "
+            f"more than {MAX_KERNELS}): compiling them would take minutes")
     vectorize = isa != "scalar"
     module = emit_module(schedule, backend, threads=threads, vectorize=vectorize, form=form)
     library = backend.build(module.source, isa) if module.regions[0] else None

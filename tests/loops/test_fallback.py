@@ -153,3 +153,48 @@ def test_small_unrolled_loops_still_compile() -> None:
     x = np.arange(6.0).reshape(2, 3)
     jf = stax.jit(scale_into)
     assert call_both(jf, scale_into, x, np.ones((2, 3))) == []
+
+
+def centered_stats(x: Any) -> Any:
+    """Reductions that each need the one before: one kernel apiece (nothing fuses)."""
+    a = x.sum(axis=0)
+    b = (x - a).max(axis=1)
+    c = (x - b[:, None]).min(axis=0)
+    d = (x * c).sum(axis=1)
+    return (x + d[:, None]).max(axis=0) + a
+
+
+def test_a_program_of_too_many_kernels_runs_in_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More kernels than MAX_KERNELS would take minutes of g++: the function runs in NumPy
+    (strict=True: the error) and nothing is compiled."""
+    monkeypatch.setattr(stax.runtime.wrapper, "MAX_KERNELS", 3)
+    counts = Counts(monkeypatch)
+    x = np.arange(12.0).reshape(3, 4).T  # strided
+    warned = call_both(stax.jit(centered_stats), centered_stats, x)
+    assert any("kernels (ops that do not fuse; more than 3)" in w for w in warned), warned
+    with pytest.raises(NotImplementedError, match=r"needs \d+ kernels"):
+        stax.jit(centered_stats, strict=True)(x)
+    monkeypatch.setattr(stax.runtime.wrapper, "MAX_KERNELS", 400)
+    counts.compiles = 0
+    assert call_both(stax.jit(centered_stats), centered_stats, x) == []  # under it: compiled
+    assert counts.compiles == 1
+
+
+def smooth_steps(u: Any, steps: int) -> Any:
+    for _ in range(steps):
+        u = np.sin(u) * 0.5 + np.cos(u[::-1]) * 0.25 + u.mean()
+    return u
+
+
+@pytest.mark.parametrize(("bound", "rolled"), [(4, False), (400, True)])
+def test_a_loop_body_of_more_ops_than_kernels_allowed_is_unrolled(
+        monkeypatch: pytest.MonkeyPatch, bound: int, rolled: bool) -> None:
+    """A body of more ops than MAX_KERNELS could need as many kernels: it is not rolled (its
+    background compile could not fall back); the unrolled trace meets the program's bounds."""
+    monkeypatch.setattr(stax.loops.recognize, "MAX_KERNELS", bound)
+    u = np.linspace(-1.0, 1.0, 9)
+    jf = stax.jit(smooth_steps)
+    assert call_both(jf, smooth_steps, u, 5) == []
+    (record,) = stax.loops.records(jf)
+    assert record.compiled is rolled
+    assert rolled or "the body traces to 15 ops (more than 4)" in record.reason, record.reason
