@@ -76,6 +76,19 @@ def bit_equal(got: Any, want: Any, nan_bits: bool = True) -> None:
                             want.ravel()[diff[:5] // want.itemsize])
 
 
+def nan_in_each_lane(dtype: str) -> np.ndarray:
+    """Rows of 32 ordinary values with one NaN (signaling or quiet, payloads, either sign) in a
+    different lane each: [F16X] a vector holding a NaN is converted by the portable code (the
+    F16C instructions quiet a signaling NaN; NumPy keeps it), the other vectors by F16C."""
+    nans = {"float16": [0x7c01, 0x7d55, 0xfe01, 0x7e00],
+            "float32": [0x7f800001, 0x7fa00000, 0xff802000, 0x7fc00001]}[dtype]
+    rows = np.tile(np.linspace(-3, 3, 32, dtype=dtype), (32 * len(nans), 1))
+    bits = rows.view(f"u{rows.itemsize}")
+    for k, nan in enumerate(nans):
+        bits[np.arange(32) + 32 * k, np.arange(32)] = nan
+    return rows
+
+
 CONVERSIONS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[np.ndarray, ...]]]] = {
     "f16_to_f32": (lambda h: h.astype(np.float32), lambda: (all_halves(),)),
     "f16_to_f64_T": (lambda h: h.T.astype(np.float64), lambda: (all_halves(),)),
@@ -84,6 +97,12 @@ CONVERSIONS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[np.ndarray, 
     "i64_to_f16": (lambda a: a.astype(np.float16),
                    lambda: (np.arange(-70000, 70000, 7, dtype=np.int64),)),
     "bool_to_f16": (lambda h: (h > 0).astype(np.float16) - h, lambda: (all_halves(),)),
+    "nan_lanes_f16_to_f32": (lambda h: h.astype(np.float32),
+                             lambda: (nan_in_each_lane("float16"),)),
+    "nan_lanes_f16_to_f64": (lambda h: h.astype(np.float64),
+                             lambda: (nan_in_each_lane("float16"),)),
+    "nan_lanes_f32_to_f16": (lambda x: x.astype(np.float16),
+                             lambda: (nan_in_each_lane("float32"),)),
 }
 ARITHMETIC: dict[str, Callable[..., Any]] = {
     "muladd": lambda x, y: x * y + x,
