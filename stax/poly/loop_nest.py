@@ -717,7 +717,11 @@ def _simd(loops: str, innermost_parallel: bool, threads: int) -> str:
     pragma = "#pragma omp parallel for"
     lines = loops.splitlines()
     first = next((k for k, line in enumerate(lines) if line.strip() == pragma), None)
-    lines = [line.replace(pragma, f"{pragma} schedule(dynamic, 1) num_threads({threads})")
+    # [BUSY] at most the launch team (nest_runner sets the calling thread's nthreads-var to
+    # the cores idle now, stax.tiling.threads.team): on a busy machine a thread waiting for a
+    # core would make each wavefront's barrier wait a scheduler time slice
+    team = f"num_threads(min({threads}, omp_get_max_threads()))"
+    lines = [line.replace(pragma, f"{pragma} schedule(dynamic, 1) {team}")
              if k == first and threads > 1 else line for k, line in enumerate(lines)
              if line.strip() != pragma or k == first and threads > 1]
     out = []
@@ -742,6 +746,7 @@ def nest_runner(plan: NestPlan, library: ctypes.CDLL
     T. Ctrl-C stops the nest between tiles (KeyboardInterrupt) [A8]."""
     from stax.runtime.fast import interruptible
     from stax.runtime.wrapper import ANY_FLAG, check_flags, new_flags
+    from stax.tiling.threads import team
 
     fn = getattr(library, plan.symbol)
     fn.argtypes, fn.restype = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p), None
@@ -758,7 +763,7 @@ def nest_runner(plan: NestPlan, library: ctypes.CDLL
             buffers.append(a)
         table = (ctypes.c_void_p * n)(*(b.ctypes.data for b in buffers))
         flags = new_flags()
-        with interruptible(ctypes.addressof(flags)):
+        with interruptible(ctypes.addressof(flags), team(thread_count())):
             fn(table, len(trip), ctypes.addressof(flags))
         if flags[ANY_FLAG]:
             check_flags(flags)

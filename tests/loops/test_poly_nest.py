@@ -214,6 +214,26 @@ def test_parallel_tiles_equal_numpy(monkeypatch: pytest.MonkeyPatch, threads, fn
     assert ("the tiles of one wavefront run in parallel" in nest) == (threads == "2")
 
 
+@pytest.mark.usefixtures("tiled")
+@pytest.mark.parametrize("runnable", [1, 5])
+def test_parallel_tiles_take_the_launch_team(monkeypatch: pytest.MonkeyPatch, runnable: int):
+    """[BUSY] A nest tiled for 2 threads runs on the team of the cores idle at launch (a busy
+    machine: the caller alone, no thread waiting for a core at each wavefront's barrier): one
+    launch decision per call, the same values as NumPy for either team."""
+    from stax.tiling import threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(threads, "_load", threads._Load("/nonexistent"))
+    monkeypatch.setattr(threads._load, "runnable", runnable)  # 5: two cores busy
+    monkeypatch.setattr(threads, "CORES", 2)
+    decided: list[tuple[int, int]] = []
+    launch = threads.team
+    monkeypatch.setattr(threads, "team", lambda p: decided.append((p, launch(p))) or launch(p))
+    _, recs = run(jacobi_1d, make_array((40,), "float64", 3), 11)
+    assert "the tiles of one wavefront run in parallel" in nest_of(recs)
+    assert decided == [(2, 2 if runnable == 1 else 1)]
+
+
 SANITIZED = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parents[1])!r})
@@ -254,7 +274,8 @@ def test_explain_shows_the_parallel_tile_band(monkeypatch: pytest.MonkeyPatch):
     text = str(stax.explain(jitted, a.copy(), 9))
     assert "band (permutable, coincident=010)" in text
     assert "band at []: permutable, parallel members [-p-]" in text
-    assert "#pragma omp parallel for schedule(dynamic, 1) num_threads(2)" in text
+    assert ("#pragma omp parallel for schedule(dynamic, 1) "
+            "num_threads(min(2, omp_get_max_threads()))") in text  # [BUSY] the launch team
 
 
 @pytest.mark.usefixtures("tiled")
