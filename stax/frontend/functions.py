@@ -640,9 +640,8 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
     if operands and not isinstance(operands[0], str):
         operands = _einsum_interleaved(operands)
     spec, arrays = operands[0].replace(" ", ""), operands[1:]
-    broadcast: set[str] = set()  # letters standing for ellipsis dimensions (they broadcast)
     if "..." in spec:
-        spec, broadcast = _einsum_ellipsis(spec, arrays)
+        spec = _einsum_ellipsis(spec, arrays)
     if "." in spec:
         raise ValueError("einstein sum subscripts string contains a '.' that is not part of "
                          "an ellipsis ('...')")
@@ -667,12 +666,16 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
         if len(term) != x.ndim:
             raise ValueError(f"einstein sum subscripts string contains too many subscripts "
                              f"for operand {len(laid)}")
-        for c, n in zip(term, x.shape, strict=True):
-            if c in broadcast and 1 in (n, sizes.get(c, 1)):
+        own: dict[str, int] = {}  # [HUNT4] a letter's size-1 dimension broadcasts, as
+        for c, n in zip(term, x.shape, strict=True):  # NumPy's, across operands only
+            if own.setdefault(c, n) != n:
+                raise ValueError(f"dimensions in single operand for collapsing index {c!r} "
+                                 f"don't match ({own[c]} != {n})")
+            if 1 in (n, sizes.get(c, 1)):
                 sizes[c] = builtins.max(n, sizes.get(c, 1))
-            elif sizes.setdefault(c, n) != n:
-                raise ValueError(f"einstein sum subscript {c!r} does not contain the correct "
-                                 f"number of indices for operand {len(laid)}")
+            elif sizes[c] != n:
+                raise ValueError(f"operands could not be broadcast together: subscript {c!r} "
+                                 f"has size {sizes[c]} and {n} (operand {len(laid)})")
         x, term = _einsum_diagonal(x, term)
         perm = sorted(range(len(term)), key=lambda d: order.index(term[d]))
         x = api.transpose(x, perm)
@@ -714,7 +717,7 @@ def _einsum_interleaved(operands: Sequence[Any]) -> tuple[Any, ...]:
     return (spec, *arrays)
 
 
-def _einsum_ellipsis(spec: str, arrays: Sequence[Any]) -> tuple[str, set[str]]:
+def _einsum_ellipsis(spec: str, arrays: Sequence[Any]) -> str:
     """[H16] `...` spelled with letters the subscripts do not use: each operand's ellipsis
     covers its trailing unnamed dimensions, right-aligned as in broadcasting; without `->`
     the output is the ellipsis, then the letters used once (NumPy's implicit mode)."""
@@ -738,7 +741,7 @@ def _einsum_ellipsis(spec: str, arrays: Sequence[Any]) -> tuple[str, set[str]]:
         joined = "".join(spelled)
         output = ell + "".join(sorted(c for c in set(joined) - set(ell)
                                       if joined.count(c) == 1))
-    return ",".join(spelled) + "->" + output.replace("...", ell), set(ell)
+    return ",".join(spelled) + "->" + output.replace("...", ell)
 
 
 def _einsum_diagonal(x: Tracer, term: str) -> tuple[Tracer, str]:
@@ -1929,20 +1932,32 @@ def _in_place(name: str, numpy_fn: Callable[..., Any], n_arrays: int
         if not isinstance(a, Tracer):
             raise unsupported(f"np.{name} into an array that is not traced")
         arrays, static = list(args[:n_arrays]), args[n_arrays:]
-        if "where" in kwargs:
+        if arrays and _python_literal(arrays[-1]):
+            # [HUNT4] values written as Python objects (`[255]`, `2.5`) go to NumPy as
+            # written: it converts them to the target's dtype (np.place casts an array 'safe')
+            static = (arrays.pop(), *static)
+        n_given = len(arrays)
+        has_where = "where" in kwargs
+        if has_where:
             arrays.append(kwargs.pop("where"))
-        has_where = len(arrays) > n_arrays
         if builtins.any(isinstance(v, Tracer) for v in (*static, *kwargs.values())):
             raise unsupported(f"np.{name} with traced options")
 
         def write(copy: np.ndarray, *rest: np.ndarray) -> None:
             extra = {"where": rest[-1]} if has_where else {}
-            numpy_fn(copy, *rest[:n_arrays], *static, **kwargs, **extra)
+            numpy_fn(copy, *rest[:n_given], *static, **kwargs, **extra)
 
         # `where` in the key: an extern key keeps the routine first registered under it
         _written(f"np.{name}", write, a, arrays, static=static, options=kwargs,
                  where=has_where)
     return call
+
+
+def _python_literal(v: Any) -> bool:
+    """A Python number, or a list or tuple of them (nested): a value NumPy converts itself."""
+    if isinstance(v, (list, tuple)):
+        return builtins.all(_python_literal(o) for o in v)
+    return type(v) in (bool, int, float, complex)
 
 
 # LAPACK: (routine, result shapes from the input shape, number of results)

@@ -1,0 +1,447 @@
+"""A ninth wave of the wild corpus (s11 HUNT4): ordinary NumPy programs of the kinds users
+bring, written in our own words — scipy-cookbook and StackOverflow-style snippets for
+statistics, data cleaning, image operations, signal processing, small linear algebra and
+simulations with loops — stressing keyword arguments and np.* functions less common in the
+earlier corpora (histogram with weights/density, digitize right=, searchsorted sorter=,
+interp left/right/period, polyfit/polyval, meshgrid indexing=, einsum with ellipsis, the
+linalg family, pad modes, roll over several axes, put/place/putmask/copyto, ufunc.at and
+.accumulate, bincount with minlength, ndindex/ndenumerate loops, NumPy names imported under
+other names, masked updates of complex iterations in a loop).
+
+Harness: test_corpus_wild.run_case with `warm=True`, `views=True` and `warns=True`.
+`cd tests && python -m corpus.test_corpus_wild9 [names]` prints each function's class.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy import exp as e_
+from numpy import zeros as z_
+from numpy import linspace, sqrt
+
+from corpus.test_corpus_wild import main, normal, run_case, wild
+
+CASES9: dict[str, Any] = {}
+
+
+def case(*inputs: Any) -> Any:
+    return wild(*inputs, cases=CASES9)
+
+
+def ints(r: np.random.Generator, lo: int, hi: int, *shape: int, dtype: str = "int64"
+         ) -> np.ndarray:
+    return r.integers(lo, hi, shape).astype(dtype)
+
+
+# ---- statistics and data cleaning -----------------------------------------------------------
+
+@case(lambda r: (normal(r, 200),), lambda r: (normal(r, 50, dtype="float32"),),
+      lambda r: (np.array([1.0, 1.0, 1.0]),))
+def weighted_density_histogram(x):
+    w = np.abs(x) + 0.5
+    counts, edges = np.histogram(x, bins=8, range=(-3.0, 3.0), weights=w, density=True)
+    centers = 0.5 * (edges[1:] + edges[:-1])
+    return counts, centers, np.sum(counts * np.diff(edges))
+
+
+@case(lambda r: (r.uniform(0, 100, 40),), lambda r: (np.array([0.0, 10, 20, 55, 100]),))
+def grade_buckets(scores):
+    bins = np.array([0.0, 50, 65, 80, 90])
+    left = np.digitize(scores, bins)
+    right = np.digitize(scores, bins, right=True)
+    return left, right, np.bincount(left, minlength=bins.size + 1)
+
+
+@case(lambda r: (normal(r, 30), normal(r, 7)), lambda r: (np.zeros(0), normal(r, 3)))
+def rank_against_reference(ref, q):
+    order = np.argsort(ref, kind="stable")
+    pos = np.searchsorted(ref, q, side="right", sorter=order)
+    return pos, pos / max(ref.size, 1)
+
+
+@case(lambda r: (np.cumsum(r.uniform(0.1, 1, 12)), normal(r, 12), r.uniform(-1, 14, 20)),
+      lambda r: (np.arange(5.0), np.arange(5.0) ** 2, np.array([-1.0, 0.5, 4.0, 9.0])))
+def interpolate_with_fill(xp, fp, x):
+    inside = np.interp(x, xp, fp)
+    clamped = np.interp(x, xp, fp, left=np.nan, right=-1.0)
+    return inside, clamped
+
+
+@case(lambda r: (np.linspace(0, 350, 9), np.sin(np.linspace(0, 6, 9)), r.uniform(0, 720, 15)))
+def periodic_interpolation(deg, vals, q):
+    return np.interp(q, deg, vals, period=360)
+
+
+@case(lambda r: (np.linspace(0, 1, 20), 3 * np.linspace(0, 1, 20) ** 2 - 1 + 0.01 * normal(r, 20)),
+      lambda r: (np.arange(6.0), np.arange(6.0) * 2.0 + 1.0))
+def polynomial_trend(t, y):
+    coef = np.polyfit(t, y, 2)
+    fitted = np.polyval(coef, t)
+    return coef, y - fitted
+
+
+@case(lambda r: (normal(r, 30),), lambda r: (np.array([1.0, np.nan, 3.0, np.nan, 5.0]),),
+      lambda r: (np.array([np.nan, np.nan]),))
+def fill_gaps_linear(y):
+    bad = np.isnan(y)
+    good = np.flatnonzero(~bad)
+    out = y.copy()
+    if good.size:
+        out[bad] = np.interp(np.flatnonzero(bad), good, y[good])
+    return out
+
+
+@case(lambda r: (normal(r, 50),), lambda r: (np.r_[normal(r, 20), 40.0, -35.0],))
+def zscore_outliers(x):
+    med = np.median(x)
+    mad = np.median(np.abs(x - med))
+    z = 0.6745 * (x - med) / mad
+    return np.where(np.abs(z) > 3.5, med, x), np.count_nonzero(np.abs(z) > 3.5)
+
+
+@case(lambda r: (ints(r, 0, 5, 40),), lambda r: (np.array([2, 2, 2, 7]),))
+def mode_and_frequencies(v):
+    vals, counts = np.unique(v, return_counts=True)
+    return vals[np.argmax(counts)], counts / counts.sum()
+
+
+@case(lambda r: (normal(r, 40, 3),), lambda r: (normal(r, 5, 2, dtype="float32"),))
+def percentile_clip(X):
+    lo, hi = np.percentile(X, [5, 95], axis=0)
+    return np.clip(X, lo, hi), np.nanpercentile(X, 50, axis=0)
+
+
+@case(lambda r: (normal(r, 30, 4),), lambda r: (normal(r, 3, 3),))
+def correlation_matrix(X):
+    C = np.corrcoef(X, rowvar=False)
+    cov = np.cov(X.T, ddof=1)
+    return C, cov, np.triu_indices_from(C, k=1)[0].size
+
+
+@case(lambda r: (ints(r, 0, 4, 30), normal(r, 30)), lambda r: (np.array([1, 1, 3]), np.ones(3)))
+def group_means(labels, values):
+    sums = np.bincount(labels, weights=values)
+    n = np.bincount(labels)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / n
+
+
+@case(lambda r: (normal(r, 60),), lambda r: (normal(r, 9, dtype="float32"),))
+def moving_average_convolve(x):
+    k = np.ones(5) / 5
+    return np.convolve(x, k, mode="valid"), np.convolve(x, k, mode="same")
+
+
+# ---- image operations -----------------------------------------------------------------------
+
+@case(lambda r: (r.integers(0, 256, (6, 7), dtype=np.uint8),),
+      lambda r: (r.uniform(0, 1, (5, 5)).astype(np.float32),))
+def pad_and_box_filter(im):
+    p = np.pad(im.astype(np.float64), 1, mode="reflect")
+    out = (p[:-2, :-2] + p[:-2, 1:-1] + p[:-2, 2:] + p[1:-1, :-2] + p[1:-1, 1:-1]
+           + p[1:-1, 2:] + p[2:, :-2] + p[2:, 1:-1] + p[2:, 2:]) / 9.0
+    return out, np.pad(im, ((0, 1), (2, 0)), mode="constant", constant_values=7)
+
+
+@case(lambda r: (normal(r, 5, 6),), lambda r: (normal(r, 3, 4)[:, ::-1],))
+def edge_pad_gradient(im):
+    p = np.pad(im, 1, mode="edge")
+    gy = p[2:, 1:-1] - p[:-2, 1:-1]
+    gx = p[1:-1, 2:] - p[1:-1, :-2]
+    return np.hypot(gx, gy), np.arctan2(gy, gx)
+
+
+@case(lambda r: (normal(r, 6, 6),), lambda r: (normal(r, 4, 5, dtype="float32"),))
+def periodic_laplacian_roll(u):
+    return (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1)
+            + np.roll(u, -1, axis=1) - 4 * u), np.roll(u, (1, 2), axis=(0, 1))
+
+
+@case(lambda r: (r.integers(0, 256, (4, 6, 3), dtype=np.uint8),))
+def rgb_to_hsv_value(im):
+    f = im.astype(np.float32) / 255.0
+    v = f.max(axis=-1)
+    c = v - f.min(axis=-1)
+    s = np.divide(c, v, out=np.zeros_like(v), where=v > 0)
+    return v, s
+
+
+@case(lambda r: (np.arange(12.0).reshape(3, 4),), lambda r: (normal(r, 2, 3),))
+def tile_and_mirror(a):
+    return np.tile(a, (2, 1)), np.flipud(a), np.fliplr(a), np.rot90(a, k=2)
+
+
+@case(lambda r: (r.integers(0, 256, (8, 8), dtype=np.uint8),))
+def block_mean_downsample(im):
+    h, w = im.shape
+    return im.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3)).astype(np.uint8)
+
+
+@case(lambda r: (r.integers(0, 256, (5, 6), dtype=np.uint8), 100),
+      lambda r: (r.integers(0, 256, (3, 3), dtype=np.uint8), 0))
+def threshold_in_place(im, t):
+    out = im.copy()
+    np.putmask(out, out < t, 0)
+    np.place(out, out >= 200, [255])
+    return out
+
+
+# ---- linear algebra -------------------------------------------------------------------------
+
+@case(lambda r: (normal(r, 5, 5) + 5 * np.eye(5), normal(r, 5)),
+      lambda r: (np.eye(3), np.arange(3.0)))
+def solve_and_residual(A, b):
+    x = np.linalg.solve(A, b)
+    return x, np.linalg.norm(A @ x - b), np.linalg.cond(A)
+
+
+@case(lambda r: (normal(r, 8, 3),), lambda r: (normal(r, 4, 4),))
+def qr_least_squares(X):
+    Q, R = np.linalg.qr(X)
+    y = X @ np.arange(1.0, X.shape[1] + 1)
+    beta = np.linalg.solve(R, Q.T @ y)
+    return beta
+
+
+@case(lambda r: (normal(r, 6, 4),))
+def cholesky_whitening(X):
+    S = X.T @ X / X.shape[0] + 1e-3 * np.eye(X.shape[1])
+    L = np.linalg.cholesky(S)
+    return np.linalg.solve(L, X.T).T, np.linalg.slogdet(S)[1]
+
+
+@case(lambda r: (normal(r, 6, 4),), lambda r: (normal(r, 3, 3, dtype="float32"),))
+def svd_rank_and_pinv(A):
+    s = np.linalg.svd(A, compute_uv=False)
+    rank = np.sum(s > s.max() * 1e-10)
+    return s, rank, np.linalg.pinv(A).shape
+
+
+@case(lambda r: (normal(r, 4, 4),))
+def symmetric_eig_power(A):
+    S = (A + A.T) / 2
+    w, V = np.linalg.eigh(S)
+    return w, np.abs(V[:, -1]), np.linalg.matrix_power(S, 3)
+
+
+@case(lambda r: (normal(r, 3, 4, 5), normal(r, 5, 2)),
+      lambda r: (normal(r, 2, 2, 3, dtype="float32"), normal(r, 3, 3, dtype="float32")))
+def einsum_variants(T, M):
+    a = np.einsum("...ij,jk->...ik", T, M)
+    b = np.einsum("bij->bj", T)
+    c = np.einsum("bij,bij->b", T, T)
+    return a, b, c
+
+
+@case(lambda r: (normal(r, 10, 3), normal(r, 4, 3)),
+      lambda r: (normal(r, 1, 2, dtype="float32"), normal(r, 3, 2, dtype="float32")))
+def pairwise_distances_norm(A, B):
+    D = np.linalg.norm(A[:, None, :] - B[None, :, :], axis=-1)
+    nearest = D.argmin(axis=1)
+    return D, nearest, np.take_along_axis(D, nearest[:, None], axis=1)[:, 0]
+
+
+@case(lambda r: (normal(r, 5, 3),), lambda r: (normal(r, 4, 2).T,))
+def norms_by_order(X):
+    return (np.linalg.norm(X, ord=1, axis=1), np.linalg.norm(X, ord=np.inf, axis=0),
+            np.linalg.norm(X, "fro"), np.linalg.norm(X, ord=2))
+
+
+# ---- signals --------------------------------------------------------------------------------
+
+@case(lambda r: (np.cumsum(normal(r, 30)),), lambda r: (np.array([0.0, 3.0, 6.0, 0.5]),))
+def unwrap_and_ediff(phase):
+    w = np.mod(phase, 2 * np.pi)
+    return np.unwrap(w), np.ediff1d(phase, to_begin=0.0)
+
+
+@case(lambda r: (normal(r, 40),), lambda r: (normal(r, 6, dtype="float32"),))
+def zero_crossings_and_peaks(x):
+    s = np.signbit(x)
+    crossings = np.flatnonzero(s[1:] != s[:-1])
+    d = np.diff(np.sign(np.diff(x)))
+    peaks = np.flatnonzero(d < 0) + 1
+    return crossings, peaks
+
+
+@case(lambda r: (np.linspace(0, 2, 21),), lambda r: (np.linspace(0, 1, 4, dtype=np.float32),))
+def trapezoid_integrals(t):
+    y = np.exp(-t) * np.cos(3 * t)
+    return np.trapezoid(y, t), np.trapezoid(y, dx=0.1), np.gradient(y, t)
+
+
+@case(lambda r: (normal(r, 50),))
+def autocorrelation(x):
+    x = x - x.mean()
+    r = np.correlate(x, x, mode="full")[x.size - 1:]
+    return r / r[0]
+
+
+# ---- grids and geometry ---------------------------------------------------------------------
+
+@case(lambda r: (5, 4), lambda r: (1, 3))
+def meshgrid_ij_gaussian(n, m):
+    x = np.linspace(-1, 1, n)
+    y = np.linspace(-2, 2, m)
+    X, Y = np.meshgrid(x, y, indexing="ij")
+    Xs, Ys = np.meshgrid(x, y, sparse=True)
+    return np.exp(-(X ** 2 + Y ** 2)), (Xs * Ys).shape
+
+
+@case(lambda r: (normal(r, 8, 2),), lambda r: (normal(r, 3, 2),))
+def polygon_area_shoelace(P):
+    x, y = P[:, 0], P[:, 1]
+    return 0.5 * np.abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1)))
+
+
+@case(lambda r: (normal(r, 6, 3), normal(r, 6, 3)),
+      lambda r: (normal(r, 2, 3, dtype="float32"), normal(r, 1, 3, dtype="float32")))
+def cross_products_angles(u, v):
+    c = np.cross(u, v)
+    cosang = np.einsum("ij,ij->i", u, v) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1))
+    return c, np.degrees(np.arccos(np.clip(cosang, -1, 1)))
+
+
+# ---- indexing and scatter -------------------------------------------------------------------
+
+@case(lambda r: (ints(r, 0, 6, 20), normal(r, 20)), lambda r: (np.array([0, 0, 5]), np.ones(3)))
+def scatter_add_max(idx, w):
+    acc = np.zeros(6)
+    np.add.at(acc, idx, w)
+    hi = np.full(6, -np.inf)
+    np.maximum.at(hi, idx, w)
+    return acc, hi
+
+
+@case(lambda r: (np.zeros(8), ints(r, -8, 8, 5), normal(r, 5)),
+      lambda r: (np.ones(4, np.float32), np.array([9, -1]), np.array([2.0, 3.0])))
+def put_wrap(a, ind, v):
+    np.put(a, ind, v, mode="wrap")
+    return a
+
+
+@case(lambda r: (normal(r, 5, 4),), lambda r: (normal(r, 3, 6, dtype="float32"),))
+def top_k_per_row(X):
+    k = 2
+    idx = np.argsort(-X, axis=1)[:, :k]
+    vals = np.take_along_axis(X, idx, axis=1)
+    out = np.zeros_like(X)
+    np.put_along_axis(out, idx, vals, axis=1)
+    return vals, out
+
+
+@case(lambda r: (normal(r, 6, 5),), lambda r: (normal(r, 4, 4).T,))
+def fancy_corners(X):
+    rows = np.array([0, -1])
+    cols = np.array([0, -1])
+    corners = X[np.ix_(rows, cols)]
+    diag = X[np.arange(min(X.shape)), np.arange(min(X.shape))]
+    Y = X.copy()
+    Y[[0, 1], [1, 0]] = -9.0
+    return corners, diag, Y
+
+
+@case(lambda r: (normal(r, 10),), lambda r: (ints(r, -3, 3, 7),))
+def running_extrema(x):
+    return (np.maximum.accumulate(x), np.minimum.accumulate(x[::-1])[::-1],
+            np.logical_or.accumulate(x > 1))
+
+
+@case(lambda r: (normal(r, 4, 5), normal(r, 4, 5)), lambda r: (normal(r, 2, 2), normal(r, 1, 2)))
+def copyto_where(dst, src):
+    np.copyto(dst, src, where=src > 0)
+    return dst
+
+
+# ---- simulations with loops -----------------------------------------------------------------
+
+@case(lambda r: (np.linspace(-2, 1, 24), np.linspace(-1.2, 1.2, 16), 20),
+      lambda r: (np.linspace(-1.5, 0.5, 5), np.linspace(-1, 1, 3), 8))
+def mandelbrot_masked(xs, ys, maxit):
+    C = xs[None, :] + 1j * ys[:, None]
+    Z = np.zeros_like(C)
+    N = np.zeros(C.shape, dtype=np.int64)
+    for i in range(maxit):
+        m = np.abs(Z) <= 2
+        Z[m] = Z[m] ** 2 + C[m]
+        N[m] += 1
+    return N
+
+
+@case(lambda r: (r.uniform(0, 1, (6, 6)) < 0.4, 4), lambda r: (np.zeros((3, 4), bool), 2))
+def game_of_life(board, steps):
+    b = board.astype(np.uint8)
+    for _ in range(steps):
+        n = sum(np.roll(np.roll(b, i, 0), j, 1)
+                for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0))
+        b = ((n == 3) | ((b == 1) & (n == 2))).astype(np.uint8)
+    return b.astype(bool)
+
+
+@case(lambda r: (1.0, 0.0, 0.05, 50),)
+def damped_oscillator_euler(x0, v0, dt, steps):
+    traj = np.empty((steps, 2))
+    x, v = x0, v0
+    for k in range(steps):
+        a = -4.0 * x - 0.3 * v
+        x, v = x + dt * v, v + dt * a
+        traj[k] = x, v
+    return traj
+
+
+@case(lambda r: (normal(r, 4, 4),), lambda r: (normal(r, 2, 3),))
+def local_maxima_ndindex(a):
+    out = np.zeros(a.shape, dtype=bool)
+    for i, j in np.ndindex(*a.shape):
+        lo_i, hi_i = max(i - 1, 0), min(i + 2, a.shape[0])
+        lo_j, hi_j = max(j - 1, 0), min(j + 2, a.shape[1])
+        out[i, j] = a[i, j] >= a[lo_i:hi_i, lo_j:hi_j].max()
+    return out
+
+
+@case(lambda r: (normal(r, 3, 4),))
+def ndenumerate_weighted(a):
+    total = 0.0
+    for (i, j), v in np.ndenumerate(a):
+        total += v * (i + 1) * (j + 1)
+    return total
+
+
+@case(lambda r: (normal(r, 20), 0.2), lambda r: (normal(r, 5, dtype="float32"), 0.5))
+def aliased_numpy_names(x, alpha):
+    # `from numpy import zeros as z_`, `exp as e_`: the same functions under other names
+    out = z_(x.shape[0] + 1, dtype=x.dtype)
+    for i in range(x.shape[0]):
+        out[i + 1] = alpha * x[i] + (1 - alpha) * out[i]
+    grid = linspace(0, 1, x.shape[0])
+    return out, e_(-grid) * sqrt(grid + 1)
+
+
+@case(lambda r: (np.full(10, 0.5), 30, 0.1), lambda r: (np.linspace(0, 1, 4), 5, 0.2))
+def heat_explicit_with_bc(u0, steps, r):
+    u = u0.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + r * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[0], u[-1] = 1.0, 0.0
+    return u
+
+
+@case(lambda r: (np.linspace(0.1, 3, 12), 25), lambda r: (np.array([1.0, 2.0, 4.0]), 3))
+def newton_sqrt_vectorized(a, iters):
+    x = np.ones_like(a)
+    for _ in range(iters):
+        x = 0.5 * (x + a / x)
+    return x, np.abs(x * x - a).max()
+
+
+@pytest.mark.parametrize("name", sorted(CASES9))
+def test_wild9_function_matches_numpy(name: str) -> None:
+    run_case(name, CASES9, warm=True, views=True, warns=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:], CASES9, warm=True, views=True, warns=True)
