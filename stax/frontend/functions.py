@@ -2454,11 +2454,17 @@ def _computed_alike(b: Builder, v: Value, w: Value, depth: int = 4) -> bool:
 
 def _masked_operator(py: str, reflected_ok: bool, kind: str) -> Callable[..., Any]:
     """`m op v` (kind ""), `v op m` ("r") or `m op= v` ("i") for a Masked `m`: lazy when `v`
-    has one element (and, reflected, when the op cannot fail on the selection's values)."""
+    has one element (and, reflected, when the op cannot fail on the selection's values), or
+    [HUNT4] when `v` is lazy under the same mask and the op cannot fail on either's values
+    (`Z[m] ** 2 + C[m]`: computed over the whole arrays, assigned back under the mask)."""
     name = f"__{kind}{py}__"
 
     def op(self: Masked, other: Any) -> Any:
-        if self._value is None and _scalar_like(other) and (kind != "r" or reflected_ok):
+        if self._value is None and isinstance(other, Masked) and other._value is None:
+            if reflected_ok and self.same_mask(other.mask):  # (its size would materialize it)
+                full = api.wrap(self.builder, self.full.value)
+                return Masked(getattr(Tracer, name)(full, other.full), self.mask)
+        elif self._value is None and _scalar_like(other) and (kind != "r" or reflected_ok):
             return Masked(getattr(Tracer, name)(api.wrap(self.builder, self.full.value), other),
                           self.mask)
         return getattr(Tracer, name)(self, other)

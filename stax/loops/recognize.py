@@ -223,6 +223,8 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
             if masks:
                 result = MaskedTracer(result.builder, result.value, masks)
         items = index if isinstance(index, tuple) else (index,)
+        if isinstance(result, functions.Masked):  # [HUNT4] `x[m]`: a copy in NumPy, lazy
+            return result
         if result.ndim and (plan is not None or any(isinstance(it, Tracer) and
                                                     it.concrete is None for it in items)):
             if not isinstance(result, MaskedTracer):
