@@ -1198,6 +1198,26 @@ def polyval(p: Any, x: Any) -> Tracer:
     return y
 
 
+def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Tracer:
+    """[HUNT4] NumPy's least-squares fit as an extern call (its errors at run time)."""
+    if full or cov or w is not None or rcond is not None:
+        raise unsupported("np.polyfit with rcond=, full=, w= or cov=")
+    xs, ys = traced(x, (x, y)), traced(y, (x, y))
+    order = operator.index(deg) + 1
+    if order < 1:
+        raise ValueError("expected deg >= 0")
+    if xs.ndim != 1 or ys.ndim not in (1, 2):
+        raise TypeError("expected 1D vector for x" if xs.ndim != 1 else
+                        "expected 1D or 2D array for y")
+    with warnings.catch_warnings():  # (a RankWarning for a fit of too few points)
+        warnings.simplefilter("ignore")
+        dtype = np.polyfit(np.arange(order + 1, dtype=xs.dtype),
+                           np.ones(order + 1, ys.dtype), order - 1).dtype
+    return _extern("np.polyfit", np.polyfit, (xs, ys), (order, *ys.shape[1:]), dtype,
+                   deg=order - 1)
+
+
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Tracer:
     if out is not None:
@@ -1703,13 +1723,19 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tracer:
-    if sorter is not None:
-        raise unsupported("np.searchsorted with sorter=")
     x, vals = traced(a, (a, v)), traced(v, (a, v))
     if x.ndim != 1:
         raise ValueError("object too deep for desired array")
+    if sorter is not None:  # [HUNT4] the order as a third array (NumPy checks its size)
+        return _extern("np.searchsorted[sorter]", _searchsorted_by, (x, vals, sorter),
+                       tuple(vals.shape), np.dtype(np.intp), side=side)
     return _extern("np.searchsorted", np.searchsorted, (x, vals), tuple(vals.shape),
                    np.dtype(np.intp), side=side)
+
+
+def _searchsorted_by(a: np.ndarray, v: np.ndarray, sorter: np.ndarray, side: str
+                     ) -> np.ndarray:
+    return np.searchsorted(a, v, side=side, sorter=sorter)
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> Tracer:
@@ -2318,7 +2344,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
     np.piecewise: piecewise,
-    np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.trace: trace,
+    np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.polyfit: polyfit, np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.ix_: ix_, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
     np.quantile: quantile, np.bincount: bincount, np.unpackbits: unpackbits,

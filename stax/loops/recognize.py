@@ -105,6 +105,7 @@ class OpenLoop:
     gen: Iterator[Tracer] | None = None
     bounds: tuple[Any, ...] = ()  # start, stop, step: ints or tracers (a run-time range)
     link: tuple[Affine, Affine, int] | None = None  # their forms in the enclosing indices
+    ndindex: bool = False  # one axis of `np.ndindex`: unrolled (as Python runs it) on fallback
     log: list[Logged] = field(default_factory=list)  # the body's reads and writes of arrays
 
 
@@ -138,9 +139,10 @@ class LoopState:
     # index): assigning into one would not reach the array, so a body doing so is unrolled.
     copies: dict[int, Tracer] = field(default_factory=dict)
     writing: int = 0  # inside an assignment: its reads copy the region through
+    glob: dict[str, Any] = field(default_factory=dict)  # the traced function's globals
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
-        if len(loop.trip) > UNROLL_LIMIT:
+        if len(loop.trip) > UNROLL_LIMIT and not loop.ndindex:
             raise LoopError(
                 f"stax.jit: the loop at {site_text(loop.site)} ({len(loop.trip)} iterations) "
                 f"cannot be compiled once for all iterations: {reason}; unrolling is limited "
@@ -274,6 +276,7 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
 
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = setitem  # type: ignore[method-assign]
+    np.ndindex = functools.partial(loop_ndindex, state)  # type: ignore[misc]
     Tracer.__iter__ = _rows(state, original_iter)  # type: ignore[method-assign]
     Tracer.__array_function__ = array_function  # type: ignore[attr-defined]
     Tracer.__matmul__ = product("__matmul__", False)  # type: ignore[method-assign]
@@ -284,6 +287,7 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     finally:
         Tracer.__getitem__ = original  # type: ignore[method-assign]
         Tracer.__setitem__ = original_set  # type: ignore[method-assign]
+        np.ndindex = _NDINDEX  # type: ignore[misc]
         Tracer.__iter__ = original_iter  # type: ignore[method-assign]
         for name, method in saved.items():
             setattr(Tracer, name, method)
@@ -334,7 +338,8 @@ def _retrace(trace: Callable[[Any, tuple[Any, ...]], Any], fn: types.FunctionTyp
         except TraceTooLarge:  # unrolling would only make it larger
             raise
         except GraphBreak as e:  # a traced value used as a Python value inside a body
-            if not state.open or len(state.open[-1].trip) > UNROLL_LIMIT:
+            if not state.open or (len(state.open[-1].trip) > UNROLL_LIMIT and
+                                  not state.open[-1].ndindex):
                 raise  # graph breaks (A2) run it, unrolled, or strict mode reports it
             state.fallback(state.open[-1], f"{e.error}")
         finally:
@@ -351,6 +356,7 @@ def _instrument(fn: types.FunctionType, state: LoopState) -> types.FunctionType:
     glob["enumerate"] = functools.partial(loop_iterable, state, enumerate)
     glob["zip"] = functools.partial(loop_iterable, state, zip)
     glob["reversed"] = functools.partial(loop_iterable, state, reversed)
+    state.glob = glob
     glob["max"] = functools.partial(extremum, max, ">")
     glob["min"] = functools.partial(extremum, min, "<")
     glob.update(functions.creation_names(fn.__globals__))
@@ -391,7 +397,7 @@ def _for_loop_calls(code: types.CodeType) -> frozenset[int]:
     instrs = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     return frozenset(
         a.offset for a, b, c in zip(instrs, instrs[1:], instrs[2:], strict=False)
-        if a.opname in ("CALL", "CALL_FUNCTION", "PRECALL")
+        if a.opname in ("CALL", "CALL_FUNCTION", "PRECALL", "CALL_FUNCTION_EX")
         and b.opname == "GET_ITER" and c.opname == "FOR_ITER")
 
 
@@ -495,8 +501,37 @@ def loop_iterable(state: LoopState, builtin: Callable[..., Any], *args: Any,
     return (tuple(item(a, i) for a in args) for i in loop)
 
 
-def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.FrameType
-               ) -> Iterator[Tracer] | None:
+def loop_ndindex(state: LoopState, *shape: Any) -> Any:
+    """[HUNT4] `np.ndindex(*shape)` as the iterable of a `for` statement of the traced
+    function: one loop per axis, nested (the loops of `for i in range(n0): for j in
+    range(n1)`), yielding index tuples; unrolled as before where a body cannot be compiled
+    once. Elsewhere (library code, other threads) NumPy's."""
+    frame = sys._getframe(1)
+    builder = getattr(functions._ACTIVE, "builder", None)
+    dims = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+    if builder is None or frame.f_globals is not state.glob or not _called_by_for(frame) or \
+            frame.f_code.co_name in _COMPREHENSIONS or not all(
+                type(n) is int or isinstance(n, np.integer) for n in dims):
+        return _NDINDEX(*shape)
+    return _nested_loops(state, [_BUILTIN_RANGE(n) for n in dims], builder, frame)
+
+
+_NDINDEX = np.ndindex
+
+
+def _nested_loops(state: LoopState, trips: list[range], builder: Builder,
+                  frame: types.FrameType, prefix: tuple[Any, ...] = ()
+                  ) -> Iterator[tuple[Any, ...]]:
+    if not trips:
+        yield prefix
+        return
+    loop = _open_loop(state, trips[0], builder, frame, ndindex=True)
+    for i in trips[0] if loop is None else loop:
+        yield from _nested_loops(state, trips[1:], builder, frame, (*prefix, i))
+
+
+def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.FrameType,
+               ndindex: bool = False) -> Iterator[Tracer] | None:
     """The symbolic loop over `trip` for the `for` statement running in `frame`; None: let
     Python iterate (a comprehension, fewer than MIN_TRIP iterations, a loop to unroll)."""
     site: Site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
@@ -505,7 +540,7 @@ def _open_loop(state: LoopState, trip: range, builder: Builder, frame: types.Fra
     if site in state.unroll:
         state.records.append(LoopRecord(site, trip, False, state.unroll[site]))
         return None
-    loop = OpenLoop(site, trip)
+    loop = OpenLoop(site, trip, ndindex=ndindex)
     state.open.append(loop)
     loop.gen = _loop(state, loop, builder, frame)
     return loop.gen
@@ -620,8 +655,9 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     scalars = {name: obj for name, obj in after.items() if name not in before and
                type(obj) in (int, float, bool) and loop.link is None}
     for name, obj in after.items():
-        if id(obj) in state.indices or (name in before and before[name] is obj) or \
-                name in scalars:
+        if _is_index(state, obj):
+            continue
+        if (name in before and before[name] is obj) or name in scalars:
             if name in containers and containers[name] != _container_shape(obj):
                 raise fail(f"the body changes the list or dict {name!r}")
             continue
@@ -671,7 +707,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     names = {c.name for c in carried if c.obj is None}
     objects = {id(c.obj) for c in carried if c.obj is not None}
     for name, obj in after2.items():
-        if id(obj) not in state.indices and not (name in before2 and before2[name] is obj) \
+        if not _is_index(state, obj) and not (name in before2 and before2[name] is obj) \
                 and name not in names and not _same_scalar(obj, scalars.get(name)):
             raise fail(f"the body rebinds {name!r} differently from one trace to the next")
     for k, (tracer, old) in seen2.items():
@@ -702,6 +738,14 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
     object.__setattr__(index, "concrete", (frozenset(), last))
     _set_locals(frame, updates)
+
+
+def _is_index(state: LoopState, obj: Any) -> bool:
+    """A loop index, or a tuple of them and ints (`pos` of `for pos in np.ndindex(...)`)."""
+    if isinstance(obj, tuple):
+        return bool(obj) and all(type(o) is int or id(o) in state.indices for o in obj) and \
+            any(id(o) in state.indices for o in obj)
+    return id(obj) in state.indices
 
 
 def _same_scalar(a: Any, b: Any) -> bool:
