@@ -2552,7 +2552,10 @@ def masked_assign(a: Tracer, index: Any, value: Masked) -> bool:
         return False
     a.check_fresh()
     m = api.reshape(traced(mask, (a,)), tuple(mask.shape) + (1,) * (a.ndim - mask.ndim))
-    new = api.where(m, api.astype(value.full, a.dtype, copy=False), a)
+    full = value.full
+    if full.dtype.kind in "fc" and a.dtype.kind in "iu":  # [HUNT4] NumPy casts only the
+        full = api.where(m, full, 0)  # selection: no invalid-cast flag for NaN/inf outside it
+    new = api.where(m, api.astype(full, a.dtype, copy=False), a)
     api._rebind(a, new.value)
     return True
 
