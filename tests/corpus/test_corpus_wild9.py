@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy import exp as e_
-from numpy import zeros as z_
 from numpy import linspace, sqrt
+from numpy import zeros as z_
 
 from corpus.test_corpus_wild import main, normal, run_case, wild
 
@@ -365,7 +365,7 @@ def mandelbrot_masked(xs, ys, maxit):
     C = xs[None, :] + 1j * ys[:, None]
     Z = np.zeros_like(C)
     N = np.zeros(C.shape, dtype=np.int64)
-    for i in range(maxit):
+    for _ in range(maxit):
         m = np.abs(Z) <= 2
         Z[m] = Z[m] ** 2 + C[m]
         N[m] += 1
@@ -436,6 +436,151 @@ def newton_sqrt_vectorized(a, iters):
     for _ in range(iters):
         x = 0.5 * (x + a / x)
     return x, np.abs(x * x - a).max()
+
+
+# ---- second batch: overlapping writes, integer corners, keyword arguments --------------------
+
+@case(lambda r: (normal(r, 8),), lambda r: (ints(r, -5, 5, 6, dtype="int32"),))
+def overlapping_shift_writes(a):
+    b = a.copy()
+    b[1:] = b[:-1]  # NumPy copies the overlapping source first
+    c = a.copy()
+    c[1:] += c[:-1]
+    d = a.copy()
+    d[:-1] = d[1:] * 2
+    return b, c, d
+
+
+@case(lambda r: (ints(r, 0, 250, 10, dtype="uint8"), ints(r, 0, 250, 10, dtype="uint8")),
+      lambda r: (ints(r, -120, 120, 6, dtype="int8"), ints(r, -120, 120, 6, dtype="int8")))
+def small_int_corners(a, b):
+    diff = a - b  # wraps
+    widened = a.astype(np.int16) - b
+    mean = np.mean(a, dtype=np.float64)
+    total = a.sum(dtype=np.int64)
+    return diff, widened, mean, total, np.abs(a - b), np.cumsum(a, dtype=np.int32)
+
+
+@case(lambda r: (ints(r, -9, 9, 12), ints(r, -4, 4, 12)),
+      lambda r: (normal(r, 7), normal(r, 7)))
+def division_family(a, b):
+    # (inside `with np.errstate(divide="ignore")` Stax still warns for integer // and % by
+    # zero: the errstate is read at the call, not where the op was traced; s11 note)
+    q, rem = np.divmod(a, b)
+    return q, rem, np.fmod(a, b), np.floor_divide(a, b), np.remainder(a, -3)
+
+
+@case(lambda r: (normal(r, 10) * 1000,), lambda r: (np.array([0.5, 1.5, 2.5, -0.5, 1234.5678]),))
+def rounding_modes(x):
+    return (np.round(x, 2), np.round(x, -2), np.around(x), np.floor(x), np.ceil(x),
+            np.trunc(x), np.rint(x), np.fix(x))
+
+
+@case(lambda r: (np.array([1.0, np.nan, -np.inf, np.inf, 2.0]),),
+      lambda r: (normal(r, 6, dtype="float32"),))
+def nan_cleaning(x):
+    clean = np.nan_to_num(x, nan=0.0, posinf=1e6, neginf=-1e6)
+    finite = x[np.isfinite(x)]
+    return clean, finite.mean() if finite.size else 0.0, np.isclose(x, 2.0, atol=1e-3)
+
+
+@case(lambda r: (normal(r, 12),), lambda r: (ints(r, 0, 9, 9),))
+def diff_with_ends(x):
+    return (np.diff(x, prepend=x[0]), np.diff(x, append=0), np.diff(x, n=2),
+            np.ediff1d(x, to_end=[1, 2]))
+
+
+@case(lambda r: (5, 1.5), lambda r: (1, 0.0))
+def ranges_and_spaces(n, start):
+    a, step = np.linspace(start, 10, n, endpoint=False, retstep=True)
+    b = np.arange(start, start + n * 0.5, 0.5)
+    c = np.logspace(0, 2, n, base=2.0)
+    g = np.geomspace(1, 1000, n)
+    return a, step, b, c, g
+
+
+@case(lambda r: (normal(r, 6, 4), ints(r, 0, 6, 5)),
+      lambda r: (normal(r, 3, 2, dtype="float32"), np.array([2, 0])))
+def take_modes(X, idx):
+    return (np.take(X, idx + 4, axis=0, mode="clip"), np.take(X, idx - 7, axis=0, mode="wrap"),
+            X[idx][:, ::-1], np.take(X.ravel(), [0, -1]))
+
+
+@case(lambda r: (normal(r, 5, 5),), lambda r: (normal(r, 3, 3).T,))
+def triangles_and_diagonals(A):
+    U = np.triu(A, k=1)
+    L = np.tril(A, k=-1)
+    D = np.diag(np.diag(A))
+    B = A.copy()
+    np.fill_diagonal(B, 0.0)
+    return U + L + D - A, B, np.trace(A, offset=1), np.diagonal(A, offset=-1).copy()
+
+
+@case(lambda r: (ints(r, 0, 4, 5), ints(r, 0, 3, 5)), lambda r: (np.array([3]), np.array([2])))
+def index_arithmetic(rows, cols):
+    flat = np.ravel_multi_index((rows, cols), (4, 3))
+    back = np.unravel_index(flat, (4, 3))
+    grid = np.zeros((4, 3), np.int64)
+    np.add.at(grid, (rows, cols), 1)
+    return flat, back[0], back[1], grid
+
+
+@case(lambda r: (normal(r, 4, 6),), lambda r: (normal(r, 2, 3, dtype="float32"),))
+def boolean_broadcast_assign(X):
+    Y = X.copy()
+    cols = X.mean(axis=0) > 0
+    Y[:, cols] = 0.0
+    Z = X.copy()
+    Z[X < 0] = np.nan
+    rows = (X > 0).sum(axis=1) >= 2
+    return Y, Z, X[rows], np.nanmean(Z, axis=1)
+
+
+@case(lambda r: (np.sort(normal(r, 20)), 3), lambda r: (np.arange(10.0), 4))
+def reduceat_bins(x, k):
+    starts = np.arange(0, x.size, k)
+    sums = np.add.reduceat(x, starts)
+    maxes = np.maximum.reduceat(x, starts)
+    return sums, maxes, sums / np.diff(np.append(starts, x.size))
+
+
+@case(lambda r: (normal(r, 10, 3), 0.9), lambda r: (normal(r, 2, 2, dtype="float32"), 0.5))
+def exponential_smoothing_rows(X, beta):
+    m = np.zeros(X.shape[1], X.dtype)
+    out = np.empty_like(X)
+    for t, row in enumerate(X):
+        m = beta * m + (1 - beta) * row
+        out[t] = m / (1 - beta ** (t + 1))
+    return out
+
+
+@case(lambda r: (normal(r, 6, 7), normal(r, 6, 7)))
+def ndindex_elementwise_rolled(a, b):
+    out = np.empty_like(a)
+    for i, j in np.ndindex(a.shape):
+        out[i, j] = a[i, j] * b[i, j] + np.maximum(a[i, j], 0.0)
+    return out
+
+
+@case(lambda r: (normal(r, 5, 6),), lambda r: (normal(r, 1, 3),))
+def ndindex_tuple_positions(a):
+    out = np.zeros(a.shape)
+    for pos in np.ndindex(*a.shape):
+        out[pos] = np.sqrt(a[pos] ** 2 + 1.0)
+    return out
+
+
+@case(lambda r: (np.linspace(-2, 1, 30), np.linspace(-1, 1, 20), 15))
+def julia_masked_float_parts(xs, ys, maxit):
+    X, Y = np.meshgrid(xs, ys)
+    zr, zi = X.copy(), Y.copy()
+    count = np.zeros(X.shape, np.int32)
+    for _ in range(maxit):
+        alive = zr * zr + zi * zi < 4.0
+        zr[alive], zi[alive] = (zr[alive] * zr[alive] - zi[alive] * zi[alive] - 0.8,
+                                2 * zr[alive] * zi[alive] + 0.156)
+        count[alive] += 1
+    return count
 
 
 @pytest.mark.parametrize("name", sorted(CASES9))
