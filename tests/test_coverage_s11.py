@@ -197,3 +197,12 @@ def fit(t, y):
     lambda r: (np.ones((2, 2)), np.ones(2))])
 def test_polyfit(make: Callable[..., Any]) -> None:
     compare(fit, *make(np.random.default_rng(3)))
+
+
+@pytest.mark.parametrize("axis", [-3, -1, 0, 1, 2, 3])
+@pytest.mark.parametrize("start", [-4, -3, -1, 0, 1, 2, 3, 4])
+def test_rollaxis_is_numpys_view(axis: int, start: int) -> None:
+    T = np.arange(24.0).reshape(2, 3, 4)
+    jitted = compare(lambda t: np.rollaxis(t, axis, start) * 1, T)
+    if jitted is not None:
+        assert np.shares_memory(stax.jit(lambda t: np.rollaxis(t, axis, start))(T), T)

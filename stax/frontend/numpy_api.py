@@ -712,6 +712,19 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Tracer:
     return transpose(a, order)
 
 
+def rollaxis(a: Any, axis: int, start: int = 0) -> Tracer:
+    """[HUNT4] NumPy's rollaxis: `axis` moved before position `start` (a view)."""
+    n = a.ndim
+    ax = normalize_axes(axis, n)[0]
+    at = operator.index(start) + (n if start < 0 else 0)
+    if not 0 <= at < n + 1:
+        raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but "
+                                      f"{start} was passed in")
+    order = [d for d in range(n) if d != ax]
+    order.insert(at - (ax < at), ax)
+    return transpose(a, order)
+
+
 def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
     if order not in ("C", "F"):
         raise unsupported(f"reshape with order={order!r}")
@@ -1413,7 +1426,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: where, np.clip: clip, np.sum: sum, np.prod: prod, np.max: max, np.amax: max,
     np.min: min, np.amin: min, np.mean: mean, np.var: var, np.std: std, np.argmax: argmax,
     np.argmin: argmin, np.any: any, np.all: all, np.cumsum: cumsum, np.cumprod: cumprod,
-    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
+    np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.rollaxis: rollaxis,
+    np.reshape: reshape,
     np.ravel: ravel, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
     np.squeeze: squeeze, np.concatenate: concatenate, np.stack: stack, np.matmul: matmul,
     np.dot: dot, np.take_along_axis: take_along_axis, np.take: take, np.copy: copy_,

@@ -584,6 +584,92 @@ def julia_masked_float_parts(xs, ys, maxit):
     return count
 
 
+# ---- third batch: aliasing, views of views, reductions with where=/initial= ----------------
+
+@case(lambda r: (normal(r, 6, 6),), lambda r: (normal(r, 4, 4).T,))
+def transpose_in_place_symmetrize(A):
+    A += A.T  # NumPy buffers the overlapping transpose
+    B = A.copy()
+    B[:, ::2] = B[::2, :].T[:, : B.shape[1] // 2 + B.shape[1] % 2] if B.shape[0] == B.shape[1] \
+        else B[:, ::2]
+    return A, B
+
+
+@case(lambda r: (normal(r, 5, 4),), lambda r: (ints(r, -3, 9, 3, 5),))
+def reductions_with_where_initial(X):
+    pos = X > 0
+    return (np.sum(X, where=pos, axis=0), np.max(X, initial=-100, axis=1),
+            np.min(X, where=pos, initial=100, axis=0), np.prod(X, axis=1, keepdims=True),
+            np.mean(X, where=pos))
+
+
+@case(lambda r: (normal(r, 8),), lambda r: (ints(r, 0, 5, 6, dtype="uint16"),))
+def view_chain_writes(x):
+    y = x[::-1]
+    z = y[1::2]
+    z[:] = 0
+    w = x.reshape(-1, 2)[:, 1]
+    w += 1
+    return x, y, z
+
+
+@case(lambda r: (normal(r, 4, 3), normal(r, 3)), lambda r: (normal(r, 1, 2), normal(r, 2)))
+def out_arguments(A, b):
+    out = np.empty_like(A)
+    np.multiply(A, b, out=out)
+    np.add(out, 1, out=out)
+    res = np.zeros(A.shape[0])
+    np.sum(out, axis=1, out=res)
+    np.clip(out, -1, 1, out=out)
+    return out, res
+
+
+@case(lambda r: (normal(r, 10),), lambda r: (np.array([3.0, 1.0, 2.0, 1.0, np.nan]),))
+def sorting_family(x):
+    s = np.sort(x)
+    idx = np.argsort(x, kind="stable")
+    part = np.partition(x, 2)[:3]
+    ranks = np.empty_like(idx)
+    ranks[idx] = np.arange(x.size)
+    return s, idx, np.sort(part), ranks, np.argmax(x), np.nanargmin(x)
+
+
+@case(lambda r: (ints(r, 0, 100, 12),), lambda r: (np.array([5, 5, 5]),))
+def integer_stats(v):
+    return (np.mean(v), np.var(v), np.std(v, ddof=1) if v.size > 1 else 0.0, np.median(v),
+            np.average(v, weights=np.arange(1, v.size + 1)), np.ptp(v), v.sum() // v.size)
+
+
+@case(lambda r: (normal(r, 3, 4),), lambda r: (normal(r, 2, 2, dtype="float32"),))
+def stacking_shapes(A):
+    return (np.vstack([A, A[:1]]), np.hstack([A, A[:, :1]]), np.dstack([A, A]).shape,
+            np.column_stack([A[:, 0], A[:, -1]]), np.concatenate([A, A], axis=None),
+            np.stack([A, A], axis=-1).sum(-1), np.atleast_2d(A[0]).shape)
+
+
+@case(lambda r: (normal(r, 20), 4), lambda r: (normal(r, 7, dtype="float32"), 3))
+def rolling_window_stats(x, w):
+    win = np.lib.stride_tricks.sliding_window_view(x, w)
+    return win.mean(axis=1), win.max(axis=1) - win.min(axis=1), np.median(win, axis=1)
+
+
+@case(lambda r: (normal(r, 6, 5), 2), lambda r: (normal(r, 3, 3), 0))
+def row_normalize_in_loop(X, skip):
+    Y = X.copy()
+    for i in range(Y.shape[0]):
+        if i == skip:
+            continue
+        n = np.sqrt((Y[i] ** 2).sum())
+        Y[i] /= n
+    return Y
+
+
+@case(lambda r: (np.arange(24.0).reshape(2, 3, 4),), lambda r: (normal(r, 1, 2, 3),))
+def axis_shuffles(T):
+    return (np.moveaxis(T, 0, -1), np.swapaxes(T, 1, 2), T.transpose(2, 0, 1).reshape(-1, 2),
+            np.rollaxis(T, 2), np.expand_dims(T, (0, 3)).shape, np.squeeze(T[:, :1]))
+
+
 @pytest.mark.parametrize("name", sorted(CASES9))
 def test_wild9_function_matches_numpy(name: str) -> None:
     run_case(name, CASES9, warm=True, views=True, warns=True)
