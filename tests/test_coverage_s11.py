@@ -206,3 +206,29 @@ def test_rollaxis_is_numpys_view(axis: int, start: int) -> None:
     jitted = compare(lambda t: np.rollaxis(t, axis, start) * 1, T)
     if jitted is not None:
         assert np.shares_memory(stax.jit(lambda t: np.rollaxis(t, axis, start))(T), T)
+
+
+def enumerate_weighted(a):
+    total = 0.0
+    for (i, j), v in np.ndenumerate(a):
+        total += v * (i + 1) * (j + 1)
+    return total
+
+
+def enumerate_store(a):
+    out = np.zeros(a.shape)
+    for pos, v in np.ndenumerate(a):
+        out[pos] = v * 2
+    return out, len(list(np.ndindex(2, 2)))
+
+
+@pytest.mark.parametrize(("fn", "make", "rolled"), [
+    (enumerate_weighted, lambda r: r.standard_normal((3, 4)), 2),
+    (enumerate_weighted, lambda r: r.standard_normal((4, 3)).T, 2),
+    (enumerate_store, lambda r: r.standard_normal(5), 1),
+    (enumerate_store, lambda r: r.standard_normal((2, 1, 3)), 2),
+    (enumerate_store, lambda r: np.array(3.0), 0)])
+def test_ndenumerate_loops_roll(fn: Callable[..., Any], make: Callable[..., Any],
+                                rolled: int) -> None:
+    jitted = compare(fn, make(np.random.default_rng(4)))
+    assert sum(rec.compiled for rec in stax.loops.records(jitted)) == rolled

@@ -277,6 +277,7 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     Tracer.__getitem__ = getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = setitem  # type: ignore[method-assign]
     np.ndindex = functools.partial(loop_ndindex, state)  # type: ignore[misc]
+    np.ndenumerate = functools.partial(loop_ndenumerate, state)  # type: ignore[misc]
     Tracer.__iter__ = _rows(state, original_iter)  # type: ignore[method-assign]
     Tracer.__array_function__ = array_function  # type: ignore[attr-defined]
     Tracer.__matmul__ = product("__matmul__", False)  # type: ignore[method-assign]
@@ -287,7 +288,7 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
     finally:
         Tracer.__getitem__ = original  # type: ignore[method-assign]
         Tracer.__setitem__ = original_set  # type: ignore[method-assign]
-        np.ndindex = _NDINDEX  # type: ignore[misc]
+        np.ndindex, np.ndenumerate = _NDINDEX, _NDENUMERATE  # type: ignore[misc]
         Tracer.__iter__ = original_iter  # type: ignore[method-assign]
         for name, method in saved.items():
             setattr(Tracer, name, method)
@@ -506,17 +507,30 @@ def loop_ndindex(state: LoopState, *shape: Any) -> Any:
     function: one loop per axis, nested (the loops of `for i in range(n0): for j in
     range(n1)`), yielding index tuples; unrolled as before where a body cannot be compiled
     once. Elsewhere (library code, other threads) NumPy's."""
-    frame = sys._getframe(1)
-    builder = getattr(functions._ACTIVE, "builder", None)
     dims = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+    loops = _index_loops(state, dims, sys._getframe(1))
+    return _NDINDEX(*shape) if loops is None else loops
+
+
+def loop_ndenumerate(state: LoopState, arr: Any) -> Any:
+    """[HUNT4] `np.ndenumerate(a)` of a traced array: `np.ndindex`'s loops, with `a[pos]`
+    (NumPy's would convert the array: a graph break)."""
+    loops = _index_loops(state, arr.shape, sys._getframe(1)) if isinstance(arr, Tracer) \
+        else None
+    return _NDENUMERATE(arr) if loops is None else ((pos, arr[pos]) for pos in loops)
+
+
+def _index_loops(state: LoopState, dims: Any, frame: types.FrameType
+                 ) -> Iterator[tuple[Any, ...]] | None:
+    builder = getattr(functions._ACTIVE, "builder", None)
     if builder is None or frame.f_globals is not state.glob or not _called_by_for(frame) or \
             frame.f_code.co_name in _COMPREHENSIONS or not all(
                 type(n) is int or isinstance(n, np.integer) for n in dims):
-        return _NDINDEX(*shape)
+        return None
     return _nested_loops(state, [_BUILTIN_RANGE(n) for n in dims], builder, frame)
 
 
-_NDINDEX = np.ndindex
+_NDINDEX, _NDENUMERATE = np.ndindex, np.ndenumerate
 
 
 def _nested_loops(state: LoopState, trips: list[range], builder: Builder,

@@ -111,7 +111,9 @@ def test_nested_ndindex_loops_stop_tracing_at_the_bound(monkeypatch: pytest.Monk
     jf = stax.jit(local_maxima)
     warned = call_both(jf, local_maxima, data)
     assert counts.compiles == 0
-    assert counts.ops <= 2 * 3000 + 10  # a plain trace and a segmented one, each cut at 3000
+    # a plain trace and a segmented one, each cut at 3000, after the loops' attempts to roll
+    # (np.ndindex loops roll since s11 HUNT4; here a body's `result[pos] &=` unrolls them)
+    assert counts.ops <= 3 * 3000
     assert any("grew by 3000 ops without a break, at test_fallback.py:" in w for w in warned), \
         warned
     with pytest.raises(NotImplementedError, match=r"reached 3000 ops at test_fallback\.py:\d+"):
