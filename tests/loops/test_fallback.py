@@ -50,7 +50,8 @@ def local_maxima(data: Any) -> Any:
 
 def scale_into(x: Any, out: Any) -> Any:
     for idx in np.ndindex(x.shape):
-        out[idx] = x[idx] * 2.0 + out[idx]
+        if idx[0] != 3:  # a Python `if` on the index: the loops unroll (np.ndindex's roll)
+            out[idx] = x[idx] * 2.0 + out[idx]
     return out.sum()
 
 
