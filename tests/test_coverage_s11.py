@@ -144,7 +144,9 @@ def test_ndindex_of_library_code_is_numpys() -> None:
 @pytest.mark.parametrize(("spec", "shapes"), [
     ("ij,ij->i", [(2, 3), (1, 3)]), ("ij,jk", [(2, 1), (3, 4)]), ("ij,j->i", [(2, 1), (4,)]),
     ("i,i", [(1,), (4,)]), ("...ij,jk->...ik", [(3, 1, 2), (2, 1)]),
-    ("ij,kj->ik", [(1, 3), (4, 1)]), ("ij,ij->i", [(2, 3), (2, 2)]), ("ii->i", [(1, 3)])])
+    ("ij,kj->ik", [(1, 3), (4, 1)]), ("ij,ij->i", [(2, 3), (2, 2)]), ("ii->i", [(1, 3)]),
+    ("ij,ij->i", [(0, 3), (0, 3)]), ("ij,ij->i", [(0, 3), (1, 3)]), ("ij,ij->i", [(1, 3), (0, 3)]),
+    ("ij,jk", [(2, 0), (0, 4)]), ("ij,jk", [(2, 1), (0, 4)]), ("ij,jk", [(2, 0), (1, 4)])])
 def test_einsum_broadcasts_size_one_subscripts(spec: str, shapes: list[tuple[int, ...]]
                                                ) -> None:
     r = np.random.default_rng(1)

@@ -671,9 +671,9 @@ def einsum(*operands: Any, **kwargs: Any) -> Tracer:
             if own.setdefault(c, n) != n:
                 raise ValueError(f"dimensions in single operand for collapsing index {c!r} "
                                  f"don't match ({own[c]} != {n})")
-            if 1 in (n, sizes.get(c, 1)):
-                sizes[c] = builtins.max(n, sizes.get(c, 1))
-            elif sizes[c] != n:
+            if sizes.get(c, 1) == 1:  # unseen, or seen as 1: n (0 too) wins
+                sizes[c] = n
+            elif n != 1 and sizes[c] != n:
                 raise ValueError(f"operands could not be broadcast together: subscript {c!r} "
                                  f"has size {sizes[c]} and {n} (operand {len(laid)})")
         x, term = _einsum_diagonal(x, term)
