@@ -369,7 +369,7 @@ def mandelbrot_masked(xs, ys, maxit):
         m = np.abs(Z) <= 2
         Z[m] = Z[m] ** 2 + C[m]
         N[m] += 1
-    return N
+    return N, Z
 
 
 @case(lambda r: (r.uniform(0, 1, (6, 6)) < 0.4, 4), lambda r: (np.zeros((3, 4), bool), 2))
