@@ -36,3 +36,27 @@ def test_regions_with_many_buffers(count: int, dynamic: bool) -> None:
     if dynamic:  # another length through the generic program
         args = [np.resize(x, 9) for x in xs]
         np.testing.assert_allclose(f(*args), _total(*args), rtol=1e-12)
+
+
+def _euler(x0: float, v0: float, dt: float, steps: int) -> Any:
+    """Python scalars only: every row stored is a constant array of the program."""
+    traj = np.empty((steps, 2))
+    x, v = x0, v0
+    for k in range(steps):
+        a = -4.0 * x - 0.3 * v
+        x, v = x + dt * v, v + dt * a
+        traj[k] = x, v
+    return traj
+
+
+def test_constant_buffers_pass_addresses_taken_once() -> None:
+    """A region of more buffers than the C fast call takes gets its constants' addresses
+    taken when the wrapper is built (they do not move), the others' at each call."""
+    f = stax.jit(_euler)
+    for steps in (30, 30, 7):
+        np.testing.assert_array_equal(f(1.0, 0.0, 0.05, steps), _euler(1.0, 0.0, 0.05, steps))
+    (wrapper,) = {comp.program.wrapper for comp in f.cache.values() if "const" in
+                  comp.program.wrapper and "_address" in comp.program.wrapper}
+    call = next(line for line in wrapper.splitlines() if "region0(" in line)
+    assert "const" in call and ".ctypes.data" in call  # the output's address, per call
+    assert not any(".ctypes.data" in a for a in call.split(", ") if a.startswith("const"))
