@@ -285,6 +285,7 @@ def test_compiled_compaction_blocks(block: int, monkeypatch: pytest.MonkeyPatch)
     blocks with none/one/all selected, lengths around the block size, elements of 1/2/4/8
     bytes and rows of 8 bytes; other layouts are NumPy's."""
     monkeypatch.setattr(compaction, "BLOCK", block)
+    monkeypatch.setattr(compaction, "MIN_ELEMENTS", 0)  # the compiled passes at every size
     rng = np.random.default_rng(27)
     for n in (0, 1, 2, block - 1, block, block + 1, 3 * block + 7):
         for mask in (rng.random(n) > 0.5, np.zeros(n, bool), np.ones(n, bool),
@@ -305,6 +306,7 @@ def test_compiled_compaction_blocks(block: int, monkeypatch: pytest.MonkeyPatch)
 COMPACTION = textwrap.dedent("""
     import numpy as np
     from stax.runtime import compaction
+    compaction.MIN_ELEMENTS = 0  # the compiled passes at every size
     rng = np.random.default_rng(28)
     for n in (0, 1, 63, 64, 65, 200, 70000):
         for mask in (rng.random(n) > 0.5, np.zeros(n, bool), np.ones(n, bool)):
