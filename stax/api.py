@@ -205,6 +205,19 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     return run
 
 
+def _under_errstate(traced: Traced, run: Callable[..., Any]) -> Callable[..., Any]:
+    """[ERR] `run` under the np.errstate the function sets inside itself, if it does."""
+    if not traced.errstate:
+        return run
+    modes = dict(traced.errstate)
+
+    def under(*args: Any) -> Any:
+        with np.errstate(**modes):
+            return run(*args)
+
+    return under
+
+
 Conversions = tuple[tuple[int, Callable[[Any], np.ndarray]], ...]  # (argument, to 0-d array)
 
 
@@ -284,6 +297,9 @@ class Traced:
     # NumPy's view ops from the argument);
     # the call returns the caller's array or the same views of it, as NumPy does, not copies
     returned_args: tuple[tuple[int, int, tuple[NumPyView, ...]], ...] = ()
+    # [ERR] the np.errstate (keyword arguments) every call runs under: modes the function
+    # sets inside itself around the ops that report them (`Builder.errstate_modes`)
+    errstate: tuple[tuple[str, Any], ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -362,7 +378,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     returned = tuple((k, *found) for k, leaf in enumerate(leaves)
                      if (found := _view_of_argument(producers, derived, leaf, finals)) is not None)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
-                  frozenset(builder.static), env, unsigned, returned)
+                  frozenset(builder.static), env, unsigned, returned, builder.errstate_modes())
 
 
 VIEW_OPS = frozenset({"transpose", "slice", "reshape"})  # NumPy views (reshape: where it can)
@@ -787,6 +803,7 @@ class Jitted:
         key = module.key(args)
         run = _proven_runner(comp, args) if key is not None else None
         if run is not None:
+            run = _under_errstate(comp.traced, run)
             if len(self.fast) >= MAX_SHAPES:  # [GEN] bounded: the oldest runner goes
                 del self.fast[next(iter(self.fast))]
             self.fast[key] = run
@@ -797,9 +814,10 @@ class Jitted:
         traced.check_args(args)
         if traced.env is not None:  # [issue 11] a generic program reads C-contiguous arrays
             args = _contiguous(args)
-        flat = comp.program.call([a if isinstance(a, np.ndarray) and a.flags.aligned
-                                  else _int_bits(a) if i in traced.unsigned_ints  # [B16]
-                                  else _as_array(a) for i, a in enumerate(args)])
+        call = _under_errstate(traced, comp.program.call)  # [ERR]
+        flat = call([a if isinstance(a, np.ndarray) and a.flags.aligned
+                     else _int_bits(a) if i in traced.unsigned_ints  # [B16]
+                     else _as_array(a) for i, a in enumerate(args)])
         return _unflatten(traced.structure, write_back(traced, args, flat))  # [B16]
 
 

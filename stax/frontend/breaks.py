@@ -38,7 +38,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +166,23 @@ class SegmentBuilder(Builder):
         raise InNumPy(f"the whole function (its trace grew by {tracing.MAX_TRACE_OPS} ops "
                       f"without a break, at {_location()[0]}: a Python loop unrolled per "
                       "iteration)")
+
+    def note_errstate(self, categories: Iterable[str]) -> None:
+        """[ERR] As a plain trace's, a mode the program cannot apply making the whole function
+        NumPy's; segments run under the modes the function sets (`evaluate`: maybe after it
+        left the block), which a replay would not apply."""
+        try:
+            super().note_errstate(categories)
+        except GraphBreak as e:
+            raise InNumPy(f"the whole function ({e})") from None
+        if self.errstate_modes():
+            self.no_replay = self.no_replay or "the function sets np.errstate inside"
+
+    def note_float_errstate(self) -> None:
+        try:
+            super().note_float_errstate()
+        except GraphBreak as e:
+            raise InNumPy(f"the whole function ({e})") from None
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)
@@ -315,7 +332,8 @@ class SegmentBuilder(Builder):
             graph, leaves = self.subgraph(needed)
             inputs = [self.arrays[v.id] for v in leaves]
             program = self.compiled(graph, inputs, site)
-            flat = program.program.call(list(inputs))
+            with np.errstate(**dict(self.errstate_modes())):  # [ERR]
+                flat = program.program.call(list(inputs))
             for v, array in zip(needed, flat, strict=True):
                 self.arrays[v.id] = array
             self.steps.append(replay.Run(program.program, tuple(v.id for v in leaves),

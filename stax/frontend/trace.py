@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import ShapeEnv, is_sym
+from stax.ops import ELEMENTWISE, FLAGS
 
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
@@ -49,6 +50,32 @@ class GraphBreak(BaseException):  # noqa: N818 - a control-flow signal, not an e
 # stores: ~20 s of g++). Above the 16,668 ops of the 5,000-step chain that
 # tests/test_reliability_scale.py compiles.
 MAX_TRACE_OPS = 25_000
+
+
+# [ERR] The np.errstate categories an op may report at run time through its kernel's flags: an
+# elementwise op's flags in the op table, a float -> int cast's invalid value; an extern (NumPy's
+# own routine, or a compiled loop) any of them.
+_FLAG_CATEGORY = {f.name: f.errstate for f in FLAGS if f.errstate}
+_REPORTS = {op.name: tuple(sorted({_FLAG_CATEGORY[f] for f in op.flags if f in _FLAG_CATEGORY}))
+            for op in ELEMENTWISE}
+_EVERY_CATEGORY = ("divide", "invalid", "over", "under")
+
+
+def reported(kind: str, inputs: tuple[Value, ...], dtype: np.dtype,
+             attrs: dict[str, Any]) -> tuple[str, ...]:
+    """[ERR] The np.errstate categories an op `kind` on `inputs` may report by its flags."""
+    if kind == "elementwise":
+        return _REPORTS.get(attrs["fn"], ())
+    if kind == "cast":
+        return ("invalid",) if inputs[0].dtype.kind in "fc" and dtype.kind in "iub" else ()
+    return _EVERY_CATEGORY if kind == "extern" else ()
+
+
+def floating(kind: str, inputs: tuple[Value, ...], dtype: np.dtype) -> bool:
+    """[ERR] Whether op `kind` computes in floating point: NumPy may report an IEEE exception of
+    it (overflow, 0/0, ...), which compiled kernels compute without reporting."""
+    return kind in ("elementwise", "reduce", "scan") and (
+        dtype.kind in "fc" or any(v.dtype.kind in "fc" for v in inputs))
 
 
 class TraceTooLarge(GraphBreak):
@@ -82,6 +109,13 @@ class Builder:
     # ops[:indexed] (see `producer`)
     producers: dict[int, tuple[int, Op]] = field(default_factory=dict)
     indexed: int = 0
+    # [ERR] np.errstate when the trace began, and per category the mode in effect where ops
+    # that report it were traced (None: the same as when it began, i.e. the caller's). A mode
+    # set inside the function (`with np.errstate(divide="ignore"): q = a // b`) is the
+    # program's for that category: every call runs under it (`errstate_modes`).
+    errstate_base: dict[str, str] = field(default_factory=np.geterr)
+    errstate: dict[str, str | None] = field(default_factory=dict)
+    errcall: Any = None  # np.geterrcall() where a mode set inside is "call" or "log"
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):
@@ -101,9 +135,49 @@ class Builder:
             dtype: np.dtype, /, **attrs: Any) -> Value:
         if len(self.ops) >= self.op_limit:
             self.too_large()
+        dtype = np.dtype(dtype)
+        categories = reported(kind, inputs, dtype, attrs)
+        if categories:
+            self.note_errstate(categories)
+        if floating(kind, inputs, dtype):
+            self.note_float_errstate()
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out
+
+    def note_errstate(self, categories: Iterable[str]) -> None:
+        """[ERR] Record the np.errstate modes an op reporting `categories` is traced under;
+        a category set inside the function around some of its ops that report it and not
+        others is a break (one program-wide mode per category is what a call can apply)."""
+        now = np.geterr()
+        for c in categories:
+            mode = None if now[c] == self.errstate_base[c] else now[c]
+            if self.errstate.setdefault(c, mode) != mode:
+                raise GraphBreak(NotImplementedError(
+                    f"stax.jit: np.errstate({c}=...) set inside the function covers some of "
+                    f"its operations that report {c!r} errors and not others"))
+            if mode in ("call", "log"):
+                self.errcall = np.geterrcall()
+
+    def note_float_errstate(self) -> None:
+        """[ERR] A floating-point op traced where the function set np.errstate to act on such
+        errors (raise, warn, ...: not "ignore", what compiled kernels do) is a break: NumPy
+        runs it and reports its IEEE exceptions."""
+        now = np.geterr()
+        for c in _EVERY_CATEGORY:
+            if now[c] != self.errstate_base[c] and now[c] != "ignore":
+                raise GraphBreak(NotImplementedError(
+                    f"stax.jit: np.errstate({c}={now[c]!r}) set inside the function around "
+                    "floating-point operations (compiled kernels do not report floating-point "
+                    "errors)"))
+
+    def errstate_modes(self) -> tuple[tuple[str, Any], ...]:
+        """[ERR] The keyword arguments of the np.errstate every call of the program runs
+        under: the modes set inside the function (empty: the caller's errstate applies)."""
+        modes = {c: m for c, m in sorted(self.errstate.items()) if m is not None}
+        if self.errcall is not None:
+            modes["call"] = self.errcall
+        return tuple(modes.items())
 
     def producer(self, vid: int) -> tuple[int, Op] | None:
         """The op computing value `vid` and its position in `ops` (None: no traced op does),
