@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from corpus.test_corpus_wild9 import damped_oscillator_euler as _euler
 
 import stax
 from stax.backends import MANY_ARGS
@@ -38,20 +39,10 @@ def test_regions_with_many_buffers(count: int, dynamic: bool) -> None:
         np.testing.assert_allclose(f(*args), _total(*args), rtol=1e-12)
 
 
-def _euler(x0: float, v0: float, dt: float, steps: int) -> Any:
-    """Python scalars only: every row stored is a constant array of the program."""
-    traj = np.empty((steps, 2))
-    x, v = x0, v0
-    for k in range(steps):
-        a = -4.0 * x - 0.3 * v
-        x, v = x + dt * v, v + dt * a
-        traj[k] = x, v
-    return traj
-
-
 def test_constant_buffers_pass_addresses_taken_once() -> None:
     """A region of more buffers than the C fast call takes gets its constants' addresses
-    taken when the wrapper is built (they do not move), the others' at each call."""
+    taken when the wrapper is built (they do not move), the others' at each call. The
+    function stores rows of Python scalars: each is a constant array of the program."""
     f = stax.jit(_euler)
     for steps in (30, 30, 7):
         np.testing.assert_array_equal(f(1.0, 0.0, 0.05, steps), _euler(1.0, 0.0, 0.05, steps))
