@@ -124,6 +124,7 @@ class Report:
         sections.append(("Loops compiled once per body (stax.loops)",
                           describe_loops(c.traced.graph)))
         sections += [
+            ("Error modes (np.errstate)", describe_errstate(c.traced.errstate)),  # [ERR]
             ("Sizes", describe_sizes(c.traced.graph, c.traced.env)),
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
@@ -199,6 +200,15 @@ class Report:
             lines.append(f"  {plan.name}: shared loops {plan.outer_ranges}")
             lines.extend(f"  {note}" for note in plan.notes)
         return lines
+
+
+def describe_errstate(modes: tuple[tuple[str, Any], ...]) -> str:
+    """[ERR] Which np.errstate the kernels' error flags follow."""
+    if not modes:
+        return "the caller's, on each call"
+    set_inside = ", ".join(f"{c}={m!r}" for c, m in modes if c != "call")
+    return (f"set inside the function around every op that reports them: {set_inside} "
+            "(every call runs under them); other categories: the caller's")
 
 
 def describe_sizes(graph: Graph, env: ShapeEnv | None) -> str:

@@ -178,3 +178,11 @@ def test_errstate_set_inside_strict(fn: Callable) -> None:
     to report) is named in strict mode."""
     with pytest.raises(NotImplementedError, match="np.errstate"):
         stax.jit(fn, strict=True)(*dict(INSIDE)[fn])
+
+
+def test_explain_names_the_modes_set_inside() -> None:
+    args = dict(INSIDE)[ignore_inside]
+    assert "divide='ignore', invalid='ignore' (every call runs under them)" in \
+        str(stax.explain(ignore_inside, *args))
+    assert "== Error modes (np.errstate) ==\nthe caller's, on each call" in \
+        str(stax.explain(floor_divide, INTS, ZEROS))
