@@ -1,7 +1,9 @@
 """[CLIFF3, issue 9] Row scans run several rows in step (`scan_chains`: independent dependence
-chains, each row's elements in order): results equal NumPy's bit for bit (same operations in
-the same order per row) over dtypes, NaN/inf/-0.0, row counts around the block (tails), one
-column, empty, strided/transposed/Fortran inputs, 3-d, threads and every ISA level."""
+chains, each row's elements in order; [SCAN] the rows a share of the rows apart, an odd number
+from CHAIN_ODD on): results equal NumPy's bit for bit (same operations in the same order per
+row) over dtypes, NaN/inf/-0.0, row counts around the block and the odd distance (tails, fewer
+chains), one column, empty, strided/transposed/Fortran inputs, 3-d, threads and every ISA
+level."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from conftest import make_array, run_sanitized
 
 import stax
+from stax.backends.cpu.cpp import CHAIN_ODD
 from stax.runtime.compiler import ISA_LEVELS, isa_level
 from stax.tiling.plan import SCAN_CHAINS
 
@@ -52,6 +55,24 @@ def test_rows_in_step_equal_numpy(dtype: str, rows: int) -> None:
         _same(stax.jit(_rows)(np.asfortranarray(x)), want)
 
 
+# [SCAN] rows per chain just below and at CHAIN_ODD (even, made odd: the last chain shorter),
+# odd already, and a distance that leaves the last chain one row
+ODD_ROWS = [SCAN_CHAINS * (CHAIN_ODD - 1), SCAN_CHAINS * CHAIN_ODD,
+            SCAN_CHAINS * CHAIN_ODD + 1, SCAN_CHAINS * (CHAIN_ODD + 2) + 1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("rows", ODD_ROWS)
+def test_rows_a_share_apart_equal_numpy(dtype: str, rows: int) -> None:
+    x = _specials(rows, 19, dtype, seed=rows)
+    if dtype.startswith("float"):
+        x[rows - 1, 5] = np.nan  # the last chain's last row
+        x[rows // 2, 0] = -0.0
+    with np.errstate(all="ignore"):
+        _same(stax.jit(_rows)(x), _rows(x))
+        _same(stax.jit(_rows)(x[::-1, 1:]), _rows(x[::-1, 1:]))  # negative row stride
+
+
 def test_one_column_empty_strided_transposed_3d() -> None:
     x = _specials(13, 29, "float32", seed=1)
     with np.errstate(all="ignore"):
@@ -64,7 +85,8 @@ def test_one_column_empty_strided_transposed_3d() -> None:
 def test_shape_generic() -> None:
     """A generic kernel (symbolic rows): whole blocks and the tail decided at run time."""
     fn = stax.jit(_rows, dynamic=True)
-    for rows, cols in ((13, 40), (3, 7), (SCAN_CHAINS * 5, 9), (1, 5), (0, 4), (9, 0)):
+    for rows, cols in ((13, 40), (3, 7), (SCAN_CHAINS * 5, 9), (1, 5), (0, 4), (9, 0),
+                       *((rows, 6) for rows in ODD_ROWS)):
         x = make_array((rows, cols), "float32", seed=rows + cols)
         _same(fn(x), _rows(x))
 
@@ -87,14 +109,15 @@ def test_the_plan_records_it() -> None:
     x = make_array((64, 100), "float32", seed=5)
     text = str(stax.explain(lambda a: np.maximum.accumulate(a, axis=1), x))
     assert f"{SCAN_CHAINS} rows of x0 (64) scanned together" in text
-    assert f"{SCAN_CHAINS} rows of x0 in step" in text  # the kernel's comment
+    assert f"{SCAN_CHAINS} rows of x0 in step, 17 apart" in text  # the kernel's comment
     ints = str(stax.explain(lambda a: np.cumsum(a, axis=1), x.astype(np.int64)))
     assert "scanned together" not in ints  # an integer add is no long chain
 
 
 @pytest.mark.usefixtures("always_parallel")
 def test_threads() -> None:
-    for rows in (2 * SCAN_CHAINS, 50, 3):  # blocks per thread, a tail, fewer rows than blocks
+    # blocks per thread, a tail, fewer rows than blocks, chains an odd number of rows apart
+    for rows in (2 * SCAN_CHAINS, 50, 3, *ODD_ROWS):
         x = _specials(rows, 300, "float64", seed=rows)
         with np.errstate(all="ignore"):
             _same(stax.jit(_rows, threads=2)(x), _rows(x))

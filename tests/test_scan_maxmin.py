@@ -67,3 +67,17 @@ def test_one_long_scan_on_threads(dtype: str, always_parallel: Any) -> None:
     if dtype == "float32":
         x[[17_000, 29_000]] = np.nan  # in the second thread's slice
         assert_matches(stax.jit(fn, threads=2)(x), fn(x))
+    # [SCAN] serial: two passes over the threads would run the chain twice
+    report = stax.explain(stax.jit(fn, threads=2), x)
+    assert "two passes" not in report.code
+    assert "one long scan without a vectorized first pass" in str(report)
+
+
+def test_one_long_complex_scan_serial(always_parallel: Any) -> None:
+    x = make_array((30_011,), "float64", seed=53)
+    z = (x + 1j * x[::-1]) / 4
+    fn = stax.jit(lambda a: (np.cumsum(a), np.cumprod(a[:200])), threads=2)
+    got = fn(z)
+    np.testing.assert_array_equal(got[0], np.cumsum(z))  # in order, as NumPy
+    np.testing.assert_allclose(got[1], np.cumprod(z[:200]), rtol=1e-12)
+    assert "two passes" not in stax.explain(fn, z).code

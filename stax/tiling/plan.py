@@ -134,8 +134,9 @@ class KernelPlan:
     # this position of the first loop (an int64 expression of the body's 0-d index inputs,
     # evaluated once per call): that loop stops there (`stax.loops.runner._store_stops`)
     outer_stop: Expr | None = None
-    # [CLIFF3] a row scan's rows per block of the last shared loop, scanned together as
-    # independent dependence chains (0: one row at a time), see `scan_chains`
+    # [CLIFF3] a row scan's rows of the last shared loop scanned together as independent
+    # dependence chains, [SCAN] a share of the rows apart (0: one row at a time), see
+    # `scan_chains`
     scan_chains: int = 0
 
     @property
@@ -410,6 +411,10 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         if is_sym(moved):  # a generic kernel: the same estimate, evaluated at launch
             launch_work = (moved, calls)
             pays, why_threads = True, "decided at launch: " + why_threads
+        if pays and one_chain_scan(nodes):  # [SCAN]
+            pays, why_threads = False, ("one long scan without a vectorized first pass "
+                                        "(cummax/cummin, complex): two passes over the threads "
+                                        "would run its dependence chain twice")
         if not pays:
             threads = 1
         notes.append(PlanDecision("threads", name, threads,
@@ -492,8 +497,22 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
 # float add or a NaN-aware max per element waits for the previous one); this many rows
 # advanced together overlap their chains. Measured (one thread, f32): 4 rows: cumsum 256x1024
 # 0.13 -> 0.087 ms, cummax 0.255 -> 0.153; 8 rows a little slower (more streams); 16 rows
-# spill the running values (5x slower).
+# spill the running values (5x slower). [SCAN] The rows in step are a share of the rows apart
+# (row x, x + Q, x + 2Q, x + 3Q for Q = ceil(rows / 4)), so each chain reads and writes one
+# long contiguous stream: 4 adjacent rows of 100 float64 interleaved 8 short streams in 3.2 KB
+# and ran at half the memory bandwidth (cumsum (10^5, 100), one thread: adjacent 19 ms, a share
+# apart 7.8 ms, `a + 1.0` 8.8 ms).
 SCAN_CHAINS = 4
+
+
+def one_chain_scan(nodes: Sequence[Node]) -> bool:
+    """[SCAN] A kernel of one scan along its only axis whose parallel form gains nothing: the
+    first pass (each thread's slice total) of a max/min or complex scan is the same serial
+    chain as the scan (no exact identity to start vector lanes from), so two threads run the
+    chain twice. Measured, (10^7,) float64 cummax: one thread 28 ms, two threads 57 ms of CPU."""
+    node = nodes[0]
+    return len(nodes) == 1 and node.kind == "scan" and not node.ranges and (
+        node.fn in ("cummax", "cummin") or node.body is not None and node.body.dtype.kind == "c")
 
 
 def scan_chains(nodes: Sequence[Node], outer: tuple[int, ...], depth: int, threads: int
@@ -501,8 +520,9 @@ def scan_chains(nodes: Sequence[Node], outer: tuple[int, ...], depth: int, threa
     """[CLIFF3] A kernel of one scan along its rows (cumsum/cumprod/cummax/cummin over the
     last axis, or any axis below the shared loops) runs SCAN_CHAINS rows of the last shared
     loop at once, element by element in step: the same operations in the same order per row
-    (results equal the one-row scan bit for bit), without waiting on one chain. Not when the
-    blocks would leave threads idle (fewer blocks than threads in the parallel loops), nor for
+    (results equal the one-row scan bit for bit), without waiting on one chain; [SCAN] the rows
+    a share of the last shared loop apart (each chain one long stream). Not when the blocks
+    would leave threads idle (fewer blocks than threads in the parallel loops), nor for
     integer sums."""
     node = nodes[0]
     if len(nodes) != 1 or node.kind != "scan" or not outer or len(outer) != len(node.ranges):
@@ -513,8 +533,9 @@ def scan_chains(nodes: Sequence[Node], outer: tuple[int, ...], depth: int, threa
     blocks = _prod(outer[:-1]) * (rows // SCAN_CHAINS) if depth == len(outer) else threads
     if rows < SCAN_CHAINS or blocks < threads:
         return 0, ""
-    return SCAN_CHAINS, (f"{SCAN_CHAINS} rows of x{len(outer) - 1} ({rows}) scanned together: "
-                         "independent dependence chains, each row's order kept")
+    return SCAN_CHAINS, (f"{SCAN_CHAINS} rows of x{len(outer) - 1} ({rows}) scanned together, "
+                         f"1/{SCAN_CHAINS} of the rows apart: independent dependence chains "
+                         "(each row's order kept), each chain a run of consecutive rows")
 
 
 def row_tiles(nodes: Sequence[Node], shared_depth: int

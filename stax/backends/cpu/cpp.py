@@ -46,6 +46,7 @@ from stax.tiling.plan import (
     TILE_ROWS,
     KernelPlan,
     block_clamps,
+    one_chain_scan,
     outer_block,
     output_space,
 )
@@ -510,6 +511,12 @@ def accumulator(node: Node, name: str) -> Accumulator:
 # elements); larger strides load element by element or gather
 MAX_INTERLEAVE = 4
 
+# [SCAN] rows per chain of a row scan from which the chains are an odd number of rows apart: a
+# power of two apart (4096x4096 float64: 1024 rows, 32 MB) their lines compete for the same
+# cache sets and DRAM banks (one thread: 23.5 ms, odd 19.9 ms); from 8 rows on the last chain
+# stays non-empty (all chains in step but in at most 7 iterations)
+CHAIN_ODD = 8
+
 # [CLIFF] elements per block of argmax/argmin values evaluated before `stax_arg_block` compares
 # them (a stack buffer of 4-8 KB: it stays in L1)
 ARG_BLOCK = 1024
@@ -589,7 +596,7 @@ class KernelPrinter:
                     out.stmt(f"const int64_t {name} = {name}c + {name}i;")
                     continue
                 if plan.scan_chains and k == len(names) - 1:  # [CLIFF3] rows in step
-                    scope.enter_context(out.loop(f"{name}b", 0, r, step=plan.scan_chains,
+                    scope.enter_context(out.loop(f"{name}q", 0, _chain_rows(r, plan.scan_chains),
                                                  pragmas=first))
                     if k == poll:
                         out.stmt(POLL)
@@ -713,7 +720,8 @@ class KernelPrinter:
                 self.long(node.reduction_ranges[0]) and \
                 len(node.ranges) == self.plan.shared_depth
         if node.kind == "scan":  # one long scan: two passes over the threads
-            return not node.ranges and self.long(node.reduction_ranges[0])
+            return not node.ranges and self.long(node.reduction_ranges[0]) and \
+                not one_chain_scan(nodes)
         return False
 
     @staticmethod
@@ -1373,14 +1381,19 @@ class KernelPrinter:
         self.out.stmt(f"{acc} = {first}{_scan_step(node.fn, t, acc, f'({t}){v}')};",
                       f"{node.out}[{printer.index(node.out_index)}] = {acc};")
 
-    def print_scan_chains(self, x: str, extent: int) -> None:
-        """[CLIFF3] The rows `{x}b` ... of a row scan (`scan_chains` of them, fewer at the end)
-        scanned in step: one running value per row, each element of every row in turn, so the
-        rows' dependence chains overlap; each row sees its elements in order."""
+    def print_scan_chains(self, x: str, extent: int | str) -> None:
+        """[CLIFF3] The rows `{x}q`, `{x}q + Q`, ... of a row scan (`scan_chains` of them, Q
+        = `_chain_rows` apart [SCAN], fewer at the end) scanned in step: one running value per
+        row, each element of every row in turn, so the rows' dependence chains overlap; each
+        row sees its elements in order."""
         node, chains, out = self.plan.nodes[0], self.plan.scan_chains, self.out
         t = ctype(self.buffers[node.out].dtype)
-        out.comment(f"{node.name}: {node.origin} along r0, {chains} rows of {x} in step")
-        out.stmt(f"const int64_t {x}n = std::min<int64_t>({chains}, {extent} - {x}b);",
+        apart = _chain_rows(extent, chains)
+        out.comment(f"{node.name}: {node.origin} along r0, {chains} rows of {x} in step, " + (
+            f"{apart} apart" if isinstance(apart, int) else
+            f"ceil({extent} / {chains}) apart (odd from {CHAIN_ODD})"))
+        out.stmt(f"const int64_t {x}n = std::min<int64_t>({chains}, "
+                 f"({extent} - {x}q + {apart} - 1) / {apart});",
                  f"{t} acc[{chains}];")
         for count, head in ((chains, f"if ({x}n == {chains})"), (f"{x}n", "else")):
             with out.block(head=head):  # constant count: acc[] lives in registers
@@ -1389,19 +1402,20 @@ class KernelPrinter:
                     out.stmt(f"acc[{x}i] = {scan_identity(node.fn, t) or f'({t})0'};")
                 with out.loop("r0", 0, node.reduction_ranges[0]), \
                         out.loop(f"{x}i", 0, count, pragmas=unroll):
-                    out.stmt(f"const int64_t {x} = {x}b + {x}i;")
+                    out.stmt(f"const int64_t {x} = {x}q + {x}i * {apart};")
                     self.print_scan_step(node, t, f"acc[{x}i]")
 
     def print_parallel_scan(self, node: Node) -> None:
         """One long scan over the threads, in two passes: each thread totals its slice (a
         vectorized reduction), the totals are scanned by one thread, then each thread scans its
         slice again from its offset. Integer results equal the serial scan; float results
-        differ by rounding only (the additions are grouped by slice)."""
+        differ by rounding only (the additions are grouped by slice). Sums and products of
+        real numbers only: [SCAN] max/min and complex scans run serial (`one_chain_scan`)."""
         out = self.out
         assert node.body is not None
         t = ctype(self.buffers[node.out].dtype)
-        exact = scan_identity(node.fn, t)
-        identity = exact or f"({t})0"
+        identity = scan_identity(node.fn, t)
+        assert identity is not None, "[SCAN] one_chain_scan: max/min, complex scans run serial"
         n = node.reduction_ranges[0]
         parts = f"{node.name}_parts"
         self.prologue.append(Stmt(f"std::vector<{t}> {parts}({self.plan.threads + 1});"))
@@ -1409,17 +1423,11 @@ class KernelPrinter:
         out.stmt("const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();",
                  f"const int64_t lo = {n} * me / nt, hi = {n} * (me + 1) / nt;",
                  f"{t} total = {identity};")
-        # [E16] complex: each slice and the whole scan start from their first element (the
-        # identity is not exact for complex: (1+0j) * (0+inf j) is nan+inf j); [CLIFF] max/min
-        # have none either (a slice is never empty: the scan is longer than a chunk per thread)
-        cx = exact is None
         op = "+" if node.fn == "cumsum" else "*"
-        simd = [f"omp simd reduction({op}:total){SIMD_BAD}"] if self.vectorize and not cx \
-            else []
+        simd = [f"omp simd reduction({op}:total){SIMD_BAD}"] if self.vectorize else []
         with out.loop("r0", "lo", "hi", pragmas=simd):
             (v,) = ExprPrinter(node.var_ranges).emit([node.body], out)
-            out.stmt(f"total = {'r0 == lo ? ' + f'({t}){v} : ' if cx else ''}"
-                     f"{_scan_step(node.fn, t, 'total', f'({t}){v}')};")
+            out.stmt(f"total = {_scan_step(node.fn, t, 'total', f'({t}){v}')};")
         if simd and op == "+" and self.buffers[node.out].dtype.kind == "f":
             # [FIX16] the vector lanes start from +0.0, which loses the sign of a slice of
             # -0.0 only: a zero total is summed again in order from the identity
@@ -1431,17 +1439,25 @@ class KernelPrinter:
         out.stmt(f"{parts}[me + 1] = total;")
         out.pragma("omp barrier")
         out.pragma("omp single")
-        out.stmt(f"{{ {parts}[0] = {identity}; for (int64_t k = {2 if cx else 1}; "
-                 f"k <= nt; k += 1) {parts}[k] = "
-                 f"{_scan_step(node.fn, t, f'{parts}[k - 1]', f'{parts}[k]')}; }}",
+        out.stmt(f"{{ {parts}[0] = {identity}; for (int64_t k = 1; k <= nt; k += 1) "
+                 f"{parts}[k] = {_scan_step(node.fn, t, f'{parts}[k - 1]', f'{parts}[k]')}; }}",
                  f"{t} acc = {parts}[me];")
         with out.loop("r0", "lo", "hi"):
             printer = ExprPrinter(node.var_ranges)
             (v,) = printer.emit([node.body], out)
-            first = f"me == 0 && r0 == lo ? ({t}){v} : " if cx else ""
-            out.stmt(f"acc = {first}{_scan_step(node.fn, t, 'acc', f'({t}){v}')};",
+            out.stmt(f"acc = {_scan_step(node.fn, t, 'acc', f'({t}){v}')};",
                      f"{node.out}[{printer.index(node.out_index)}] = acc;")
         self.work_shared = True
+
+
+def _chain_rows(extent: int | str, chains: int) -> int | str:
+    """[SCAN] The rows of each chain of a row scan run in step, the chains that far apart (C
+    text for a symbolic extent): ceil(extent / chains), odd from CHAIN_ODD rows on."""
+    if isinstance(extent, int):
+        q = -(-extent // chains)
+        return q | 1 if q >= CHAIN_ODD else q
+    q = f"(({extent} + {chains - 1}) / {chains})"
+    return f"({q} >= {CHAIN_ODD} ? {q} | 1 : {q})"
 
 
 def scan_identity(fn: str, t: str) -> str | None:
