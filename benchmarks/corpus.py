@@ -1,6 +1,6 @@
 """The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
 test_corpus_wild2.py, test_corpus_wild4.py, test_corpus_wild5.py, test_corpus_wild6.py,
-test_corpus_wild7.py) under stax.jit.
+test_corpus_wild7.py, test_corpus_wild8.py, test_corpus_wild9.py) under stax.jit.
 
     python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
                                 [--markdown OUT.md]
@@ -40,6 +40,8 @@ from corpus.test_corpus_wild4 import CASES4 as WILD4  # noqa: E402
 from corpus.test_corpus_wild5 import CASES5 as WILD5  # noqa: E402
 from corpus.test_corpus_wild6 import CASES6 as WILD6  # noqa: E402
 from corpus.test_corpus_wild7 import CASES7 as WILD7  # noqa: E402
+from corpus.test_corpus_wild8 import CASES8 as WILD8  # noqa: E402
+from corpus.test_corpus_wild9 import CASES9 as WILD9  # noqa: E402
 
 import stax  # noqa: E402
 from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
@@ -60,6 +62,8 @@ CORPORA: dict[str, dict[str, tuple[Callable[..., Any], Maker]]] = {
     "wild5": {f"wild5:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD5.items()},
     "wild6": {f"wild6:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD6.items()},
     "wild7": {f"wild7:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD7.items()},
+    "wild8": {f"wild8:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD8.items()},
+    "wild9": {f"wild9:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD9.items()},
 }
 CASES = {name: case for corpus in CORPORA.values() for name, case in corpus.items()}
 TOLERANCE = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}
@@ -90,7 +94,8 @@ def timed(fn: Callable[..., Any], args: tuple[Any, ...]) -> float:
     return time.perf_counter() - start
 
 
-def measure(name: str, repeat: int) -> tuple[str, str, float | None]:
+def measure(name: str, repeat: int) -> tuple[str, str, tuple[float, float] | None]:
+    """(status, detail, (Stax, NumPy) median seconds per call or None when not timed)."""
     fn, make_args = CASES[name]
     args = make_args(np.random.default_rng(sum(map(ord, name))))
     theirs, mine = copies(args), copies(args)
@@ -125,7 +130,7 @@ def measure(name: str, repeat: int) -> tuple[str, str, float | None]:
         for _ in range(repeat):
             stax_t.append(timed(jitted, args))
             numpy_t.append(timed(fn, args))
-    return status, detail, statistics.median(stax_t) / statistics.median(numpy_t)
+    return status, detail, (statistics.median(stax_t), statistics.median(numpy_t))
 
 
 def main() -> None:
@@ -144,18 +149,24 @@ def main() -> None:
         if not mine:
             continue
         counts = {k: sum(r[1] == k for r in mine) for k in ("compiled", "breaks", "whole", "fail")}
-        medians = {k: statistics.median(rs) if (rs := [r[3] for r in mine if r[1] == k]) else None
+        medians = {k: statistics.median(rs) if (rs := [r[3][0] / r[3][1] for r in mine
+                                                        if r[1] == k]) else None
                    for k in ("compiled", "breaks")}
+        timed_rows = [r[3] for r in mine if r[3] is not None]
         shown = {k: "-" if v is None else f"{v:.2f}" for k, v in medians.items()}
         lines.append(f"{corpus}: {len(mine)} functions; compiled without a break: "
                      f"{counts['compiled']} (median Stax/NumPy {shown['compiled']}); with graph "
                      f"breaks: {counts['breaks']} (median {shown['breaks']}); whole function in "
                      f"NumPy: {counts['whole']}; failed: {counts['fail']}"
                      + (f"; skipped (NumPy raises): {skipped}" if (skipped := sum(
-                         r[1] == "skip" for r in mine)) else ""))
-    lines += ["", "| function | status | breaks | Stax/NumPy time |", "|---|---|---|---|"]
-    for name, status, detail, ratio in rows:
-        shown = "-" if ratio is None else f"{ratio:.2f}"
+                         r[1] == "skip" for r in mine)) else "")
+                     + f"; slower than NumPy: {sum(a > b for a, b in timed_rows)} of "
+                       f"{len(timed_rows)} timed")
+    lines += ["", "| function | status | breaks | Stax us | NumPy us | Stax/NumPy time |",
+              "|---|---|---|---:|---:|---:|"]
+    for name, status, detail, times in rows:
+        shown = "- | - | -" if times is None else (
+            f"{times[0] * 1e6:.1f} | {times[1] * 1e6:.1f} | {times[0] / times[1]:.2f}")
         lines.append(f"| {name} | {status} | {detail.replace('|', '/')} | {shown} |")
     text = "\n".join(lines)
     print(text)

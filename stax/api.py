@@ -168,12 +168,14 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     path on every call before)."""
     traced = comp.traced
     proven, single = comp.program.proven, comp.program.single
-    if proven is None or traced.unsigned_ints:  # [B16] ints read as uint64 bits: `_run`
+    if proven is None:
         return None
     bounds = tuple((i, int(np.iinfo(t).min), int(np.iinfo(t).max), t)
                    for i, t in traced.narrowed_ints)
-    # exact floats and ints, [HUNT2] NumPy scalars (the packed key)
-    scalars = tuple((i, _SCALARS.get(type(a), np.asarray)) for i, a in enumerate(args)
+    # exact floats and ints, [HUNT2] NumPy scalars (the packed key); [B16, CALL] ints read as
+    # uint64 bits converted as `_run` converts them
+    scalars = tuple((i, _int_bits if i in traced.unsigned_ints else
+                     _SCALARS.get(type(a), np.asarray)) for i, a in enumerate(args)
                     if type(a) is not np.ndarray)
     if comp.program.at_shape is not None:  # [GOVH] a generic program at these exact shapes
         converted = _converted(args, scalars)
@@ -406,25 +408,39 @@ def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Val
                               and dict(op.attrs)["fn"] in PARTS) or \
                 data_atoms_in((op.out.shape, op.attrs)):
             return None
-        chain.append(functools.partial(_view, op=op))
+        chain.append(_numpy_view(op))
         leaf = op.inputs[0]
     return finals[leaf], tuple(reversed(chain))
 
 
-def _view(a: np.ndarray, sizes: Mapping[str, int], op: Op) -> np.ndarray:
-    """NumPy's own view op `op` of `a` (a reshape NumPy cannot view copies, as NumPy does),
-    `sizes`: the values of a shape-generic trace's symbols on this call."""
+def _numpy_view(op: Op) -> NumPyView:
+    """NumPy's own view op `op` (a reshape NumPy cannot view copies, as NumPy does) as a
+    function of the array and the values of a shape-generic trace's symbols on this call;
+    [CALL] its attributes read, and its shape and slices computed when they hold no symbol,
+    once here rather than on each warm call (a view chain of 3 ops took ~4 us per call)."""
     attrs = dict(op.attrs)
-    shape = tuple(evaluate(d, sizes) for d in op.out.shape)
     if op.kind == "transpose":
-        return a.transpose(attrs["perm"])
-    if op.kind == "reshape":
-        return a.reshape(shape)
+        perm = attrs["perm"]
+        return lambda a, sizes: a.transpose(perm)
     if op.kind == "elementwise":
-        return getattr(a, attrs["fn"])
-    starts = (evaluate(d, sizes) for d in attrs["starts"])
-    return a[tuple(slice(start, stop if (stop := start + step * n) >= 0 else None, step)
-                   for start, step, n in zip(starts, attrs["steps"], shape, strict=True))]
+        part = attrs["fn"]
+        return lambda a, sizes: getattr(a, part)
+    if op.kind == "reshape":
+        if not any(isinstance(d, Sym) for d in op.out.shape):
+            fixed = tuple(op.out.shape)
+            return lambda a, sizes: a.reshape(fixed)
+        return lambda a, sizes: a.reshape(tuple(evaluate(d, sizes) for d in op.out.shape))
+
+    def index(sizes: Mapping[str, int]) -> tuple[slice, ...]:
+        shape = (evaluate(d, sizes) for d in op.out.shape)
+        starts = (evaluate(d, sizes) for d in attrs["starts"])
+        return tuple(slice(start, stop if (stop := start + step * n) >= 0 else None, step)
+                     for start, step, n in zip(starts, attrs["steps"], shape, strict=True))
+
+    if not any(isinstance(d, Sym) for d in (*op.out.shape, *attrs["starts"])):
+        fixed_index = index({})
+        return lambda a, sizes: a[fixed_index]
+    return lambda a, sizes: a[index(sizes)]
 
 
 def _sizes(graph: Graph, args: tuple[Any, ...]) -> dict[str, int]:
@@ -492,7 +508,7 @@ def _record_views(obj: Tracer, derived: dict[Value, tuple[Value, NumPyView]]) ->
         elif (kind in VIEW_OPS or kind == "elementwise" and attrs["fn"] in PARTS) and \
                 not data_atoms_in((node.value.shape, attrs)):  # [HUNT3] a view written
             op = Op(kind, (parent.value,), node.value, tuple(sorted(attrs.items())))  # through
-            derived[node.value] = (parent.value, functools.partial(_view, op=op))
+            derived[node.value] = (parent.value, _numpy_view(op))
         else:
             return
         node = parent
@@ -618,7 +634,8 @@ class Jitted:
     counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # calls, compiles, generic
     # [H9, issue 9] warm calls: runners by the packed signature (`_packed_key`) of arguments
     # that passed a compiled wrapper's checks; empty while scalar values are part of the key
-    fast: dict[bytes, Callable[..., Any]] = field(default_factory=dict)
+    # (with the values of static scalar arguments: `_fast_key`)
+    fast: dict[Any, Callable[..., Any]] = field(default_factory=dict)
     # [GEN, issue 11] the keys of `cache` whose program is generic, least recently used first:
     # at most MAX_SHAPES (`fast` holds at most MAX_SHAPES runners, the oldest dropped first)
     shapes: OrderedDict[tuple[Any, ...], None] = field(default_factory=OrderedDict)
@@ -749,7 +766,7 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.counts[0] += 1
         if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
-            run = self.fast.get(_packed_key(args))  # type: ignore[misc]  # set with `fast`
+            run = self.fast.get(self._fast_key(args))
             if run is not None:
                 try:
                     return run(*args)
@@ -792,15 +809,25 @@ class Jitted:
                               "such calls run in NumPy"), 4)
         return self.fn(*args)
 
+    def _fast_key(self, args: tuple[Any, ...]) -> Any:
+        """[H9] The key of `fast`: the packed signature of `args` (None when some argument is
+        not one the packed key describes); [CALL] with the type and value of each static
+        scalar argument, as `key` has them (a call with another value runs another program)."""
+        packed = _packed_key(args)  # type: ignore[misc]  # set before `fast` is filled
+        if not self.static or packed is None:
+            return packed
+        return packed, *((type(a), a) for i in sorted(self.static)
+                         if i < len(args) and type(a := args[i]) is not np.ndarray)
+
     def _remember(self, comp: Compilation, args: tuple[Any, ...]) -> None:
-        """[H9] `args` passed `comp`'s checks: later calls with their exact signature take the
-        warm path (with no scalar values in the key: none may be static)."""
+        """[H9] `args` passed `comp`'s checks: later calls with their exact signature (and
+        the values of static scalar arguments) take the warm path."""
         global _packed_key
         module = fastcall()
-        if module is None or self.static or comp.traced.env is not None and _strided(args):
+        if module is None or comp.traced.env is not None and _strided(args):
             return  # [issue 11] a generic program's strided arguments are copied (`_run`)
         _packed_key = module.key
-        key = module.key(args)
+        key = self._fast_key(args)
         run = _proven_runner(comp, args) if key is not None else None
         if run is not None:
             run = _under_errstate(comp.traced, run)

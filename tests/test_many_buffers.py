@@ -12,6 +12,8 @@ from corpus.test_corpus_wild9 import damped_oscillator_euler as _euler
 
 import stax
 from stax.backends import MANY_ARGS
+from stax.runtime import wrapper as runtime_wrapper
+from stax.runtime.fast import fastcall
 
 
 def _total(*xs: Any) -> Any:
@@ -39,10 +41,11 @@ def test_regions_with_many_buffers(count: int, dynamic: bool) -> None:
         np.testing.assert_allclose(f(*args), _total(*args), rtol=1e-12)
 
 
-def test_constant_buffers_pass_addresses_taken_once() -> None:
-    """A region of more buffers than the C fast call takes gets its constants' addresses
+def test_constant_buffers_pass_addresses_taken_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region called through ctypes (without the C fast call) gets its constants' addresses
     taken when the wrapper is built (they do not move), the others' at each call. The
     function stores rows of Python scalars: each is a constant array of the program."""
+    monkeypatch.setattr(runtime_wrapper, "fastcall", lambda: None)
     f = stax.jit(_euler)
     for steps in (30, 30, 7):
         np.testing.assert_array_equal(f(1.0, 0.0, 0.05, steps), _euler(1.0, 0.0, 0.05, steps))
@@ -51,3 +54,16 @@ def test_constant_buffers_pass_addresses_taken_once() -> None:
     call = next(line for line in wrapper.splitlines() if "region0(" in line)
     assert "const" in call and ".ctypes.data" in call  # the output's address, per call
     assert not any(".ctypes.data" in a for a in call.split(", ") if a.startswith("const"))
+
+
+@pytest.mark.skipif(fastcall() is None, reason="no fast call (STAX_FASTCALL=0 or no headers)")
+def test_many_buffers_called_by_the_fast_call() -> None:
+    """[CALL] A region of more buffers than the C fast call passes directly runs through it
+    with its entry taking their addresses (no ctypes call, no .ctypes.data per buffer)."""
+    f = stax.jit(_euler)
+    for steps in (30, 30):
+        np.testing.assert_array_equal(f(1.0, 0.0, 0.05, steps), _euler(1.0, 0.0, 0.05, steps))
+    (source,) = {comp.program.wrapper for comp in f.cache.values()}
+    call = next(line for line in source.splitlines() if "region0_ptr" in line
+                and "run(" in line)
+    assert call.count(", ") > MANY_ARGS and ".ctypes" not in source

@@ -43,8 +43,9 @@ class KernelRegion(NamedTuple):
 
 # The calling convention of a region's function: `name(<buffers in region_params order>,
 # [stax_sizes,] flags)`; one with more than MANY_ARGS of them also has `name + MANY_ARGS_SUFFIX
-# (args, flags)` taking one array of their addresses (ctypes calls at most 1024 arguments).
-MANY_ARGS = 64
+# (args, flags)` taking one array of their addresses (ctypes calls at most 1024 arguments;
+# [CALL] stax.runtime.fast's C call takes 16 directly, more through this entry).
+MANY_ARGS = 16
 MANY_ARGS_SUFFIX = "_args"
 
 

@@ -1496,11 +1496,20 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 def _extern(name: str, routine: Callable[..., Any], args: Sequence[Any],
             shape: tuple[int, ...], dtype: np.dtype, output: int | None = None, /,
             **kwargs: Any) -> Tracer:
+    key = externs.register(_spelled(name, kwargs) + ("" if output is None else f"[{output}]"),
+                           lambda *arrays: routine(*arrays, **kwargs), output)
+    return _extern_node(name, key, args, shape, dtype)
+
+
+def _spelled(name: str, kwargs: dict[str, Any]) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in sorted(kwargs.items()))})"
+
+
+def _extern_node(name: str, key: str, args: Sequence[Any], shape: tuple[int, ...],
+                 dtype: np.dtype) -> Tracer:
+    """The extern node calling the routine registered under `key` on `args`."""
     b = api.find_builder(args)
     values = tuple(api.to_value(b, traced(a, args)) for a in args)
-    spelled = ", ".join(f"{k}={v!r}" for k, v in sorted(kwargs.items()))
-    key = externs.register(f"{name}({spelled})" + ("" if output is None else f"[{output}]"),
-                           lambda *arrays: routine(*arrays, **kwargs), output)
     dtype = api.check_dtype(np.dtype(dtype), f"{name}'s result")
     return api.wrap(b, b.add("extern", values, tuple(shape), dtype, fn=key))
 
@@ -1895,14 +1904,15 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
 
 def _written(name: str, write: Callable[..., Any], target: Tracer, arrays: Sequence[Any],
              **spec: Any) -> None:
-    def routine(t: np.ndarray, *rest: np.ndarray, **_: Any) -> np.ndarray:
-        copy = np.array(t, copy=True)
-        write(copy, *rest)
-        return copy
+    def routine(t: np.ndarray, *rest: np.ndarray, out: np.ndarray) -> None:
+        # [CALL] NumPy writes into the node's buffer holding the target's values (an extern's
+        # buffer is never one of its inputs): no copy of the target made and copied again
+        np.copyto(out, t)
+        write(out, *rest)
 
     target.check_fresh()
-    result = _extern(name, routine, (target, *arrays), tuple(target.shape), target.dtype,
-                     **spec)
+    key = externs.register_into(_spelled(name, spec), routine)
+    result = _extern_node(name, key, (target, *arrays), tuple(target.shape), target.dtype)
     api._rebind(target, result.value)
 
 

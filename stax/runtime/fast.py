@@ -35,7 +35,11 @@ from stax.runtime.compiler import (
 )
 
 SOURCE = Path(__file__).with_name("fastcall.c")
-MAX_ARGS = 16  # fastcall.c's MAX_ARGS: regions with more arguments are called through ctypes
+MAX_ARGS = 16  # fastcall.c's MAX_ARGS: the most arguments a function called by `run` takes
+# [CALL] `run` with more arrays than MAX_ARGS (at most MAX_MANY) calls a region's entry taking
+# one array of their addresses (stax.backends.MANY_ARGS is MAX_ARGS: a region with more
+# arguments has that entry); regions with more than MAX_MANY are called through ctypes
+MAX_MANY = 1024
 
 
 def _load(path: str) -> ModuleType:
@@ -52,9 +56,12 @@ def fastcall() -> ModuleType | None:
     include = Path(sysconfig.get_paths()["include"])
     if os.environ.get("STAX_FASTCALL") == "0" or not (include / "Python.h").exists():
         return None
+    from stax.backends.base import MANY_ARGS  # (a module the runtime's importers load)
+
     flags = ["-O2", "-shared", "-fPIC", "-w", f"-I{include}", f"-I{np.get_include()}",
              f"-DSTAX_PYTHON={sys.hexversion}", f"-DSTAX_NUMPY={np.__version__!r}",
-             f"-DSTAX_ANY_FLAG={ANY_FLAG}", "-x", "c"]  # the source that follows is C
+             f"-DSTAX_ANY_FLAG={ANY_FLAG}", f"-DSTAX_MANY_ARGS={MANY_ARGS}",
+             f"-DMAX_MANY={MAX_MANY}", "-x", "c"]  # the source that follows is C
     try:
         module, _, _ = compile_object(SOURCE.read_text(), flags, [], _load, suffix=".c")
     except (CompileError, CacheError, CompilerNotFound, ImportError):

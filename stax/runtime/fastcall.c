@@ -103,8 +103,13 @@ static int disarm(int32_t* flags, int32_t* prev) {
 }
 
 /* regions take up to MAX_ARGS pointers and the flag buffer, each case calling through the
- * matching function type; the wrapper calls regions with more arguments through ctypes */
+ * matching function type; [CALL] a region with more (up to MAX_MANY, -D by stax.runtime.fast)
+ * is called through its entry taking one array of the addresses (the wrapper passes that
+ * entry: stax.backends.MANY_ARGS, -DSTAX_MANY_ARGS, is MAX_ARGS) */
 #define MAX_ARGS 16
+#if !defined(STAX_MANY_ARGS) || STAX_MANY_ARGS != MAX_ARGS || !defined(MAX_MANY)
+#error "compile with -DSTAX_MANY_ARGS=16 (stax.backends.MANY_ARGS) and -DMAX_MANY=<count>"
+#endif
 #define MAX_SIZES 64
 typedef void* P;
 
@@ -164,11 +169,11 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     long team = nargs == 4 ? PyLong_AsLong(args[3]) : 0;
     if (PyErr_Occurred()) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-    if (n > MAX_ARGS) {
+    if (n > MAX_MANY) {
         PyErr_SetString(PyExc_ValueError, "stax: too many kernel arguments for the fast call");
         return NULL;
     }
-    P p[MAX_ARGS];
+    P p[MAX_MANY];
     int64_t sizes[MAX_SIZES]; /* [H9] a generic program's sizes, given as a tuple of ints */
     int sized = 0;
     for (Py_ssize_t k = 0; k < n; k += 1) {
@@ -199,7 +204,8 @@ static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     int threads = team > 0 && openmp() ? get_threads() : 0; /* to restore */
     if (threads > 0) set_threads((int)team);
     Py_BEGIN_ALLOW_THREADS
-    call_region(fn, (int)n, p, flags);
+    if (n > MAX_ARGS) ((void (*)(P const*, int32_t*))fn)(p, flags); /* the `_args` entry */
+    else call_region(fn, (int)n, p, flags);
     Py_END_ALLOW_THREADS
     if (threads > 0) set_threads(threads);
     if (armed_call && disarm(flags, prev) < 0) return NULL;

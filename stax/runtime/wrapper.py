@@ -39,7 +39,7 @@ from stax.ops import ANY_FLAG as OPS_ANY_FLAG  # [A1]
 from stax.ops import FLAGS  # [A1]
 from stax.runtime.compiler import Compiled
 from stax.runtime.externs import EXTERNS, SIZED
-from stax.runtime.fast import MAX_ARGS as FAST_MAX_ARGS
+from stax.runtime.fast import MAX_MANY as FAST_MAX_ARGS
 from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
@@ -775,7 +775,9 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
             planned = max(p.threads for p in region.plans)
             env["team"] = team
             size = f", team({planned})" if planned > 1 else ""
-            if fast is not None and len(params) <= FAST_MAX_ARGS:  # one C call (fastcall.c)
+            # one C call (fastcall.c; [CALL] a region of more than MANY_ARGS buffers through
+            # its entry taking their addresses: `fns`)
+            if fast is not None and len(params) <= FAST_MAX_ARGS:
                 env["run"] = fast.run
                 ptrs = tuple(ctypes.cast(fn, ctypes.c_void_p).value for fn in fns)
                 env[f"{region.name}_ptr"] = ptrs if solver is not None else ptrs[0]
