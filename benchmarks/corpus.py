@@ -10,9 +10,10 @@ The wild corpora run each function on its first input (the others are edge cases
 
 Per function: whether it compiles without a graph break, runs with breaks (how many; "whole"
 when the whole function falls back to NumPy), or fails (an exception or a result that differs
-from NumPy's); and the time ratio Stax/NumPy: median of --repeat calls each, run alternately
-after one warm-up call, at the corpus's own (small) argument sizes, so the ratio mostly shows
-per-call overhead, not kernel speed. Compile time is not included.
+from NumPy's); and the times of Stax and NumPy (us per call) and their ratio: median of
+--repeat calls each, run alternately after one warm-up call, at the corpus's own (small)
+argument sizes, so the ratio mostly shows per-call overhead, not kernel speed. Compile time is
+not included. The summary counts the functions slower than NumPy.
 """
 
 from __future__ import annotations
