@@ -192,3 +192,18 @@ def test_in_place_write_error_leaves_the_argument_unchanged() -> None:
     with pytest.raises(IndexError):
         f(a, np.array([7]), np.array([1.0]))
     np.testing.assert_array_equal(a, np.arange(5.0))
+
+
+def _flagged(x: np.ndarray, clip: bool, scale: bool) -> np.ndarray:
+    y = np.clip(x, -1, 1) if clip else x  # `clip` used as a Python value: static
+    return y * scale  # `scale` a runtime value (a bool multiplies as 0 or 1)
+
+
+def test_python_bool_arguments_warm() -> None:
+    """[CALL] Python bools are in the warm key (static ones by value)."""
+    f = stax.jit(_flagged)
+    x = np.linspace(-2.0, 2.0, 7)
+    for clip, scale in ((True, True), (True, False), (False, True), (True, True),
+                        (False, False), (1, True)):
+        _same(f(x, clip, scale), _flagged(x, clip, scale))
+    assert f.fast

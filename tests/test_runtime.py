@@ -272,13 +272,14 @@ def test_packed_key_separates_what_the_wrapper_checks() -> None:
     keys = [key((x,)), key((x.T,)), key((x.astype(np.float32),)), key((x[:2],)),
             key((x.reshape(12),)), key((1.0,)), key((1,)), key((x, 1.0)),
             key((np.float64(1.0),)), key((np.float32(1.0),)), key((np.int64(1),)),
-            key((np.bool_(True),))]  # [HUNT2] NumPy scalars by dtype, apart from Python's
+            key((np.bool_(True),)), key((True,))]  # [HUNT2] NumPy scalars by dtype, apart
+    # from Python's; [CALL] a Python bool apart from an int
     assert all(isinstance(k, bytes) for k in keys)
     assert len(set(keys)) == len(keys)
     assert key((x.copy(),)) == key((x,))  # only the signature counts, not the data
     unaligned = np.zeros(12 * 8 + 1, np.uint8)[1:].view(np.float64)
     for refused in (unaligned, x.astype(">f8"), np.ma.masked_array(x), x.astype(object),
-                    x.astype(np.float16), True, np.float16(1.0), 1j, [1.0], "a"):
+                    x.astype(np.float16), np.float16(1.0), 1j, [1.0], "a"):
         assert key((x, refused)) is None, refused
     packed = np.zeros(20, np.uint8)[4:].view(np.complex64)  # 8-aligned, itemsize 8: accepted
     assert key((packed,)) is not None

@@ -551,11 +551,11 @@ done:
 /* key(args) -> bytes | None [H9, issue 9]: the signature of a call's arguments packed into one
  * bytes object, or None when an argument is anything else than a plain ndarray of a built-in,
  * native dtype, aligned, with strides that are multiples of its itemsize (arrays kernels read
- * as they are), an exact Python float or int, or a NumPy scalar of such a dtype (its tag and
- * dtype number: [HUNT2] `np.float32(0.5)`). Per array: its tag, dtype number, rank, shape
- * and strides, so equal keys mean arguments the same compiled wrapper accepts. */
+ * as they are), an exact Python float, int or [CALL] bool, or a NumPy scalar of such a dtype
+ * (its tag and dtype number: [HUNT2] `np.float32(0.5)`). Per array: its tag, dtype number,
+ * rank, shape and strides, so equal keys mean arguments the same compiled wrapper accepts. */
 #define KEY_WORDS 512
-enum { KEY_ARRAY = 1, KEY_FLOAT = 2, KEY_INT = 3, KEY_SCALAR = 4 };
+enum { KEY_ARRAY = 1, KEY_FLOAT = 2, KEY_INT = 3, KEY_SCALAR = 4, KEY_BOOL = 5 };
 
 static PyObject* key(PyObject* self, PyObject* args) {
     if (!PyTuple_Check(args)) {
@@ -568,6 +568,7 @@ static PyObject* key(PyObject* self, PyObject* args) {
         PyObject* a = PyTuple_GET_ITEM(args, k);
         if (Py_IS_TYPE(a, &PyFloat_Type)) { if (n >= KEY_WORDS) Py_RETURN_NONE; words[n++] = KEY_FLOAT; continue; }
         if (Py_IS_TYPE(a, &PyLong_Type)) { if (n >= KEY_WORDS) Py_RETURN_NONE; words[n++] = KEY_INT; continue; }
+        if (Py_IS_TYPE(a, &PyBool_Type)) { if (n >= KEY_WORDS) Py_RETURN_NONE; words[n++] = KEY_BOOL; continue; }
         if (PyArray_IsScalar(a, Number) || PyArray_IsScalar(a, Bool)) {
             PyArray_Descr* descr = PyArray_DescrFromScalar(a);
             int type_num = descr->type_num, exact = Py_IS_TYPE(a, descr->typeobj);
