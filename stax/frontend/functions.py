@@ -99,14 +99,15 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Tracer:
     total = dict.fromkeys(range(x.ndim), 0)
     for s, ax in zip(shifts, axes, strict=True):
         total[_axis(ax, x.ndim)] += operator.index(s)
+    rolled = x
     for ax, s in total.items():
         n = x.shape[ax]
         if n == 0 or s % n == 0:
             continue
         k = s % n
-        x = api.concatenate([_slice_along(x, ax, slice(n - k, None)),
-                             _slice_along(x, ax, slice(0, n - k))], axis=ax)
-    return x
+        rolled = api.concatenate([_slice_along(rolled, ax, slice(n - k, None)),
+                                  _slice_along(rolled, ax, slice(0, n - k))], axis=ax)
+    return api.copy_(x) if rolled is x else rolled  # a roll by 0 is a copy, as NumPy's
 
 
 def flip(m: Any, axis: Any = None) -> Tracer:

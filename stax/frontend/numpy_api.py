@@ -164,8 +164,6 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
     values = [to_value(b, a, loop[i]) for i, a in enumerate(args)]
     shape = broadcast_shapes(*(v.shape for v in values))
     values = [broadcast_value(b, v, shape) for v in values]
-    if name == "positive":
-        return wrap(b, values[0])
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
     weak = not function and builtins.all(  # [HUNT] np.float64 subclasses float: strong
         isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex))
