@@ -1,10 +1,12 @@
 """s12 HUNT5: what the tenth wild corpus (tests/corpus/test_corpus_wild10.py) found, checked
 against NumPy in the test: np.positive / unary + and a roll by a multiple of the length are
-new arrays (they returned the caller's array itself); `np.errstate` inside the function is
-tested in test_errstate.py."""
+new arrays (they returned the caller's array itself); writes through `x.flat` reach `x` (they
+went to a graph break's copy); NaNs of complex numbers in the nan-functions; np.fabs.
+`np.errstate` inside the function is tested in test_errstate.py."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -44,3 +46,85 @@ def test_positive_of_bool_is_numpys_error() -> None:
         np.positive(np.ones(2, bool))
     with pytest.raises(TypeError):
         stax.jit(lambda x: +x)(np.ones(2, bool))
+
+
+NAN_FUNCTIONS: list[Callable[[np.ndarray], Any]] = [
+    np.nansum, np.nanmean, np.nanvar, np.nanstd, np.nanprod, np.nancumsum, np.nancumprod,
+    lambda v: np.nansum(v, axis=0, keepdims=True), lambda v: np.nanprod(v, axis=-1),
+    lambda v: np.nancumsum(v, axis=0), lambda v: np.nanvar(v, axis=0, ddof=1),
+    lambda v: np.nanstd(v, axis=-1, keepdims=True)]
+
+
+@pytest.mark.parametrize("k", range(len(NAN_FUNCTIONS)))
+@pytest.mark.parametrize("make", [
+    lambda: np.array([[1 + 1j, np.nan + 0j], [2 - 1j, complex(0, np.nan)], [3j, -1 + 0j]]),
+    lambda: np.array([[1.0, np.nan, 3.0], [np.nan, np.inf, 2.0]], np.float32).T,
+    lambda: np.arange(6).reshape(2, 3), lambda: np.zeros((0, 2)),
+    lambda: np.array([[np.nan, np.nan], [1.0, 2.0]])])
+def test_nan_functions_skip_nans_of_complex_numbers(k: int, make: Callable[[], np.ndarray]
+                                                      ) -> None:
+    """[HUNT5] np.nansum / nanmean / nanvar / nanstd skip the NaNs of complex numbers (gave
+    NaN); np.nanprod / nancumsum / nancumprod compile (were graph breaks)."""
+    fn = NAN_FUNCTIONS[k]
+    with warnings.catch_warnings(record=True) as numpy_caught:
+        warnings.simplefilter("always")
+        want = fn(make())
+    jitted = stax.jit(fn, strict=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = jitted(make())
+    assert {str(w.message) for w in caught} <= {str(w.message) for w in numpy_caught}
+    assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _fill_diagonal_flat(A):
+    A.flat[::A.shape[1] + 1] = 0
+    return A
+
+
+def _flat_cyclic(A):
+    B = A.copy()
+    B.flat[1:6] = [7, 8]
+    B.T.flat[-2:] = -1
+    return B
+
+
+def _flat_reads_are_copies(A):
+    y = A.flat[1:3]
+    y[0] = 100
+    return A, y, A.flat[2], [v * 2 for v in A[:2, :2].flat], len(A.flat)
+
+
+def _flat_masked_and_augmented(A):
+    A.T.flat[A.ravel() > 5] = A[0, 0]
+    A.flat[2] += 1
+    A.flat = A.ravel()[::-1].copy()
+    return A
+
+
+@pytest.mark.parametrize("fn", [_fill_diagonal_flat, _flat_cyclic, _flat_reads_are_copies,
+                                _flat_masked_and_augmented])
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(12.0).reshape(3, 4), lambda: np.arange(12, dtype=np.int32).reshape(4, 3).T,
+    lambda: np.arange(15.0).reshape(5, 3)[::2], lambda: np.ones((3, 3), np.float32)])
+def test_writes_through_flat_reach_the_array(fn: Callable[..., Any],
+                                             make: Callable[[], np.ndarray]) -> None:
+    theirs, mine = make(), make()
+    want = fn(theirs)
+    got = stax.jit(fn, strict=True)(mine)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,), strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(mine, theirs)  # the argument, written through x.flat
+
+
+@pytest.mark.parametrize("x", [np.array([-1.5, -0.0, np.nan, -np.inf]), np.array([-2, 3]),
+                               np.array([-1.5, 2], np.float16), np.array([True, False])])
+def test_fabs(x: np.ndarray) -> None:
+    got = stax.jit(np.fabs, strict=True)(x)
+    want = np.fabs(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

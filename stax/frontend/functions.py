@@ -861,20 +861,28 @@ def _nan_filled(x: Tracer, fill: float) -> Tracer:
     return api.where(api.apply_ufunc("isnan", x), fill, x)
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-           keepdims: bool = False, **kw: Any) -> Tracer:
-    _nan_kw("nansum", {"out": out, **kw})
-    x = traced(a, (a,))
-    if x.dtype.kind == "f":
-        x = _nan_filled(x, 0.0)
-    return api.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+def _nan_reduced(name: str, reduce: Callable[..., Tracer], fill: float) -> Callable[..., Tracer]:
+    """np.nansum / nanprod (a reduction) and np.nancumsum / nancumprod (a scan): `reduce` of
+    `a` with NaNs (of floats and [HUNT5] complex numbers, NumPy's inexact types) as `fill`."""
+    def run(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **kw: Any
+            ) -> Tracer:
+        options = {"keepdims": kw.pop("keepdims")} if "keepdims" in kw else {}
+        _nan_kw(name, {"out": out, **kw})
+        x = traced(a, (a,))
+        if x.dtype.kind in "fc":
+            x = _nan_filled(x, fill)
+        return reduce(x, axis=axis, dtype=dtype, **options)
+    return run
+
+
+nansum = _nan_reduced("nansum", api.sum, 0.0)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False, **kw: Any) -> Tracer:
     _nan_kw("nanmean", {"out": out, **kw})
     x = traced(a, (a,))
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":  # [HUNT5] NaNs of complex numbers are skipped too
         return api.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     valid = api.apply_ufunc("logical_not", api.apply_ufunc("isnan", x))
     count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=keepdims)
@@ -911,7 +919,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
            keepdims: bool = False, **kw: Any) -> Tracer:
     _nan_kw("nanvar", {"out": out, **kw})
     x = traced(a, (a,))
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":  # [HUNT5] NaNs of complex numbers are skipped too
         return api.var(x, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     valid = api.apply_ufunc("logical_not", api.apply_ufunc("isnan", x))
     count = api.sum(valid, axis=axis, dtype=np.intp, keepdims=True)
@@ -920,8 +928,10 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     # zero where x is NaN (NumPy's _copyto(arr, 0, mask)): a NaN the subtraction makes
     # (inf - inf) stays, as in NumPy
     dev = api.where(valid, api.apply_ufunc("subtract", x, avg), 0.0)
-    sq = api.sum(api.apply_ufunc("multiply", dev, dev), axis=axis, dtype=dtype,
-                 keepdims=keepdims)
+    squares = api.apply_ufunc("multiply", dev, api.apply_ufunc("conjugate", dev))
+    if squares.dtype.kind == "c":  # NumPy's (dev * dev.conj()).real
+        squares = api.real(squares)
+    sq = api.sum(squares, axis=axis, dtype=dtype, keepdims=keepdims)
     dof = api.apply_ufunc("subtract", count if keepdims else api.squeeze(
         count, axis=api.normalize_axes(axis, x.ndim)), ddof)
     var = api.astype(api.apply_ufunc("true_divide", sq, dof), sq.dtype, copy=False)
@@ -2351,6 +2361,9 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.dsplit: _split_along("dsplit", 3, lambda ndim: 2),
     np.count_nonzero: count_nonzero, np.ptp: ptp, np.fix: fix, np.nan_to_num: nan_to_num,
     np.isin: isin, np.cross: cross, np.nansum: nansum, np.nanmean: nanmean,
+    np.nanprod: _nan_reduced("nanprod", api.prod, 1.0),
+    np.nancumsum: _nan_reduced("nancumsum", api.cumsum, 0.0),
+    np.nancumprod: _nan_reduced("nancumprod", api.cumprod, 1.0),
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
@@ -2610,6 +2623,36 @@ METHODS: dict[str, Callable[..., Any]] = {
 }
 
 
+class _Flat:
+    """[HUNT5] `x.flat` of a traced array: a read indexes a copy of its C-order ravel (NumPy's
+    flatiter gives a copy), a write sets the C-order positions selected, with the value
+    flattened and repeated to their number as NumPy does, and writes the ravel back into `x`
+    (`A.flat[::n + 1] = 0`; as a graph break the flatiter was a copy's: writes were lost)."""
+
+    def __init__(self, base: Tracer) -> None:
+        self.base = base
+
+    def __getitem__(self, key: Any) -> Any:
+        got = api.ravel(self.base)[key]
+        return api.copy_(got) if got.ndim else got
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        x = self.base
+        flat = api.copy_(api.ravel(x))
+        target = flat[key]
+        if np.size(value) != 1:  # NumPy's flatiter repeats the flattened value cyclically
+            value = (resize if isinstance(value, Tracer) else np.resize)(value,
+                                                                           tuple(target.shape))
+        flat[key] = value
+        x[...] = api.reshape(flat, tuple(x.shape))
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(api.ravel(self.base))
+
+
 def register(tracer: type[Tracer]) -> None:
     """Add the functions to the NEP 18 dispatch, and `ufunc.outer` to the NEP 13 one."""
     from stax.frontend import data_dependent  # [DYN16]
@@ -2620,6 +2663,11 @@ def register(tracer: type[Tracer]) -> None:
         setattr(tracer, name, method)
     tracer.nbytes = property(lambda t: t.size * t.dtype.itemsize)  # type: ignore[attr-defined]
     tracer.itemsize = property(lambda t: t.dtype.itemsize)  # type: ignore[attr-defined]
+
+    def set_flat(t: Tracer, value: Any) -> None:  # `x.flat = v`
+        _Flat(t)[:] = value
+
+    tracer.flat = property(_Flat, set_flat)  # type: ignore[attr-defined]
     tracer.real = property(api.real)  # type: ignore[attr-defined]  # [E16]
     tracer.imag = property(api.imag)  # type: ignore[attr-defined]
     base = tracer.__array_ufunc__  # type: ignore[attr-defined]

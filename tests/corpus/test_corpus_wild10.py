@@ -214,7 +214,8 @@ def kmeans_two_iterations(X, C):
     return C, lab
 
 
-@case(lambda r: (normal(r, 20, 3), normal(r, 5, 3), 3), lambda r: (normal(r, 4, 2), normal(r, 1, 2), 1))
+@case(lambda r: (normal(r, 20, 3), normal(r, 5, 3), 3), lambda r: (normal(r, 4, 2), normal(r, 1,
+                                                                                           2), 1))
 def knn_argpartition(train, query, k):
     d = np.linalg.norm(query[:, None] - train[None], axis=-1)
     idx = np.argpartition(d, k - 1, axis=1)[:, :k]
@@ -223,7 +224,8 @@ def knn_argpartition(train, query, k):
     return np.take_along_axis(nd, order, axis=1)
 
 
-@case(lambda r: (ints(r, 0, 4, 25), normal(r, 25, 2)), lambda r: (np.zeros(3, int), np.ones((3, 2))))
+@case(lambda r: (ints(r, 0, 4, 25), normal(r, 25, 2)), lambda r: (np.zeros(3, int), np.ones((3,
+                                                                                             2))))
 def knn_majority_vote(labels, X):
     d = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
     np.fill_diagonal(d, np.inf)
@@ -443,7 +445,8 @@ def isclose_dedupe(x):
     return s[keep], np.isclose(x, 0.3, equal_nan=True), np.allclose(x, x)
 
 
-@case(lambda r: (normal(r, 20) * 100,), lambda r: (np.array([-2.5, -1.5, 0.5, 1.5, 2.5, 1234.5678]),),
+@case(lambda r: (normal(r, 20) * 100,), lambda r: (np.array([-2.5, -1.5, 0.5, 1.5, 2.5,
+                                                             1234.5678]),),
       lambda r: (normal(r, 4, dtype="float32") * 1000,))
 def rounding_family(x):
     return (np.round(x, 2), np.round(x, -1), np.around(x), np.rint(x), np.fix(x),
@@ -762,7 +765,8 @@ def as_strided_frames(x, w):
 # ---- second batch: dtype and value corners inside ordinary programs -------------------------
 
 @case(lambda r: (ints(r, -100, 100, 12, dtype="int8"),), lambda r: (np.array([True, False, True]),),
-      lambda r: (ints(r, 0, 255, 6, dtype="uint8").reshape(2, 3),), lambda r: (np.zeros(0, "int16"),))
+      lambda r: (ints(r, 0, 255, 6, dtype="uint8").reshape(2, 3),), lambda r: (np.zeros(0,
+                                                                                        "int16"),))
 def accumulation_dtypes(v):
     return (np.cumsum(v), np.cumprod(v), v.sum(), np.add.reduce(v, axis=None), v.prod(),
             v.mean(), v.mean(dtype=np.float32), np.sum(v, dtype=np.int8), v.max(initial=0))
@@ -774,13 +778,15 @@ def transcendental_of_ints(v):
     return np.sqrt(np.abs(v)), np.exp(v / 4), np.log1p(np.abs(v)), v / 3, np.float_power(v, 2)
 
 
-@case(lambda r: (np.array([15, 25, -15, 149, -251]),), lambda r: (ints(r, -999, 999, 6, dtype="int32"),),
+@case(lambda r: (np.array([15, 25, -15, 149, -251]),), lambda r: (ints(r, -999, 999, 6,
+                                                                       dtype="int32"),),
       lambda r: (np.array([0.5, 1.5, 2.675, -0.125], "float16"),))
 def round_integers_negative_decimals(v):
     return np.round(v, -1), np.round(v, -2), np.around(v, 1), np.round(v)
 
 
-@case(lambda r: (ints(r, -8, 8, 6), ints(r, -2, 3, 6)), lambda r: (np.array([2, 0]), np.array([-1, 0])))
+@case(lambda r: (ints(r, -8, 8, 6), ints(r, -2, 3, 6)), lambda r: (np.array([2, 0]), np.array([-1,
+                                                                                               0])))
 def integer_powers(a, b):
     return a ** np.abs(b), np.power(a, 2), a ** 0, np.power(a.astype(float), b), a ** b
 
@@ -803,12 +809,14 @@ def uint64_negative_literal(v):
 
 
 @case(lambda r: (ints(r, -10, 10, 7, dtype="int32"), 40),
-      lambda r: (np.array([1, -1, -2**31], "int32"), 31), lambda r: (ints(r, 0, 200, 4, dtype="uint8"), 9))
+      lambda r: (np.array([1, -1, -2**31], "int32"), 31), lambda r: (ints(r, 0, 200, 4,
+                                                                          dtype="uint8"), 9))
 def wide_shifts(v, k):
     return v << k, v >> k, np.left_shift(v, 33), np.right_shift(v, 33), v << np.arange(v.size)
 
 
-@case(lambda r: (r.uniform(-3e9, 3e9, 8),), lambda r: (np.array([np.nan, np.inf, -np.inf, 1e20, -1.5]),))
+@case(lambda r: (r.uniform(-3e9, 3e9, 8),), lambda r: (np.array([np.nan, np.inf, -np.inf, 1e20,
+                                                                 -1.5]),))
 def float_to_int_casts(x):
     with np.errstate(invalid="ignore"):
         return x.astype(np.int32), x.astype(np.int64), x.astype(np.uint8), x.astype(np.int8)
@@ -818,23 +826,28 @@ def float_to_int_casts(x):
       lambda r: (normal(r, 9, dtype="float32"), 0.0))
 def float_floor_mod_corners(x, d):
     with np.errstate(divide="ignore", invalid="ignore"):
-        return x // d, x % d, np.fmod(x, d), np.divmod(x, 3.0), np.floor_divide(x, -np.inf), x % np.inf
+        return x // d, x % d, np.fmod(x, d), np.divmod(x, 3.0), np.floor_divide(x,
+                                                                                -np.inf), x % np.inf
 
 
 @case(lambda r: (normal(r, 10),), lambda r: (np.array([np.nan, -0.0, 0.0, 1.0, np.nan, -np.inf]),))
 def sort_unique_nan_negzero(x):
-    return (np.sort(x), np.argsort(x, kind="stable"), np.unique(x), np.searchsorted(np.sort(x), 0.0),
+    return (np.sort(x), np.argsort(x, kind="stable"), np.unique(x), np.searchsorted(np.sort(x),
+                                                                                    0.0),
             np.maximum.reduce(x), np.fmax.reduce(x), np.nanmax(x) if (~np.isnan(x)).any() else 0.0)
 
 
-@case(lambda r: (normal(r, 7) + 1j * normal(r, 7),), lambda r: (np.array([0j, np.inf + 0j, 1 + 1j], "complex64"),))
+@case(lambda r: (normal(r, 7) + 1j * normal(r, 7),), lambda r: (np.array([0j, np.inf + 0j,
+                                                                          1 + 1j], "complex64"),))
 def complex_corners(z):
     with np.errstate(all="ignore"):
-        return (np.sign(z), z / 0, np.abs(z), np.exp(z), np.log(z), z.conjugate(), np.var(z), np.std(z),
+        return (np.sign(z), z / 0, np.abs(z), np.exp(z), np.log(z), z.conjugate(), np.var(z),
+                np.std(z),
                 np.sum(z), np.cumprod(z), np.isfinite(z), z.real.dtype)
 
 
-@case(lambda r: (ints(r, 0, 10, 12),), lambda r: (np.array([4, 4, 4, 4]),), lambda r: (np.array([3], "int32"),))
+@case(lambda r: (ints(r, 0, 10, 12),), lambda r: (np.array([4, 4, 4, 4]),),
+      lambda r: (np.array([3], "int32"),))
 def quantile_methods_on_ints(v):
     return tuple(np.quantile(v, [0.1, 0.5, 0.9], method=m) for m in
                  ("linear", "lower", "higher", "nearest", "midpoint", "median_unbiased"))
@@ -858,7 +871,8 @@ def spaced_grids(n, top):
             np.linspace(0, 10, n, dtype=int), np.arange(n, dtype=np.float32) * 0.1)
 
 
-@case(lambda r: (ints(r, 0, 200, 8, dtype="uint8"), 300), lambda r: (ints(r, 0, 200, 3, dtype="uint8"), -1),
+@case(lambda r: (ints(r, 0, 200, 8, dtype="uint8"), 300), lambda r: (ints(r, 0, 200, 3,
+                                                                          dtype="uint8"), -1),
       lambda r: (ints(r, 0, 200, 3, dtype="uint8"), 2.5))
 def uint8_with_python_scalars(im, k):
     return im + k, im * k, np.clip(im, 10, k), np.where(im > 100, im, k)
@@ -869,7 +883,8 @@ def int_division_by_scalar_zero(v, d):
     return v // d, v % d, np.divmod(v, d)[1], v / d if d else v * 1.0
 
 
-@case(lambda r: (normal(r, 4, 3).astype("float16"),), lambda r: (np.array([60000.0, 1e-8, -0.0], "float16"),))
+@case(lambda r: (normal(r, 4, 3).astype("float16"),), lambda r: (np.array([60000.0, 1e-8, -0.0],
+                                                                          "float16"),))
 def float16_pipeline(h):
     s = h.sum()
     m = h.mean(axis=0)
@@ -882,7 +897,8 @@ def argmax_empty_and_ties(A):
     return A.argmax(axis=1), np.argmin(A, axis=0), np.argmax(A)
 
 
-@case(lambda r: (normal(r, 6), normal(r, 6)), lambda r: (np.array([1.0, np.nan]), np.array([1.0, np.nan])),
+@case(lambda r: (normal(r, 6), normal(r, 6)), lambda r: (np.array([1.0, np.nan]), np.array([1.0,
+                                                                                            np.nan])),
       lambda r: (normal(r, 3), normal(r, 4)))
 def equality_helpers(a, b):
     return (np.array_equal(a, b), np.array_equal(a, a, equal_nan=True), np.isclose(a, b, atol=10),
@@ -901,6 +917,140 @@ def real_imag_views(A):
     re = A.real
     re[0] = 0
     return re, np.imag(A), z.real * 2, np.iscomplexobj(z), np.conj(A)
+
+
+# ---- third batch: indexing, ufunc methods and linear algebra corners -----------------------
+
+@case(lambda r: (normal(r, 6), np.array([0, 2, 2, 5])), lambda r: (normal(r, 3), np.array([-1,
+                                                                                           -1])))
+def repeated_index_updates(x, idx):
+    a = x.copy()
+    a[idx] += 1
+    b = x.copy()
+    np.add.at(b, idx, 1)
+    c = x.copy()
+    c[idx] = np.arange(idx.size)
+    return a, b, c
+
+
+@case(lambda r: (normal(r, 4, 5),), lambda r: (normal(r, 3, 3).T,))
+def mixed_fancy_indexing(A):
+    rows = np.array([0, 2, -1])
+    cols = np.array([1, 0])
+    return (A[:, [0, 2]], A[rows][:, cols], A[rows[:, None], cols], A[..., None].shape,
+            A[None, ..., 1], A[[0, 1], [1, 2]], A[1:, [0]], A[::-1, ::2])
+
+
+@case(lambda r: (normal(r, 6), np.array([7, -8, 2])), lambda r: (normal(r, 4), np.array([1, 5])))
+def take_modes(x, idx):
+    return (np.take(x, idx, mode="wrap"), np.take(x, idx, mode="clip"),
+            np.take(x, idx % x.size), x.take(np.array([[0, 1], [1, 0]])))
+
+
+@case(lambda r: (normal(r, 6),), lambda r: (normal(r, 2),))
+def index_out_of_bounds(x):
+    return x[np.array([0, 7])]
+
+
+@case(lambda r: (normal(r, 3, 4),), lambda r: (normal(r, 2, 2),))
+def flat_iterator_writes(A):
+    B = A.copy()
+    B.flat[::3] = -1.0
+    B.flat[[0, -1]] = 9.0
+    return B, A.flat[2], A.T.flat[1:4] if A.size > 3 else A.ravel()
+
+
+@case(lambda r: (r.uniform(size=7) < 0.5,), lambda r: (np.array([True, True]),))
+def bool_ufunc_methods(m):
+    return (np.add.accumulate(m), np.cumsum(m), np.multiply.reduce(m), np.add.reduce(m),
+            np.logical_or.accumulate(m), np.maximum.accumulate(m), m.mean(), m.std(), np.sum(m,
+                                                                                             dtype=bool))
+
+
+@case(lambda r: (normal(r, 5),), lambda r: (np.array([1.0, np.nan, 3.0]),), lambda r: (normal(r,
+                                                                                              1),))
+def unusual_reductions(x):
+    return (np.subtract.reduce(x), np.divide.reduce(np.abs(x) + 1), np.logaddexp.reduce(x),
+            np.maximum.accumulate(x), np.fmin.reduce(x), np.minimum.reduce(x), np.hypot.reduce(x))
+
+
+@case(lambda r: (ints(r, -100, 100, 4, 4, dtype="int8"),), lambda r: (ints(r, 0, 256, 3, 3,
+                                                                           dtype="uint8"),))
+def small_int_matmul_einsum(A):
+    return (A @ A, np.einsum("ii->i", A), np.einsum("ij->", A), np.einsum("ij,jk->ik", A, A),
+            np.dot(A[0], A[1]), np.trace(A), A.T @ A[:, 0])
+
+
+@case(lambda r: (r.uniform(size=(3, 3)) < 0.5, r.uniform(size=(3, 2)) < 0.5))
+def bool_matmul(A, B):
+    return A @ B, np.dot(A, B), A.astype(int) @ B
+
+
+@case(lambda r: (normal(r, 4, 3),), lambda r: (ints(r, -5, 5, 3, 3),))
+def norms_variety(A):
+    return (np.linalg.norm(A), np.linalg.norm(A, ord=np.inf), np.linalg.norm(A, ord=1),
+            np.linalg.norm(A, axis=0, ord=1), np.linalg.norm(A, axis=1, ord=np.inf),
+            np.linalg.norm(A, axis=1, keepdims=True), np.linalg.norm(A[0], ord=0),
+            np.linalg.norm(A, ord=-np.inf))
+
+
+@case(lambda r: (normal(r, 4, 3),), lambda r: (normal(r, 1, 3),))
+def outer_of_matrices_and_vectors(A):
+    return np.outer(A, A[0]), np.inner(A, A), np.vdot(A, A), np.matmul(A[0], A.T), A[0] @ A.T @ A
+
+
+@case(lambda r: (ints(r, -100, 100, 6, dtype="int8"), 100), lambda r: (ints(r, 0, 50, 3,
+                                                                            dtype="int8"), 200))
+def int8_python_int_overflow(v, k):
+    return v + k
+
+
+@case(lambda r: (normal(r, 5), 2), lambda r: (np.ones(1), 1), lambda r: (np.ones(3), 5))
+def ddof_corners(x, ddof):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.std(x, ddof=ddof), np.var(x, ddof=ddof),
+                np.cov(x, ddof=ddof) if x.size > ddof else 0.0)
+
+
+@case(lambda r: (normal(r, 4, 6),), lambda r: (np.asfortranarray(normal(r, 3, 4)),),
+      lambda r: (normal(r, 5, 2)[::2],))
+def scans_over_axes(A):
+    return (np.cumsum(A, axis=0), np.cumprod(A, axis=1), np.maximum.accumulate(A, axis=1),
+            np.diff(A, axis=0), np.argsort(A, axis=0, kind="stable"), np.sort(A, axis=None))
+
+
+@case(lambda r: (normal(r, 3, 4),), lambda r: (np.zeros((2, 0)),))
+def put_along_axis_and_friends(A):
+    B = A.copy()
+    if A.size:
+        idx = np.argmax(A, axis=1)[:, None]
+        np.put_along_axis(B, idx, 0.0, axis=1)
+    C = A.copy()
+    np.copyto(C, 1.0, where=A < 0)
+    D = A.copy()
+    np.putmask(D, D > 0, -D)
+    return B, C, D
+
+
+@case(lambda r: (normal(r, 10), normal(r, 10)), lambda r: (np.array([np.nan, 1.0]), np.array([2.0,
+                                                                                              np.nan])))
+def clip_with_arrays(x, y):
+    lo = np.minimum(x, y)
+    hi = np.maximum(x, y)
+    return (np.clip(x * 2, lo, hi), np.clip(x, None, 0.5), np.clip(x, y, None), np.fmin(x, y),
+            np.fmax(x, y))
+
+
+@case(lambda r: (normal(r, 5, 3),), lambda r: (np.zeros((0, 3)),))
+def concat_stack_variants(A):
+    return (np.r_[A[0], A[-1]] if A.shape[0] else np.zeros(0), np.c_[A, A[:, :1]],
+            np.append(A, A[:1], axis=0), np.insert(A, 1, 7.0, axis=1), np.delete(A, 0, axis=1),
+            np.split(A, [1], axis=1)[1], np.array_split(A.ravel(), 4)[-1])
+
+
+@case(lambda r: (normal(r, 5).astype("float32"), 0.1), lambda r: (np.ones(2, "float32"), 1e40))
+def float32_with_python_floats(x, a):
+    return x * a, x + 0.1, x / 3, np.float64(2) * x, x ** 2.0, (x * a).dtype
 
 
 @pytest.mark.parametrize("name", sorted(CASES10))
