@@ -82,8 +82,7 @@ def rolling_extremes_windows(p, w):
     return np.round(pos, decimals=3), win.argmax(axis=1)
 
 
-@case(lambda r: (r.uniform(0.01, 0.2, 10), 1000.0, 12),
-      lambda r: (np.array([0.05]), 1.0, 1))
+@case(lambda r: (r.uniform(0.01, 0.2, 10), 1000.0, 12), lambda r: (np.array([0.05]), 1.0, 1))
 def loan_schedules(rates, principal, months):
     i = rates / 12
     pay = principal * i / (1 - (1 + i) ** -months)
@@ -214,8 +213,8 @@ def kmeans_two_iterations(X, C):
     return C, lab
 
 
-@case(lambda r: (normal(r, 20, 3), normal(r, 5, 3), 3), lambda r: (normal(r, 4, 2), normal(r, 1,
-                                                                                           2), 1))
+@case(lambda r: (normal(r, 20, 3), normal(r, 5, 3), 3),
+      lambda r: (normal(r, 4, 2), normal(r, 1, 2), 1))
 def knn_argpartition(train, query, k):
     d = np.linalg.norm(query[:, None] - train[None], axis=-1)
     idx = np.argpartition(d, k - 1, axis=1)[:, :k]
@@ -224,8 +223,8 @@ def knn_argpartition(train, query, k):
     return np.take_along_axis(nd, order, axis=1)
 
 
-@case(lambda r: (ints(r, 0, 4, 25), normal(r, 25, 2)), lambda r: (np.zeros(3, int), np.ones((3,
-                                                                                             2))))
+@case(lambda r: (ints(r, 0, 4, 25), normal(r, 25, 2)),
+      lambda r: (np.zeros(3, int), np.ones((3, 2))))
 def knn_majority_vote(labels, X):
     d = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
     np.fill_diagonal(d, np.inf)
@@ -407,8 +406,8 @@ def stable_ranks_and_ties(x):
     return ranks, dense[np.argsort(order)]
 
 
-@case(lambda r: (np.repeat(ints(r, 0, 4, 8), ints(r, 1, 4, 8)),),
-      lambda r: (np.array([7]),), lambda r: (np.zeros(0, np.int64),))
+@case(lambda r: (np.repeat(ints(r, 0, 4, 8), ints(r, 1, 4, 8)),), lambda r: (np.array([7]),),
+      lambda r: (np.zeros(0, np.int64),))
 def run_length_encode(v):
     if v.size == 0:
         return v, np.zeros(0, np.int64)
@@ -445,8 +444,8 @@ def isclose_dedupe(x):
     return s[keep], np.isclose(x, 0.3, equal_nan=True), np.allclose(x, x)
 
 
-@case(lambda r: (normal(r, 20) * 100,), lambda r: (np.array([-2.5, -1.5, 0.5, 1.5, 2.5,
-                                                             1234.5678]),),
+@case(lambda r: (normal(r, 20) * 100,),
+      lambda r: (np.array([-2.5, -1.5, 0.5, 1.5, 2.5, 1234.5678]),),
       lambda r: (normal(r, 4, dtype="float32") * 1000,))
 def rounding_family(x):
     return (np.round(x, 2), np.round(x, -1), np.around(x), np.rint(x), np.fix(x),
@@ -764,9 +763,10 @@ def as_strided_frames(x, w):
 
 # ---- second batch: dtype and value corners inside ordinary programs -------------------------
 
-@case(lambda r: (ints(r, -100, 100, 12, dtype="int8"),), lambda r: (np.array([True, False, True]),),
-      lambda r: (ints(r, 0, 255, 6, dtype="uint8").reshape(2, 3),), lambda r: (np.zeros(0,
-                                                                                        "int16"),))
+@case(lambda r: (ints(r, -100, 100, 12, dtype="int8"),),
+      lambda r: (np.array([True, False, True]),),
+      lambda r: (ints(r, 0, 255, 6, dtype="uint8").reshape(2, 3),),
+      lambda r: (np.zeros(0, "int16"),))
 def accumulation_dtypes(v):
     return (np.cumsum(v), np.cumprod(v), v.sum(), np.add.reduce(v, axis=None), v.prod(),
             v.mean(), v.mean(dtype=np.float32), np.sum(v, dtype=np.int8), v.max(initial=0))
@@ -778,15 +778,15 @@ def transcendental_of_ints(v):
     return np.sqrt(np.abs(v)), np.exp(v / 4), np.log1p(np.abs(v)), v / 3, np.float_power(v, 2)
 
 
-@case(lambda r: (np.array([15, 25, -15, 149, -251]),), lambda r: (ints(r, -999, 999, 6,
-                                                                       dtype="int32"),),
+@case(lambda r: (np.array([15, 25, -15, 149, -251]),),
+      lambda r: (ints(r, -999, 999, 6, dtype="int32"),),
       lambda r: (np.array([0.5, 1.5, 2.675, -0.125], "float16"),))
 def round_integers_negative_decimals(v):
     return np.round(v, -1), np.round(v, -2), np.around(v, 1), np.round(v)
 
 
-@case(lambda r: (ints(r, -8, 8, 6), ints(r, -2, 3, 6)), lambda r: (np.array([2, 0]), np.array([-1,
-                                                                                               0])))
+@case(lambda r: (ints(r, -8, 8, 6), ints(r, -2, 3, 6)),
+      lambda r: (np.array([2, 0]), np.array([-1, 0])))
 def integer_powers(a, b):
     return a ** np.abs(b), np.power(a, 2), a ** 0, np.power(a.astype(float), b), a ** b
 
@@ -809,14 +809,14 @@ def uint64_negative_literal(v):
 
 
 @case(lambda r: (ints(r, -10, 10, 7, dtype="int32"), 40),
-      lambda r: (np.array([1, -1, -2**31], "int32"), 31), lambda r: (ints(r, 0, 200, 4,
-                                                                          dtype="uint8"), 9))
+      lambda r: (np.array([1, -1, -2**31], "int32"),
+                 31), lambda r: (ints(r, 0, 200, 4, dtype="uint8"), 9))
 def wide_shifts(v, k):
     return v << k, v >> k, np.left_shift(v, 33), np.right_shift(v, 33), v << np.arange(v.size)
 
 
-@case(lambda r: (r.uniform(-3e9, 3e9, 8),), lambda r: (np.array([np.nan, np.inf, -np.inf, 1e20,
-                                                                 -1.5]),))
+@case(lambda r: (r.uniform(-3e9, 3e9, 8),),
+      lambda r: (np.array([np.nan, np.inf, -np.inf, 1e20, -1.5]),))
 def float_to_int_casts(x):
     with np.errstate(invalid="ignore"):
         return x.astype(np.int32), x.astype(np.int64), x.astype(np.uint8), x.astype(np.int8)
@@ -826,24 +826,23 @@ def float_to_int_casts(x):
       lambda r: (normal(r, 9, dtype="float32"), 0.0))
 def float_floor_mod_corners(x, d):
     with np.errstate(divide="ignore", invalid="ignore"):
-        return x // d, x % d, np.fmod(x, d), np.divmod(x, 3.0), np.floor_divide(x,
-                                                                                -np.inf), x % np.inf
+        return (x // d, x % d, np.fmod(x, d), np.divmod(x, 3.0), np.floor_divide(x, -np.inf),
+                x % np.inf)
 
 
 @case(lambda r: (normal(r, 10),), lambda r: (np.array([np.nan, -0.0, 0.0, 1.0, np.nan, -np.inf]),))
 def sort_unique_nan_negzero(x):
-    return (np.sort(x), np.argsort(x, kind="stable"), np.unique(x), np.searchsorted(np.sort(x),
-                                                                                    0.0),
+    return (np.sort(x), np.argsort(x, kind="stable"), np.unique(x),
+            np.searchsorted(np.sort(x), 0.0),
             np.maximum.reduce(x), np.fmax.reduce(x), np.nanmax(x) if (~np.isnan(x)).any() else 0.0)
 
 
-@case(lambda r: (normal(r, 7) + 1j * normal(r, 7),), lambda r: (np.array([0j, np.inf + 0j,
-                                                                          1 + 1j], "complex64"),))
+@case(lambda r: (normal(r, 7) + 1j * normal(r, 7),),
+      lambda r: (np.array([0j, np.inf + 0j, 1 + 1j], "complex64"),))
 def complex_corners(z):
     with np.errstate(all="ignore"):
         return (np.sign(z), z / 0, np.abs(z), np.exp(z), np.log(z), z.conjugate(), np.var(z),
-                np.std(z),
-                np.sum(z), np.cumprod(z), np.isfinite(z), z.real.dtype)
+                np.std(z), np.sum(z), np.cumprod(z), np.isfinite(z), z.real.dtype)
 
 
 @case(lambda r: (ints(r, 0, 10, 12),), lambda r: (np.array([4, 4, 4, 4]),),
@@ -871,9 +870,9 @@ def spaced_grids(n, top):
             np.linspace(0, 10, n, dtype=int), np.arange(n, dtype=np.float32) * 0.1)
 
 
-@case(lambda r: (ints(r, 0, 200, 8, dtype="uint8"), 300), lambda r: (ints(r, 0, 200, 3,
-                                                                          dtype="uint8"), -1),
-      lambda r: (ints(r, 0, 200, 3, dtype="uint8"), 2.5))
+@case(lambda r: (ints(r, 0, 200, 8, dtype="uint8"), 300),
+      lambda r: (ints(r, 0, 200, 3, dtype="uint8"),
+                 -1), lambda r: (ints(r, 0, 200, 3, dtype="uint8"), 2.5))
 def uint8_with_python_scalars(im, k):
     return im + k, im * k, np.clip(im, 10, k), np.where(im > 100, im, k)
 
@@ -883,8 +882,8 @@ def int_division_by_scalar_zero(v, d):
     return v // d, v % d, np.divmod(v, d)[1], v / d if d else v * 1.0
 
 
-@case(lambda r: (normal(r, 4, 3).astype("float16"),), lambda r: (np.array([60000.0, 1e-8, -0.0],
-                                                                          "float16"),))
+@case(lambda r: (normal(r, 4, 3).astype("float16"),),
+      lambda r: (np.array([60000.0, 1e-8, -0.0], "float16"),))
 def float16_pipeline(h):
     s = h.sum()
     m = h.mean(axis=0)
@@ -897,8 +896,8 @@ def argmax_empty_and_ties(A):
     return A.argmax(axis=1), np.argmin(A, axis=0), np.argmax(A)
 
 
-@case(lambda r: (normal(r, 6), normal(r, 6)), lambda r: (np.array([1.0, np.nan]), np.array([1.0,
-                                                                                            np.nan])),
+@case(lambda r: (normal(r, 6), normal(r, 6)),
+      lambda r: (np.array([1.0, np.nan]), np.array([1.0, np.nan])),
       lambda r: (normal(r, 3), normal(r, 4)))
 def equality_helpers(a, b):
     return (np.array_equal(a, b), np.array_equal(a, a, equal_nan=True), np.isclose(a, b, atol=10),
@@ -921,8 +920,8 @@ def real_imag_views(A):
 
 # ---- third batch: indexing, ufunc methods and linear algebra corners -----------------------
 
-@case(lambda r: (normal(r, 6), np.array([0, 2, 2, 5])), lambda r: (normal(r, 3), np.array([-1,
-                                                                                           -1])))
+@case(lambda r: (normal(r, 6), np.array([0, 2, 2, 5])),
+      lambda r: (normal(r, 3), np.array([-1, -1])))
 def repeated_index_updates(x, idx):
     a = x.copy()
     a[idx] += 1
@@ -963,19 +962,19 @@ def flat_iterator_writes(A):
 @case(lambda r: (r.uniform(size=7) < 0.5,), lambda r: (np.array([True, True]),))
 def bool_ufunc_methods(m):
     return (np.add.accumulate(m), np.cumsum(m), np.multiply.reduce(m), np.add.reduce(m),
-            np.logical_or.accumulate(m), np.maximum.accumulate(m), m.mean(), m.std(), np.sum(m,
-                                                                                             dtype=bool))
+            np.logical_or.accumulate(m), np.maximum.accumulate(m), m.mean(), m.std(),
+            np.sum(m, dtype=bool))
 
 
-@case(lambda r: (normal(r, 5),), lambda r: (np.array([1.0, np.nan, 3.0]),), lambda r: (normal(r,
-                                                                                              1),))
+@case(lambda r: (normal(r, 5),), lambda r: (np.array([1.0, np.nan, 3.0]),),
+      lambda r: (normal(r, 1),))
 def unusual_reductions(x):
     return (np.subtract.reduce(x), np.divide.reduce(np.abs(x) + 1), np.logaddexp.reduce(x),
             np.maximum.accumulate(x), np.fmin.reduce(x), np.minimum.reduce(x), np.hypot.reduce(x))
 
 
-@case(lambda r: (ints(r, -100, 100, 4, 4, dtype="int8"),), lambda r: (ints(r, 0, 256, 3, 3,
-                                                                           dtype="uint8"),))
+@case(lambda r: (ints(r, -100, 100, 4, 4, dtype="int8"),),
+      lambda r: (ints(r, 0, 256, 3, 3, dtype="uint8"),))
 def small_int_matmul_einsum(A):
     return (A @ A, np.einsum("ii->i", A), np.einsum("ij->", A), np.einsum("ij,jk->ik", A, A),
             np.dot(A[0], A[1]), np.trace(A), A.T @ A[:, 0])
@@ -999,8 +998,8 @@ def outer_of_matrices_and_vectors(A):
     return np.outer(A, A[0]), np.inner(A, A), np.vdot(A, A), np.matmul(A[0], A.T), A[0] @ A.T @ A
 
 
-@case(lambda r: (ints(r, -100, 100, 6, dtype="int8"), 100), lambda r: (ints(r, 0, 50, 3,
-                                                                            dtype="int8"), 200))
+@case(lambda r: (ints(r, -100, 100, 6, dtype="int8"), 100),
+      lambda r: (ints(r, 0, 50, 3, dtype="int8"), 200))
 def int8_python_int_overflow(v, k):
     return v + k
 
@@ -1032,8 +1031,8 @@ def put_along_axis_and_friends(A):
     return B, C, D
 
 
-@case(lambda r: (normal(r, 10), normal(r, 10)), lambda r: (np.array([np.nan, 1.0]), np.array([2.0,
-                                                                                              np.nan])))
+@case(lambda r: (normal(r, 10), normal(r, 10)),
+      lambda r: (np.array([np.nan, 1.0]), np.array([2.0, np.nan])))
 def clip_with_arrays(x, y):
     lo = np.minimum(x, y)
     hi = np.maximum(x, y)
