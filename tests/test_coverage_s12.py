@@ -128,3 +128,34 @@ def test_fabs(x: np.ndarray) -> None:
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+C_CASES: list[Callable[[np.ndarray, np.ndarray], Any]] = [
+    lambda A, v: np.c_[np.ones(A.shape[0]), A],  # a bias column
+    lambda A, v: np.c_[A[:, 0], A[:, -1]],
+    lambda A, v: np.c_[v, A, np.arange(A.shape[0])],
+    lambda A, v: np.c_[v, v * 2],
+    lambda A, v: np.c_[A[:1, :1], 5],
+    lambda A, v: np.c_[A.T[0], A[:, -1].astype(np.float32)],
+    lambda A, v: np.c_[v, 2.5],  # NumPy's ValueError: a scalar is one row
+]
+
+
+@pytest.mark.parametrize("k", range(len(C_CASES)))
+@pytest.mark.parametrize("make", [
+    lambda: (np.arange(6.0).reshape(3, 2), np.arange(3, dtype=np.int32)),
+    lambda: (np.arange(8.0).reshape(2, 4).T, np.array([True, False, True, True])),
+    lambda: (np.zeros((0, 2)), np.zeros(0, np.int64))])
+def test_c_concatenates_columns(k: int, make: Callable[[], tuple[np.ndarray, np.ndarray]]
+                                ) -> None:
+    """[HUNT5] `np.c_[...]` of traced arrays compiles (was a graph break)."""
+    fn = C_CASES[k]
+    try:
+        want = fn(*make())
+    except ValueError:
+        with pytest.raises(ValueError):
+            stax.jit(fn, strict=True)(*make())
+        return
+    got = stax.jit(fn, strict=True)(*make())
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -2744,7 +2744,7 @@ def _ufunc_of_sizes(ufunc: Any, inputs: tuple[Any, ...], kwargs: dict[str, Any])
 
 sym.UFUNC_HOOK = _ufunc_of_sizes
 CREATION = ("zeros", "ones", "empty", "full", "asarray", "array", "asanyarray",
-            "ascontiguousarray", "asfortranarray", "eye", "identity", "r_")
+            "ascontiguousarray", "asfortranarray", "eye", "identity", "r_", "c_")
 # [HUNT2] Reductions of a Python list of traced arrays (`np.sum([a, b], axis=0)`): NumPy does
 # not dispatch on list elements (it converts the list), so these convert it as np.array does.
 SEQUENCE = ("sum", "prod", "mean", "max", "min", "amax", "amin", "std", "var", "any", "all",
@@ -2840,14 +2840,15 @@ class _RConcatenator:
     """[H16] `np.r_[...]` of traced arrays (`np.r_[0.0, np.cumsum(x)]`), NumPy's algorithm for
     its plain form: slices are aranges (complex steps linspaces), every item at least 1-d,
     one result type over the items (Python scalars weak), concatenated. Directives (strings)
-    and calls without traced items are NumPy's own."""
+    and calls without traced items are NumPy's own. [HUNT5] `np.c_[...]` (`np.c_[np.ones(n),
+    X]`): every item at least 2-d, a 1-d one as a column, concatenated along the last axis."""
 
-    def __init__(self, original: Any) -> None:
-        self.original = original
+    def __init__(self, original: Any, name: str = "r_") -> None:
+        self.original, self.name = original, name
 
     def __getitem__(self, key: Any) -> Any:
         items = key if isinstance(key, tuple) else (key,)
-        b = _user_call("r_")
+        b = _user_call(self.name)
         if b is None or not builtins.any(isinstance(i, Tracer) for i in items) or \
                 builtins.any(isinstance(i, str) for i in items):
             return self.original[key]
@@ -2863,9 +2864,14 @@ class _RConcatenator:
         kinds = [api._weak_for_result_type(o) if isinstance(o, Tracer) else o
                  if type(o) in np.ScalarType else np.asarray(o).dtype for o in objs]
         final = np.result_type(*kinds)
-        return api.concatenate([  # constants converted as NumPy does (OverflowError)
-            (api.reshape(o, (-1,)) if o.ndim == 0 else o) if isinstance(o, Tracer)
-            else np.array(o, dtype=final, ndmin=1) for o in objs], dtype=final)
+        if self.name == "r_":
+            return api.concatenate([  # constants converted as NumPy does (OverflowError)
+                (api.reshape(o, (-1,)) if o.ndim == 0 else o) if isinstance(o, Tracer)
+                else np.array(o, dtype=final, ndmin=1) for o in objs], dtype=final)
+        return api.concatenate([
+            (api.reshape(o, (-1, 1)) if o.ndim < 2 else o) if isinstance(o, Tracer)
+            else np.array(o, dtype=final, ndmin=2).T if np.ndim(o) == 1
+            else np.array(o, dtype=final, ndmin=2) for o in objs], axis=-1, dtype=final)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.original, name)
@@ -2926,7 +2932,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             return original[name](a, *args, **kwargs)
         return reduce
 
-    return {"r_": _RConcatenator(original["r_"]),
+    return {"r_": _RConcatenator(original["r_"]), "c_": _RConcatenator(original["c_"], "c_"),
             **{name: sequence(name) for name in SEQUENCE},
             "eye": constant("eye"), "identity": constant("identity"),
             "zeros": filled("zeros", 0), "ones": filled("ones", 1),
