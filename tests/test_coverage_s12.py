@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import stax
+import stax.frontend.breaks
+import stax.frontend.functions
 
 IDENTITIES: list[Callable[[Any], Any]] = [
     lambda x: np.positive(x),
@@ -159,3 +161,56 @@ def test_c_concatenates_columns(k: int, make: Callable[[], tuple[np.ndarray, np.
     got = stax.jit(fn, strict=True)(*make())
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kw", [{}, {"N": 4}, {"N": 1}, {"N": 0}, {"increasing": True},
+                                {"N": 3, "increasing": True}])
+@pytest.mark.parametrize("x", [np.array([1.5, -2.0, 0.3]), np.arange(4, dtype=np.int8),
+                               np.array([True, False]), np.array([0.1, 2.0], np.float32),
+                               np.zeros(0), np.arange(5.0)[::-2], np.array([1 + 1j, 2j])])
+def test_vander(x: np.ndarray, kw: dict[str, Any]) -> None:
+    """[HUNT5] np.vander compiles (was a graph break): NumPy's dtype and running products."""
+    want = np.vander(x, **kw)
+    got = stax.jit(lambda v: np.vander(v, **kw), strict=True)(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def _spread(row: Any) -> Any:
+    return np.array([row.max() - row.min(), np.median(row)])
+
+
+APPLY: list[Callable[[np.ndarray], Any]] = [
+    lambda A: np.apply_along_axis(_spread, 1, A),
+    lambda A: np.apply_along_axis(np.sort, 0, A),
+    lambda A: np.apply_along_axis(np.sum, -1, A),
+    lambda A: np.apply_along_axis(lambda r: r.argmax(), A.ndim - 1, A),
+    lambda A: np.apply_along_axis(lambda r, k: r[:k] * 2, 1, A, 2),
+    lambda A: np.apply_along_axis(np.diff, 1, A.T),
+    lambda A: np.apply_along_axis(lambda r: r.sum(), 0, A[:, :0]),  # NumPy's ValueError
+]
+
+
+@pytest.mark.parametrize("k", range(len(APPLY)))
+@pytest.mark.parametrize("make", [lambda: np.arange(24.0).reshape(2, 3, 4) ** 1.5,
+                                  lambda: np.arange(12, dtype=np.int32).reshape(3, 4) % 5,
+                                  lambda: np.arange(15.0).reshape(5, 3)[::2]])
+def test_apply_along_axis(k: int, make: Callable[[], np.ndarray]) -> None:
+    """[HUNT5] np.apply_along_axis compiles (func1d traced per slice; was a graph break)."""
+    fn = APPLY[k]
+    try:
+        want = fn(make())
+    except ValueError:
+        with pytest.raises(ValueError):
+            stax.jit(fn, strict=True)(make())
+        return
+    got = stax.jit(fn, strict=True)(make())
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_apply_along_axis_over_many_slices_runs_in_numpy() -> None:
+    x = np.arange(2 * stax.frontend.functions.APPLY_SLICES + 2, dtype=float).reshape(-1, 2)
+    fn = stax.jit(lambda a: np.apply_along_axis(np.sum, 1, a))
+    with pytest.warns(stax.frontend.breaks.GraphBreakWarning, match="apply_along_axis"):
+        np.testing.assert_array_equal(fn(x), np.apply_along_axis(np.sum, 1, x))

@@ -2287,6 +2287,47 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Tracer:
     return api.take(api.concatenate([x, v], axis=ax), order, axis=ax)
 
 
+APPLY_SLICES = 64  # [HUNT5] np.apply_along_axis traces func1d once per slice, up to this many
+
+
+def apply_along_axis(func1d: Callable[..., Any], axis: Any, arr: Any, *args: Any,
+                     **kwargs: Any) -> Tracer:
+    """[HUNT5] np.apply_along_axis as NumPy runs it: `func1d` (traced) on each 1-d slice along
+    `axis` in C order, the results stacked where the axis was, in the first result's dtype
+    (NumPy fills a buffer of it). Unrolled: over more than APPLY_SLICES slices, a graph break
+    (NumPy's loop, not a trace growing with the data)."""
+    x = traced(arr, (arr,))
+    ax = _axis(axis, x.ndim)
+    moved = api.moveaxis(x, ax, -1)
+    outer = tuple(operator.index(d) for d in moved.shape[:-1])
+    if math.prod(outer) == 0:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    if math.prod(outer) > APPLY_SLICES:
+        raise unsupported(f"np.apply_along_axis over more than {APPLY_SLICES} slices")
+    results = [traced(r, (x, r)) for r in (func1d(moved[idx], *args, **kwargs)
+                                           for idx in np.ndindex(*outer))]
+    stacked = api.astype(api.stack(results), results[0].dtype, copy=False)
+    res_ndim = results[0].ndim
+    shaped = api.reshape(stacked, outer + tuple(results[0].shape))
+    order = (*range(ax), *range(len(outer), len(outer) + res_ndim), *range(ax, len(outer)))
+    return api.transpose(shaped, order)
+
+
+def vander(x: Any, N: Any = None, increasing: bool = False) -> Tracer:  # noqa: N803 - NumPy's
+    """[HUNT5] np.vander by NumPy's algorithm: a column of ones, then running products of x
+    (`multiply.accumulate`: the same roundings as NumPy's), in the type of x and int."""
+    v = traced(x, (x,))
+    if v.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = v.shape[0] if N is None else operator.index(N)
+    col = api.reshape(api.astype(v, np.promote_types(v.dtype, int)), (-1, 1))
+    if n <= 1:
+        return api.ones_like(col) if n == 1 else api.broadcast_to(col, (v.shape[0], 0)).copy()
+    powers = api.cumprod(api.broadcast_to(col, (v.shape[0], n - 1)), axis=1)
+    columns = [api.ones_like(col), powers if increasing else powers[:, ::-1]]
+    return api.concatenate(columns if increasing else columns[::-1], axis=1)
+
+
 def resize(a: Any, new_shape: Any) -> Tracer:
     """np.resize: the flattened array repeated to the new size (zeros when either is empty)."""
     x = api.ravel(traced(a, (a,)))
@@ -2385,6 +2426,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.fill_diagonal: _in_place("fill_diagonal", np.fill_diagonal, 1),
     np.copyto: _in_place("copyto", np.copyto, 1),
     np.append: append, np.delete: delete, np.insert: insert, np.resize: resize,  # [HUNT]
+    np.vander: vander, np.apply_along_axis: apply_along_axis,
     np.astype: astype_function, np.cumulative_sum: _cumulative("cumulative_sum"),
     np.cumulative_prod: _cumulative("cumulative_prod"),
     np.triu_indices_from: _indices_from("triu_indices_from"),
