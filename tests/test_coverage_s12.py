@@ -2,7 +2,7 @@
 against NumPy in the test: np.positive / unary + and a roll by a multiple of the length are
 new arrays (they returned the caller's array itself); writes through `x.flat` reach `x` (they
 went to a graph break's copy); NaNs of complex numbers in the nan-functions; np.fabs.
-`np.errstate` inside the function is tested in test_errstate.py."""
+`np.errstate` inside the function (wild10 float_to_int_casts) is ERR's, in test_errstate.py."""
 
 from __future__ import annotations
 
