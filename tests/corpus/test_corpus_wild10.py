@@ -25,17 +25,13 @@ import numpy as np
 import pytest
 
 from corpus.test_corpus_wild import main, normal, prices, run_case, wild
+from corpus.test_corpus_wild9 import ints
 
 CASES10: dict[str, Any] = {}
 
 
 def case(*inputs: Any) -> Any:
     return wild(*inputs, cases=CASES10)
-
-
-def ints(r: np.random.Generator, lo: int, hi: int, *shape: int, dtype: str = "int64"
-         ) -> np.ndarray:
-    return r.integers(lo, hi, shape).astype(dtype)
 
 
 # ---- finance --------------------------------------------------------------------------------
@@ -920,18 +916,6 @@ def real_imag_views(A):
 
 # ---- third batch: indexing, ufunc methods and linear algebra corners -----------------------
 
-@case(lambda r: (normal(r, 6), np.array([0, 2, 2, 5])),
-      lambda r: (normal(r, 3), np.array([-1, -1])))
-def repeated_index_updates(x, idx):
-    a = x.copy()
-    a[idx] += 1
-    b = x.copy()
-    np.add.at(b, idx, 1)
-    c = x.copy()
-    c[idx] = np.arange(idx.size)
-    return a, b, c
-
-
 @case(lambda r: (normal(r, 4, 5),), lambda r: (normal(r, 3, 3).T,))
 def mixed_fancy_indexing(A):
     rows = np.array([0, 2, -1])
@@ -1050,6 +1034,14 @@ def concat_stack_variants(A):
 @case(lambda r: (normal(r, 5).astype("float32"), 0.1), lambda r: (np.ones(2, "float32"), 1e40))
 def float32_with_python_floats(x, a):
     return x * a, x + 0.1, x / 3, np.float64(2) * x, x ** 2.0, (x * a).dtype
+
+
+@case(lambda r: (normal(r, 8) + 1j * normal(r, 8), r.uniform(size=8) < 0.3),
+      lambda r: (np.array([1 + 1j, 2 - 1j]), np.array([False, True])))
+def complex_signal_with_dropouts(z, lost):
+    z = np.where(lost, np.nan, z)
+    return (np.nansum(z), np.nanmean(z), np.nanvar(z), np.nanstd(z), np.nancumsum(z),
+            np.nanprod(np.abs(z)))
 
 
 @pytest.mark.parametrize("name", sorted(CASES10))
