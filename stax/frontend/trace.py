@@ -20,6 +20,7 @@ from stax.graph import SUPPORTED_DTYPES, Graph, Op, Value
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import ShapeEnv, is_sym
 from stax.ops import ELEMENTWISE, FLAGS
+from stax.runtime.externs import under_errstate
 
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
@@ -53,12 +54,14 @@ MAX_TRACE_OPS = 25_000
 
 
 # [ERR] The np.errstate categories an op may report at run time through its kernel's flags: an
-# elementwise op's flags in the op table, a float -> int cast's invalid value; an extern (NumPy's
-# own routine, or a compiled loop) any of them.
+# elementwise op's flags in the op table, a float -> int cast's invalid value; a compiled loop
+# (an extern running its body's kernels) any of them. (A NumPy routine's extern call runs under
+# the modes in effect where it was traced: `Builder.add`.)
 _FLAG_CATEGORY = {f.name: f.errstate for f in FLAGS if f.errstate}
 _REPORTS = {op.name: tuple(sorted({_FLAG_CATEGORY[f] for f in op.flags if f in _FLAG_CATEGORY}))
             for op in ELEMENTWISE}
 _EVERY_CATEGORY = ("divide", "invalid", "over", "under")
+LOOP_EXTERN = "stax.loop#"  # the key prefix of a compiled loop's extern (stax.loops.runner)
 
 
 def reported(kind: str, inputs: tuple[Value, ...], dtype: np.dtype,
@@ -68,7 +71,8 @@ def reported(kind: str, inputs: tuple[Value, ...], dtype: np.dtype,
         return _REPORTS.get(attrs["fn"], ())
     if kind == "cast":
         return ("invalid",) if inputs[0].dtype.kind in "fc" and dtype.kind in "iub" else ()
-    return _EVERY_CATEGORY if kind == "extern" else ()
+    loop = kind == "extern" and attrs["fn"].startswith(LOOP_EXTERN)
+    return _EVERY_CATEGORY if loop else ()
 
 
 def floating(kind: str, inputs: tuple[Value, ...], dtype: np.dtype) -> bool:
@@ -141,6 +145,11 @@ class Builder:
             self.note_errstate(categories)
         if floating(kind, inputs, dtype):
             self.note_float_errstate()
+        if kind == "extern" and not attrs["fn"].startswith(LOOP_EXTERN):
+            now = np.geterr()
+            modes: dict[str, Any] = {c: m for c, m in now.items() if m != self.errstate_base[c]}
+            if modes:  # [ERR] NumPy's routine runs under the modes set around its call
+                attrs["fn"] = under_errstate(attrs["fn"], modes | {"call": np.geterrcall()})
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out

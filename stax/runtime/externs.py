@@ -111,6 +111,22 @@ def register_sized(key: str, routine: Callable[..., Any], dtype: np.dtype) -> st
     return key
 
 
+def under_errstate(key: str, modes: dict[str, Any]) -> str:
+    """[ERR] The key of routine `key` run under `np.errstate(**modes)`: the modes a traced
+    function set around its call (`with np.errstate(over="ignore"): np.histogram(x)`)."""
+    routine = EXTERNS[key]
+
+    def call(*arrays: np.ndarray, **out: np.ndarray) -> Any:
+        with np.errstate(**modes):
+            return routine(*arrays, **out)
+
+    spelled = ", ".join(f"{c}={m!r}" for c, m in modes.items() if c != "call")
+    new = _registered(f"{key} under np.errstate({spelled})", call)
+    if key in SIZED:
+        SIZED.add(new)
+    return new
+
+
 def _registered(spelled: str, call: Callable[..., Any]) -> str:
     """The key of `call` under `spelled`: the key of an equal specification registered before
     (its routine serves), else a new one for `call`."""
