@@ -248,6 +248,13 @@ def _direct_runner(traced: Traced, scalars: Conversions,
     return run
 
 
+def _static_value(a: Any) -> tuple[type, str]:
+    """A scalar argument's value in a cache key, where the trace used it as a Python value: by
+    its repr, so -0.0 is not 0.0 (`math.copysign(1, s)` tells them apart; they compare equal)
+    and a NaN is itself (NaN != NaN: each call compiled again)."""
+    return type(a), repr(a)
+
+
 def _int_array(a: int) -> np.ndarray:
     try:
         return np.asarray(a, dtype=np.int64)
@@ -665,7 +672,7 @@ class Jitted:
     def key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         # [HUNT] a position static for a scalar may hold an array in another call: its
         # signature alone (an array's value is never specialized on, and is unhashable)
-        return tuple(_arg_signature(a) + ((type(a), a),)
+        return tuple(_arg_signature(a) + (_static_value(a),)
                      if i in self.static and not isinstance(a, np.ndarray)
                      else _arg_signature(a) for i, a in enumerate(args))
 
@@ -719,7 +726,7 @@ class Jitted:
             else None
         if shapes is None:
             return None
-        cls = (shapes, tuple((i, type(args[i]), args[i]) for i in sorted(self.static)
+        cls = (shapes, tuple((i, _static_value(args[i])) for i in sorted(self.static)
                              if not isinstance(args[i], np.ndarray)))
         strided = _strided(args)  # generic on the second shape only: a copy per call
         if cls in self.not_generic or not ((dynamic and not strided) or cls in self.seen):
@@ -816,7 +823,7 @@ class Jitted:
         packed = _packed_key(args)  # type: ignore[misc]  # set before `fast` is filled
         if not self.static or packed is None:
             return packed
-        return packed, *((type(a), a) for i in sorted(self.static)
+        return packed, *(_static_value(a) for i in sorted(self.static)
                          if i < len(args) and type(a := args[i]) is not np.ndarray)
 
     def _remember(self, comp: Compilation, args: tuple[Any, ...]) -> None:

@@ -10,6 +10,7 @@ values, dtypes, views of arguments and mutated arguments.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,19 @@ def test_static_int_and_runtime_float_warm() -> None:
     x = np.arange(3.0)
     for n, fill in ((5, 0.0), (5, -1.5), (6, 2.0), (5, np.nan), (6, -0.0)):
         _same(f(x, n, fill), _pad_to(x, n, fill))
+
+
+def _signed_step(x: np.ndarray, s: float) -> np.ndarray:
+    return x + (1.0 if math.copysign(1.0, s) > 0 else -1.0)  # s used as a Python value
+
+
+def test_static_float_keys_tell_signed_zeros_apart_and_nan_is_itself() -> None:
+    """A static float's key is its repr: -0.0 gets its own program (0.0 == -0.0 served the
+    other sign's), and a NaN argument is served warm (nan != nan compiled on every call)."""
+    f, x = stax.jit(_signed_step), np.zeros(2)
+    for s in (0.0, -0.0, np.nan, np.nan, -0.0, 0.0, np.nan):
+        _same(f(x, s), _signed_step(x, s))
+    assert f.cache_info().compiles == 3
 
 
 def _counts(keys: np.ndarray, vals: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
