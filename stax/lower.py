@@ -447,7 +447,9 @@ class _Lowering:
             perms.append(perm)
         if any(p is not None for p in perms):  # [H13]
             fn = _transposed_matmul(perms)
-        buf = self.new_buffer(op.out.shape, op.out.dtype)
+        # [LAYOUT] an array written in place by NumPy's routine, returned: in its own layout
+        order = self.output_order(op.out) if ("writes", True) in op.attrs else ()
+        buf = self.new_buffer(op.out.shape, op.out.dtype, order)
         self.decisions.append(Materialization(str(op.out), buf.name, "extern call result",
                                               "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
@@ -524,6 +526,9 @@ def op_strides(op: Op, strides: Mapping[int, tuple[int, ...]]) -> tuple[int, ...
     if kind in K_ORDER_OPS:
         return ordered_strides(out.shape, ufunc_order([strides[v.id] for v in op.inputs],
                                                       out.shape))
+    if kind == "setitem" or kind == "extern" and ("writes", True) in op.attrs:
+        # an array written in place (`b[1:3] = 0`, `np.add.at(b, i, 1)`) keeps its layout
+        return ordered_strides(out.shape, memory_order(src, out.shape))
     return contiguous_strides(out.shape)
 
 

@@ -142,3 +142,28 @@ def test_ix_and_diag_indices_from_compile() -> None:
         stax.jit(lambda v: v[np.ix_(v, v)])(np.ones((2, 2), int))
     with pytest.raises(ValueError):  # NumPy's: not square
         stax.jit(lambda v: v[np.diag_indices_from(v)])(np.ones((2, 3)))
+
+
+# [LAYOUT, s12] an array written in place keeps its layout: slice and item assignment, and
+# NumPy's routines writing into it (setitem with index arrays, ufunc.at, put, fill_diagonal)
+def _written_in_place(a: Any, idx: Any) -> tuple[Any, ...]:
+    b, c, d = a * 2, a + 1, a - 1
+    b[1:3] = 0
+    b[0, 1] = 5
+    c[idx] = -1
+    np.add.at(d, idx, 1)
+    e = a * 3
+    np.put(e, idx, 7)
+    f = a / 2
+    np.fill_diagonal(f, 0)
+    return b, c, d, e, f
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("layout", ["C", "F", "transposed", "strided"])
+def test_arrays_written_in_place_keep_their_layout(layout: str, dynamic: bool) -> None:
+    a = np.arange(20.0).reshape(4, 5)
+    a = {"C": a, "F": np.asfortranarray(a), "transposed": np.arange(20.0).reshape(5, 4).T,
+         "strided": np.arange(40.0).reshape(4, 10)[:, ::2]}[layout]
+    for _ in range(2):  # cold and warm
+        _check(_written_in_place, a, np.array([0, 2]), dynamic=dynamic)

@@ -1517,12 +1517,12 @@ def _spelled(name: str, kwargs: dict[str, Any]) -> str:
 
 
 def _extern_node(name: str, key: str, args: Sequence[Any], shape: tuple[int, ...],
-                 dtype: np.dtype) -> Tracer:
+                 dtype: np.dtype, **attrs: Any) -> Tracer:
     """The extern node calling the routine registered under `key` on `args`."""
     b = api.find_builder(args)
     values = tuple(api.to_value(b, traced(a, args)) for a in args)
     dtype = api.check_dtype(np.dtype(dtype), f"{name}'s result")
-    return api.wrap(b, b.add("extern", values, tuple(shape), dtype, fn=key))
+    return api.wrap(b, b.add("extern", values, tuple(shape), dtype, fn=key, **attrs))
 
 
 def _probe(x: Tracer, square: bool = False) -> np.ndarray:
@@ -1923,7 +1923,8 @@ def _written(name: str, write: Callable[..., Any], target: Tracer, arrays: Seque
 
     target.check_fresh()
     key = externs.register_into(_spelled(name, spec), routine)
-    result = _extern_node(name, key, (target, *arrays), tuple(target.shape), target.dtype)
+    result = _extern_node(name, key, (target, *arrays), tuple(target.shape), target.dtype,
+                          writes=True)  # [LAYOUT] the target's layout (`lower.op_strides`)
     api._rebind(target, result.value)
 
 
