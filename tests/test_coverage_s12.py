@@ -214,3 +214,21 @@ def test_apply_along_axis_over_many_slices_runs_in_numpy() -> None:
     fn = stax.jit(lambda a: np.apply_along_axis(np.sum, 1, a))
     with pytest.warns(stax.frontend.breaks.GraphBreakWarning, match="apply_along_axis"):
         np.testing.assert_array_equal(fn(x), np.apply_along_axis(np.sum, 1, x))
+
+
+def _votes(v: np.ndarray) -> np.ndarray:
+    return np.apply_along_axis(np.bincount, 1, v, minlength=4).argmax(axis=1)
+
+
+def test_apply_along_axis_of_a_breaking_function_is_one_break() -> None:
+    """func1d with a graph break (np.bincount's data-dependent length) runs as NumPy's
+    apply_along_axis, one break, and warm calls replay it (a break per slice compiled new
+    segments per call: after a few calls the whole function ran in NumPy)."""
+    fn = stax.jit(_votes)
+    rng = np.random.default_rng(0)
+    with pytest.warns(stax.frontend.breaks.GraphBreakWarning, match="apply_along_axis"):
+        fn(rng.integers(0, 4, (6, 3)))
+    for _ in range(4):
+        v = rng.integers(0, 4, (6, 3))
+        np.testing.assert_array_equal(fn(v), _votes(v))
+    assert fn.replay_info().replayed == 4

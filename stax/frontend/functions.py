@@ -2305,8 +2305,13 @@ def apply_along_axis(func1d: Callable[..., Any], axis: Any, arr: Any, *args: Any
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
     if math.prod(outer) > APPLY_SLICES:
         raise unsupported(f"np.apply_along_axis over more than {APPLY_SLICES} slices")
-    results = [traced(r, (x, r)) for r in (func1d(moved[idx], *args, **kwargs)
-                                           for idx in np.ndindex(*outer))]
+    breaks = getattr(x.builder, "breaks", [])  # a call with graph breaks: its breaks so far
+    seen, results = len(breaks), []
+    for idx in np.ndindex(*outer):
+        r = func1d(moved[idx], *args, **kwargs)
+        if len(breaks) > seen:  # func1d breaks (a break per slice, per call): NumPy's loop
+            raise unsupported("np.apply_along_axis of a function with a graph break")
+        results.append(traced(r, (x, r)))
     stacked = api.astype(api.stack(results), results[0].dtype, copy=False)
     res_ndim = results[0].ndim
     shaped = api.reshape(stacked, outer + tuple(results[0].shape))
