@@ -232,3 +232,24 @@ def test_apply_along_axis_of_a_breaking_function_is_one_break() -> None:
         v = rng.integers(0, 4, (6, 3))
         np.testing.assert_array_equal(fn(v), _votes(v))
     assert fn.replay_info().replayed == 4
+
+
+def _conj_written(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    y = x.conj()
+    y[0] = 5
+    return y, x.conjugate() * 1
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "complex128"])
+def test_conj_method_of_a_real_array_is_the_array(dtype: str) -> None:
+    """`x.conj()` of a real array is `x` itself in NumPy (a write through it reaches `x`, and
+    returned it is the caller's array); of a complex one a new array."""
+    mine, theirs = np.arange(4).astype(dtype), np.arange(4).astype(dtype)
+    fn = stax.jit(_conj_written)
+    for _ in range(2):
+        got, want = fn(mine), _conj_written(theirs)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(mine, theirs)
+        assert (got[0] is mine) == (want[0] is theirs)

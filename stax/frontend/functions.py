@@ -2666,9 +2666,14 @@ def _fill_method(self: Tracer, value: Any) -> None:
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
     "searchsorted": searchsorted, "sort": _sort_method, "fill": _fill_method,
-    "conj": lambda a: api.apply_ufunc("conjugate", a),  # [E16] a copy for real dtypes
-    "conjugate": lambda a: api.apply_ufunc("conjugate", a),
+    "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
+
+
+def _conjugate_method(a: Tracer) -> Tracer:
+    """`x.conj()`: NumPy's method returns `x` itself for a real dtype (writes through the
+    result reach `x`; np.conjugate(x), the ufunc, is a copy), a new array for complex."""
+    return api.apply_ufunc("conjugate", a) if a.dtype.kind == "c" else a
 
 
 class _Flat:
