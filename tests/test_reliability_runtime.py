@@ -143,10 +143,16 @@ def test_the_compiled_entry_point_and_its_ctypes_fallback(monkeypatch: pytest.Mo
     def many(*xs: np.ndarray) -> np.ndarray:
         return sum(k * v for k, v in enumerate(xs))
 
-    args = [np.full(5, float(k)) for k in range(MAX_ARGS + 2)]  # more than the C entry takes
-    f = stax.jit(many)
-    np.testing.assert_array_equal(f(*args), many(*args))
-    assert ".ctypes.data" in f.cache[f.key(tuple(args))].program.wrapper
+    # more arrays than the C entry takes as arguments: [CALL] it passes an array of their
+    # addresses to the region's pointer-array entry; without the C entry, ctypes does
+    args = [np.full(5, float(k)) for k in range(MAX_ARGS + 2)]
+    for entry in ("run(region0_ptr", "addresses(("):
+        if entry == "addresses((":
+            monkeypatch.setattr(wrapper, "fastcall", lambda: None)
+        f = stax.jit(many)
+        np.testing.assert_array_equal(f(*args), many(*args))
+        code = f.cache[f.key(tuple(args))].program.wrapper
+        assert entry in code and ("run(" in code) == (entry == "run(region0_ptr")
 
 
 def test_warm_calls_still_refuse_what_the_first_call_refused() -> None:
