@@ -38,7 +38,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,22 +167,17 @@ class SegmentBuilder(Builder):
                       f"without a break, at {_location()[0]}: a Python loop unrolled per "
                       "iteration)")
 
-    def note_errstate(self, categories: Iterable[str]) -> None:
+    def note_errstate(self, kind: str, inputs: tuple[Value, ...], dtype: np.dtype,
+                      attrs: dict[str, Any]) -> None:
         """[ERR] As a plain trace's, a mode the program cannot apply making the whole function
         NumPy's; segments run under the modes the function sets (`evaluate`: maybe after it
         left the block), which a replay would not apply."""
         try:
-            super().note_errstate(categories)
+            super().note_errstate(kind, inputs, dtype, attrs)
         except GraphBreak as e:
             raise InNumPy(f"the whole function ({e})") from None
         if self.errstate_modes():
             self.no_replay = self.no_replay or "the function sets np.errstate inside"
-
-    def note_float_errstate(self) -> None:
-        try:
-            super().note_float_errstate()
-        except GraphBreak as e:
-            raise InNumPy(f"the whole function ({e})") from None
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)

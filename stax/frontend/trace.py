@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,24 +140,25 @@ class Builder:
         if len(self.ops) >= self.op_limit:
             self.too_large()
         dtype = np.dtype(dtype)
-        categories = reported(kind, inputs, dtype, attrs)
-        if categories:
-            self.note_errstate(categories)
-        if floating(kind, inputs, dtype):
-            self.note_float_errstate()
-        if kind == "extern" and not attrs["fn"].startswith(LOOP_EXTERN):
-            now = np.geterr()
-            modes: dict[str, Any] = {c: m for c, m in now.items() if m != self.errstate_base[c]}
-            if modes:  # [ERR] NumPy's routine runs under the modes set around its call
-                attrs["fn"] = under_errstate(attrs["fn"], modes | {"call": np.geterrcall()})
+        self.note_errstate(kind, inputs, dtype, attrs)
         out = self.new_value(shape, dtype)
         self.ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
         return out
 
-    def note_errstate(self, categories: Iterable[str]) -> None:
-        """[ERR] Record the np.errstate modes an op reporting `categories` is traced under;
-        a category set inside the function around some of its ops that report it and not
-        others is a break (one program-wide mode per category is what a call can apply)."""
+    def note_errstate(self, kind: str, inputs: tuple[Value, ...], dtype: np.dtype,
+                      attrs: dict[str, Any]) -> None:
+        """[ERR] The np.errstate an op is traced under (read once per op that depends on it):
+        the modes of the categories its flags report are recorded (a category set inside the
+        function around some of its ops that report it and not others is a break: one
+        program-wide mode per category is what a call can apply); a floating-point op where
+        the function set a mode that acts on IEEE errors (raise, warn, ...: not "ignore",
+        what compiled kernels do) is a break, NumPy runs it; NumPy's routine (an extern)
+        runs under the modes set around its call."""
+        categories = reported(kind, inputs, dtype, attrs)
+        float_op = floating(kind, inputs, dtype)
+        extern = kind == "extern" and not attrs["fn"].startswith(LOOP_EXTERN)
+        if not (categories or float_op or extern):
+            return
         now = np.geterr()
         for c in categories:
             mode = None if now[c] == self.errstate_base[c] else now[c]
@@ -167,18 +168,15 @@ class Builder:
                     f"its operations that report {c!r} errors and not others"))
             if mode in ("call", "log"):
                 self.errcall = np.geterrcall()
-
-    def note_float_errstate(self) -> None:
-        """[ERR] A floating-point op traced where the function set np.errstate to act on such
-        errors (raise, warn, ...: not "ignore", what compiled kernels do) is a break: NumPy
-        runs it and reports its IEEE exceptions."""
-        now = np.geterr()
-        for c in _EVERY_CATEGORY:
-            if now[c] != self.errstate_base[c] and now[c] != "ignore":
-                raise GraphBreak(NotImplementedError(
-                    f"stax.jit: np.errstate({c}={now[c]!r}) set inside the function around "
-                    "floating-point operations (compiled kernels do not report floating-point "
-                    "errors)"))
+        changed: dict[str, Any] = {c: m for c, m in now.items() if m != self.errstate_base[c]}
+        acting = [c for c in _EVERY_CATEGORY if changed.get(c, "ignore") != "ignore"]
+        if float_op and acting:
+            raise GraphBreak(NotImplementedError(
+                f"stax.jit: np.errstate({acting[0]}={now[acting[0]]!r}) set inside the function "
+                "around floating-point operations (compiled kernels do not report "
+                "floating-point errors)"))
+        if extern and changed:
+            attrs["fn"] = under_errstate(attrs["fn"], changed | {"call": np.geterrcall()})
 
     def errstate_modes(self) -> tuple[tuple[str, Any], ...]:
         """[ERR] The keyword arguments of the np.errstate every call of the program runs
