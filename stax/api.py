@@ -13,7 +13,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -309,6 +309,9 @@ class Traced:
     # [ERR] the np.errstate (keyword arguments) every call runs under: modes the function
     # sets inside itself around the ops that report them (`Builder.errstate_modes`)
     errstate: tuple[tuple[str, Any], ...] = ()
+    # [HUNT6] run-time integers a returned view's index holds (`return x[i]`, i traced): the
+    # key its NumPy view op reads them under in `sizes`, and their flat output position
+    view_scalars: tuple[tuple[str, int], ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -369,7 +372,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
             "stax.jit: the length of a data-dependent result (x[mask], np.unique, ...) used "
             "as a Python int"))
     leaves: list[Value] = []
-    derived: dict[Value, tuple[Value, NumPyView]] = {}
+    derived: dict[Value, Derived] = {}
     structure = _flatten(result, builder, leaves, derived)
     mutated = tuple(i for i, t in enumerate(tracers)
                     if isinstance(args[i], np.ndarray) and t.value != originals[i])
@@ -384,23 +387,34 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
             raise OverflowError(f"Python integer {a} out of bounds for int64")
     finals = {t.value: i for i, t in enumerate(tracers) if isinstance(args[i], np.ndarray)}
     producers = {op.out: op for op in graph.ops}
-    returned = tuple((k, *found) for k, leaf in enumerate(leaves)
-                     if (found := _view_of_argument(producers, derived, leaf, finals)) is not None)
+    found = {k: v for k, leaf in enumerate(leaves)
+             if (v := _view_of_argument(producers, derived, leaf, finals)) is not None}
+    returned = tuple((k, i, chain) for k, (i, chain, _) in found.items())
+    scalars = tuple(dict.fromkeys(v for _, _, used in found.values() for v in used))
+    if scalars:  # [HUNT6] the run-time index of a returned view of an argument: outputs too
+        graph = replace(graph, outputs=graph.outputs + scalars)
+    first = len(graph.outputs) - len(scalars)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
-                  frozenset(builder.static), env, unsigned, returned, builder.errstate_modes())
+                  frozenset(builder.static), env, unsigned, returned, builder.errstate_modes(),
+                  tuple((_scalar_key(v), first + k) for k, v in enumerate(scalars)))
 
 
+# a value Stax computes where NumPy returns a view of another: that value, NumPy's view op, and
+# the run-time integers that view op reads (`Traced.view_scalars`)
+Derived = tuple[Value, NumPyView, tuple[Value, ...]]
 VIEW_OPS = frozenset({"transpose", "slice", "reshape"})  # NumPy views (reshape: where it can)
 PARTS = frozenset({"real", "imag"})  # `z.real`, `z.imag` of a complex array: views
 
 
-def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Value, NumPyView]],
-                      leaf: Value, finals: dict[Value, int]
-                      ) -> tuple[int, tuple[NumPyView, ...]] | None:
+def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, Derived], leaf: Value,
+                      finals: dict[Value, int]
+                      ) -> tuple[int, tuple[NumPyView, ...], tuple[Value, ...]] | None:
     """The argument whose final version `leaf` is, or is a chain of views of (view ops, complex
     parts, and views NumPy returns that Stax computes, such as np.diagonal: `derived`), with
-    NumPy's view ops from the argument; None for anything else (a size known only mid-call)."""
+    NumPy's view ops from the argument and the run-time integers they read; None for anything
+    else (a size known only mid-call)."""
     chain: list[NumPyView] = []
+    scalars: list[Value] = []
     seen: set[Value] = set()
     while leaf not in finals:
         if leaf in seen:  # [HUNT3] a view written through, of an array made inside the
@@ -408,8 +422,9 @@ def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Val
         seen.add(leaf)  # write-back, computed from v's value: a cycle, not an argument's view
         op = producers.get(leaf)
         if leaf in derived:
-            leaf, view = derived[leaf]
+            leaf, view, used = derived[leaf]
             chain.append(view)
+            scalars.extend(used)
             continue
         if op is None or not (op.kind in VIEW_OPS or op.kind == "elementwise"
                               and dict(op.attrs)["fn"] in PARTS) or \
@@ -417,7 +432,7 @@ def _view_of_argument(producers: dict[Value, Op], derived: dict[Value, tuple[Val
             return None
         chain.append(_numpy_view(op))
         leaf = op.inputs[0]
-    return finals[leaf], tuple(reversed(chain))
+    return finals[leaf], tuple(reversed(chain)), tuple(scalars)
 
 
 def _numpy_view(op: Op) -> NumPyView:
@@ -495,12 +510,27 @@ def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
         np.copyto(args[i], new)
     results = list(flat[: traced.n_results])
     sizes = _sizes(traced.graph, args) if traced.returned_args and traced.env else {}
+    sizes.update((key, int(flat[k])) for key, k in traced.view_scalars)
     for k, i, chain in traced.returned_args:
         results[k] = functools.reduce(lambda a, view: view(a, sizes), chain, args[i])
     return results
 
 
-def _record_views(obj: Tracer, derived: dict[Value, tuple[Value, NumPyView]]) -> None:
+def _scalar_key(v: Value) -> str:
+    return f"@{v.id}"  # (no symbol of a shape-generic trace starts with @)
+
+
+def _indexed_view(index: tuple[Any, ...], scalars: dict[int, Value]) -> NumPyView:
+    """[HUNT6] NumPy's basic indexing `a[index]` whose integers at positions `scalars` are known
+    only at run time (read from `sizes` under their `_scalar_key`)."""
+    keys = {k: _scalar_key(v) for k, v in scalars.items()}
+    fixed = tuple(None if k in keys else it for k, it in enumerate(
+        index if isinstance(index, tuple) else (index,)))
+    return lambda a, sizes: a[tuple(sizes[keys[k]] if k in keys else it
+                                    for k, it in enumerate(fixed))]
+
+
+def _record_views(obj: Tracer, derived: dict[Value, Derived]) -> None:
     """`obj` and the arrays it views, each with what it views and NumPy's view op, in
     `derived` (Stax's value of a view written through is the array's write-back source, not
     a view of it: its producers lead back to itself). A view NumPy returns and Stax computes
@@ -511,18 +541,21 @@ def _record_views(obj: Tracer, derived: dict[Value, tuple[Value, NumPyView]]) ->
         parent.check_fresh()
         kind, attrs = node.view_op
         if (numpy := attrs.get("numpy")) is not None:
-            derived[node.value] = (parent.value, lambda a, _, numpy=numpy: numpy(a))
+            derived[node.value] = (parent.value, lambda a, _, numpy=numpy: numpy(a), ())
+        elif (scalars := attrs.get("scalars")) is not None:  # [HUNT6] x[i], i traced
+            derived[node.value] = (parent.value, _indexed_view(attrs["index"], scalars),
+                                   tuple(scalars.values()))
         elif (kind in VIEW_OPS or kind == "elementwise" and attrs["fn"] in PARTS) and \
                 not data_atoms_in((node.value.shape, attrs)):  # [HUNT3] a view written
             op = Op(kind, (parent.value,), node.value, tuple(sorted(attrs.items())))  # through
-            derived[node.value] = (parent.value, _numpy_view(op))
+            derived[node.value] = (parent.value, _numpy_view(op), ())
         else:
             return
         node = parent
 
 
-def _flatten(obj: Any, builder: Builder, leaves: list[Value],
-             derived: dict[Value, tuple[Value, NumPyView]]) -> Any:
+def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Value, Derived]
+             ) -> Any:
     """`obj`'s structure, its arrays appended to `leaves`; results that are views NumPy returns
     and Stax computes (np.diagonal, ...) in `derived`: the value viewed and NumPy's view op."""
     if isinstance(obj, Tracer):

@@ -1011,6 +1011,8 @@ def getitem(a: Tracer, index: Any) -> Tracer:
 
         view = derived_view(a, lambda x: getitem(x, index), True, None, result)
         view.view_op[1]["index"] = index  # type: ignore[index]
+        view.view_op[1]["scalars"] = {  # type: ignore[index]  # [HUNT6] returned: a view
+            k: it.value for k, it in enumerate(raw) if isinstance(it, Tracer)}
         return view
     return result
 
