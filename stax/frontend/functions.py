@@ -284,6 +284,25 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tracer:
     return derived_view(x, derive, writeable=False, numpy=lambda a: np.diagonal(a, k))
 
 
+def isposinf(x: Any) -> Tracer:
+    """[HUNT6] NumPy's own formula: isinf(x) and not signbit(x)."""
+    return _signed_inf(traced(x, (x,)), "isposinf", negative=False)
+
+
+def isneginf(x: Any) -> Tracer:
+    """[HUNT6] NumPy's own formula: isinf(x) and signbit(x)."""
+    return _signed_inf(traced(x, (x,)), "isneginf", negative=True)
+
+
+def _signed_inf(t: Tracer, name: str, negative: bool) -> Tracer:
+    if t.dtype.kind == "c":
+        raise TypeError("This operation is not supported for complex values because it would "
+                        "be ambiguous.")
+    sign = api.apply_ufunc("signbit", t)
+    return api.apply_ufunc("logical_and", api.apply_ufunc("isinf", t),
+                           sign if negative else api.apply_ufunc("logical_not", sign))
+
+
 def diagflat(v: Any, k: int = 0) -> Tracer:
     """[HUNT3] The flattened input on the k-th diagonal."""
     return diag(api.ravel(traced(v, (v,))), k)
@@ -2396,6 +2415,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.result_type: result_type, np.linspace: linspace, np.inner: inner,  # [B16]
     np.vdot: vdot, np.kron: kron, np.ediff1d: ediff1d,
     np.diagonal: diagonal, np.diag: diag, np.diagflat: diagflat, np.sinc: sinc,  # [HUNT3]
+    np.isposinf: isposinf, np.isneginf: isneginf,  # [HUNT6]
     np.broadcast_arrays: broadcast_arrays, np.tril: tril, np.triu: triu, np.tile: tile,
     np.repeat: repeat,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,

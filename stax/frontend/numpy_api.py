@@ -393,11 +393,11 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     if out is not None:
         return _into(out, _reduce(fn, a, axis, dtype, None, keepdims, **kw), fn)
     initial, mask = kw.pop("initial", None), kw.pop("where", True)
-    if kw or (initial is not None or mask is not True) and fn not in _INITIAL:
+    if kw or initial is not None and fn not in _INITIAL or mask is not True and fn not in _FILL:
         raise unsupported(f"np.{fn} with {', '.join(kw) or 'where= or initial='}")
     b = find_builder((a,))
     if mask is not True:  # [H16] masked-out elements are the identity (or the initial value)
-        fill = _INITIAL[fn][1] if _INITIAL[fn][1] is not None else initial
+        fill = _FILL[fn] if _FILL[fn] is not None else initial
         if fill is None:
             raise ValueError(f"reduction operation '{_INITIAL[fn][0]}' does not have an "
                              "identity, so to use a where mask one has to specify 'initial'")
@@ -457,6 +457,10 @@ def _initial_as(initial: Any, dtype: np.dtype) -> np.ndarray:
 # [H16] reductions that take initial= and where=: their ufunc and identity (None: none)
 _INITIAL: dict[str, tuple[str, Any]] = {"sum": ("add", 0), "prod": ("multiply", 1),
                                         "max": ("maximum", None), "min": ("minimum", None)}
+# what `where=` fills masked-out elements with (None: the initial value); [HUNT6] np.any and
+# np.all take where= but no initial=
+_FILL: dict[str, Any] = {**{fn: fill for fn, (_, fill) in _INITIAL.items()}, "any": False,
+                         "all": True}
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,  # noqa: A001
