@@ -46,6 +46,10 @@ TILE_MIN_ROWS = 8
 # math functions that cost far more than a load (thread decision): the op table's cost [A1]
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
 MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pages of f32)
+# [PERF] longest step (elements) between adjacent outputs' loads in the outer-reduction form:
+# `x[::2, 1::3].max(0)` at 256x1024 f32 walked 341 strided columns scalar (0.125 ms of
+# NumPy's 0.078 for it and a row sum); a block of outputs reads each row's cache lines once
+MAX_LANE_STRIDE = 8
 SMALL_ROW = 16  # [H11] rows of a generic kernel up to this length: compiled per length too
 ROW_TILE_BYTES = 512 * 1024  # [FORD] most bytes of a kernel's row tiles (thread-local)
 # [FROWS] most bytes of the outer-reduction form's kernel-local rows (thread-local): longer
@@ -823,7 +827,8 @@ def choose_form(nodes: Sequence[Node], vectorize: bool, forced: str | None = Non
         fused = f" ({len(nodes)} fused nodes, run per block)" if len(nodes) > 1 else ""
         return "outer-reduction", (
             f"the reduced axis is strided and output axis x{len(output_space(nodes)) - 1} is "
-            f"contiguous: reduce a block of adjacent outputs at once with vector loads{fused}")
+            f"contiguous or short-strided: reduce a block of adjacent outputs at once with "
+            f"vector loads{fused}")
     if forced != "outer-reduction" and len(nodes) == 1 and node.kind == "pointwise" and \
             len(node.ranges) >= 2 and \
             node.body is not None and hint(node.ranges[-2]) >= TILE_MIN_ROWS and \
@@ -894,9 +899,24 @@ def _outer_reduction(nodes: Sequence[Node]) -> bool:
     loads = [ld for n in nodes for ld in walk(n.body) if isinstance(ld, Load)]  # type: ignore[arg-type]
     clamps = block_clamps(nodes, len(space))
     strided = [ld for n in reductions for ld in walk(n.body)  # type: ignore[arg-type]
-               if isinstance(ld, Load) and lane_coef(ld.index, last_x, clamps) == 1
-               and abs(ld.index.coef(last_r)) != 1 and ld.index.coef(last_r) != 0]
-    return bool(strided) and all(lane_coef(ld.index, last_x, clamps) in (0, 1) for ld in loads)
+               if isinstance(ld, Load) and _across_lanes(ld.index, last_x, last_r, clamps)]
+    return bool(strided) and all(lane_coef(ld.index, last_x, clamps) == 0 or _short_lane(
+        lane_coef(ld.index, last_x, clamps)) for ld in loads)
+
+
+def _short_lane(step: int | Sym) -> bool:
+    """[PERF] A step between adjacent outputs' loads the outer-reduction form reads well."""
+    return step == 1 or isinstance(step, int) and 0 < abs(step) <= MAX_LANE_STRIDE
+
+
+def _across_lanes(index: Index, last_x: str, last_r: str, clamps: Mapping[Expr, Clamp]) -> bool:
+    """A load the outer-reduction form pays for: along the block's outputs its step is short
+    (contiguous, or [PERF] a short stride: `x[::2, 1::3].max(0)`), along the reduced axis
+    longer (a column walk per output would touch a new cache line per element)."""
+    lane, step = lane_coef(index, last_x, clamps), index.coef(last_r)
+    if not _short_lane(lane) or step == 0 or abs(step) == 1:
+        return False
+    return lane == 1 or isinstance(step, int) and abs(step) > abs(lane)
 
 
 def block_clamps(nodes: Sequence[Node], rank: int) -> dict[Expr, Clamp]:
