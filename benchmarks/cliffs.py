@@ -27,9 +27,17 @@ import numpy as np
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # as run.py: before torch loads libgomp
 from run import (  # noqa: E402
-    REPO_ROOT, SEED, as_arrays, describe_error, mismatch, parse_sizes, render_table, size_name,
-    time_round_robin)
-from workloads import Arrays, Workload, _normal, _split_rows, one_normal  # noqa: E402
+    REPO_ROOT,
+    SEED,
+    as_arrays,
+    describe_error,
+    mismatch,
+    parse_sizes,
+    render_table,
+    size_name,
+    time_round_robin,
+)
+from workloads import Arrays, Workload, _normal, normal_3d, one_normal, two_normal  # noqa: E402
 
 try:
     import torch
@@ -85,14 +93,6 @@ def matrix_vector_bias(rng: np.random.Generator, rows: int, cols: int) -> Arrays
 
 def f32_and_f64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return _normal(rng, rows, cols), rng.standard_normal((rows, cols))
-
-
-def two_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
-    return _normal(rng, rows, cols), _normal(rng, rows, cols)
-
-
-def normal_3d(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
-    return (_normal(rng, *_split_rows(rows), cols),)
 
 
 def even_rows(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
