@@ -3,7 +3,8 @@
     python benchmarks/cliffs.py [--sizes 2048x2048,256x1024] [--repeat 5] [--threads 1]
                                 [--clock cpu] [--only name,...]
 
-Each workload is a NumPy function and a PyTorch twin with the same arithmetic. NumPy, stax.jit
+Each workload is a NumPy function and a PyTorch twin with the same arithmetic (the function
+itself where its code runs on both). NumPy, stax.jit
 and torch.compile run interleaved in one process (run.py's ``time_round_robin``: medians after
 a warm-up round); every output is checked against NumPy's first. Compiles happen once per
 implementation (no cold/warm split: this script looks for slow kernels, not slow compiles);
@@ -259,10 +260,6 @@ def rowsum_f64_acc(x):
 # --- workloads: PyTorch twins -----------------------------------------------------------------
 
 
-def pairwise_sqdist_t(p):
-    return ((p[:, None, :] - p[None, :, :]) ** 2).sum(-1)
-
-
 def masked_argmax_rows_t(x, mask):
     return torch.argmax(torch.where(mask, x, -torch.inf), dim=1)
 
@@ -390,7 +387,7 @@ def rowsum_f64_acc_t(x):
 
 
 CLIFFS: tuple[Workload, ...] = (
-    Workload("pairwise_sqdist", pairwise_sqdist, pairwise_sqdist_t, points),
+    Workload("pairwise_sqdist", pairwise_sqdist, pairwise_sqdist, points),
     Workload("masked_argmax_rows", masked_argmax_rows, masked_argmax_rows_t, normal_and_mask),
     Workload("softmax_mid_3d", softmax_mid_3d, softmax_mid_3d_t, normal_3d),
     Workload("mean_var_02_3d", mean_var_02_3d, mean_var_02_3d_t, normal_3d, "magnitude"),
