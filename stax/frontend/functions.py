@@ -1186,34 +1186,82 @@ def array_equiv(a1: Any, a2: Any) -> bool:
     return builtins.bool(api.all(api.apply_ufunc("equal", x, y)))
 
 
+def _common_dtype(values: Sequence[Any]) -> np.dtype:
+    """[H16] NumPy's result type of select's / choose's values: Python scalars weak (NEP 50),
+    arrays by dtype."""
+    return np.result_type(*(api._weak_for_result_type(c) if isinstance(c, Tracer) else
+                            c if type(c) in (int, float, complex) else np.asarray(c).dtype
+                            for c in values))
+
+
+def _stored(c: Any, dtype: np.dtype, like: Sequence[Any], casting: str) -> Tracer:
+    """`c` as an array of `dtype`, as NumPy's copyto of a choice (a Python scalar converted
+    'unsafe': an int wraps into the dtype)."""
+    source = c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype
+    if not np.can_cast(source, dtype, casting):
+        raise TypeError(f"Cannot cast array data from {source!r} to {dtype!r} according "
+                        f"to the rule '{casting}'")
+    if type(c) in (bool, int, float, complex):
+        c = np.asarray(c).astype(dtype)
+    return api.astype(traced(c, like), dtype, copy=False)
+
+
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tracer:
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
     every = [*condlist, *choicelist]
-    # [H16] NumPy's result type: Python scalars weak (NEP 50), arrays by dtype; values are
-    # then broadcast as arrays and copied in 'unsafe' (a Python int wraps into the dtype)
-    dtype = np.result_type(*(api._weak_for_result_type(c) if isinstance(c, Tracer) else
-                             c if type(c) in (int, float, complex) else np.asarray(c).dtype
-                             for c in [*choicelist, default]))
+    dtype = _common_dtype([*choicelist, default])
     for c in condlist:
         if (c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype) != np.bool_:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
-
-    def stored(c: Any, casting: str) -> Tracer:
-        source = c.dtype if isinstance(c, Tracer) else np.asarray(c).dtype
-        if not np.can_cast(source, dtype, casting):  # NumPy's copyto of a choice
-            raise TypeError(f"Cannot cast array data from {source!r} to {dtype!r} according "
-                            f"to the rule '{casting}'")
-        if type(c) in (bool, int, float, complex):
-            c = np.asarray(c).astype(dtype)
-        return api.astype(traced(c, every), dtype, copy=False)
-
-    result = stored(default, "unsafe")  # np.full
+    result = _stored(default, dtype, every, "unsafe")  # np.full
     for cond, choice in zip(reversed(condlist), reversed(choicelist), strict=True):
-        result = api.where(cond, stored(choice, "same_kind"), result)
+        result = api.where(cond, _stored(choice, dtype, every, "same_kind"), result)
     return result
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Tracer:
+    """[CHOOSE] NumPy's choose as select's chain of wheres on `a == k`, the choices broadcast
+    with `a`. mode "wrap": `a` modulo n; "clip": clamped; "raise": `a` checked by an extern
+    routine, NumPy's ValueError at run time (the kernels' error flags are all taken)."""
+    if out is not None:
+        raise unsupported("np.choose with out=")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    options = ([choices[k] for k in range(choices.shape[0])] if isinstance(choices, Tracer)
+               else list(choices))
+    if not options:
+        raise ValueError("0-length sequence.")
+    every = [a, *options]
+    index = traced(a, every)
+    if not np.can_cast(index.dtype, np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {index.dtype!r} to "
+                        f"{np.dtype(np.intp)!r} according to the rule 'safe'")
+    n = len(options)
+    if mode == "raise":
+        index = _extern("np.choose[check]", _choice_index, (index,), tuple(index.shape),
+                        np.dtype(np.intp), n=n)
+    else:
+        index = api.astype(index, np.intp)
+        index = (api.apply_ufunc("remainder", index, n) if mode == "wrap" else
+                 api.clip(index, 0, n - 1))
+    dtype = _common_dtype(options)
+    stored = [_stored(c, dtype, every, "same_kind") for c in options]
+    result = stored[-1]
+    for k in reversed(range(n - 1)):
+        result = api.where(api.apply_ufunc("equal", index, k), stored[k], result)
+    if n == 1:  # a where of the one choice alone: shaped by `a`, and `a` checked
+        result = api.where(api.apply_ufunc("equal", index, 0), result, result)
+    return result
+
+
+def _choice_index(a: np.ndarray, n: int) -> np.ndarray:
+    """np.choose's mode="raise" check of the index array (a copy of it as intp)."""
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise ValueError("invalid entry in choice array")
+    return a.astype(np.intp)
 
 
 def polyval(p: Any, x: Any) -> Tracer:
@@ -2435,7 +2483,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
     np.piecewise: piecewise,
-    np.array_equiv: array_equiv, np.select: select, np.polyval: polyval, np.polyfit: polyfit,
+    np.array_equiv: array_equiv, np.select: select, np.choose: choose, np.polyval: polyval,
+    np.polyfit: polyfit,
     np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.ix_: ix_, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
@@ -2685,7 +2734,7 @@ def _fill_method(self: Tracer, value: Any) -> None:
 # name -> implementation, attached to Tracer (a NotImplementedError there is a graph break)
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
-    "searchsorted": searchsorted, "sort": _sort_method, "fill": _fill_method,
+    "searchsorted": searchsorted, "choose": choose, "sort": _sort_method, "fill": _fill_method,
     "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
 

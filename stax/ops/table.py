@@ -278,6 +278,7 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     Elementwise("trunc", np.trunc, Cpp("trunc{f}({a0})", "{a0}")),
     Elementwise("rint", np.rint, Cpp("nearbyint{f}({a0})", "{a0}", complex="stax_crint({a0})")),
     Elementwise("copysign", np.copysign, Cpp("copysign{f}({a0}, {a1})")),
+    Elementwise("nextafter", np.nextafter, Cpp("nextafter{f}({a0}, {a1})")),  # [CHOOSE]
     Elementwise("fabs", np.fabs, Cpp("fabs{f}({a0})")),  # [HUNT5]
     # [H16] C's fmod for floats; integers as NumPy's loop: x fmod 0 is 0 (NumPy also warns
     # "divide by zero encountered in fmod": not raised, the flag enum is full), MIN fmod -1 is 0

@@ -16,11 +16,13 @@ Harness: test_corpus_wild.run_case with `warm=True`, `views=True` and `warns=Tru
 Counts (122 functions): on main cf987e2 96 compiled, 25 break, 1 FAIL — `return A[i], A[:, i]`
 with i an argument returned copies where NumPy returns views of the caller's array; after the
 fixes 98 compiled, 24 break, 0 FAIL (np.any/np.all with where= compile; np.isposinf/isneginf
-too). Still breaks: np.random.default_rng, np.choose, np.fft, np.linalg.lstsq/eigvals/
-matrix_rank, np.polyder, np.nextafter, ndarray.view(dtype), np.unique(axis=) and of fewer than
-2 elements, np.intersect1d(return_indices=), data-dependent lengths (x[mask], np.extract,
-np.argwhere, np.flatnonzero), np.max(out=) of another dtype, float()/int()/.item()/.tolist()
-and the truth value of traced arrays (np.allclose in a tuple, `if ... .any()`).
+too); s13 CHOOSE: 100 compiled, 22 break (np.choose and np.nextafter compile:
+grade_bands_select and choose_columns; nan_inf_classification still breaks on its `if`). Still
+breaks: np.random.default_rng, np.fft, np.linalg.lstsq/eigvals/matrix_rank, np.polyder,
+ndarray.view(dtype), np.unique(axis=) and of fewer than 2 elements,
+np.intersect1d(return_indices=), data-dependent lengths (x[mask], np.extract, np.argwhere,
+np.flatnonzero), np.max(out=) of another dtype, float()/int()/.item()/.tolist() and the truth
+value of traced arrays (np.allclose in a tuple, `if ... .any()`).
 """
 
 from __future__ import annotations

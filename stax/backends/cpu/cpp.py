@@ -219,6 +219,8 @@ class ExprPrinter:
             return f"((uint32_t)stax_cast<int64_t, float>((float){a[0]}, {BAD}))"
         if fn == "signbit" and e.args[0].dtype == HALF:  # [VEC5] the bit: g++ 12's
             return f"((stax_half({a[0]}).bits & 0x8000u) != 0)"  # std::signbit crashed (ICE)
+        if fn == "nextafter" and e.dtype == HALF:  # [CHOOSE] on the bits, as NumPy's loop
+            return f"stax_half_nextafter(stax_half({a[0]}), stax_half({a[1]}))"
         if e.dtype == HALF or any(x.dtype == HALF for x in e.args):
             # [A1] float16 is stored as stax_half and computed as float32, rounded per op (NumPy)
             a = [f"((float){s})" if x.dtype == HALF else s for s, x in zip(a, e.args, strict=True)]

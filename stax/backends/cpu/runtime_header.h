@@ -189,6 +189,17 @@ struct stax_half {
         return of_bits((uint16_t)(b.bits ^ ((a.bits ^ b.bits) & -(int)c)));
     }
 };
+// [CHOOSE] NumPy's npy_half_nextafter on the bits (its float16 loop): NaN is the default NaN,
+// equal values (0.0 and -0.0 too) give x, zero steps to the smallest subnormal toward y
+static inline stax_half stax_half_nextafter(stax_half x, stax_half y) {
+    const uint16_t a = x.bits, b = y.bits;
+    if ((a & 0x7fffu) > 0x7c00u || (b & 0x7fffu) > 0x7c00u) return stax_half::of_bits(0x7e00u);
+    if (a == b || ((a | b) & 0x7fffu) == 0) return x;
+    if ((a & 0x7fffu) == 0) return stax_half::of_bits((uint16_t)((b & 0x8000u) + 1));
+    const bool away = (a & 0x8000u) ? ((b & 0x8000u) && (a & 0x7fffu) < (b & 0x7fffu))
+                                     : (int16_t)a < (int16_t)b;
+    return stax_half::of_bits((uint16_t)(away ? a + 1 : a - 1));
+}
 template <> struct std::numeric_limits<stax_half> : std::numeric_limits<float> {
     static stax_half infinity() { return stax_half(std::numeric_limits<float>::infinity()); }
     static stax_half quiet_NaN() { return stax_half(std::numeric_limits<float>::quiet_NaN()); }
