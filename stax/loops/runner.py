@@ -55,6 +55,7 @@ from stax.runtime.compiler import isa_level
 from stax.runtime.fast import disjoint, fastcall, interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
+    Region,
     _regions,
     build,
     check_flags,
@@ -709,7 +710,7 @@ def _c_driver(sched: Schedule, isa: str, threads: int, carries: Sequence[in_plac
               for src, c in zip(carried_in, carries, strict=True)),
         tuple(slots[name] for name in program.inputs),
         tuple(slots[name] for name in program.outputs), team,
-        tuple(_nested_call(nest, slots, buffers, _regions_before(sched, nest.node),
+        tuple(_nested_call(nest, slots, buffers, _regions_before(sched, regions, nest.node),
                            slots[f"<nested {j}>"], (before or {}).get(nest.key, ()))
               for j, nest in enumerate(nests)))
     names = {s: n for n, s in slots.items()}
@@ -859,18 +860,14 @@ def _in_order(ranges: Sequence[int]) -> Index:
                                                   strict=True) if r > 1})
 
 
-def _regions_before(sched: Schedule, extern: str) -> int:
-    """How many regions run before the extern node `extern` (`_regions` makes one of each
-    run of kernels between extern calls)."""
-    count, open_run = 0, False
-    for group in sched.kernels:
-        if group.members[0].node.kind != "extern":
-            open_run = True
-            continue
-        count, open_run = count + open_run, False
-        if any(m.node.name == extern for m in group.members):
-            return count
-    raise AssertionError(f"extern {extern} not scheduled")
+def _regions_before(sched: Schedule, regions: Sequence[Region], extern: str) -> int:
+    """How many of `regions` run before the extern node `extern`."""
+    order = {g.name: k for k, g in enumerate(sched.kernels)}
+    position = next((k for k, g in enumerate(sched.kernels)
+                     if any(m.node.name == extern for m in g.members)), None)
+    if position is None:
+        raise AssertionError(f"extern {extern} not scheduled")
+    return sum(order[r.groups[-1].name] < position for r in regions)
 
 
 def _in_place_results(sched: Schedule, carries: Sequence[in_place.Carry], nests: Sequence[Nest]

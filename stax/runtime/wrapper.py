@@ -515,13 +515,21 @@ class Region:
     aliased: set[str]  # buffers sharing storage inside the region (no __restrict__)
 
 
+# At most this many kernels share one region function: g++'s optimizer is superlinear in the
+# size of a function (its SSA updates walk the whole function once per loop transformed): the
+# 400 kernels of an unrolled 200-step RK4 on 2 elements took 33 s of g++ -O3 in one function
+# (41 s first call), 6.6 s split (tests/test_region_split.py).
+REGION_KERNELS = 64
+
+
 def _regions(schedule: Schedule, plan_of: Mapping[str, KernelPlan], suffix: str = ""
              ) -> list[Region]:
     runs: list[list[Group]] = []
     for group in schedule.kernels:
         if group.members[0].node.kind == "extern":
             runs.append([group])
-        elif runs and runs[-1][0].members[0].node.kind != "extern":
+        elif (runs and runs[-1][0].members[0].node.kind != "extern"
+              and len(runs[-1]) < REGION_KERNELS):
             runs[-1].append(group)
         else:
             runs.append([group])
