@@ -265,3 +265,35 @@ print("sanitized ok")
 def test_lane_reductions_run_clean_under_sanitizers(tmp_path):
     """[GEN2] The lane loops and their remainders read only inside the rows (ASan + UBSan)."""
     run_sanitized(LANES_SANITIZED, tmp_path)
+
+
+def all_any_axes(x):
+    pos = x > 0
+    return (np.all(pos, axis=1), np.any(pos, axis=(0, 2)), pos.all(axis=-1, keepdims=True),
+            np.all(pos), np.any(np.isnan(x), axis=0), np.all(x, axis=(0, 1)))
+
+
+@pytest.mark.parametrize("budget", [0, None])
+def test_short_row_copies_stay_within_the_module_budget(monkeypatch, budget):
+    """Short-row copies cost g++ time: a module holds at most ROW_COPIES of them (this program
+    made 360 copies, 36 s of g++ at its second shape); a variant over the budget runs every
+    length in its generic body, and explain says so. Results stay NumPy's at every length."""
+    from stax.runtime import wrapper
+
+    if budget is not None:
+        monkeypatch.setattr(wrapper, "ROW_COPIES", budget)
+    f = stax.jit(all_any_axes, dynamic=True)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 2))
+    _check(f(x), all_any_axes(x), 0, 0)
+    program = next(iter(f.cache.values())).program
+    copies = [max((len(p.row_lengths) for p in v.plans.values()), default=0)
+              * len(v.plans) for v in program.variants]
+    assert sum(copies) <= wrapper.ROW_COPIES, copies
+    if budget == 0:
+        assert "_rows<" not in program.cpp
+        assert "short rows not compiled per length" in str(stax.explain(f, x))
+    for shape in [(2, 2, 2), (5, 3, 7), (4, 17, 3), (0, 3, 2)]:
+        for v in (rng.standard_normal(shape), rng.standard_normal(shape[::-1]).T):
+            v[..., 0] = np.nan
+            _check(f(v), all_any_axes(v), 0, 0)

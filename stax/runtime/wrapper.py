@@ -19,7 +19,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,7 @@ from stax.runtime.fast import fastcall, interruptible  # [A8] interruptible
 from stax.sched.fusion import Group
 from stax.sched.memory import Reuse
 from stax.sched.scheduler import Schedule
-from stax.tiling.plan import SMALL_ROW, KernelPlan
+from stax.tiling.plan import SMALL_ROW, KernelPlan, PlanDecision
 from stax.tiling.threads import team  # [H9] launch-time team size
 
 ANY_FLAG = OPS_ANY_FLAG  # [A1] kernels also set this one, so the wrapper checks a single element
@@ -410,11 +410,39 @@ def emit_module(schedule: Schedule, backend: Backend, *, threads: int, vectorize
                 seen.add(_signature(plans))
                 loops.add(_vector_loops(plans))
                 variants.append(Variant(sizes, plans))
+    variants = _row_copies_within_budget(variants)
     regions = [_regions(schedule, v.plans, f"_v{k}" if len(variants) > 1 else "")
                for k, v in enumerate(variants)]
     source = backend.emit([KernelRegion(r.name, r.plans, r.aliased) for rs in regions
                            for r in rs], buffers, symbols)
-    return Module(plan_of, tuple(variants), regions, source, env, symbols)
+    return Module(variants[0].plans, tuple(variants), regions, source, env, symbols)
+
+
+# [H11] A variant's short-row lengths copy each of its regions once per length (up to 15): a
+# module holds at most this many such kernel copies, the earliest variants first; a later
+# variant over the budget runs every length in its generic body. g++ -O3 spends ~0.1 s per
+# copy: six reductions over 3-D bools (wild3's all_any_axes) made 4 variants x 15 lengths of a
+# 6-kernel region, 36 s of g++ at the second shape.
+ROW_COPIES = 128
+
+
+def _row_copies_within_budget(variants: Sequence[Variant]) -> list[Variant]:
+    out, spent = [], 0
+    for variant in variants:
+        plans = variant.plans
+        copies = max((len(p.row_lengths) for p in plans.values() if p.row_symbol), default=0)
+        cost = copies * len(plans)
+        if cost and spent + cost > ROW_COPIES:
+            why = (f"short rows not compiled per length: {copies} lengths x {len(plans)} kernels "
+                   f"would pass the module's budget of {ROW_COPIES} kernel copies (g++ time)")
+            plans = {k: replace(p, row_symbol="", row_lengths=(), decisions=(
+                *p.decisions, PlanDecision("small_rows", p.name, "", why)))
+                if p.row_symbol else p for k, p in plans.items()}
+            variant = Variant(variant.sizes, plans)
+        else:
+            spent += cost
+        out.append(variant)
+    return out
 
 
 # A program of more kernels than this is not compiled: g++ takes ~0.1-0.3 s per kernel, so ops
