@@ -128,7 +128,7 @@ class Report:
             ("Sizes", describe_sizes(c.traced.graph, c.traced.env)),
             ("Graph", str(c.traced.graph)),
             ("Materialized values", "\n".join(map(str, c.lowered.decisions)) or "none"),
-            ("Buffer layouts (NumPy's order where not C)",  # [LAYOUT], [PERF] temporaries too
+            ("Output layouts (NumPy's order where not C)",  # [LAYOUT]
              "\n".join(map(str, c.lowered.layouts)) or "C order"),
             ("Loop IR", self.loop_ir),
             ("IR validation", "\n".join(map(str, self.ir_problems)) or "valid"),

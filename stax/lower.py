@@ -107,9 +107,8 @@ class Materialization:
 
 @dataclass(frozen=True)
 class Layout:
-    """[LAYOUT] Why output (or [PERF] intermediate) `buffer` is laid out with its axes in
-    memory `order` (outermost first) rather than in C order, by `rule` `k_order`: NumPy's
-    result (temporary) has that layout."""
+    """[LAYOUT] Why output `buffer` is laid out with its axes in memory `order` (outermost
+    first) rather than in C order, by `rule` `k_order`: NumPy's result has that layout."""
 
     value: str
     buffer: str
@@ -156,7 +155,6 @@ class _Lowering:
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
         self.numpy_strides = numpy_strides(graph, input_strides)  # [LAYOUT]
         self.output_ids = {v.id for v in graph.outputs} if numpy_layout else set()
-        self.numpy_layout = numpy_layout
         self.layouts: list[Layout] = []
 
     # ---- buffers and nodes ---------------------------------------------------------------------
@@ -175,30 +173,16 @@ class _Lowering:
 
     def output_order(self, value: Value) -> tuple[int, ...]:
         """[LAYOUT] The memory order of a graph output NumPy lays out otherwise than in C order
-        (an elementwise result, a copy of a view: K order), recorded; () for C order. [PERF]
-        An intermediate elementwise value takes NumPy's temporary's order too (`exp(x - m)`
-        of a transposed `x` stored in C order was transposed twice, written across its reads
-        and read back across the result's writes: 2.6x torch.compile at 2048x2048), unless a
-        reduction of it runs along its last axis: C order reads that one along memory, and
-        such a value stays in a fused kernel's rows (a row softmax of a Fortran array)."""
-        output = value.id in self.output_ids
-        if not output and not (self.numpy_layout and
-                               self.producer[value.id].kind in K_ORDER_OPS and
-                               not self.reduced_along_last(value)):
+        (an elementwise result, a copy of a view: K order), recorded; () for C order."""
+        if value.id not in self.output_ids:
             return ()
         strides = self.numpy_strides[value.id]
         order = memory_order(strides, value.shape)
         if order == tuple(range(len(order))):
             return ()
-        what = "result" if output else "temporary"
         self.layouts.append(Layout(str(value), f"buf{len(self.nodes) + 1}", order,
-                                   f"NumPy's {what} has strides in the order of {strides}"))
+                                   f"NumPy's result has strides in the order of {strides}"))
         return order
-
-    def reduced_along_last(self, value: Value) -> bool:
-        last = value.ndim - 1
-        return any(op.kind == "reduce" and op.inputs[0].id == value.id and
-                   last in op.attr("axes") for op in self.graph.ops)
 
     def add_node(self, kind: str, buf: Buffer, ranges: tuple[int, ...], body: Expr | None,
                  out_index: Index, origin: str, reduction_ranges: tuple[int, ...] = (),
