@@ -13,25 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import assert_matches
+from corpus.test_corpus_wild5 import rk4_harmonic_oscillator as rk4
 
 import stax
 from stax.runtime import wrapper as runtime_wrapper
-
-
-def rk4(y0: Any, h: float, n: int) -> Any:
-    def f(y: Any) -> Any:
-        return np.array([y[1], -y[0]])
-
-    y = y0.astype(float)
-    traj = [y]
-    for _ in range(n):
-        k1 = f(y)
-        k2 = f(y + h / 2 * k1)
-        k3 = f(y + h / 2 * k2)
-        k4 = f(y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        traj.append(y)
-    return np.array(traj)
 
 
 def chained_reductions(x: Any) -> Any:
