@@ -15,7 +15,8 @@ most every SAMPLE_SECONDS), at most P, at least 1. With as many runnable threads
 runs on the calling thread alone: a team member waiting for a core would make every barrier
 wait a scheduler time slice (issue 9: 20-200 ms instead of 5-50 us on a busy machine). The
 count is the whole machine's (other processes, the caller's other threads; with
-OMP_WAIT_POLICY=active also Stax's own workers still spinning after a region).
+OMP_WAIT_POLICY=active also Stax's own workers still spinning after a region); the cores are
+the process's own (its CPU affinity) [THREADS].
 """
 
 from __future__ import annotations
@@ -181,7 +182,14 @@ def parallel_pays(work: tuple[Sym | int, Sym | int]) -> str:
 # --- launch time [H9] -------------------------------------------------------------------------
 
 SAMPLE_SECONDS = 0.005  # a load sample serves the launches of the next 5 ms
-CORES = os.cpu_count() or 1  # /proc/loadavg counts the runnable threads of every core
+# [THREADS] the cores this process may run on (its affinity: taskset, a container's cpuset), as
+# libgomp's default team and `plan.thread_count`; not os.cpu_count(): pinned to 2 of 16 cores
+# with two busy processes there, 16 - 3 + 1 cores looked free and every region opened a team
+# whose member waited for a busy core (CORES = 16 on this 2-core machine with two busy
+# processes: 2.3-7.6x NumPy's wall time, against 0.9-1.1x with 2; benchmarks/threads_load.py).
+# /proc/loadavg counts the runnable threads of every core, also those outside the affinity: a
+# count on other cores only makes the team smaller (never a team member without a core).
+CORES = len(os.sched_getaffinity(0))
 
 
 def launch_team(planned: int, runnable: int, cores: int) -> int:
