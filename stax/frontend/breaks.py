@@ -637,11 +637,18 @@ def _printed(tracer: Tracer, how: str) -> np.ndarray:
         f"stax.jit: {how} a traced array is not supported"))
 
 
+# [HUNT7] ndarray attributes of the memory layout: a break's copy would answer for itself (C
+# order, its own buffer): `np.broadcast_to(x, s).strides[0]` was 8, not 0
+_LAYOUT = frozenset({"strides", "flags", "base", "ctypes", "data"})
+
+
 def _ndarray_attribute(self: Tracer, name: str) -> Any:
     """An ndarray method or attribute Stax does not trace (`x.item()`, `x.sort()`,
     `x.tolist()`, `x.nonzero()`): a graph break running NumPy's."""
     if name.startswith("_") or not hasattr(np.ndarray, name):
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
+    if name in _LAYOUT and isinstance(self.builder, SegmentBuilder):  # [HUNT7] (`_LAYOUT`)
+        raise InNumPy(f"the whole function (ndarray.{name}: the layout of a traced array)")
     error = NotImplementedError(f"stax.jit: ndarray.{name} is not supported")
     member = getattr(np.ndarray, name)
     if callable(member):
