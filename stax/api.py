@@ -354,6 +354,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         scalar = not isinstance(a, np.ndarray)
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))
+        tracers[-1].argument_class = type(a) if scalar else None
         if env is None and isinstance(a, np.ndarray) and not arr.flags.c_contiguous:  # [B16]
             tracers[-1].layout = builder.layouts[value.id] = tuple(s // arr.itemsize
                                                                    for s in arr.strides)
@@ -564,7 +565,9 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Valu
         _record_views(obj, derived)
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
-        return len(leaves) - 1
+        if obj.ndim == 0 and obj.parent is not None and not obj.scalar:
+            return ("view", len(leaves) - 1)  # [HUNT7] NumPy's 0-d view (`np.squeeze(x)` of
+        return len(leaves) - 1  # one element, `x[0, ...]`) is an array, not a scalar
     if isinstance(obj, tuple):
         # a namedtuple (np.linalg.eigh's EighResult, the user's own) keeps its type (A2)
         return ("tuple", [_flatten(o, builder, leaves, derived) for o in obj],
@@ -608,6 +611,8 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return structure[1]
     if kind == "py":
         return structure[2](flat[structure[1]][()])
+    if kind == "view":
+        return flat[structure[1]]
     return None
 
 

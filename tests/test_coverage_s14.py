@@ -30,3 +30,84 @@ def test_layout_attributes_are_numpys() -> None:
         for g, w in zip(got, want, strict=True):
             assert type(g) is type(w)
             np.testing.assert_array_equal(g, w)
+
+
+def test_isinstance_sees_numpys_classes() -> None:
+    """[HUNT7] `isinstance(x, np.ndarray)`, `isinstance(k, int)` of a Python scalar argument,
+    `isinstance(x.sum(), float)` were all False while tracing: the function took its other
+    branch (a silently wrong result)."""
+    def fn(x, k):
+        s = x.sum()
+        kinds = (isinstance(x, np.ndarray), isinstance(k, bool), isinstance(k, int),
+                 isinstance(k, float), isinstance(k, np.floating), isinstance(s, float),
+                 isinstance(s, np.ndarray), isinstance(x[:1], np.ndarray),
+                 isinstance(k * 2, float), isinstance(np.allclose(x, x), bool))
+        if isinstance(k, bool):
+            return x > 0, kinds
+        if isinstance(k, int):
+            return x[:k], kinds
+        return x * k, kinds
+
+    base = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for x in (base, base.T, base[:, ::2], np.zeros((0, 3))):
+        for k in (1, 0.5, True, np.float32(2), np.int16(1)):
+            jitted = stax.jit(fn)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", GraphBreakWarning)
+                got = jitted(x, k)
+            want = fn(x, k)
+            assert got[1] == want[1]
+            assert got[0].dtype == want[0].dtype
+            np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_zero_d_views_are_arrays() -> None:
+    """[HUNT7] A 0-d view NumPy returns (`np.squeeze` of one element, `x[0, ...]`,
+    `x.reshape(())`) came back as a NumPy scalar, a copy: a write through it missed the
+    argument. A scalar (`x[0]`, `x.sum()`, `(x * 2)[0]`) stays one."""
+    def fn(x):
+        return (np.squeeze(x), x[-1:], x.reshape(()), x[0, ...], x[..., 0], x[0], x.sum(),
+                (x * 2)[0, ...], (x * 2)[0], x.reshape(())[()], x.reshape(())[...].T)
+
+    for dtype in ("float64", "int8", "bool"):
+        jitted = stax.jit(fn)
+        for make in (lambda: np.ones(1, dtype), lambda: np.arange(3).astype(dtype)[1::2][:1],
+                     lambda: np.zeros((2, 1), dtype)[1]):
+            for _ in range(2):  # and warm
+                mine, theirs = make(), make()
+                got, want = jitted(mine), fn(theirs)
+                for g, w in zip(got, want, strict=True):
+                    assert type(g) is type(w) and np.shape(g) == np.shape(w)
+                    assert g.dtype == w.dtype
+                    np.testing.assert_array_equal(g, w)
+                    assert np.shares_memory(g, mine) == np.shares_memory(w, theirs)
+        out = jitted(np.zeros(1))
+        out[0][()] = 5  # written through, as NumPy's view
+        assert out[3] == 5
+
+
+def test_allclose_array_equal_are_traced_python_bools() -> None:
+    """[HUNT7] `return np.allclose(a, b), ...` (also np.array_equal / np.array_equiv) was a
+    graph break: their value was needed at once. Now a traced Python bool, needed only where
+    Python branches on it."""
+    def fn(a, b):
+        c = np.allclose(a, b, atol=1e-3)
+        return (c, np.array_equal(a, b), np.array_equal(a, b, equal_nan=True),
+                np.array_equiv(a, b[:1]), np.array_equal(a, b[:1]), c * np.float32(2), c + 1)
+
+    def branch(a, b):
+        return a if np.allclose(a, b) else b
+
+    nan = np.array([np.nan, 1.0, 2.0])
+    for a, b in ((nan, nan.copy()), (nan[::-1], nan[::-1] + 1e-4), (np.arange(3.0),
+                 np.arange(3.0)), (np.zeros((2, 3)).T, np.zeros((3, 2))), (np.zeros(0),
+                 np.zeros(0))):
+        jitted = stax.jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            for _ in range(2):
+                got, want = jitted(a, b), fn(a, b)
+                assert [type(g) for g in got] == [type(w) for w in want] and got == want
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GraphBreakWarning)
+            np.testing.assert_array_equal(stax.jit(branch)(a, b), branch(a, b))

@@ -1094,10 +1094,17 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return result
 
 
+def _python_bool(t: Tracer) -> Tracer:
+    """[HUNT7] NumPy's Python bool of the 0-d `t`, traced: a weak bool (returned as a Python
+    bool, `isinstance(., bool)`); its value is needed only where Python branches on it (a graph
+    break there). It was needed at once: `return np.allclose(a, b), ...` broke the graph."""
+    return Tracer(t.builder, t.value, weak=True)
+
+
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
-    """A Python bool, as in NumPy: its value is needed now (under jit, a graph break)."""
-    return builtins.bool(api.all(isclose(a, b, rtol, atol, equal_nan)))
+             equal_nan: bool = False) -> Tracer:
+    """A Python bool, as in NumPy (`_python_bool`)."""
+    return _python_bool(api.all(isclose(a, b, rtol, atol, equal_nan)))
 
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * np.pi
@@ -1162,7 +1169,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     return y
 
 
-def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool | Tracer:
     """[FIX16] A Python bool, as `allclose`: False for other shapes (known now), else all
     elements equal (NaN equal to NaN with `equal_nan`: NumPy's positions of NaN must agree
     and the other elements be equal, the same as `a == b | isnan(a) & isnan(b)`)."""
@@ -1173,17 +1180,17 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
     same = u("equal", x, y)
     if equal_nan:
         same = u("logical_or", same, u("logical_and", u("isnan", x), u("isnan", y)))
-    return builtins.bool(api.all(same))
+    return _python_bool(api.all(same))
 
 
-def array_equiv(a1: Any, a2: Any) -> bool:
+def array_equiv(a1: Any, a2: Any) -> bool | Tracer:
     """[FIX16] A Python bool: False for shapes that do not broadcast, else all equal."""
     x, y = traced(a1, (a1, a2)), traced(a2, (a1, a2))
     try:
         np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     except ValueError:
         return False
-    return builtins.bool(api.all(api.apply_ufunc("equal", x, y)))
+    return _python_bool(api.all(api.apply_ufunc("equal", x, y)))
 
 
 def _common_dtype(values: Sequence[Any]) -> np.dtype:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,6 +251,9 @@ class Builder:
         """Every Tracer of this trace (a SegmentBuilder keeps the live ones)."""
 
 
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
 class Tracer:
     """The array type a jitted function sees while it is traced."""
 
@@ -281,6 +285,7 @@ class Tracer:
         # [FUZZ] NumPy holds a scalar here (a 0-d reduction or ufunc result, `x[i, j]`): it is
         # immutable, so `s += 1` rebinds `s` and leaves every other name for it unchanged.
         self.scalar = weak
+        self.argument_class: type | None = None  # [HUNT7] a scalar argument's (`__class__`)
         builder.created(self)
 
     # ---- array attributes -------------------------------------------------------------------
@@ -323,6 +328,22 @@ class Tracer:
 
     def __repr__(self) -> str:
         return f"Tracer({self.value}: {self.value.typestr()})"
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
+        """[HUNT7] The class NumPy's value has, for the user's code: `isinstance(x, np.ndarray)`
+        and `isinstance(n, int)` (a Python scalar argument) were False while tracing, and the
+        function took its other branch. Stax's and NumPy's own code see Tracer (they tell
+        traced values from arrays by it); `type(x)` stays Tracer."""
+        caller = sys._getframe(1)
+        if caller.f_globals.get("__name__", "").partition(".")[0] in ("stax", "numpy") or \
+                caller.f_code.co_filename.startswith("<stax"):
+            return Tracer
+        if self.argument_class is not None:
+            return self.argument_class
+        if self.weak:
+            return _PYTHON_TYPES[self.dtype.kind]
+        return self.dtype.type if self.scalar and self.ndim == 0 else np.ndarray
 
     def check_fresh(self) -> None:
         """A view of an array assigned to since the view was taken shows the new values, as

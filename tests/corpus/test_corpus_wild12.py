@@ -671,6 +671,24 @@ def recursive_helper(x, depth):
     return smooth(x, depth)
 
 
+@case(lambda r: (normal(r, 5), 2), lambda r: (normal(r, 3), 0.5), lambda r: (normal(r, 2), True))
+def isinstance_dispatch(x, k):
+    if isinstance(k, bool):
+        return x > 0
+    if isinstance(k, int):
+        return x[:k]
+    return x * k
+
+
+@case(lambda r: (normal(r, 4),), lambda r: (normal(r, 2, 2),))
+def isinstance_array_checks(x):
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    s = x.sum()
+    kinds = (isinstance(s, float), isinstance(s, np.floating), isinstance(x[0], np.ndarray))
+    return (x.ravel() if isinstance(x, np.ndarray) and x.ndim > 1 else x), kinds
+
+
 @case(lambda r: (normal(r, 4, 3),), lambda r: (normal(r, 1, 3),))
 def kwargs_forwarding(A):
     def reduce(a, **kw):
