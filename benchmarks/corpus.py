@@ -1,6 +1,7 @@
 """The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
 test_corpus_wild2.py, test_corpus_wild4.py, test_corpus_wild5.py, test_corpus_wild6.py,
-test_corpus_wild7.py, test_corpus_wild8.py, test_corpus_wild9.py, test_corpus_wild12.py) under stax.jit.
+test_corpus_wild7.py, test_corpus_wild8.py, test_corpus_wild9.py, test_corpus_wild12.py) under
+stax.jit.
 
     python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
                                 [--markdown OUT.md]

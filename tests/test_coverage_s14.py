@@ -71,8 +71,8 @@ def test_zero_d_views_are_arrays() -> None:
 
     for dtype in ("float64", "int8", "bool"):
         jitted = stax.jit(fn)
-        for make in (lambda: np.ones(1, dtype), lambda: np.arange(3).astype(dtype)[1::2][:1],
-                     lambda: np.zeros((2, 1), dtype)[1]):
+        for make in (lambda d=dtype: np.ones(1, d), lambda d=dtype: np.arange(3).astype(d)[1::2],
+                     lambda d=dtype: np.zeros((2, 1), d)[1]):
             for _ in range(2):  # and warm
                 mine, theirs = make(), make()
                 got, want = jitted(mine), fn(theirs)

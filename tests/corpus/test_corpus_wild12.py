@@ -252,7 +252,7 @@ def jacobi_until_converged(A, b):
     x = np.zeros_like(b)
     D = np.diag(A)
     R = A - np.diagflat(D)
-    for it in range(200):
+    for it in range(200):  # noqa: B007 - read after the loop, as users write
         x_new = (b - R @ x) / D
         if np.max(np.abs(x_new - x)) < 1e-10:
             break
@@ -323,7 +323,7 @@ def verlet_particles(x, v):
       lambda r: (np.array([[0.2, 0.3, 0.5], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]]),))
 def markov_stationary_power(P):
     p = np.ones(len(P)) / len(P)
-    for k in range(1000):
+    for k in range(1000):  # noqa: B007 - read after the loop
         q = p @ P
         if np.abs(q - p).max() < 1e-12:
             break
@@ -944,7 +944,7 @@ def enumerate_zip_loop(x):
     acc = np.zeros(3)
     for i, v in enumerate(x):
         acc[i % 3] += v
-    pairs = [a * b for a, b in zip(x[:-1], x[1:])]
+    pairs = [a * b for a, b in zip(x[:-1], x[1:])]  # noqa: B905
     return acc, np.asarray(pairs, dtype=float)
 
 
