@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
 import stax
 from stax.frontend.breaks import GraphBreakWarning
@@ -111,3 +112,34 @@ def test_allclose_array_equal_are_traced_python_bools() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", GraphBreakWarning)
             np.testing.assert_array_equal(stax.jit(branch)(a, b), branch(a, b))
+
+
+def test_item_is_a_traced_python_scalar() -> None:
+    """[HUNT7] `x.item()` (and `x.item(k)`, `x.item(i, j)`) was a graph break: now a traced
+    Python scalar (float64, int64 or bool inside: `x.item() * 1e-50` of float32 is not
+    flushed to 0), returned as Python's. uint64 (Python ints above int64) stays a break;
+    NumPy's errors for another size or an index out of bounds."""
+    def fn(x):
+        c = x[:, :1]
+        return ((c.T @ c).item(), x.item(0), x.item(-1), x.item(0, 1), x[0, 0].item() * 1e-50,
+                x.item(np.int64(2)) // 2, x.T.item(1))
+
+    for x in (np.arange(1, 7.0).reshape(2, 3), np.arange(6, dtype=np.float32).reshape(3, 2).T,
+              np.arange(6, dtype=np.uint16).reshape(2, 3), np.ones((2, 3), bool),
+              np.arange(6, dtype=np.int8).reshape(2, 3)[:, ::-1] - 3,
+              np.arange(6, dtype=np.float16).reshape(2, 3)):
+        jitted = stax.jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            for _ in range(2):
+                got, want = jitted(x), fn(x)
+                assert [type(g) for g in got] == [type(w) for w in want] and got == want
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        big = np.array([2 ** 64 - 1], np.uint64)
+        assert stax.jit(lambda x: x.item())(big) == 2 ** 64 - 1
+    for x, index, error in ((np.zeros(2), (), ValueError), (np.zeros(0), (), ValueError),
+                            (np.zeros(3), (3,), IndexError), (np.zeros((2, 2)), (0, 2),
+                                                                IndexError)):
+        with pytest.raises(error):
+            stax.jit(lambda x, index=index: x.item(*index))(x)

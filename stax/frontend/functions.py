@@ -2738,9 +2738,35 @@ def _fill_method(self: Tracer, value: Any) -> None:
     api._rebind(self, api.broadcast_value(b, v, tuple(self.shape)))
 
 
+# [HUNT7] the dtype holding `x.item()`'s Python scalar exactly (uint64: Python ints above int64)
+_ITEM_DTYPES = {"b": np.bool_, "i": np.int64, "f": np.float64, "c": np.complex128}
+
+
+def _item_method(self: Tracer, *index: Any) -> Tracer:
+    """[HUNT7] `x.item()` (also `x.item(k)`, `x.item(i, j)`, static integers): NumPy's Python
+    scalar, traced (`_python_bool`'s weak values: returned as a Python scalar, its value needed
+    only where Python branches on it or converts it). It was a graph break at once."""
+    kind = "i" if self.dtype.kind == "u" and self.dtype.itemsize < 8 else self.dtype.kind
+    if kind not in _ITEM_DTYPES or builtins.any(
+            isinstance(k, Tracer) or not isinstance(k, (int, np.integer)) for k in index) or \
+            not builtins.all(isinstance(n, int) for n in self.shape):
+        raise unsupported("ndarray.item of this dtype or index")
+    if not index:
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        one = api.reshape(self, ())
+    elif len(index) == 1:
+        if not -self.size <= index[0] < self.size:
+            raise IndexError(f"index {index[0]} is out of bounds for size {self.size}")
+        one = api.reshape(self, (-1,))[index[0]]
+    else:
+        one = self[index]
+    return Tracer(self.builder, api.astype(one, _ITEM_DTYPES[kind]).value, weak=True)
+
+
 # name -> implementation, attached to Tracer (a NotImplementedError there is a graph break)
 METHODS: dict[str, Callable[..., Any]] = {
-    "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
+    "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat, "item": _item_method,
     "searchsorted": searchsorted, "choose": choose, "sort": _sort_method, "fill": _fill_method,
     "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
