@@ -2767,7 +2767,8 @@ def _item_method(self: Tracer, *index: Any) -> Tracer:
 # name -> implementation, attached to Tracer (a NotImplementedError there is a graph break)
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
-    "item": _item_method, "searchsorted": searchsorted, "choose": choose, "sort": _sort_method, "fill": _fill_method,
+    "item": _item_method, "searchsorted": searchsorted, "choose": choose, "sort": _sort_method,
+    "fill": _fill_method,
     "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
 
