@@ -143,3 +143,32 @@ def test_item_is_a_traced_python_scalar() -> None:
                                                                 IndexError)):
         with pytest.raises(error):
             stax.jit(lambda x, index=index: x.item(*index))(x)
+
+
+def test_put_compiles() -> None:
+    """[HUNT7] `a.put(ind, v)` / `np.put(a, ind, v)` were graph breaks: NumPy's
+    `a.flat[ind] = v` (v repeated over the indices; the last of repeated indices wins), on
+    arguments too (written back), its IndexError out of bounds."""
+    def fn(x):
+        z = x.copy()
+        z.put([0, -1], -1.0)
+        np.put(z, [1, 1, 2], [5, 6])
+        x.put(np.array([[0], [1]]), 3)
+        np.put(x, 2, z[0])
+        x.put([], 9)
+        return z
+
+    base = np.arange(12, dtype=np.int8).reshape(3, 4)
+    for make in (lambda: np.arange(6.0), lambda: base.T.copy().T, lambda: base[:, ::2],
+                 lambda: base.astype(np.float32).T):
+        jitted = stax.jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            for _ in range(2):
+                mine, theirs = make(), make()
+                got, want = jitted(mine), fn(theirs)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(IndexError):
+        stax.jit(lambda x: x.put([3], 1.0))(np.zeros(3))

@@ -1193,6 +1193,22 @@ def array_equiv(a1: Any, a2: Any) -> bool | Tracer:
     return _python_bool(api.all(api.apply_ufunc("equal", x, y)))
 
 
+def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
+    """[HUNT7] `a.put(ind, v)` / `np.put`: NumPy's `a.flat[ind] = v` (`v` repeated over the
+    indices), its IndexError for an index out of bounds; indices known while tracing."""
+    if not isinstance(a, Tracer) or mode != "raise" or isinstance(ind, Tracer):
+        raise unsupported("np.put of a traced index or with mode=")
+    index = np.asarray(ind).ravel()
+    if not index.size:
+        return
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"Cannot cast array data from {index.dtype} to int64")
+    if not -a.size <= index.min() <= index.max() < a.size:
+        bad = index[(index < -a.size) | (index >= a.size)][0]
+        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {a.size}")
+    _Flat(a)[index] = v
+
+
 def _common_dtype(values: Sequence[Any]) -> np.dtype:
     """[H16] NumPy's result type of select's / choose's values: Python scalars weak (NEP 50),
     arrays by dtype."""
@@ -2488,7 +2504,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.nancumprod: _nan_reduced("nancumprod", api.cumprod, 1.0),
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
-    np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap,
+    np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap, np.put: put,
     np.piecewise: piecewise,
     np.array_equiv: array_equiv, np.select: select, np.choose: choose, np.polyval: polyval,
     np.polyfit: polyfit,
@@ -2768,7 +2784,7 @@ def _item_method(self: Tracer, *index: Any) -> Tracer:
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
     "item": _item_method, "searchsorted": searchsorted, "choose": choose, "sort": _sort_method,
-    "fill": _fill_method,
+    "fill": _fill_method, "put": put,
     "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
 
