@@ -106,8 +106,8 @@ def argwhere(a: Any) -> Tracer:
     t = _tracer(a)
     n = None if t is None or t.ndim == 0 else _length(t.size)
     if n is None:
-        raise api.unsupported("np.argwhere of a 0-d array (its result's length depends on "
-                              "the data)")
+        raise api.unsupported("np.argwhere of a 0-d or one-element array (its result's "
+                              "length depends on the data)")  # [HUNT7] (said 0-d for (1, 1))
     return _sized("np.argwhere", np.argwhere, (t,), lambda d: (d, t.ndim), n,
                   np.dtype(np.intp))
 
@@ -116,7 +116,7 @@ def nonzero(a: Any) -> tuple[Tracer, ...]:
     """The columns of argwhere (NumPy's nonzero is argwhere's transpose)."""
     t = _tracer(a)
     if t is None or t.ndim == 0:  # NumPy refuses nonzero of a 0-d array
-        raise api.unsupported("np.nonzero of a 0-d array")
+        raise api.unsupported("np.nonzero (its result's length depends on the data)")
     where = argwhere(t)
     return tuple(api.getitem(where, (slice(None), k)) for k in range(t.ndim))
 
