@@ -172,3 +172,24 @@ def test_put_compiles() -> None:
                 np.testing.assert_array_equal(mine, theirs)
     with pytest.raises(IndexError):
         stax.jit(lambda x: x.put([3], 1.0))(np.zeros(3))
+
+
+def test_tolist_of_small_arrays_is_traced() -> None:
+    """[HUNT7] `x.tolist()` was a graph break: up to `TOLIST_ELEMENTS` elements, nested lists
+    of traced Python scalars (`x.item`); a larger array stays a break, with NumPy's result."""
+    def fn(x):
+        return x.tolist(), x.T.tolist(), x[0].tolist(), x.sum().tolist(), x[:0].tolist()
+
+    for x in (np.arange(6.0).reshape(2, 3), np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2],
+              np.ones((1, 1), bool), np.arange(4, dtype=np.float32).reshape(2, 2).T):
+        jitted = stax.jit(fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            for _ in range(2):
+                got, want = jitted(x), fn(x)
+                assert got == want
+                assert repr(got) == repr(want)  # Python's types, nested as NumPy's
+    big = np.arange(65.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        assert stax.jit(lambda x: x.tolist())(big) == big.tolist()

@@ -2780,11 +2780,27 @@ def _item_method(self: Tracer, *index: Any) -> Tracer:
     return Tracer(self.builder, api.astype(one, _ITEM_DTYPES[kind]).value, weak=True)
 
 
+TOLIST_ELEMENTS = 64  # [HUNT7] x.tolist() traced up to this size (a few ops per element)
+
+
+def _tolist_method(self: Tracer) -> Any:
+    """[HUNT7] `x.tolist()` of a small array: nested lists of traced Python scalars
+    (`_item_method`), returned as NumPy's. A larger one stays a graph break."""
+    if self.ndim == 0:
+        return _item_method(self)
+    if not builtins.all(isinstance(n, int) for n in self.shape) or \
+            self.size > TOLIST_ELEMENTS:
+        raise unsupported(f"ndarray.tolist of more than {TOLIST_ELEMENTS} elements")
+    if self.ndim == 1:
+        return [_item_method(self, k) for k in range(self.shape[0])]
+    return [_tolist_method(self[k]) for k in range(self.shape[0])]
+
+
 # name -> implementation, attached to Tracer (a NotImplementedError there is a graph break)
 METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort, "diagonal": diagonal, "trace": trace, "repeat": repeat,
     "item": _item_method, "searchsorted": searchsorted, "choose": choose, "sort": _sort_method,
-    "fill": _fill_method, "put": put,
+    "fill": _fill_method, "put": put, "tolist": _tolist_method,
     "conj": lambda a: _conjugate_method(a), "conjugate": lambda a: _conjugate_method(a),
 }
 
