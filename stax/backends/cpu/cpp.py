@@ -1254,11 +1254,12 @@ class KernelPrinter:
 
     def print_arg_lanes(self, nodes: list[Node], accs: list[Accumulator], suffix: str,
                         start: str, stop: str) -> None:
-        """[CLIFF] argmax/argmin with accumulators in vector registers (`stax_arg_block` of the
-        runtime header: per-lane best values and steps, combined at the end with NumPy's
-        first-position and first-NaN rules). A value that is a load of contiguous elements is
-        read in place; other values (expressions, strided or narrow loads) are evaluated by an
-        `omp simd` loop into a block of ARG_BLOCK elements, widened to 4 or 8 bytes."""
+        """[CLIFF, ROWS] argmax/argmin with accumulators in vector registers (`stax_arg_block`
+        of the runtime header: the best value of each 2 KiB chunk, then its first position in
+        the chunk, with NumPy's first-position and first-NaN rules). A value that is a load of
+        contiguous elements is read in place; other values (expressions, strided or narrow
+        loads) are evaluated by an `omp simd` loop into a block of ARG_BLOCK elements, widened
+        to 4 or 8 bytes."""
         out = self.out
         direct = [_contiguous_load(n.body) for n in nodes]
         with out.block():

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <omp.h>
 
 // Vector variants from glibc's libmvec: with these declarations `#pragma omp simd` loops that
@@ -413,15 +414,20 @@ static inline void stax_transpose8x8_4(const void* src, int64_t ss, void* dst, i
     }
 }
 
-// [CLIFF] argmax/argmin of p[0, n) (positions base + i), merged into the result so far (best,
-// idx; idx < 0: none yet) of the elements before them: NumPy's rule (the first NaN wins over
-// everything, else the best value at its first position). Accumulators in vector registers:
-// four (best value, step) pairs per lane, updated by compare-and-select, combined once at the
-// end (the best value, then the least position holding it); a NaN seen by the vector loop is
-// located by the scalar pass. T: a 4- or 8-byte number (narrower values are widened by the
-// caller). Float32 rows of 1024, one thread: 17.7 us with a NaN test per vector, 13.2 us with
-// one mask-register test per pair (NumPy 17.0); rows of 2048 from memory: 670 us, 560 us with a
-// prefetch 512 bytes ahead (NumPy 575).
+// [CLIFF, ROWS] argmax/argmin of p[0, n) (positions base + i), merged into the result so far
+// (best, idx; idx < 0: none yet) of the elements before them: NumPy's rule (the first NaN wins
+// over everything, else the best value at its first position). Two passes per chunk of 2 KiB
+// (the second reads it from L1): the chunk's best value in four vector accumulators (max/min
+// only, no positions), with a NaN test per pair of vectors; then, only when the chunk beats the
+// result so far, its first position holding that value, four vectors a test (-0.0 == 0.0: the
+// first zero of either sign, as NumPy). Random rows search a later chunk less and less often
+// (chunk k beats the earlier ones with probability 1/k). A NaN in a chunk: a scalar pass from
+// the chunk's start finds the first one. Lanes start from the type's extreme, which no element
+// exceeds: the chunk's best is one of its elements. T: a 4- or 8-byte number (narrower values
+// are widened by the caller). Before ROWS: (value, step) pairs per lane, combined at the end;
+// chunks of 2 KiB beat 8 KiB (one search per row of 1024) by 20% on rows in cache; rows from
+// memory (2048x2048 float32) run 1.27-1.43x NumPy with a prefetch 512 bytes ahead (CLIFF's
+// kernel gained from it), 1.05-1.10x without. Numbers: RESULTS.md, fourteenth wave (ROWS).
 #if defined(__AVX512F__)
 static constexpr int stax_vec_bytes = 64;
 #elif defined(__AVX__)
@@ -449,61 +455,102 @@ template <typename M> static inline bool stax_any(M m) {
         return any;
     }
 }
+// The lanes where a == b (ordered: never a NaN) as bits, lane l at bit l: an AVX-512 mask
+// compare, else a vector compare and a sign-bit mask (movmsk).
+template <typename T, typename V> static inline uint64_t stax_eq_bits(V a, V b) {
+#if defined(__AVX512F__)
+    if constexpr (sizeof(V) == 64) {
+        typedef int32_t I4 __attribute__((vector_size(64)));
+        typedef long long I8 __attribute__((vector_size(64)));
+        if constexpr (std::is_same_v<T, float>)
+            return __builtin_ia32_cmpps512_mask(a, b, 0, (uint16_t)-1, 4);
+        else if constexpr (std::is_same_v<T, double>)
+            return __builtin_ia32_cmppd512_mask(a, b, 0, (uint8_t)-1, 4);
+        else if constexpr (sizeof(T) == 4)
+            return __builtin_ia32_pcmpeqd512_mask((I4)a, (I4)b, (uint16_t)-1);
+        else return __builtin_ia32_pcmpeqq512_mask((I8)a, (I8)b, (uint8_t)-1);
+    } else
+#endif
+    {
+        typedef float F4x4 __attribute__((vector_size(16)));
+        typedef double F8x2 __attribute__((vector_size(16)));
+        const auto m = a == b;  // lanes of all ones or zeros
+#if defined(__AVX__)
+        typedef float F4x8 __attribute__((vector_size(32)));
+        typedef double F8x4 __attribute__((vector_size(32)));
+        if constexpr (sizeof(T) == 4 && sizeof(V) == 32) return __builtin_ia32_movmskps256((F4x8)m);
+        else if constexpr (sizeof(V) == 32) return __builtin_ia32_movmskpd256((F8x4)m);
+        else
+#endif
+        if constexpr (sizeof(T) == 4) return __builtin_ia32_movmskps((F4x4)m);
+        else return __builtin_ia32_movmskpd((F8x2)m);
+    }
+}
+// v's lanes moved down by h (lane l takes lane l + h, wrapping): constant shuffles, one per h.
+template <typename V, size_t... L>
+static inline V stax_rotate(V v, int h, std::index_sequence<L...>) {
+    constexpr int W = sizeof...(L);
+    switch (h) {
+    case 1: return __builtin_shufflevector(v, v, (L + 1) % W...);
+    case 2: return __builtin_shufflevector(v, v, (L + 2) % W...);
+    case 4: return __builtin_shufflevector(v, v, (L + 4) % W...);
+    default: return __builtin_shufflevector(v, v, (L + 8) % W...);
+    }
+}
 template <typename T, bool Max>
 static inline void stax_arg_block(const T* __restrict__ p, int64_t n, int64_t base, T& best,
                                   int64_t& idx) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "widen narrow values first");
     if (idx >= 0 && best != best) return;  // a NaN so far: it stays the result
-    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     typedef T V __attribute__((vector_size(stax_vec_bytes)));
-    typedef U P __attribute__((vector_size(stax_vec_bytes)));
     constexpr int W = stax_vec_bytes / sizeof(T);
-    // the least (greatest) value of T, infinities included: a lane never updated then holds
-    // its first element's value [REVIEW] (a finite bound reported -inf before finfo.min)
+    constexpr int64_t chunk = 2048 / sizeof(T);
+    // the least (greatest) value of T, infinities included [REVIEW]
     using L = std::numeric_limits<T>;
     const T extreme = L::has_infinity ? (Max ? -L::infinity() : L::infinity())
                                       : (Max ? L::lowest() : L::max());
     const auto better = [](T a, T b) { return Max ? a > b : a < b; };
+    const auto pick = [](V a, V b) -> V { return (Max ? a > b : a < b) ? a : b; };
+    const auto load = [p](int64_t at) { V v; std::memcpy(&v, p + at, sizeof(V)); return v; };
+    constexpr auto lanes = std::make_index_sequence<W>{};
     T m = extreme;
     int64_t pos = -1, i = 0;
-    if (n >= 4 * W) {
+    while (n - i >= W) {
+        const int64_t end = i + ((n - i < chunk ? n - i : chunk) & ~(int64_t)(W - 1));
         V b[4];
-        P s[4], step = {};
-        for (int k = 0; k < 4; k++) { b[k] = V{} + extreme; s[k] = P{}; }
+        for (int k = 0; k < 4; k++) b[k] = V{} + extreme;
         decltype(stax_unordered<T>(V{}, V{})) unordered = {};
-        for (; i + 4 * W <= n; i += 4 * W) {
-            // lines 512 bytes ahead (an address as an integer: never dereferenced)
-            __builtin_prefetch((const void*)((uintptr_t)(p + i) + 512));
-            for (int k = 0; k < 4; k += 2) {
-                V u, v;
-                std::memcpy(&u, p + i + k * W, sizeof(V));
-                std::memcpy(&v, p + i + (k + 1) * W, sizeof(V));
-                if constexpr (std::is_floating_point_v<T>) unordered |= stax_unordered<T>(u, v);
-                const auto wu = Max ? u > b[k] : u < b[k];
-                b[k] = wu ? u : b[k];
-                s[k] = wu ? step : s[k];
-                const auto wv = Max ? v > b[k + 1] : v < b[k + 1];
-                b[k + 1] = wv ? v : b[k + 1];
-                s[k + 1] = wv ? step : s[k + 1];
-            }
-            step += 1;
+        int64_t j = i;
+        for (; j + 4 * W <= end; j += 4 * W) {  // no software prefetch (above)
+            const V u[4] = {load(j), load(j + W), load(j + 2 * W), load(j + 3 * W)};
+            if constexpr (std::is_floating_point_v<T>)
+                unordered |= stax_unordered<T>(u[0], u[1]) | stax_unordered<T>(u[2], u[3]);
+            for (int k = 0; k < 4; k++) b[k] = pick(u[k], b[k]);
         }
-        if (stax_any(unordered)) i = 0;  // a NaN: the scalar pass below finds the first one
-        else {
-            V top = b[0];
-            for (int k = 1; k < 4; k++) top = (Max ? b[k] > top : b[k] < top) ? b[k] : top;
-            for (int l = 0; l < W; l++) m = better(top[l], m) ? top[l] : m;
-            P first = ~P{}, lane;
-            for (int l = 0; l < W; l++) lane[l] = (U)l;
-            for (int k = 0; k < 4; k++) {
-                const P at = (s[k] * 4 + (U)k) * (U)W + lane;
-                const P c = b[k] == m ? at : ~P{};
-                first = c < first ? c : first;
-            }
-            U least = first[0];
-            for (int l = 1; l < W; l++) least = first[l] < least ? first[l] : least;
-            pos = (int64_t)least;
+        for (; j < end; j += W) {
+            const V u = load(j);
+            if constexpr (std::is_floating_point_v<T>) unordered |= stax_unordered<T>(u, u);
+            b[0] = pick(u, b[0]);
         }
+        if (stax_any(unordered)) break;  // a NaN: the scalar pass below finds the first one
+        V top = pick(pick(b[0], b[1]), pick(b[2], b[3]));
+        for (int h = W / 2; h > 0; h /= 2) top = pick(top, stax_rotate(top, h, lanes));
+        if (pos < 0 || better(top[0], m)) {  // the chunk's first position of its best value
+            m = top[0];
+            const V want = V{} + m;
+            const auto equal = [&](int64_t at) { return stax_eq_bits<T>(load(at), want); };
+            uint64_t at = 0;  // four vectors a test: lane l of vector k at bit k * W + l
+            for (j = i; j + 4 * W <= end; j += 4 * W) {
+                at = equal(j) | equal(j + W) << W | equal(j + 2 * W) << 2 * W
+                     | equal(j + 3 * W) << 3 * W;
+                if (at) break;
+            }
+            if (!at)
+                for (; j < end; j += W)
+                    if ((at = equal(j))) break;
+            if (at) pos = j + __builtin_ctzll(at);
+        }
+        i = end;
     }
     for (; i < n; i++) {
         const T v = p[i];
