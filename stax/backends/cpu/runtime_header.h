@@ -426,7 +426,7 @@ static inline void stax_transpose8x8_4(const void* src, int64_t ss, void* dst, i
 // exceeds: the chunk's best is one of its elements. T: a 4- or 8-byte number (narrower values
 // are widened by the caller). Before ROWS: (value, step) pairs per lane, combined at the end;
 // chunks of 2 KiB beat 8 KiB (one search per row of 1024) by 20% on rows in cache; rows from
-// memory (2048x2048 float32) run 1.27-1.43x NumPy with a prefetch 512 bytes ahead (CLIFF's
+// L3 (16 MB: 2048x2048 float32) run 1.27-1.43x NumPy with a prefetch 512 bytes ahead (CLIFF's
 // kernel gained from it), 1.05-1.10x without. Numbers: RESULTS.md, fourteenth wave (ROWS).
 #if defined(__AVX512F__)
 static constexpr int stax_vec_bytes = 64;
