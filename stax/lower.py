@@ -196,16 +196,37 @@ class _Lowering:
         lazy = self.values[value.id]
         if lazy.buffer is not None and self._plain_buffer(lazy):
             return lazy
-        buf = self.new_buffer(value.shape, value.dtype, self.output_order(value))
-        names = xvars(len(value.shape))
-        ranges = dict(zip(names, value.shape, strict=True))
-        idx = loop_index(names, value.shape)
-        body = lazy.load(idx, ranges)
-        out = self.add_node("pointwise", buf, value.shape, body, flat_index(idx, buf.strides),
+        order = self.output_order(value)
+        buf = self.new_buffer(value.shape, value.dtype, order)
+        src = None if order else self.merged_source(value)
+        shape, load = (src.shape, src.load) if src is not None else (value.shape, lazy.load)
+        names = xvars(len(shape))
+        ranges = dict(zip(names, shape, strict=True))
+        idx = loop_index(names, shape)
+        strides = contiguous_strides(shape) if src is not None else buf.strides
+        out = self.add_node("pointwise", buf, shape, load(idx, ranges), flat_index(idx, strides),
                             self.origin(value))
+        if src is not None:
+            reason += (f", written in loops over its reshape's source shape {shape} (each "
+                       f"merged axis indexed by its own loop, not by divisions of one)")
         self.decisions.append(Materialization(str(value), buf.name, reason, rule))
         self.values[value.id] = out
         return out
+
+    def merged_source(self, value: Value) -> Lazy | None:
+        """[LAYOUT s14] The source of `value` when `value` is a reshape merging adjacent axes of
+        a value not stored (a group norm's (N, G, C) result reshaped to (N, G*C)): the
+        C-ordered buffer holds the same elements at the same flat positions, so a loop nest
+        over the source shape stores them contiguously with affine loads, where one over the
+        merged shape reads the source through `x // C` and `x % C` (per element, not per
+        group); None otherwise."""
+        op = self.producer.get(value.id)
+        if op is None or op.kind != "reshape":
+            return None
+        src = self.values[op.inputs[0].id]
+        if src.buffer is not None or not _merges(src.shape, value.shape):
+            return None
+        return src
 
     def _plain_buffer(self, lazy: Lazy) -> bool:
         buf = self.buffers[lazy.buffer]  # type: ignore[index]
@@ -276,6 +297,12 @@ class _Lowering:
                 f"2 consumers recompute {costly}: rows of {row_bytes(op.out)} B would be "
                 f"stored to memory and read back (> {STREAMED_ROW_BYTES} B)"),
                 "streamed_row_recompute"))
+        elif costly is not None and self.transposed_value(op.out, expr):
+            self.decisions.append(Materialization(str(op.out), "recomputed", (
+                f"2 consumers recompute {costly}: its operands are laid out in axis order "
+                f"{memory_order(self.numpy_strides[op.out.id], op.out.shape)}, a C-ordered "
+                f"buffer would be written and read back through a transpose"),
+                "transposed_recompute"))
         elif costly is not None:
             return "costly_recompute", (
                 f"{self.consumers[op.out.id]} consumers and {costly} is costly to recompute on "
@@ -292,6 +319,18 @@ class _Lowering:
         Not a result: its buffer is written anyway."""
         return (self.consumers[value.id] == 2 and row_bytes(value) > STREAMED_ROW_BYTES
                 and all(v.id != value.id for v in self.graph.outputs))
+
+    def transposed_value(self, value: Value, expr: Expr) -> bool:
+        """[LAYOUT s14] Is `value`, read by two consumers, computed from operands laid out in
+        another order than C (an exp of a transposed input normalized along axis 0), with one
+        costly call? A buffer of it is C-ordered (its consumers index it so), so writing it and
+        reading it back goes through a transpose each way; recomputing it reads the operands in
+        their own order instead, as Inductor's 3-pass softmax does."""
+        order = memory_order(self.numpy_strides[value.id], value.shape)
+        return (self.consumers[value.id] == 2 and order != tuple(range(len(order)))
+                and all(v.id != value.id for v in self.graph.outputs)
+                and sum(isinstance(c, Call) and c.fn in PRICED
+                        and self.recompute_cost(c.fn) != "cheap" for c in walk(expr)) == 1)
 
     def lower_op(self, op: Op) -> Lazy:
         out = op.out
@@ -677,6 +716,21 @@ def _reshape(op: Op, src: Lazy) -> Loader:
             inner.append(i if k == 0 else mod(i, n, r) if n > 1 else Index())
         return src.load(tuple(inner), r)
     return load
+
+
+def _merges(src: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Is `out` `src` with runs of adjacent axes merged into one (at least one run of two)?"""
+    k = 0
+    for n in out:
+        if k == len(src):
+            return False
+        size = src[k]
+        k += 1
+        while not same_size(size, n) and k < len(src):
+            size, k = size * src[k], k + 1
+        if not same_size(size, n):
+            return False
+    return k == len(src) and len(src) > len(out)
 
 
 VIEWS: dict[str, Callable[[Op, Lazy], Loader]] = {
