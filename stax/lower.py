@@ -152,6 +152,7 @@ class _Lowering:
         self.decisions: list[Materialization] = []
         self.consumers = _consumer_counts(graph)
         self.producer = graph.producer()
+        self.users = graph.users()
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
         self.numpy_strides = numpy_strides(graph, input_strides)  # [LAYOUT]
         self.output_ids = {v.id for v in graph.outputs} if numpy_layout else set()
@@ -325,10 +326,15 @@ class _Lowering:
         another order than C (an exp of a transposed input normalized along axis 0), with one
         costly call? A buffer of it is C-ordered (its consumers index it so), so writing it and
         reading it back goes through a transpose each way; recomputing it reads the operands in
-        their own order instead, as Inductor's 3-pass softmax does."""
+        their own order instead, as Inductor's 3-pass softmax does. Not when a reduction of it
+        runs along its last axis: the C-ordered buffer is what that reduction reads along memory
+        (a Fortran row softmax keeps its exp rows in thread-local blocks, [FROWS] local_rows)."""
         order = memory_order(self.numpy_strides[value.id], value.shape)
+        last = value.ndim - 1
         return (self.consumers[value.id] == 2 and order != tuple(range(len(order)))
                 and all(v.id != value.id for v in self.graph.outputs)
+                and not any(op.kind == "reduce" and last in op.attr("axes")
+                            for op in self.users.get(value.id, ()))
                 and sum(isinstance(c, Call) and c.fn in PRICED
                         and self.recompute_cost(c.fn) != "cheap" for c in walk(expr)) == 1)
 
