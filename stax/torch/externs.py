@@ -72,29 +72,45 @@ EXTERN: dict[Any, _OneResult | None] = {
 }
 
 
-def _channels_last(args: list[Any]) -> list[Any]:
+# [TORCH6] Convolutions whose result (at the input's height and width) is smaller run on NCHW
+# tensors: see `_channels_last`.
+CHANNELS_LAST_BYTES = 1 << 20
+
+
+def _channels_last(args: list[Any], nhwc: bool) -> list[Any]:
     """oneDNN's 2-D convolution is several times faster on channels-last tensors (as
     Inductor lays them out): input and weight are converted for the call (the result is
     copied back into the NCHW buffer by the extern call anyway). Measured on 256x3x16x16
-    float32 to 32 channels, one thread: 16 ms NCHW, 3.9 ms converting."""
+    float32 to 32 channels, one thread: 16 ms NCHW, 3.9 ms converting. [TORCH6] Not for
+    small ones, where the conversions cost more than they save (one thread, CPU time,
+    convolution and copy into an NCHW buffer, NCHW vs converted; 3x3 kernels on 16x16 images):
+    3 -> 32 channels at batch 1 29 vs 69 us, batch 4 74 vs 140, batch 16 (512 KiB) 217 vs 420,
+    batch 64 (2 MiB) 3693 vs 1588; 32 -> 64 channels at batch 4 (256 KiB) 528 vs 677. Where
+    the result crosses in channels-last order (`nhwc`), always converted (an NCHW result
+    would be transposed into that order: the CNN's inference step at batch 4 took 0.645 ms
+    instead of 0.572)."""
     if len(args) != 9:
         return args
     x, w, *rest = args
     if x.dim() == 4 and not rest[4]:  # not transposed
-        x = x.contiguous(memory_format=torch.channels_last)
-        w = w.contiguous(memory_format=torch.channels_last)
+        size = x.shape[0] * w.shape[0] * x.shape[2] * x.shape[3] * x.element_size()
+        layout = torch.channels_last if nhwc or size >= CHANNELS_LAST_BYTES \
+            else torch.contiguous_format
+        x = x.contiguous(memory_format=layout)
+        w = w.contiguous(memory_format=layout)
     return [x, w, *rest]
 
 
-def _channels_last_input(args: list[Any]) -> list[Any]:
+def _channels_last_input(args: list[Any], nhwc: bool) -> list[Any]:
     """Max pooling too (same values and indices; measured 26 ms NCHW, 7 ms converting to
     channels-last, on 256x32x16x16 float32, one thread)."""
     x, *rest = args
     return [x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x, *rest]
 
 
-# op -> a change to its arguments made on every call
-_PREPARE: dict[Any, Callable[[list[Any]], list[Any]]] = {
+# op -> a change to its arguments made on every call (given whether the result crosses in
+# channels-last order)
+_PREPARE: dict[Any, Callable[[list[Any], bool], list[Any]]] = {
     aten.convolution.default: _channels_last,
     aten.max_pool2d_with_indices.default: _channels_last_input,
 }
@@ -262,7 +278,7 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
     overload, else copied there by PyTorch; without `out`, the result tensor itself."""
     fill_args = [_filler(a) for a in args]
     fill_kwargs = {k: _filler(v) for k, v in kwargs.items()}
-    prepare = _PREPARE.get(op, lambda a: a)
+    prepare = _PREPARE.get(op, lambda a, nhwc: a)
     out_op = _OUT_OVERLOADS.get(op) if None not in dtypes else None
     names = [a.name for a in out_op._schema.arguments if a.is_out] if out_op else []
 
@@ -272,7 +288,7 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
 
     def into(*arrays: np.ndarray, out: np.ndarray | None = None) -> Any:
         tensors = [_tensor(a) for a in arrays]
-        call_args = prepare([f(tensors) for f in fill_args])
+        call_args = prepare([f(tensors) for f in fill_args], nhwc)
         call_kwargs = {k: f(tensors) for k, f in fill_kwargs.items()}
         if out_op is None or out is None:
             result = op(*call_args, **call_kwargs)

@@ -57,6 +57,17 @@ VIEWS = frozenset((aten.view.default, aten._unsafe_view.default, aten.permute.de
                    aten.alias.default, aten.as_strided.default, aten.diagonal.default,
                    aten.reshape.default))
 
+# [TORCH6] Views PyTorch makes between segments, called as the Tensor methods that dispatch to
+# the same ATen ops (positional arguments alike): an OpOverload's Python call costs 2-5 us
+# more per view (aten.view.default 5.3 us, Tensor.view 2.9 us; aten.unsqueeze.default 7.9 us,
+# Tensor.unsqueeze 2.9 us; one thread, loaded machine), and graphs run tens of them per call.
+METHODS: dict[Any, Callable[..., Any]] = {
+    aten.view.default: torch.Tensor.view, aten.permute.default: torch.Tensor.permute,
+    aten.t.default: torch.Tensor.t, aten.transpose.int: torch.Tensor.transpose,
+    aten.expand.default: torch.Tensor.expand, aten.unsqueeze.default: torch.Tensor.unsqueeze,
+    aten.squeeze.dim: torch.Tensor.squeeze, aten.squeeze.dims: torch.Tensor.squeeze,
+    aten.squeeze.default: torch.Tensor.squeeze, aten.select.int: torch.Tensor.select}
+
 
 # Pooling Stax computes itself when the windows tile the input (`stax.torch.pooling`; None:
 # the extern call); in `channels_last` graphs over the NHWC order of the convolution's
@@ -490,7 +501,8 @@ class GraphRunner:
                 if node.op == "get_attr":
                     body.append(f"{names[node]} = getattr(gm, {node.target!r})")
                 else:
-                    env[f"f{k}"] = node.target
+                    env[f"f{k}"] = METHODS.get(node.target, node.target) if not node.kwargs \
+                        else node.target
                     args = [render(a) for a in node.args]
                     args += [f"{key}={render(v)}" for key, v in node.kwargs.items()]
                     body.append(f"{names[node]} = f{k}({', '.join(args)})  # {node.name}")
