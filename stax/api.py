@@ -565,9 +565,9 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Valu
         _record_views(obj, derived)
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
-        if obj.ndim == 0 and obj.parent is not None and not obj.scalar:
-            return ("view", len(leaves) - 1)  # [HUNT7] NumPy's 0-d view (`np.squeeze(x)` of
-        return len(leaves) - 1  # one element, `x[0, ...]`) is an array, not a scalar
+        if obj.ndim == 0 and not obj.scalar:  # a 0-d array NumPy returns as an array: np.copy,
+            return ("array", len(leaves) - 1)  # x[...], np.where, [HUNT7] a 0-d view
+        return len(leaves) - 1
     if isinstance(obj, tuple):
         # a namedtuple (np.linalg.eigh's EighResult, the user's own) keeps its type (A2)
         return ("tuple", [_flatten(o, builder, leaves, derived) for o in obj],
@@ -611,8 +611,8 @@ def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:
         return structure[1]
     if kind == "py":
         return structure[2](flat[structure[1]][()])
-    if kind == "view":
-        return flat[structure[1]]
+    if kind == "array":
+        return np.asarray(flat[structure[1]])  # (a view of an argument is itself)
     return None
 
 

@@ -36,6 +36,7 @@ from stax.ir.expr import (
     drop_unit_vars,
     expr_variables,
     floordiv,
+    gathers,
     mod,
     op_count,
     walk,
@@ -94,7 +95,8 @@ class Lazy:
 class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
     `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
-    `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3])."""
+    `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3]),
+    `unused_gather`."""
 
     value: str
     buffer: str
@@ -151,6 +153,9 @@ class _Lowering:
         self.nodes: list[Node] = []
         self.decisions: list[Materialization] = []
         self.consumers = _consumer_counts(graph)
+        # values nothing reads and not returned: computed only where that can raise (unused)
+        self.unused = {op.out.id for op in graph.ops} - set(graph.users()) - {
+            v.id for v in graph.outputs}
         self.producer = graph.producer()
         self.users = graph.users()
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
@@ -187,9 +192,10 @@ class _Lowering:
 
     def add_node(self, kind: str, buf: Buffer, ranges: tuple[int, ...], body: Expr | None,
                  out_index: Index, origin: str, reduction_ranges: tuple[int, ...] = (),
-                 fn: str = "", extern_inputs: tuple[str, ...] = ()) -> Lazy:
+                 fn: str = "", extern_inputs: tuple[str, ...] = (), raises: bool = False
+                 ) -> Lazy:
         node = Node(f"op{len(self.nodes)}", kind, buf.name, ranges,  # type: ignore[arg-type]
-                    reduction_ranges, body, out_index, fn, extern_inputs, origin)
+                    reduction_ranges, body, out_index, fn, extern_inputs, origin, raises=raises)
         self.nodes.append(node)
         return Lazy(buf.shape, buf.dtype, self.buffer_loader(buf), buf.name)
 
@@ -242,7 +248,7 @@ class _Lowering:
     def run(self) -> Lowered:
         for op in self.graph.ops:
             self.values[op.out.id] = self.lower_op(op)
-            decided = self.should_materialize(op) or self.too_deep(op)
+            decided = self.should_materialize(op) or self.too_deep(op) or self.unused_check(op)
             if decided is not None:
                 self.materialize(op.out, *decided)
         outputs = []
@@ -275,6 +281,18 @@ class _Lowering:
         if depth <= MAX_INLINE_DEPTH or self.values[op.out.id].buffer is not None:
             return None
         return "inline_depth_limit", f"{depth} ops inlined in a chain"
+
+    def unused_check(self, op: Op) -> tuple[str, str] | None:
+        """A value nothing reads is computed all the same where it gathers (`x[idx]` alone on
+        a line): NumPy raises IndexError for an index out of bounds there."""
+        lazy = self.values[op.out.id]
+        if op.out.id not in self.unused or lazy.buffer is not None or op.kind == "input":
+            return None
+        expr = lazy.load(loop_index(xvars(op.out.ndim), op.out.shape),
+                         dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
+        if not gathers(expr):
+            return None
+        return "unused_gather", "not used, but its gather's indices are checked as NumPy's"
 
     def should_materialize(self, op: Op) -> tuple[str, str] | None:
         """(rule, reason) when `op`'s value gets a buffer rather than being inlined."""
@@ -498,7 +516,8 @@ class _Lowering:
         self.decisions.append(Materialization(str(op.out), buf.name, "extern call result",
                                               "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
-                             fn=fn, extern_inputs=tuple(n for n in names if n))
+                             fn=fn, extern_inputs=tuple(n for n in names if n),
+                             raises=fn in externs.EXTERNS and fn not in externs.PARTS)
 
     def _blas_operand(self, v: Value) -> tuple[Value, tuple[int, ...] | None]:
         """[H13] A matrix product's operand that is a transpose (or a chain of them) of a value

@@ -1303,7 +1303,7 @@ def matmul(a: Any, b_: Any, out: Any = None, dtype: Any = None, **kw: Any) -> Tr
     if va.ndim == 0 or vb.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
     shape = matmul_shape(va.shape, vb.shape)
-    return wrap(b, b.add("matmul", (va, vb), tuple(shape), dtype))
+    return _scalar(wrap(b, b.add("matmul", (va, vb), tuple(shape), dtype)))
 
 
 def matmul_shape(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
@@ -1494,7 +1494,31 @@ def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any
         module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
         module = module.replace("._core.fromnumeric", "").replace("._core.multiarray", "")
         raise unsupported(f"{module}.{func.__name__}")
-    return impl(*args, **kwargs)
+    result = impl(*args, **kwargs)
+    if isinstance(result, Tracer) and result.ndim == 0 and not builtins.any(
+            result is a for a in (*args, *kwargs.values())):
+        zero_d_kind(func.__name__, result, args[0] if args else None)
+    return result
+
+
+# NumPy functions whose 0-d results are 0-d arrays (np.copy(s), np.where(c, 1.0, 2.0)), and
+# those that keep their argument's kind (np.squeeze(s) of a NumPy scalar is a scalar, of a 0-d
+# array a 0-d array); every other function returns a NumPy scalar there (np.median, np.dot)
+ARRAY_RESULTS = frozenset({
+    "copy", "array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "require",
+    "where", "select", "broadcast_to", "full", "zeros", "ones", "empty", "full_like",
+    "zeros_like", "ones_like", "empty_like", "tensordot", "cov", "corrcoef"})
+KIND_KEPT = frozenset({"squeeze", "reshape", "transpose", "real", "imag", "conj", "conjugate",
+                       "astype"})
+
+
+def zero_d_kind(name: str, result: Tracer, source: Any) -> None:
+    """Mark the 0-d `result` of NumPy function or method `name` (on `source`) a NumPy scalar
+    or a 0-d array, as NumPy returns it (`stax.api` returns the one or the other)."""
+    if name in KIND_KEPT:
+        result.scalar = not isinstance(source, Tracer) or source.scalar
+    elif name not in ARRAY_RESULTS:
+        result.scalar = True  # also a view made inside (np.inner's tensordot): NumPy's is not
 
 
 # Methods attached to Tracer (see trace.install_methods).

@@ -8,6 +8,7 @@ Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 0
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import sys
@@ -443,14 +444,30 @@ def install_methods() -> None:
     Tracer.__array_ufunc__ = api.array_ufunc  # type: ignore[attr-defined]
     Tracer.__array_function__ = api.array_function  # type: ignore[attr-defined]
     for name in api.METHODS:
-        setattr(Tracer, name, getattr(api, name))
-    Tracer.transpose = api.transpose_method  # type: ignore[attr-defined]
-    Tracer.T = property(lambda a: api.transpose(a))  # type: ignore[attr-defined]
+        method = getattr(api, name)
+        setattr(Tracer, name, _kind_kept(method) if name in KIND_KEPT else method)
+    Tracer.transpose = _kind_kept(api.transpose_method)  # type: ignore[attr-defined]
+    Tracer.T = property(_kind_kept(api.transpose))  # type: ignore[attr-defined]
     Tracer.mT = property(lambda a: api.swapaxes(a, -1, -2))  # type: ignore[attr-defined]
     from stax.frontend import breaks, functions  # more functions; graph breaks (A2)
 
     functions.register(Tracer)
     breaks.install(Tracer)
+
+
+# Methods whose 0-d result is a NumPy scalar on a scalar, else a 0-d array (`s.copy()`,
+# `s.astype(np.float32)`, `x.T`), as NumPy's
+KIND_KEPT = frozenset({"reshape", "squeeze", "astype", "copy"})
+
+
+def _kind_kept(method: Callable[..., Any]) -> Callable[..., Any]:
+    def kept(self: Tracer, *args: Any, **kwargs: Any) -> Any:
+        result = method(self, *args, **kwargs)
+        if isinstance(result, Tracer) and result.ndim == 0 and result is not self:
+            result.scalar = self.scalar
+        return result
+
+    return functools.wraps(method)(kept)
 
 
 def _ufunc_method(name: str) -> Callable[..., Tracer]:

@@ -383,6 +383,11 @@ def _indirect_exprs(index: Index) -> list[Expr]:
     return out
 
 
+def gathers(expr: Expr) -> bool:
+    """Does `expr` read through an index from data (bounds-checked: it may raise)?"""
+    return any(isinstance(e, (Load, IndexValue)) and _indirect_exprs(e.index) for e in walk(expr))
+
+
 def expr_variables(expr: Expr) -> set[str]:
     out: set[str] = set()
     for e in walk(expr):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stax.graph import Shaped
-from stax.ir.expr import Expr, Index, Load, loads
+from stax.ir.expr import Expr, Index, Load, gathers, loads
 from stax.ir.sym import is_sym
 
 BufferKind = Literal["input", "const", "intermediate", "output"]
@@ -77,6 +77,9 @@ class Node:
     # [DYN16] the buffers of the extern calls that bind the data-dependent sizes this node
     # uses: read as a whole (it runs after them even where it reads none of their elements)
     after: tuple[str, ...] = ()
+    # an extern routine that may raise NumPy's error on its data (a singular matrix, np.choose's
+    # bad index): run even when its result is unused, as NumPy runs it
+    raises: bool = False
 
     @property
     def var_ranges(self) -> dict[str, int]:
@@ -99,6 +102,12 @@ class Node:
 
     def read_buffers(self) -> tuple[str, ...]:
         return self._read_buffers
+
+    @functools.cached_property
+    def checked(self) -> bool:
+        """May this node raise (an extern routine, or a gather's bounds check)? Then it runs
+        even when nothing reads its result."""
+        return self.raises or self.body is not None and gathers(self.body)
 
     @functools.cached_property
     def numel(self) -> int:

@@ -24,6 +24,10 @@ EXTERNS: dict[str, Callable[..., Any]] = {}
 # [DYN16] Keys of routines that return their result (its length depends on the data): the
 # wrapper binds the data-dependent size from it instead of allocating the node's buffer.
 SIZED: set[str] = set()
+# Keys of one result of a routine returning several (`np.linalg.eigh`'s vectors): not run when
+# that result is unused, as the routine's errors come with its other results. Every other
+# routine runs even so: NumPy's errors (LinAlgError, np.choose's ValueError) must come through.
+PARTS: set[str] = set()
 # The specifications registered under each spelled key, in registration order: the n-th
 # (from 0) is served by key `spelled` (n == 0) or `f"{spelled} #{n + 1}"`.
 SPECIFICATIONS: dict[str, list[Hashable]] = {}
@@ -90,7 +94,10 @@ def register(key: str, routine: Callable[..., Any], output: int | None = None) -
         result = routine(*arrays)
         np.copyto(out, result if output is None else result[output], casting="unsafe")
 
-    return _registered(key, call)
+    key = _registered(key, call)
+    if output is not None:
+        PARTS.add(key)
+    return key
 
 
 def register_into(key: str, routine: Callable[..., None]) -> str:

@@ -44,9 +44,10 @@ class Schedule:
 
 
 def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
-    """Drop nodes whose results are never read and are not outputs (no side effects), in waves:
-    first those nobody reads, then those read only by the nodes just dropped, and so on. Each
-    buffer counts its live readers, so the whole is linear in the reads."""
+    """Drop nodes whose results are never read and are not outputs, in waves: first those
+    nobody reads, then those read only by the nodes just dropped, and so on; a node that may
+    raise (`Node.checked`) stays, as NumPy would raise there. Each buffer counts its live
+    readers, so the whole is linear in the reads."""
     readers: dict[str, int] = dict.fromkeys(program.outputs, 1)  # an output is always used
     for n in program.nodes:
         for b in n.read_buffers():
@@ -55,7 +56,7 @@ def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
     for i, n in enumerate(program.nodes):
         writers.setdefault(n.out, []).append(i)
     dead: set[int] = set()
-    wave = [i for i, n in enumerate(program.nodes) if not readers.get(n.out)]
+    wave = [i for i, n in enumerate(program.nodes) if not readers.get(n.out) and not n.checked]
     removed: list[str] = []
     while wave:
         dead.update(wave)
@@ -67,7 +68,7 @@ def remove_dead(program: LoopProgram) -> tuple[LoopProgram, tuple[str, ...]]:
                 readers[b] -= 1
                 if not readers[b]:
                     released.update(writers.get(b, ()))
-        wave = sorted(released - dead)
+        wave = sorted(i for i in released - dead if not program.nodes[i].checked)
     nodes = [n for i, n in enumerate(program.nodes) if i not in dead]
     kept = {n.out for n in nodes} | set(program.inputs) | {
         b.name for b in program.buffers if b.kind == "const"}
