@@ -2862,6 +2862,14 @@ def register(tracer: type[Tracer]) -> None:
 
     def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
                     **kwargs: Any) -> Any:
+        result = ufunc_dispatch(self, ufunc, method, *inputs, **kwargs)
+        if isinstance(result, Tracer) and result.ndim == 0 and "out" not in kwargs and \
+                not builtins.any(result is a for a in inputs):
+            result.scalar = True  # NumPy's ufuncs and their reduce return 0-d as scalars
+        return result
+
+    def ufunc_dispatch(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any,
+                       **kwargs: Any) -> Any:
         if method == "outer":
             return ufunc_outer(ufunc, *inputs, **kwargs)
         if method == "at" and not kwargs:
