@@ -153,11 +153,11 @@ class _Lowering:
         self.nodes: list[Node] = []
         self.decisions: list[Materialization] = []
         self.consumers = _consumer_counts(graph)
-        # values nothing reads and not returned: computed only where that can raise (unused)
-        self.unused = {op.out.id for op in graph.ops} - set(graph.users()) - {
-            v.id for v in graph.outputs}
         self.producer = graph.producer()
         self.users = graph.users()
+        # values nothing reads and not returned: computed only where that can raise (unused)
+        self.unused = {op.out.id for op in graph.ops} - set(self.users) - {
+            v.id for v in graph.outputs}
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
         self.numpy_strides = numpy_strides(graph, input_strides)  # [LAYOUT]
         self.output_ids = {v.id for v in graph.outputs} if numpy_layout else set()
