@@ -355,6 +355,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
         tracers.append(Tracer(builder, value, weak=weak,
                               concrete=(frozenset({i}), a) if scalar else None))
         tracers[-1].argument_class = type(a) if scalar else None
+        tracers[-1].array0 = not scalar and arr.ndim == 0  # returned as the 0-d array it is
         if env is None and isinstance(a, np.ndarray) and not arr.flags.c_contiguous:  # [B16]
             tracers[-1].layout = builder.layouts[value.id] = tuple(s // arr.itemsize
                                                                    for s in arr.strides)
@@ -565,7 +566,7 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Valu
         _record_views(obj, derived)
         if obj.weak and obj.ndim == 0:  # [HUNT] Python operators on Python scalars (`a / 2`
             return ("py", len(leaves) - 1, _PYTHON_TYPES[obj.dtype.kind])  # ): as in Python
-        if obj.ndim == 0 and not obj.scalar:  # a 0-d array NumPy returns as an array: np.copy,
+        if obj.ndim == 0 and obj.is_array:  # a 0-d array NumPy returns as an array: np.copy,
             return ("array", len(leaves) - 1)  # x[...], np.where, [HUNT7] a 0-d view
         return len(leaves) - 1
     if isinstance(obj, tuple):

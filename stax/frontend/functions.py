@@ -2589,7 +2589,7 @@ class Masked(Tracer):
         self.weak, self.parent, self.view_op, self.base = False, None, None, None
         self.base_version = self.version = 0
         self.concrete = None
-        self.layout, self.scalar = None, False  # [FUZZ] Tracer's (np.stack read .layout)
+        self.layout, self.scalar, self.array0 = None, False, False  # [FUZZ] as Tracer's
         self.born = None  # [HUNT3] made by its selection, when materialized (C order)
         self._value: Value | None = None
 
@@ -3011,6 +3011,12 @@ def _from_nested(b: Builder, obj: Any) -> Tracer:
     return obj if isinstance(obj, Tracer) else api.wrap(b, api.to_value(b, np.asarray(obj)))
 
 
+def _array0(t: Tracer) -> Tracer:
+    """`t`, made by np.array/asarray/full/zeros/...: a 0-d one is returned as a 0-d ndarray."""
+    t.array0 = t.ndim == 0 or t.array0
+    return t
+
+
 def _converted(b: Builder, obj: Any, dtype: Any, copy: bool, order: str | None,
                ndmin: int) -> Tracer:
     """np.array / asarray / ascontiguousarray / asfortranarray of traced values: `obj` itself
@@ -3084,7 +3090,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             if b is not None and not kwargs and order in ("C", "F"):  # others: NumPy's error
                 made = _filled(b, shape, fill, dtype)
                 if made is not None:
-                    return _in_order(made, order)
+                    return _array0(_in_order(made, order))
             return original[name](shape, dtype, order, **kwargs)
         return create
 
@@ -3096,7 +3102,7 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
                            fill_value.dtype if isinstance(fill_value, Tracer) else
                            np.asarray(fill_value).dtype)
             if made is not None:
-                return _in_order(made, order)
+                return _array0(_in_order(made, order))
         return original["full"](shape, fill_value, dtype, order, **kwargs)
 
     def convert(name: str, copy: bool, order: str | None = None) -> Callable[..., Any]:
@@ -3105,9 +3111,9 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             b = _user_call(name)
             if b is not None and not args and set(kwargs) <= {"order", "copy", "ndmin"} and \
                     _has_tracer(obj):
-                return _converted(b, obj, dtype, copy and kwargs.get("copy", True) is True,
-                                  order or kwargs.get("order"),
-                                  kwargs.get("ndmin", 1 if order else 0))
+                return _array0(_converted(b, obj, dtype, copy and kwargs.get("copy", True)
+                                          is True, order or kwargs.get("order"),
+                                          kwargs.get("ndmin", 1 if order else 0)))
             return original[name](obj, dtype, *args, **kwargs)
         return conv
 

@@ -1495,9 +1495,10 @@ def array_function(self: Tracer, func: Callable[..., Any], types: Any, args: Any
         module = module.replace("._core.fromnumeric", "").replace("._core.multiarray", "")
         raise unsupported(f"{module}.{func.__name__}")
     result = impl(*args, **kwargs)
-    if isinstance(result, Tracer) and result.ndim == 0 and not builtins.any(
-            result is a for a in (*args, *kwargs.values())):
-        zero_d_kind(func.__name__, result, args[0] if args else None)
+    for r in result if isinstance(result, tuple) else (result,):  # np.average(returned=True)
+        if isinstance(r, Tracer) and r.ndim == 0 and not builtins.any(
+                r is a for a in (*args, *kwargs.values())):
+            zero_d_kind(func.__name__, r, args[0] if args else None)
     return result
 
 
@@ -1517,7 +1518,10 @@ def zero_d_kind(name: str, result: Tracer, source: Any) -> None:
     or a 0-d array, as NumPy returns it (`stax.api` returns the one or the other)."""
     if name in KIND_KEPT:
         result.scalar = not isinstance(source, Tracer) or source.scalar
-    elif name not in ARRAY_RESULTS:
+        result.array0 = isinstance(source, Tracer) and source.is_array
+    elif name in ARRAY_RESULTS:
+        result.array0 = True
+    else:
         result.scalar = True  # also a view made inside (np.inner's tensordot): NumPy's is not
 
 

@@ -286,8 +286,17 @@ class Tracer:
         # [FUZZ] NumPy holds a scalar here (a 0-d reduction or ufunc result, `x[i, j]`): it is
         # immutable, so `s += 1` rebinds `s` and leaves every other name for it unchanged.
         self.scalar = weak
+        # A 0-d value NumPy returns as a 0-d ndarray (a 0-d argument, np.copy, np.where,
+        # x[...]); any other 0-d result is returned as a NumPy scalar, as most of NumPy's are.
+        self.array0 = False
         self.argument_class: type | None = None  # [HUNT7] a scalar argument's (`__class__`)
         builder.created(self)
+
+    @property
+    def is_array(self) -> bool:
+        """Is this value returned as an ndarray (not a NumPy scalar)? A 0-d view of an array
+        is one too ([HUNT7] `np.squeeze` of one element, `x[0, ...]`)."""
+        return self.ndim > 0 or self.array0 or self.parent is not None and not self.scalar
 
     # ---- array attributes -------------------------------------------------------------------
     @property
@@ -464,7 +473,7 @@ def _kind_kept(method: Callable[..., Any]) -> Callable[..., Any]:
     def kept(self: Tracer, *args: Any, **kwargs: Any) -> Any:
         result = method(self, *args, **kwargs)
         if isinstance(result, Tracer) and result.ndim == 0 and result is not self:
-            result.scalar = self.scalar
+            result.scalar, result.array0 = self.scalar, self.is_array
         return result
 
     return functools.wraps(method)(kept)

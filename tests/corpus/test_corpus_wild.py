@@ -999,9 +999,9 @@ def tolerance(dtype: np.dtype) -> float:
 
 
 def same(got: Any, want: Any, floor: float = 1e-9) -> None:
-    """Results equal NumPy's: structure, Python scalar types, dtypes, shapes, values (within
-    the tolerance of their dtype, at least `floor`: the least precise input's, whose
-    intermediates a wider result may carry, summed in another order than NumPy's)."""
+    """Results equal NumPy's: structure, Python scalar types, ndarray or NumPy scalar, dtypes,
+    shapes, values (within the tolerance of their dtype, at least `floor`: the least precise
+    input's, whose intermediates a wider result may carry, summed in another order than NumPy's)."""
     if isinstance(want, (tuple, list)):
         assert type(got) is type(want) and len(got) == len(want), (type(got), type(want))
         for g, w in zip(got, want, strict=True):
@@ -1016,6 +1016,8 @@ def same(got: Any, want: Any, floor: float = 1e-9) -> None:
         assert type(got) is type(want), f"{type(got).__name__} != {type(want).__name__}"
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     else:
+        assert isinstance(got, np.ndarray) == isinstance(want, np.ndarray), (  # 0-d: an array
+            f"{type(got).__name__} != {type(want).__name__}")  # or a NumPy scalar, as NumPy's
         tol = max(floor, tolerance(np.asarray(want).dtype))
         assert_matches(got, want, rtol=tol, atol=tol)
 
