@@ -36,7 +36,6 @@ from stax.ir.expr import (
     drop_unit_vars,
     expr_variables,
     floordiv,
-    gathers,
     mod,
     op_count,
     walk,
@@ -155,6 +154,7 @@ class _Lowering:
         self.consumers = _consumer_counts(graph)
         self.producer = graph.producer()
         self.users = graph.users()
+        self.gathering: set[int] = set()  # values whose inlined expression gathers
         # values nothing reads and not returned: computed only where that can raise (unused)
         self.unused = {op.out.id for op in graph.ops} - set(self.users) - {
             v.id for v in graph.outputs}
@@ -248,6 +248,9 @@ class _Lowering:
     def run(self) -> Lowered:
         for op in self.graph.ops:
             self.values[op.out.id] = self.lower_op(op)
+            if op.kind in ("take", "gather") or any(v.id in self.gathering and self.values[
+                    v.id].buffer is None for v in op.inputs):
+                self.gathering.add(op.out.id)
             decided = self.should_materialize(op) or self.too_deep(op) or self.unused_check(op)
             if decided is not None:
                 self.materialize(op.out, *decided)
@@ -284,13 +287,9 @@ class _Lowering:
 
     def unused_check(self, op: Op) -> tuple[str, str] | None:
         """A value nothing reads is computed all the same where it gathers (`x[idx]` alone on
-        a line): NumPy raises IndexError for an index out of bounds there."""
-        lazy = self.values[op.out.id]
-        if op.out.id not in self.unused or lazy.buffer is not None or op.kind == "input":
-            return None
-        expr = lazy.load(loop_index(xvars(op.out.ndim), op.out.shape),
-                         dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
-        if not gathers(expr):
+        a line, or inlined into it): NumPy raises IndexError for an index out of bounds."""
+        if op.out.id not in self.unused or op.out.id not in self.gathering or \
+                self.values[op.out.id].buffer is not None:
             return None
         return "unused_gather", "not used, but its gather's indices are checked as NumPy's"
 
@@ -299,11 +298,13 @@ class _Lowering:
         if op.kind not in ("elementwise", "cast", "where", "setitem", "concatenate", "take",
                            "gather"):
             return None
-        if self.consumers.get(op.out.id, 0) < 2 or surely(op.out.size, "<=", 1):
+        if surely(op.out.size, "<=", 1):
             return None
         expr = self.values[op.out.id].load(
             loop_index(xvars(op.out.ndim), op.out.shape),
             dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
+        if self.consumers.get(op.out.id, 0) < 2:
+            return self.repeated_costly(op.out, expr)
         # [GEN] an op invariant along the innermost axis (a row's mean, a row's 1 / std) is
         # computed once per row before that loop, not per element: not a cost of recomputing
         inner = xvars(op.out.ndim)[-1] if op.out.ndim else ""
@@ -330,6 +331,32 @@ class _Lowering:
             return "inline_op_limit", (f"{self.consumers[op.out.id]} consumers and "
                                         f"{op_count(expr)} ops inlined")
         return None
+
+    def repeated_costly(self, value: Value, expr: Expr) -> tuple[str, str] | None:
+        """[NPB] A value read through a broadcast and then a reshape (`np.repeat(np.exp(x), r)`:
+        the reshape's `x // r` index hides that it is the same along the repeated axis) with a
+        costly call: inlined, the call would run once per repeated element (npbench's
+        stockham_fft made 7.5x NumPy's complex exps), so it gets a buffer before the repeat."""
+        costly = next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
+                       and self.recompute_cost(c.fn) != "cheap"), None)
+        if costly is None or not self.repeated(value):
+            return None
+        return "repeated_costly", (f"read through a broadcast and a reshape (np.repeat): "
+                                   f"inlined, {costly} would run once per repeated element")
+
+    def repeated(self, value: Value) -> bool:
+        """Is `value` read through a broadcast that adds elements and then a reshape (views and
+        pointwise ops between them: np.repeat's copy)?"""
+        stack = [(value, False)]
+        while stack:
+            v, expanded = stack.pop()
+            for op in self.users.get(v.id, ()):
+                if op.kind == "reshape" and expanded:
+                    return True
+                if op.kind in VIEWS or op.kind in ("elementwise", "cast", "where"):
+                    stack.append((op.out, expanded or op.kind == "broadcast"
+                                  and not same_size(op.out.size, v.size)))
+        return False
 
     def streamed_row(self, value: Value) -> bool:
         """[GEN] Is `value` read by two consumers in rows too long to stay in cache between
