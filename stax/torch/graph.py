@@ -625,8 +625,12 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
         if pooled is not None:
             return pooled
     if node.target in EXTERN:  # results PyTorch does not compute (None) are not used
+        shapes = [None if m is None else _concrete(m.shape) for m in metas]
+        if None in [s for s, m in zip(shapes, metas, strict=True) if m is not None]:
+            shapes = _shapes_here(node, values)
         return extern_call(node, args, kwargs, channels_last, [
-            None if m is None else (_concrete(m.shape), DTYPES[m.dtype]) for m in metas])
+            None if m is None else (s, DTYPES[m.dtype])
+            for s, m in zip(shapes, metas, strict=True)])
     out = Out(tuple(_concrete(m.shape) or () for m in metas),
               tuple(DTYPES[m.dtype] for m in metas))
     if node.target in CREATION or node.target in EMPTY:
@@ -646,6 +650,24 @@ def interpret(node: fx.Node, values: dict[fx.Node, Any], channels_last: bool = F
             raise ValueError(f"shape {tuple(r.shape)} where PyTorch has {want}")
         fixed.append(r if r.dtype == dtype else r.astype(dtype))
     return tuple(fixed) if isinstance(result, tuple) else fixed[0]
+
+
+def _shapes_here(node: fx.Node, values: dict[fx.Node, Any]) -> list[tuple[int, ...] | None]:
+    """[TORCH7] The shapes of `node`'s results at the segment's concrete input shapes, where
+    the graph's are symbolic (Dynamo's automatic dynamic shapes: a second input shape
+    recompiles the model with symbolic sizes). A segment is traced per input signature, so
+    PyTorch's meta kernel on meta tensors of those shapes gives them; the extern calls
+    (convolutions, pooling) had fallen back to eager ops there."""
+    def meta(n: fx.Node) -> Any:
+        like = _metas(n)[0]
+        if not isinstance(like, torch.Tensor):
+            return values[n]
+        return torch.empty(tuple(values[n].shape), dtype=like.dtype, device="meta")
+
+    args, kwargs = fx.node.map_arg((node.args, node.kwargs), meta)
+    results = node.target(*args, **kwargs)
+    return [tuple(r.shape) if isinstance(r, torch.Tensor) else None
+            for r in (results if isinstance(results, (tuple, list)) else [results])]
 
 
 def _product(node: fx.Node, args: Any, kwargs: Any, values: dict[fx.Node, Any],
