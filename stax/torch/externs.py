@@ -93,12 +93,27 @@ def _channels_last(args: list[Any], nhwc: bool) -> list[Any]:
         return args
     x, w, *rest = args
     if x.dim() == 4 and not rest[4]:  # not transposed
-        size = x.shape[0] * w.shape[0] * x.shape[2] * x.shape[3] * x.element_size()
-        layout = torch.channels_last if nhwc or size >= CHANNELS_LAST_BYTES \
-            else torch.contiguous_format
+        small = not nhwc and _small(x.shape, w.shape, x.element_size())
+        layout = torch.contiguous_format if small else torch.channels_last
         x = x.contiguous(memory_format=layout)
         w = w.contiguous(memory_format=layout)
     return [x, w, *rest]
+
+
+def _small(x: Any, w: Any, itemsize: int) -> bool:
+    """Whether a 2-D convolution of input and weight shapes `x`, `w` has a result (at the
+    input's height and width) under `CHANNELS_LAST_BYTES`."""
+    return x[0] * w[0] * x[2] * x[3] * itemsize < CHANNELS_LAST_BYTES
+
+
+def _nchw_result(args: tuple[Any, ...], nhwc: bool) -> bool:
+    """[TORCH7] Whether a convolution (on Stax's arrays `args`) computes its result as the
+    node's NCHW value: a small 2-D one in a training graph (`_channels_last`). That result
+    becomes the node's buffer (`_RETURNED`) instead of being copied into it: the copy took
+    15-20 us of the CNN's training step at batch 4."""
+    x, w = args[0], args[1]
+    return not nhwc and len(args) == 9 and x.ndim == 4 and not args[6] and \
+        _small(x.shape, w.shape, np.dtype(x.dtype).itemsize)
 
 
 def _channels_last_input(args: list[Any], nhwc: bool) -> list[Any]:
@@ -210,7 +225,7 @@ def extern_call(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any],
                              *(f"{k}={v!r}" for k, v in sorted(template_kwargs.items()))])
         name = f"torch:{node.target}({spelled})" + ("" if n == 1 else f"[{j}]") + (
             " nhwc" if flip else "")
-        if node.target in _RETURNED and (_RETURNED[node.target] or flip):
+        if node.target in _RETURNED and (flip or _RETURNED[node.target](args, nhwc)):
             key = externs.register_sized(name, _returning(routine, flip), dtype)
         else:
             key = externs.register_into(name, routine)
@@ -263,12 +278,14 @@ _OUT_OVERLOADS = {aten.max_pool2d_with_indices.default: aten.max_pool2d_with_ind
 # float32 convolution result took 0.85 ms of the call's 2.1 ms, of the 2048x256 embedding
 # bag (mean of 8 rows) 0.1-0.3 ms of 0.7 (CPU time, one thread); [TORCH4] of the embedding
 # bag's dense weight gradient (1000x256 float32, a new zero-filled tensor on every call)
-# 80-100 us of the backward's 110-130 at batch 8. op -> always (True) or
-# only when its result crosses in channels-last order (False: a training graph's
-# convolution computes channels-last, its NCHW result would be copied anyway; into the
-# node's buffer, which is recycled, rather than into a new tensor).
-_RETURNED = {aten.convolution.default: False, aten._embedding_bag.default: True,
-             aten._embedding_bag_backward.default: True}
+# 80-100 us of the backward's 110-130 at batch 8. op -> whether, besides when its result
+# crosses in channels-last order, given its arrays and whether 4-D tensors cross in that
+# order (not a training graph's convolution computed channels-last: its NCHW result would be
+# copied anyway; into the node's buffer, which is recycled, rather than into a new tensor).
+_RETURNED: dict[Any, Callable[[tuple[Any, ...], bool], bool]] = {
+    aten.convolution.default: _nchw_result,
+    aten._embedding_bag.default: lambda args, nhwc: True,
+    aten._embedding_bag_backward.default: lambda args, nhwc: True}
 
 
 def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | None,
