@@ -182,8 +182,13 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         proven = comp.program.at_shape(*converted) or proven
     structure = traced.structure
     mutates = bool(traced.writeback or traced.returned_args)
-    if not scalars and single and isinstance(structure, int) and not mutates:
-        return proven  # arrays in, one array out
+    if not mutates and not bounds and _flat_as_returned(traced, single):
+        if not scalars:
+            return proven  # arrays in, one array or [CALL2] a tuple of arrays out
+        return lambda *args: proven(*_converted(args, scalars))  # [CALL2]
+    if _views_only(traced) and not bounds:  # [CALL2] no kernel: NumPy's views of arguments
+        placeholders = (None,) * traced.n_results
+        return lambda *args: _unflatten(structure, write_back(traced, args, placeholders))
     if traced.env is None and traced.writeback and not bounds:
         from stax.loops.runner import direct_entry  # [LOOPS3] one loop run in the argument
 
@@ -205,6 +210,46 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         return _unflatten(structure, write_back(traced, args, flat) if mutates else flat)
 
     return run
+
+
+def _by_position(fn: Callable[..., Any], n: int, names: tuple[str, ...]
+                 ) -> tuple[tuple[str, Any], ...] | None:
+    """[CALL2] The parameters after the first `n` of `fn`, up to the last of `names`, each with
+    its default (None where the call `fn(n positional arguments, **names)` is not the call by
+    position with those: see `Jitted._positional`). The wrapper's own signature, not one
+    `functools.wraps` copied (a decorator may treat keywords otherwise)."""
+    try:
+        params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    later = [p.name for p in params[n:]]
+    if len(params) < n or any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params[n:]) \
+            or any(p.kind is not p.POSITIONAL_ONLY and p.kind is not p.POSITIONAL_OR_KEYWORD
+                   for p in params[:n]) or not set(names) <= set(later):
+        return None
+    rest = params[n: n + 1 + max(later.index(name) for name in names)]
+    if any(p.name not in names and p.default is p.empty for p in rest):
+        return None
+    return tuple((p.name, p.default) for p in rest)
+
+
+def _flat_as_returned(traced: Traced, single: bool) -> bool:
+    """[CALL2] Whether `program.proven`'s return value is the function's result as it is: one
+    output (a 0-d one already a NumPy scalar), or a plain tuple of all the outputs in order,
+    none 0-d (NumPy returns those as scalars: `_unflatten` converts them)."""
+    structure, outputs = traced.structure, traced.graph.outputs
+    if single:
+        return isinstance(structure, int)
+    return (structure == ("tuple", list(range(len(outputs))), tuple)
+            and all(v.shape != () for v in outputs))
+
+
+def _views_only(traced: Traced) -> bool:
+    """[CALL2] Whether every result is an argument or NumPy's view of one (`return x[::2]`,
+    `x.T`), the graph having no other output: a warm call needs no kernel (the compiled
+    program computes copies of those views, which `write_back` replaces)."""
+    return (not traced.writeback and not traced.view_scalars
+            and len(traced.returned_args) == traced.n_results == len(traced.graph.outputs))
 
 
 def _under_errstate(traced: Traced, run: Callable[..., Any]) -> Callable[..., Any]:
@@ -263,11 +308,13 @@ def _int_array(a: int) -> np.ndarray:
 
 
 # Python scalars as the 0-d arrays kernels read, by type (the warm path picks by exact type)
+# [CALL2] np.array of a bool, float or complex is its 0-d bool, float64 or complex128 (~0.2 us
+# less than np.asarray with the dtype named); an int's dtype is named (overflow is an error)
 _SCALARS: dict[type, Callable[[Any], np.ndarray]] = {
-    bool: lambda a: np.asarray(a, dtype=bool),
+    bool: np.array,
     int: _int_array,
-    float: lambda a: np.asarray(a, dtype=np.float64),
-    complex: lambda a: np.asarray(a, dtype=np.complex128),  # [E16]
+    float: np.array,
+    complex: np.array,  # [E16]
 }
 
 
@@ -685,6 +732,9 @@ class Jitted:
     # [GEN, issue 11] the keys of `cache` whose program is generic, least recently used first:
     # at most MAX_SHAPES (`fast` holds at most MAX_SHAPES runners, the oldest dropped first)
     shapes: OrderedDict[tuple[Any, ...], None] = field(default_factory=OrderedDict)
+    # [CALL2] by (count of positional arguments, keyword names): `_by_position`'s answer
+    binders: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, Any], ...] | None] = field(
+        default_factory=dict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -811,6 +861,8 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.counts[0] += 1
+        if kwargs and (bound := self._positional(args, kwargs)) is not None:
+            args, kwargs = bound, {}  # [CALL2] the same call by position: warm when seen
         if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
             run = self.fast.get(self._fast_key(args))
             if run is not None:
@@ -845,6 +897,22 @@ class Jitted:
             return self._aliased(e, args)
         self._remember(hit, args)
         return result
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                    ) -> tuple[Any, ...] | None:
+        """[CALL2] `args` with `kwargs` bound to the function's parameters by position (the
+        ones between them given their defaults): the same call, which takes the warm path
+        (`call_general` took ~7 us per call with keywords); None where a keyword cannot be
+        passed by position (strict=True, `*args`/`**kwargs`/keyword-only parameters, a name
+        the function lacks or gets twice, a missing argument): `call_general` then."""
+        if self.options["strict"]:
+            return None
+        names = tuple(kwargs)
+        try:
+            rest = self.binders[len(args), names]
+        except KeyError:
+            rest = self.binders[len(args), names] = _by_position(self.fn, len(args), names)
+        return None if rest is None else (*args, *(kwargs.get(p, d) for p, d in rest))
 
     def _aliased(self, error: AliasedArguments, args: tuple[Any, ...]) -> Any:
         """A call refused by `Traced.check_args` before anything ran (cold or warm): it runs in
