@@ -864,7 +864,10 @@ class Jitted:
         if kwargs and (bound := self._positional(args, kwargs)) is not None:
             args, kwargs = bound, {}  # [CALL2] the same call by position: warm when seen
         if self.fast and not kwargs:  # [H9, issue 9] the warm path: a signature seen before
-            run = self.fast.get(self._fast_key(args))
+            # ([CALL2] the packed key inline where no argument is static: one frame fewer;
+            # `_packed_key` is set before `fast` is filled)
+            run = self.fast.get(self._fast_key(args) if self.static
+                                else _packed_key(args))  # type: ignore[misc]
             if run is not None:
                 try:
                     return run(*args)
