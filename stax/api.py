@@ -213,9 +213,9 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
 
 
 def _by_position(fn: Callable[..., Any], n: int, names: tuple[str, ...]
-                 ) -> tuple[tuple[str, Any], ...] | None:
-    """[CALL2] The parameters after the first `n` of `fn`, up to the last of `names`, each with
-    its default (None where the call `fn(n positional arguments, **names)` is not the call by
+                 ) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+    """[CALL2] The parameters after the first `n` of `fn`, up to the last of `names`, and their
+    defaults (None where the call `fn(n positional arguments, **names)` is not the call by
     position with those: see `Jitted._positional`). The wrapper's own signature, not one
     `functools.wraps` copied (a decorator may treat keywords otherwise)."""
     try:
@@ -230,7 +230,7 @@ def _by_position(fn: Callable[..., Any], n: int, names: tuple[str, ...]
     rest = params[n: n + 1 + max(later.index(name) for name in names)]
     if any(p.name not in names and p.default is p.empty for p in rest):
         return None
-    return tuple((p.name, p.default) for p in rest)
+    return tuple(p.name for p in rest), tuple(p.default for p in rest)
 
 
 def _flat_as_returned(traced: Traced, single: bool) -> bool:
@@ -733,8 +733,8 @@ class Jitted:
     # at most MAX_SHAPES (`fast` holds at most MAX_SHAPES runners, the oldest dropped first)
     shapes: OrderedDict[tuple[Any, ...], None] = field(default_factory=OrderedDict)
     # [CALL2] by (count of positional arguments, keyword names): `_by_position`'s answer
-    binders: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, Any], ...] | None] = field(
-        default_factory=dict)
+    binders: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], tuple[Any, ...]] | None
+                  ] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -915,7 +915,7 @@ class Jitted:
             rest = self.binders[len(args), names]
         except KeyError:
             rest = self.binders[len(args), names] = _by_position(self.fn, len(args), names)
-        return None if rest is None else (*args, *(kwargs.get(p, d) for p, d in rest))
+        return None if rest is None else (*args, *map(kwargs.get, *rest))
 
     def _aliased(self, error: AliasedArguments, args: tuple[Any, ...]) -> Any:
         """A call refused by `Traced.check_args` before anything ran (cold or warm): it runs in
