@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from stax import ops
 from stax.frontend import numpy_api as api
 from stax.frontend.trace import Builder, Tracer
 from stax.graph import SUPPORTED_DTYPES, Value
@@ -2625,6 +2626,28 @@ class Masked(Tracer):
         if isinstance(mask, Tracer) and isinstance(self.mask, Tracer):
             return _computed_alike(self.builder, mask.value, self.mask.value)
         return mask is self.mask
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """[MASK] `np.exp(x[m])`, `np.maximum(x[m], y[m])`: lazy too (computed over the whole
+        arrays, `y[m] = np.exp(x[m]) * y[m]` a `where` in one vectorized loop) when every
+        operand is lazy under this mask or has one element, and the op cannot fail on the
+        elements outside it (no error flag: float and complex operands, or an op without
+        flags). Cost rule: not when the op is a scalar glibc complex function (`cexp`,
+        `cpow`, ...: tens of ns per element, and a sparse mask selects few); then, as for
+        any other op, `x[m]` is materialized (the selection first, the op on it)."""
+        op = ops.by_ufunc(ufunc)
+        parts = [a for a in inputs if isinstance(a, Masked)]
+        if method == "__call__" and not kwargs and op is not None and ufunc.nout == 1 and \
+                builtins.all(a._value is None and self.same_mask(a.mask) for a in parts) and \
+                builtins.all(isinstance(a, Masked) or _scalar_like(a) for a in inputs):
+            kinds = {(a.dtype if hasattr(a, "dtype") else np.result_type(a)).kind
+                     for a in inputs}
+            if (not op.flags or kinds <= set("fc")) and not ("c" in kinds and
+                                                              op.cpp.complex_scalar):
+                return Masked(ufunc(*(api.wrap(self.builder, a.full.value)
+                                      if isinstance(a, Masked) else a for a in inputs)),
+                              self.mask)
+        return Tracer.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
 
 def _computed_alike(b: Builder, v: Value, w: Value, depth: int = 4) -> bool:

@@ -64,8 +64,12 @@ ISA_PROBES = {
 # -ffp-contract=off: no fused multiply-adds g++ forms on its own (its C++ default contracts):
 # NumPy rounds each product and sum, and a contracted `i * step + start` of np.linspace made
 # an integer np.pad(mode="linear_ramp") truncate 0x1.ffffffffffffcp-1 where NumPy has 1.0.
+# [MASK] -fno-thread-jumps: two selects on one condition in a loop body (a masked update of
+# two arrays, `N[I] = n; Z[I] = Z[I]**2 + C[I]`) are threaded into one branch before
+# if-conversion; g++ 12 then left the whole loop scalar (scalar hypot per element: npbench
+# mandelbrot1 1.75x NumPy), while -fopt-info still reported it vectorized.
 BASE_FLAGS = ["-O3", "-fopenmp", "-shared", "-fPIC", "-fwrapv", "-fno-math-errno",
-              "-fno-trapping-math", "-ffp-contract=off", "-std=c++17", "-w"]
+              "-fno-trapping-math", "-ffp-contract=off", "-fno-thread-jumps", "-std=c++17", "-w"]
 LINK_FLAGS = ["-lmvec", "-lm"]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                   "-fno-omit-frame-pointer", "-O1"]
