@@ -116,6 +116,18 @@ MAX_CALL_SEGMENTS = 16
 # body differs per iteration: `assert dist != 0` on `x[i]`) compiles at most this many; then the
 # call runs in NumPy (from then on), without the g++ runs up to MAX_CALL_SEGMENTS.
 MAX_SITE_SEGMENTS = 4
+# [NPB2] One call running more compiled segments than this that compute only 0-d values (a
+# Python loop doing scalar work between breaks, `if crc & 1: crc = (crc >> 1) ^ poly` per bit:
+# each a call into a kernel doing nanoseconds of work, where NumPy's scalar operations are
+# cheaper) runs in NumPy instead (from then on).
+MAX_SCALAR_RUNS = 64
+# [NPB2] A value Python needs (an `if`, float()) whose uncomputed ops are at most this many,
+# all 0-d (`abs(z) < 1` of an element of an argument, `x.sum() > 0` of one), is computed
+# alone: the traced program goes on uncut, its later work fused as in one trace, while it
+# grew by fewer than MAX_UNCUT_OPS ops since the last cut (else the arrays it holds are
+# computed there too, so that a loop's later segments start from them).
+MAX_SCALAR_CONE = 64
+MAX_UNCUT_OPS = 2000
 
 
 class InNumPy(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
@@ -149,6 +161,7 @@ class SegmentBuilder(Builder):
     # the next segment starts from them (a loop with a break compiles its body once).
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
     compiles: int = 0  # segments compiled during this call
+    scalar_runs: int = 0  # segments run during this call that compute only 0-d values
     exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
     # What the call ran, for replay (stax.frontend.replay); why it cannot be replayed, if so.
     steps: list[replay.Step] = field(default_factory=list)
@@ -190,10 +203,42 @@ class SegmentBuilder(Builder):
         where, conversion = _location()
         what = CONVERSIONS.get(conversion, "a concrete value of a traced array")
         self.breaks.append(Break(what, where, "computed by a compiled segment"))
-        array = self.evaluate([_fresh(tracer)], site=where)[0]
+        value = _fresh(tracer)
+        cone = self._scalar_cone(value)  # computed once: later segments read these values
+        array = self.evaluate([value] if cone is None else cone, site=where,
+                              cut=cone is None)[0]
         self.steps.append(replay.Guard(tracer.value.id, np.array(array, copy=True)))
         self._nested("a traced array converted inside a NumPy call")
         return array
+
+    def position(self, k: int) -> Tracer:
+        """[NPB2] The `k`-th position of a Python loop over a 1-d traced array, as a traced
+        index: a break in the loop's body (`if abs(z) < 1`) then needs the same compiled
+        segment at every iteration, where a constant index made a new one each time (and
+        after MAX_SITE_SEGMENTS the whole function ran in NumPy)."""
+        value = Builder.input(self, (), np.dtype(np.intp))
+        self.arrays[value.id] = np.array(k, np.intp)
+        self.steps.append(replay.Position(value.id, k))
+        return Tracer(self, value)
+
+    def _scalar_cone(self, value: Value) -> list[Value] | None:
+        """The uncomputed values `value` needs (itself first) when they are at most
+        MAX_SCALAR_CONE, all 0-d, and the trace grew by fewer than MAX_UNCUT_OPS ops since
+        the last cut (see there); else None."""
+        if len(self.ops) - (self.op_limit - tracing.MAX_TRACE_OPS) >= MAX_UNCUT_OPS:
+            return None
+        cone: dict[int, Value] = {}
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if v.id in self.arrays or v.id in cone:
+                continue
+            hit = self.producer(v.id)
+            if v.ndim or len(cone) == MAX_SCALAR_CONE or hit is None:
+                return None
+            cone[v.id] = v
+            stack.extend(hit[1].inputs)
+        return list(cone.values())
 
     def handed(self, array: np.ndarray) -> None:
         self.handouts.append((array, np.array(array, copy=True)))
@@ -312,11 +357,12 @@ class SegmentBuilder(Builder):
                                          replay.layout(base, result))
         return view
 
-    def evaluate(self, values: list[Value], site: str = "") -> list[np.ndarray]:
+    def evaluate(self, values: list[Value], site: str = "", cut: bool = True) -> list[np.ndarray]:
         """Compute `values` with the compiled segment that produces them (and, at a break at
-        the user's line `site`, the live arrays: later segments then start from them)."""
+        the user's line `site` that `cut`s the program, the live arrays: later segments then
+        start from them)."""
         wanted = list(values)
-        if site:
+        if site and cut:
             self.op_limit = len(self.ops) + tracing.MAX_TRACE_OPS  # the ops before: computed
             alive = [t for t in (r() for r in self.live) if t is not None]
             self.live = [weakref.ref(t) for t in alive]
@@ -324,6 +370,13 @@ class SegmentBuilder(Builder):
                        if t.base is None or t.base.version == t.base_version]
         needed = [v for v in dict.fromkeys(wanted) if v.id not in self.arrays]
         if needed:
+            if all(v.ndim == 0 for v in needed):
+                self.scalar_runs += 1
+                if self.scalar_runs > MAX_SCALAR_RUNS:
+                    raise InNumPy(f"the whole function (one call ran more than "
+                                  f"{MAX_SCALAR_RUNS} compiled segments of scalar work, at "
+                                  f"{site or _location()[0]}: a Python loop stepping through "
+                                  "values, faster in NumPy)")
             graph, leaves = self.subgraph(needed)
             inputs = [self.arrays[v.id] for v in leaves]
             program = self.compiled(graph, inputs, site)
@@ -495,7 +548,7 @@ def _uses(step: replay.Step) -> list[int]:
         return list(step.inputs)
     if isinstance(step, replay.Call):
         return [r.value for r in step.refs]
-    return [step.value]
+    return [] if isinstance(step, replay.Position) else [step.value]
 
 
 def _defines(step: replay.Step) -> list[int]:
@@ -504,6 +557,8 @@ def _defines(step: replay.Step) -> list[int]:
         return list(step.outputs)
     if isinstance(step, replay.Guard):
         return []
+    if isinstance(step, replay.Position):
+        return [step.value]
     out = [v for v in step.rebound if v is not None]
     stack = [step.result]
     while stack:

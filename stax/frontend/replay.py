@@ -171,7 +171,20 @@ class Call:
         return bind(self.result, result, env, [copies[id(r)] for r in self.refs])
 
 
-Step = Run | Guard | Call
+@dataclass(frozen=True)
+class Position:
+    """[NPB2] The position a Python loop over a 1-d traced array reached (`for z in x`): an
+    input of the segments (`SegmentBuilder.position`), the same on every call."""
+
+    value: int
+    position: int
+
+    def run(self, env: dict[int, Any]) -> bool:
+        env[self.value] = np.array(self.position, np.intp)
+        return True
+
+
+Step = Run | Guard | Call | Position
 
 
 @dataclass(frozen=True)

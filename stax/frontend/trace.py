@@ -244,6 +244,10 @@ class Builder:
               error: Exception, where: str | None = None) -> Any:
         raise GraphBreak(error)
 
+    def position(self, k: int) -> int | Tracer:
+        """The index a Python loop over a traced array uses at its `k`-th iteration."""
+        return k
+
     def handed(self, array: np.ndarray) -> None:
         """A concrete value went to Python as `array` (`__array__`: a copy, where NumPy's would
         be the array itself, so writes into it must not be lost)."""
@@ -418,7 +422,16 @@ class Tracer:
         return round(self.python_value()) if ndigits is None else round_(self, ndigits)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        return (self[i] for i in range(len(self)))
+        """`for z in x`: x[0], x[1], ...; over a 1-d array (NumPy scalars, not views that
+        writes would go through) the builder chooses the index (`SegmentBuilder.position`)."""
+        if self.ndim != 1:
+            return (self[i] for i in range(len(self)))
+        return (self._element(self.builder.position(i)) for i in range(len(self)))
+
+    def _element(self, index: int | Tracer) -> Tracer:
+        element = self[index]
+        element.scalar, element.array0 = True, False  # NumPy's scalar, as x[i] is
+        return element
 
     __hash__ = None  # type: ignore[assignment]
 
