@@ -121,3 +121,17 @@ def test_scalar_decisions_keep_the_program_whole(monkeypatch: pytest.MonkeyPatch
             x = make_array((7,), "float64", seed=seed, low=-1, high=1)
             assert_matches(jf(x, w), fn(x, w))
     assert not in_numpy(jf, (x, w))
+
+
+def test_a_value_python_already_saw_is_not_computed_again() -> None:
+    def fn(x: Any) -> Any:
+        s = (x * x).sum()
+        record = np.ndarray(3)  # a NumPy array: storing into it converts s
+        record[0], record[1] = float(s), s
+        record[2] = s * 2 if s > 1 else s
+        return record, x / s
+
+    x = make_array((5,), "float64", seed=11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphBreakWarning)
+        assert_matches(stax.jit(fn)(x), fn(x))

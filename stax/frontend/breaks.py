@@ -205,8 +205,7 @@ class SegmentBuilder(Builder):
         self.breaks.append(Break(what, where, "computed by a compiled segment"))
         value = _fresh(tracer)
         cone = self._scalar_cone(value)  # computed once: later segments read these values
-        array = self.evaluate([value] if cone is None else cone, site=where,
-                              cut=cone is None)[0]
+        array = self.evaluate(cone or [value], site=where, cut=cone is None)[0]
         self.steps.append(replay.Guard(tracer.value.id, np.array(array, copy=True)))
         self._nested("a traced array converted inside a NumPy call")
         return array
