@@ -18,7 +18,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -2986,12 +2986,26 @@ def _user_call(name: str) -> Builder | None:
     return builder
 
 
-@functools.lru_cache(maxsize=4096)
 def _callee(code: CodeType, offset: int) -> str | None:
     """[H16] The name the call at `offset` of `code` calls (`zeros` in `np.zeros(n)`), None
     when unknown. Extension code has no Python frame: NumPy's Cython random generators call
     np.empty from inside `rng.normal(...)`, and the frame found is the user's, calling
     `normal`; such a call must get NumPy's array (a traced one crashed the process)."""
+    load = _callee_load(code, offset)
+    return load.argval if load is not None and isinstance(load.argval, str) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _callee_loads(code: CodeType) -> frozenset[int]:
+    """[NPB2] The offsets of the instructions of `code` that load what a call calls."""
+    calls = [i.offset for i in dis.get_instructions(code) if i.opname.startswith("CALL")]
+    return frozenset(load.offset for load in (_callee_load(code, c) for c in calls)
+                     if load is not None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _callee_load(code: CodeType, offset: int) -> dis.Instruction | None:
+    """The instruction that loads what the call at `offset` of `code` calls (see _callee)."""
     instructions = list(dis.get_instructions(code))
     call = next((i for i in instructions if i.offset == offset), None)
     if call is None or call.positions is None or call.positions.lineno is None:
@@ -3003,9 +3017,8 @@ def _callee(code: CodeType, offset: int) -> str | None:
              (i.positions.lineno, i.positions.col_offset) == start]
     if not loads:
         return None
-    callee = max(loads, key=lambda i: (i.positions.end_lineno, i.positions.end_col_offset,
-                                       i.offset))
-    return callee.argval if isinstance(callee.argval, str) else None
+    return max(loads, key=lambda i: (i.positions.end_lineno, i.positions.end_col_offset,
+                                     i.offset))
 
 
 def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
@@ -3102,11 +3115,12 @@ class _RConcatenator:
         return getattr(self.original, name)
 
 
-def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    def _in_order(made: Any, order: Any) -> Any:
-        """[HUNT2] `order="F"`: laid out in Fortran order, as NumPy's (was C order)."""
-        return api.copy_(made, order="F") if order == "F" else made
+def _in_order(made: Any, order: Any) -> Any:
+    """[HUNT2] `order="F"`: laid out in Fortran order, as NumPy's (was C order)."""
+    return api.copy_(made, order="F") if order == "F" else made
 
+
+def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     def filled(name: str, fill: int) -> Callable[..., Any]:
         def create(shape: Any, dtype: Any = float, order: Any = "C", **kwargs: Any) -> Any:
             b = _user_call(name)
@@ -3203,13 +3217,43 @@ def _random_wrapper(name: str) -> Callable[..., Any]:
 _RANDOM_WRAPPERS = {name: _random_wrapper(name) for name in RANDOM}
 
 
+def _empty_ndarray(shape: Any, dtype: Any = float, buffer: Any = None, offset: int = 0,
+                   strides: Any = None, order: Any = None) -> Any:
+    """[NPB2] `np.ndarray(shape, dtype)` in a traced function: np.empty's traced array (was a
+    NumPy array, each store of a traced value into it a graph break: npbench vadv, nbody)."""
+    b = getattr(_ACTIVE, "builder", None)
+    if b is not None and buffer is None and offset == 0 and strides is None and \
+            order in (None, "C", "F"):
+        made = _filled(b, shape, 0, dtype)
+        if made is not None:
+            return _array0(_in_order(made, order))
+    return np.ndarray(shape, dtype, buffer, offset, strides, order)
+
+
+class _NumPyModule(ModuleType):
+    """[NPB2] numpy as a traced function's globals hold it (`creation_names`): a call of
+    `np.ndarray(...)` there calls `_empty_ndarray`; any other use of `np.ndarray`
+    (isinstance, `type(x) is np.ndarray`, `.view(np.ndarray)`) and every other name is
+    NumPy's own."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "ndarray":
+            frame = sys._getframe(1)
+            if frame.f_lasti in _callee_loads(frame.f_code):
+                return _empty_ndarray
+        return getattr(np, name)
+
+
+_NUMPY = _NumPyModule("numpy")
+
+
 def creation_names(glob: Mapping[str, Any]) -> dict[str, Any]:
     """[HUNT3] The names a module bound to NumPy's creation functions (`from numpy import
     zeros`), with the wrappers `creating` puts on the numpy module: a traced function's
     globals then make traced arrays there too (a NumPy array filled with traced values was a
-    graph break)."""
+    graph break); and [NPB2] to the numpy module, with `_NUMPY`."""
     wrappers = {id(_ORIGINAL[n]): w for n, w in _WRAPPERS.items()} | \
-        {id(_RANDOM_ORIGINAL[n]): w for n, w in _RANDOM_WRAPPERS.items()}
+        {id(_RANDOM_ORIGINAL[n]): w for n, w in _RANDOM_WRAPPERS.items()} | {id(np): _NUMPY}
     return {name: wrappers[id(v)] for name, v in glob.items() if id(v) in wrappers}
 
 
