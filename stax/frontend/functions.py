@@ -90,25 +90,36 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Tracer:
     if axis is None:
         return api.reshape(roll(api.ravel(x), shift, 0), tuple(x.shape))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    scalar = isinstance(shift, (int, np.integer)) or isinstance(shift, Tracer) and shift.ndim == 0
+    shifts = (shift,) * len(axes) if scalar else tuple(shift)
     if len(shifts) == 1 and len(axes) > 1:
         shifts *= len(axes)
     if len(axes) == 1 and len(shifts) > 1:
         axes *= len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    total = dict.fromkeys(range(x.ndim), 0)
+    total: dict[int, Any] = dict.fromkeys(range(x.ndim), 0)
     for s, ax in zip(shifts, axes, strict=True):
-        total[_axis(ax, x.ndim)] += operator.index(s)
+        total[_axis(ax, x.ndim)] += _traced_int(s) if isinstance(s, Tracer) else operator.index(s)
     rolled = x
     for ax, s in total.items():
         n = x.shape[ax]
+        if isinstance(s, Tracer):  # [HUNT8] a run-time shift (an int argument): a gather
+            rolled = api.take(rolled, np.arange(n) - s, axis=ax, mode="wrap") if n else rolled
+            continue
         if n == 0 or s % n == 0:
             continue
         k = s % n
         rolled = api.concatenate([_slice_along(rolled, ax, slice(n - k, None)),
                                   _slice_along(rolled, ax, slice(0, n - k))], axis=ax)
     return api.copy_(x) if rolled is x else rolled  # a roll by 0 is a copy, as NumPy's
+
+
+def _traced_int(s: Tracer) -> Tracer:
+    """A traced shift or offset as int64; NumPy's TypeError for a non-integer one."""
+    if s.ndim != 0 or s.dtype.kind not in "biu":
+        raise TypeError(f"'{s.dtype}' object cannot be interpreted as an integer")
+    return s.astype(np.int64)
 
 
 def flip(m: Any, axis: Any = None) -> Tracer:
@@ -2195,6 +2206,19 @@ def matrix_power(a: Any, n: Any) -> Tracer:
     return result  # n == 1: `a` itself, as NumPy returns it
 
 
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None
+                ) -> Tracer:
+    """[HUNT8] np.linalg.matrix_rank of a matrix or a stack with NumPy's default tolerance:
+    the singular values above S.max() * max(M, N) * eps, counted."""
+    t = traced(A, (A,))
+    if tol is not None or rtol is not None or hermitian or t.ndim < 2:
+        raise unsupported("np.linalg.matrix_rank with tol=, rtol=, hermitian= or of fewer "
+                          "than 2 dimensions")
+    s = _linalg("svd", t, compute_uv=False)
+    eps = np.finfo(s.dtype).eps * builtins.max(t.shape[-2:])
+    return count_nonzero(s > api.max(s, axis=-1, keepdims=True) * eps, axis=-1)
+
+
 def cond(x: Any, p: Any = None) -> Tracer:
     """[HUNT] np.linalg.cond for p None/2/-2: the ratio of extreme singular values (inf
     where it is NaN and x has no NaN, as NumPy)."""
@@ -2534,6 +2558,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.vector_norm: vector_norm, np.linalg.matrix_norm: matrix_norm,
     np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
+    np.linalg.matrix_rank: matrix_rank,
     np.block: block,
     **({np.in1d: in1d} if hasattr(np, "in1d") else {}),  # (deprecated in NumPy 2.0)
     **{getattr(np.linalg, n): linalg_function(n) for n in (
@@ -2911,6 +2936,7 @@ def register(tracer: type[Tracer]) -> None:
     setitem, getitem = tracer.__setitem__, tracer.__getitem__
 
     def get_item(self: Tracer, index: Any) -> Any:
+        index = _traced_lists(self.builder, index)
         if isinstance(index, Tracer) and index.dtype == np.bool_ and index.ndim == 0:
             return self.builder.eager(  # [DYN16] x[b]: a new axis of length 0 or 1 (NumPy)
                 operator.getitem, (self, index), {}, unsupported("a 0-d boolean index"))
@@ -2928,6 +2954,7 @@ def register(tracer: type[Tracer]) -> None:
                       api.wrap(self.builder, mask.value) if isinstance(mask, Tracer) else mask)
 
     def set_item(self: Tracer, index: Any, value: Any) -> None:
+        index = _traced_lists(self.builder, index)
         if isinstance(value, Masked) and masked_assign(self, index, value):
             return
         if mask_assign(self, index, value):
@@ -3045,6 +3072,15 @@ def _from_nested(b: Builder, obj: Any) -> Tracer:
             raise unsupported("np.array of an empty sequence holding traced arrays")
         return api.stack([_from_nested(b, o) for o in obj])
     return obj if isinstance(obj, Tracer) else api.wrap(b, api.to_value(b, np.asarray(obj)))
+
+
+def _traced_lists(b: Builder, index: Any) -> Any:
+    """[HUNT8] A list holding traced integers in an index (`B[[k, p]]` with `p = k +
+    np.argmax(...)`, a pivot swap) as one traced index array, as NumPy converts the list (it
+    was converted through the tracers' __array__: a graph break)."""
+    def convert(it: Any) -> Any:
+        return _from_nested(b, it) if isinstance(it, list) and _has_tracer(it) else it
+    return tuple(map(convert, index)) if isinstance(index, tuple) else convert(index)
 
 
 def _array0(t: Tracer) -> Tracer:

@@ -238,6 +238,15 @@ def divmod_(a: Any, b: Any) -> tuple[Tracer, Tracer]:
     return apply_ufunc("floor_divide", a, b), apply_ufunc("remainder", a, b)
 
 
+def modf(x: Tracer) -> tuple[Tracer, Tracer]:
+    """[HUNT8] `np.modf`: (fraction, integral part), both in the dtype of NumPy's loop and with
+    x's sign, as C's modf (the fraction of +-inf is +-0, of -3.0 is -0.0)."""
+    t = astype(x, np.modf.resolve_dtypes((x.dtype, None, None))[0], copy=False)
+    whole = apply_ufunc("trunc", t)
+    frac = where(apply_ufunc("isinf", t), 0.0, apply_ufunc("subtract", t, whole))
+    return apply_ufunc("copysign", frac, t), whole
+
+
 def where(cond: Any, x: Any = None, y: Any = None) -> Tracer:
     if x is None and y is None:  # [DYN16] np.nonzero, sized at run time
         from stax.frontend.data_dependent import nonzero
@@ -1288,6 +1297,16 @@ def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True,
 # ---- linear algebra (extern) ---------------------------------------------------------------
 
 def matmul(a: Any, b_: Any, out: Any = None, dtype: Any = None, **kw: Any) -> Tracer:
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if isinstance(out, Tracer) and not kw:  # [HUNT8] out=: written as `a @= b` would be
+        result = matmul(a, b_, dtype=dtype)
+        core = builtins.min(result.ndim, 2)
+        if out.ndim < result.ndim or tuple(out.shape[out.ndim - core:]) != \
+                tuple(result.shape[result.ndim - core:]):
+            raise ValueError(f"matmul: Output operand 0 has a mismatch in its core dimensions: "
+                             f"{tuple(out.shape)} for a result of shape {tuple(result.shape)}")
+        return inplace(out, result, "matmul")
     if out is not None or kw:
         raise unsupported("np.matmul with out= or extra arguments")
     b = find_builder((a, b_))
@@ -1366,6 +1385,8 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         return matmul(*inputs, **kwargs)
     if name == "divmod" and not kwargs:
         return divmod_(*inputs)
+    if name == "modf" and not kwargs:
+        return modf(*inputs)
     if name == "divmod" and set(kwargs) == {"out"} and isinstance(kwargs["out"], tuple) and \
             len(kwargs["out"]) == 2 and builtins.all(
                 isinstance(t, Tracer) for t in kwargs["out"]):  # [HUNT] out=(q, r)
