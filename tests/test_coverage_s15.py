@@ -100,3 +100,45 @@ def test_matmul_out() -> None:
         stax.jit(lambda a: np.matmul(a, a, out=np.zeros((2, 3))))(np.ones((2, 2)))
     with pytest.raises(TypeError):
         stax.jit(lambda a: np.matmul(a, a, out=np.zeros((2, 2), int)))(np.ones((2, 2)))
+
+
+def test_fft_transforms_and_shifts() -> None:
+    """[HUNT8] np.fft.fft/ifft/rfft/irfft/fftshift/ifftshift were graph breaks: NumPy's own
+    transform as an extern call (shape, dtype, n=, axis=, norm= as NumPy; float32 gives
+    complex64), the shifts a roll by half of each axis; NumPy's errors."""
+    def fn(x, k):
+        spectrum = np.fft.rfft(x)
+        return (np.fft.fft(x), np.fft.ifft(np.fft.fft(x)).real, spectrum,
+                np.fft.irfft(spectrum, n=x.shape[-1]), np.fft.rfft(x, k),
+                np.fft.fft(x, axis=0, norm="ortho"), np.fft.fftshift(x),
+                np.fft.ifftshift(x, axes=0), np.fft.fftshift(np.abs(spectrum), axes=(-1,)),
+                np.fft.fft(x, 2 * k, norm="forward"), np.fft.ifft(x + 1j, 5))
+
+    rng = np.random.default_rng(3)
+    for x in (rng.standard_normal((4, 8)), rng.standard_normal((8, 5)).T,
+              rng.standard_normal((3, 6)).astype(np.float32), rng.standard_normal((1, 2))):
+        want = fn(x, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GraphBreakWarning)
+            got = stax.jit(fn)(x, 3)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="FFT data points"):
+        stax.jit(lambda x: np.fft.fft(x))(np.zeros((2, 0)))
+    with pytest.raises(TypeError):
+        stax.jit(lambda x: np.fft.rfft(x))(np.ones(3, complex))
+
+
+def test_polyder_polyint() -> None:
+    """[HUNT8] np.polyder / np.polyint of 1-d coefficients were graph breaks: NumPy's steps
+    (orders 0-5, past the degree; a constant k; int32, float32, reversed inputs)."""
+    def fn(c):
+        return (np.polyder(c), np.polyder(c, 2), np.polyder(c, 5), np.polyint(c),
+                np.polyint(c, 2, k=3), np.polyint(c, k=2.5))
+
+    for c in (np.array([3.0, 2, 1, 5]), np.arange(4, dtype=np.int32), np.array([2.0]),
+              np.arange(6.0)[::-2], np.array([1, 2], np.float32)):
+        check(fn, c)
+    with pytest.raises(ValueError):
+        stax.jit(lambda c: np.polyder(c, -1))(np.ones(3))

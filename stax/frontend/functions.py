@@ -1311,6 +1311,31 @@ def polyval(p: Any, x: Any) -> Tracer:
     return y
 
 
+def polyder(p: Any, m: Any = 1) -> Tracer:
+    """[HUNT8] np.polyder of 1-d coefficients: NumPy's m steps of p[:-1] * [n-1, ..., 1]."""
+    y = traced(p, (p,))
+    if y.ndim != 1:
+        raise unsupported("np.polyder of multi-dimensional coefficients")
+    if operator.index(m) < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    for _ in range(operator.index(m)):
+        y = y[:-1] * np.arange(y.shape[0] - 1, 0, -1)
+    return y
+
+
+def polyint(p: Any, m: Any = 1, k: Any = None) -> Tracer:
+    """[HUNT8] np.polyint of 1-d coefficients with a constant k (None: 0): NumPy's m steps of
+    [p / [n, ..., 1], k]."""
+    y = traced(p, (p,))
+    if y.ndim != 1 or isinstance(k, Tracer) or np.ndim(k) > 0:
+        raise unsupported("np.polyint of multi-dimensional coefficients or with k as an array")
+    if operator.index(m) < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    for _ in range(operator.index(m)):
+        y = api.concatenate([y / np.arange(y.shape[0], 0, -1), np.array([k or 0.0], float)])
+    return y
+
+
 def polyfit(x: Any, y: Any, deg: Any, rcond: Any = None, full: bool = False, w: Any = None,
             cov: Any = False) -> Tracer:
     """[HUNT4] NumPy's least-squares fit as an extern call (its errors at run time)."""
@@ -1899,6 +1924,41 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Tracer:
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> Tracer:
     return _convolution("correlate", a, v, mode)
+
+
+def _fft(name: str) -> Callable[..., Tracer]:
+    """[HUNT8] np.fft.fft / ifft / rfft / irfft along one axis: NumPy's own transform as an
+    extern call; the result's shape and dtype (complex64 of float32, as NumPy 2) and NumPy's
+    errors from the transform of a probe holding only the transformed axis."""
+    fn = getattr(np.fft, name)
+
+    def transform(a: Any, n: Any = None, axis: int = -1, norm: Any = None,
+                  out: Any = None) -> Tracer:
+        if isinstance(n, Tracer) and n.ndim == 0 and n.dtype.kind in "iu":
+            n = operator.index(n)  # a Python int argument: the trace specializes on it
+        x = traced(a, (a,))
+        if out is not None or isinstance(n, Tracer) or not isinstance(norm, (str, type(None))):
+            raise unsupported(f"np.fft.{name} with out= or a traced n= / norm=")
+        if x.ndim == 0:
+            return fn(np.zeros(()), n, axis, norm)  # NumPy's error
+        ax = _axis(axis, x.ndim)
+        if not isinstance(x.shape[ax], int):
+            raise unsupported(f"np.fft.{name} along an axis of symbolic size")
+        probe = fn(np.zeros(x.shape[ax], x.dtype), n, -1, norm)
+        shape = tuple(probe.size if d == ax else size for d, size in enumerate(x.shape))
+        return _extern(f"np.fft.{name}", fn, (x,), shape, probe.dtype, n=n, axis=ax,
+                       norm=norm)
+    return transform
+
+
+def _fftshift(sign: int) -> Callable[..., Tracer]:
+    """[HUNT8] np.fft.fftshift (sign 1) / ifftshift (-1): a roll by half of each axis."""
+    def shift(x: Any, axes: Any = None) -> Tracer:
+        t = traced(x, (x,))
+        axes = tuple(range(t.ndim)) if axes is None else axes
+        each = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+        return roll(t, tuple(sign * (t.shape[_axis(a, t.ndim)] // 2) for a in each), each)
+    return shift
 
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
@@ -2532,7 +2592,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap, np.put: put,
     np.piecewise: piecewise,
     np.array_equiv: array_equiv, np.select: select, np.choose: choose, np.polyval: polyval,
-    np.polyfit: polyfit,
+    np.polyfit: polyfit, np.polyder: polyder, np.polyint: polyint,
     np.trace: trace,
     np.linalg.norm: norm, np.meshgrid: meshgrid, np.ix_: ix_, np.sort: sort, np.argsort: argsort,
     np.partition: partition, np.median: median, np.percentile: percentile,
@@ -2559,6 +2619,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
     np.linalg.matrix_rank: matrix_rank,
+    **{getattr(np.fft, n): _fft(n) for n in ("fft", "ifft", "rfft", "irfft")},
+    np.fft.fftshift: _fftshift(1), np.fft.ifftshift: _fftshift(-1),
     np.block: block,
     **({np.in1d: in1d} if hasattr(np, "in1d") else {}),  # (deprecated in NumPy 2.0)
     **{getattr(np.linalg, n): linalg_function(n) for n in (
