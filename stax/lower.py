@@ -878,7 +878,8 @@ def _gather_loader(op: Op, src: Lazy, index: Lazy) -> Loader:
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
         position = Index.of([(Indirect(index.load(idx, r), n), 1)])
-        return src.load(idx[:axis] + (position,) + idx[axis + 1:], r)
+        return _keep_checks(src.load(idx[:axis] + (position,) + idx[axis + 1:], r),
+                            IndexValue(position))
     return load
 
 
@@ -894,8 +895,35 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
         inner = tuple(
             Index.of([(Indirect(indices[axes.index(d)].load(at, r), n), 1)]) if d in axes
             else next(rest) for d, n in enumerate(src.shape))
-        return src.load(inner, r)
+        return _keep_checks(src.load(inner, r), *(IndexValue(inner[d]) for d in axes))
     return load
+
+
+def _indirects(index: Index) -> set[Indirect]:
+    out: set[Indirect] = set()
+    for atom, _ in index.terms:
+        if isinstance(atom, Indirect):
+            out.add(atom)
+        elif isinstance(atom, (FloorDiv, Mod)):
+            out |= _indirects(atom.arg)
+    return out
+
+
+def _keep_checks(value: Expr, *checked: Expr) -> Expr:
+    """`value` still checks the gather indices that `checked` reads where its own loads dropped
+    them (a source axis of extent 1 reads element 0 whatever the index: a keepdims reduction, a
+    broadcast, an argmax over one element; `x.sum(keepdims=True)[[1]]` gave x.sum() where NumPy
+    raises IndexError): each evaluated in the guard of a select whose branches are both
+    `value`."""
+    def indirects(exprs: Sequence[Expr]) -> set[Indirect]:
+        return {a for x in exprs for e in walk(x) if isinstance(e, (Load, IndexValue))
+                for a in _indirects(e.index)}
+    guard: Expr | None = None
+    for atom in indirects(checked) - indirects((value,)):
+        check = Call("greater_equal", (IndexValue(Index.of([(atom, 1)])),
+                                       Const(0, np.dtype(np.int64))), np.dtype(bool))
+        guard = check if guard is None else Call("logical_and", (guard, check), np.dtype(bool))
+    return value if guard is None else Call("select", (guard, value, value), value.dtype)
 
 
 def _after_data_binders(nodes: Sequence[Node], buffers: Mapping[str, Buffer]
@@ -976,12 +1004,12 @@ def _unit_reduce(op: Op, src: Lazy) -> Lazy:
     ndim, out = len(op.inputs[0].shape), op.out
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
-        if fn in ("argmax", "argmin"):
-            return Const(0, out.dtype)
         kept = iter(idx)
         full = tuple(Index() if d in axes else idx[d] if keepdims else next(kept)
                      for d in range(ndim))
         value = src.load(full, r)
+        if fn in ("argmax", "argmin"):
+            return _keep_checks(Const(0, out.dtype), value)
         value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
         if fn == "sum" and out.dtype.kind in "fc":
             return Call("add", (Const(0, out.dtype), value), out.dtype)

@@ -1,0 +1,387 @@
+"""[FUZZ, s15] Random programs over the constructs the last waves changed in the lowering:
+reshape/ravel/transpose/broadcast_to/repeat/tile of fused values, reductions along any axis
+(keepdims, negative axes) feeding elementwise ops, argmax/argmin (ties, NaN, rows of length
+0/1/odd/longer than a 2 KiB chunk), setitem through views (slices, negative steps, ravel of a
+fused value), values used twice or not at all (gather checks), in-place ops, every dtype,
+strided/transposed/Fortran/0-d/empty inputs, NaN/inf.
+
+Each program runs under NumPy and under `stax.jit` on fresh copies of the same inputs (two calls,
+the second with other values); results (values NaN-aware and exact for integers, dtype, shape,
+ndarray vs NumPy scalar), the arguments after the call and the memory results share with the
+arguments must agree. A campaign (outside the suite):
+
+    STAX_FUZZ_EXAMPLES=3000 STAX_FUZZ_LOG=/tmp/fuzz15.jsonl pytest -n 0 -o addopts="" \\
+        tests/test_fuzz_s15.py -k random --hypothesis-seed=3 -q
+
+runs without shrinking and appends every disagreement to the log instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from conftest import assert_matches
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from test_random_programs import _broadcastable
+from test_random_programs_wide import (
+    DTYPES,
+    RTOL,
+    InputDesc,
+    Step,
+    _basic_key,
+    _compare_call,
+    _values,
+    apply_step,
+)
+
+import stax
+
+# ----------------------------------------------------------------------------- inputs
+
+LAYOUTS = ("c", "c", "f", "T", "rev", "step")
+
+
+def _ties(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """Few distinct values (ties for argmax/argmin), some NaN in float rows."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.3
+    arr = rng.integers(0, 3, size=shape).astype(dt)
+    if dt.kind in "fc":
+        arr[rng.random(shape) < 0.02] = np.nan
+    return arr
+
+
+def build(desc: InputDesc) -> np.ndarray:
+    """A fresh input from ("array", dtype, shape, layout, seed, ties)."""
+    _, dtype, shape, layout, seed, ties = desc
+    rng = np.random.default_rng(seed)
+    make = _ties if ties else _values
+    ndim = len(shape)
+    if layout == "f" or not ndim:  # 0-d: an array (NumPy scalar arguments: not fuzzed here)
+        return np.asfortranarray(make(shape, dtype, rng))
+    if layout == "T":
+        return make(shape[::-1], dtype, rng).T
+    if layout == "rev":
+        return make(shape, dtype, rng)[(slice(None, None, -1),) * ndim]
+    if layout == "step":
+        base = make(tuple(2 * s + 1 for s in shape), dtype, rng)
+        return base[tuple(slice(1, 2 * s + 1, 2) for s in shape)]
+    return make(shape, dtype, rng)
+
+
+# ----------------------------------------------------------------------------- steps
+
+FUSED: dict[str, Callable[[Any], Any]] = {
+    "mul2": lambda x: x * 2,
+    "add1": lambda x: x + 1,
+    "exp": np.exp,
+    "sin": np.sin,
+    "sq": np.square,
+    "neg_abs": lambda x: -np.abs(x),
+}
+SHAPERS = ("ravel", "reshape", "T", "transpose", "bcast", "repeat", "tile", "flipT")
+
+
+def _shaper(x: Any, kind: str, arg: Any) -> Any:
+    if kind == "ravel":
+        return x.ravel()
+    if kind == "reshape":
+        return x.reshape(arg)
+    if kind == "T":
+        return x.T
+    if kind == "transpose":
+        return np.transpose(x, arg)
+    if kind == "bcast":
+        return np.broadcast_to(x, arg)
+    if kind == "repeat":
+        return np.repeat(x, arg[0], axis=arg[1])
+    if kind == "tile":
+        return np.tile(x, arg)
+    return x[::-1].T
+
+
+def _setitem(x: Any, view: str, key: Any, value: Any) -> Any:
+    """x (a fresh fused copy) written through a view of it, then returned."""
+    y = x * 1 if x.dtype != np.bool_ else x.copy()
+    target = y.ravel() if view == "ravel" else y.T if view == "T" else y
+    target[key] = value
+    return y
+
+
+def apply(pool: list[Any], step: Step) -> Any:
+    kind = step[0]
+    if kind == "fused":
+        return FUSED[step[1]](pool[step[2]])
+    if kind == "shape":
+        return _shaper(pool[step[2]], step[1], step[3])
+    if kind == "center":  # a reduction with keepdims feeding elementwise work
+        _, name, i, axis = step
+        x = pool[i]
+        return x - getattr(np, name)(x, axis=axis, keepdims=True)
+    if kind == "arg":
+        _, name, i, axis, keep = step
+        return getattr(np, name)(pool[i], axis=axis, keepdims=keep)
+    if kind == "set":
+        _, i, view, key, value = step
+        return _setitem(pool[i], view, key, pool[value[1]] if isinstance(value, tuple) else value)
+    if kind == "twice":
+        x = pool[step[1]]
+        return x * x + x
+    return apply_step(pool, step)
+
+
+def run_program(steps: list[Step], outs: tuple[int, ...], *inputs: Any) -> tuple[Any, ...]:
+    pool = list(inputs)
+    for step in steps:
+        pool.append(apply(pool, step))
+    return tuple(pool[k] for k in outs)
+
+
+# ----------------------------------------------------------------------------- drawing
+
+def _reshape_target(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    size = int(np.prod(shape))
+    options = [(-1,), shape[::-1] if size else (-1,), shape + (1,)]
+    if len(shape) >= 2:
+        options.append((shape[0] * shape[1],) + shape[2:])
+    for d in (2, 3, 5):
+        if size and size % d == 0:
+            options += [(d, -1), (-1, d)]
+    return draw(st.sampled_from(options))
+
+
+def _shape_arg(draw: st.DrawFn, kind: str, x: Any) -> Any:
+    if kind == "reshape":
+        return _reshape_target(draw, x.shape)
+    if kind == "transpose":
+        return tuple(draw(st.permutations(range(x.ndim))))
+    if kind == "bcast":
+        shape = tuple(draw(st.sampled_from((n, 3))) if n == 1 else n for n in x.shape)
+        return (draw(st.sampled_from((1, 2, 3))),) + shape
+    if kind == "repeat":
+        axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1))) if x.ndim else None
+        return draw(st.sampled_from((0, 1, 2, 3))), axis
+    if kind == "tile":
+        return tuple(draw(st.sampled_from((1, 2, 3))) for _ in range(draw(st.integers(1, 3))))
+    return None
+
+
+def _setitem_draw(draw: st.DrawFn, pool: list[Any], i: int) -> Step | None:
+    x = pool[i]
+    view = draw(st.sampled_from(("ravel", "T", "plain")))
+    target_shape = (x.size,) if view == "ravel" else x.shape[::-1] if view == "T" else x.shape
+    if not target_shape:
+        return ("set", i, "plain", (), 7)
+    key = _basic_key(draw, target_shape)
+    sub = np.empty(target_shape)[key].shape
+    fits = [j for j, v in enumerate(pool) if isinstance(v, np.ndarray) and
+            _broadcastable(sub, v.shape) and np.broadcast_shapes(sub, v.shape) == sub]
+    value: Any = ("pool", draw(st.sampled_from(fits))) if fits and draw(st.booleans()) else \
+        draw(st.sampled_from((7, -1, 0.5, True)))
+    return ("set", i, view, key, value)
+
+
+def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
+    kind = draw(st.sampled_from(("fused", "fused", "shape", "shape", "shape", "center", "arg",
+                                 "arg", "set", "set", "twice", "binary", "reduce", "inplace",
+                                 "take", "astype")))
+    i = draw(st.integers(0, len(pool) - 1))
+    x = pool[i]
+    if not isinstance(x, (np.ndarray, np.generic)):
+        return None
+    if kind == "fused":
+        return ("fused", draw(st.sampled_from(sorted(FUSED))), i)
+    if kind == "shape":
+        sk = draw(st.sampled_from(SHAPERS))
+        if sk == "flipT" and x.ndim == 0:
+            return None
+        return ("shape", sk, i, _shape_arg(draw, sk, x))
+    if kind in ("center", "arg"):
+        axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1))) if x.ndim else None
+        name = draw(st.sampled_from(("max", "min", "sum", "mean") if kind == "center"
+                                    else ("argmax", "argmin")))
+        return (kind, name, i, axis) if kind == "center" else \
+            (kind, name, i, axis, draw(st.booleans()))
+    if kind == "set":
+        return _setitem_draw(draw, pool, i) if isinstance(x, np.ndarray) else None
+    if kind == "twice":
+        return ("twice", i)
+    arrays = [j for j, v in enumerate(pool) if isinstance(v, (np.ndarray, np.generic))]
+    if kind == "binary":
+        partners = [j for j in arrays if _broadcastable(x.shape, pool[j].shape)]
+        return ("binary", draw(st.sampled_from(("add", "mul", "maximum", "sub", "lt", "fmax"))),
+                i, draw(st.sampled_from(partners)))
+    if kind == "reduce":
+        axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1))) if x.ndim else None
+        return ("reduce", draw(st.sampled_from(("sum", "max", "prod", "any", "mean"))), i, axis,
+                draw(st.booleans()), None)
+    if kind == "inplace":
+        if not isinstance(x, np.ndarray):
+            return None
+        key = None if draw(st.booleans()) else _basic_key(draw, x.shape)
+        target = x if key is None else x[key]
+        op = draw(st.sampled_from(("+=", "*=", "=")))
+        fits = [j for j in arrays if _broadcastable(target.shape, pool[j].shape)
+                and np.broadcast_shapes(target.shape, pool[j].shape) == target.shape
+                and (op == "=" or np.can_cast(pool[j].dtype, x.dtype, "same_kind"))]
+        return ("inplace", op, i, draw(st.sampled_from(fits)), key) if fits else None
+    if kind == "take":
+        if x.ndim == 0:
+            return None
+        axis = draw(st.integers(0, x.ndim - 1))
+        n = x.shape[axis]
+        idx = draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=3))
+        return ("take", i, axis, tuple(idx))
+    return ("astype", i, draw(st.sampled_from(DTYPES)))
+
+
+Program = tuple[list[InputDesc], list[Step], tuple[int, ...]]
+ROWS = (0, 1, 2, 3, 5, 7, 16, 33, 257, 601, 1100)
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> Program:
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.sampled_from(ROWS if k == ndim - 1 and ndim <= 2 else ROWS[:7]))
+                  for k in range(ndim))
+    descs: list[InputDesc] = []
+    for _ in range(draw(st.integers(1, 2))):
+        sub = tuple(1 if draw(st.integers(0, 4)) == 0 else s
+                    for s in shape[ndim - draw(st.integers(0, ndim)):])
+        descs.append(("array", draw(st.sampled_from(DTYPES)), sub, draw(st.sampled_from(LAYOUTS)),
+                      draw(st.integers(0, 2**16)), draw(st.booleans())))
+    pool: list[Any] = [build(d) for d in descs]
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(1, 7))):
+        step = _draw_step(draw, pool)
+        if step is None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with np.errstate(all="ignore"):
+                    value = apply(pool, step)
+        except Exception:  # noqa: BLE001 - NumPy rejects it: keep a few as error programs
+            if draw(st.integers(0, 3)) == 0:
+                steps.append(step)
+                return descs, steps, (len(pool),)
+            continue
+        if isinstance(value, np.ndarray) and value.size > 20_000:
+            continue
+        pool.append(value)
+        steps.append(step)
+    if not steps:
+        steps.append(("fused", "add1", 0))
+        pool.append(None)
+    n = len(pool)
+    outs = tuple(sorted(set(draw(st.lists(st.integers(len(descs), n - 1), min_size=1,
+                                          max_size=3)))))
+    return descs, steps, outs
+
+
+# ----------------------------------------------------------------------------- checking
+
+def compare(program: Program, options: dict[str, Any]) -> str | None:
+    """Why stax.jit(program, **options) differs from NumPy, or None."""
+    descs, steps, outs = program
+
+    def fn(*args: Any) -> tuple[Any, ...]:
+        return run_program(steps, outs, *args)
+
+    jitted = stax.jit(fn, **options)
+    floor = max(RTOL.get(np.dtype(d[1]).name, 0.0) for d in descs)
+    for call, ds in enumerate((descs, _reseeded_s15(descs))):
+        want, got = _run_s15(fn, ds), _run_s15(jitted, ds)
+        why = _compare_call(want, got, floor)[1] or _kinds(want, got)
+        if why is not None:
+            return f"call {call + 1}: {why}"
+    return None
+
+
+def _reseeded_s15(descs: list[InputDesc]) -> list[InputDesc]:
+    return [d[:4] + (d[4] + 1,) + d[5:] for d in descs]
+
+
+def _run_s15(fn: Callable[..., Any], descs: list[InputDesc]) -> tuple[Any, list[Any]]:
+    inputs = [build(d) for d in descs]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                return fn(*inputs), inputs
+    except Exception as exc:  # noqa: BLE001 - compared with NumPy's
+        return exc, inputs
+
+
+def _kinds(numpy_run: tuple[Any, list[Any]], stax_run: tuple[Any, list[Any]]) -> str | None:
+    """ndarray vs NumPy scalar, and memory shared with the arguments, as NumPy's."""
+    (want, want_in), (got, got_in) = numpy_run, stax_run
+    if isinstance(want, Exception) or isinstance(got, Exception):
+        return None
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if isinstance(g, np.ndarray) != isinstance(w, np.ndarray):
+            return f"result {k}: {type(g).__name__}, NumPy {type(w).__name__}"
+        for a, (m, t) in enumerate(zip(got_in, want_in, strict=True)):
+            # a read-only view (np.broadcast_to of an argument) may be a copy in Stax
+            if isinstance(w, np.ndarray) and w.flags.writeable \
+                    and np.shares_memory(g, m) != np.shares_memory(w, t):
+                return f"result {k} shares memory with argument {a}: {not np.shares_memory(w, t)}"
+    return None
+
+
+_CAMPAIGN = int(os.environ.get("STAX_FUZZ_EXAMPLES", "0"))
+_LOG = os.environ.get("STAX_FUZZ_LOG")
+OPTIONS: tuple[dict[str, Any], ...] = ({}, {}, {"fuse": False}, {"dynamic": True})
+
+
+@settings(max_examples=_CAMPAIGN or 40, deadline=None, derandomize=not _CAMPAIGN,
+          phases=(Phase.generate,) if _LOG else tuple(Phase),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])
+@given(programs(), st.sampled_from(OPTIONS))
+def test_random_program_s15(program: Program, options: dict[str, Any]) -> None:
+    why = compare(program, options)
+    if _LOG and why is not None:
+        with open(_LOG, "a") as log:
+            log.write(json.dumps({"program": repr(program), "options": repr(options),
+                                  "why": why}) + "\n")
+        return
+    assert why is None, f"{program!r} (options {options}): {why}"
+
+
+# ----------------------------------------------------------------------------- found by the fuzzer
+
+_IDX = np.array([0, 1, 0])
+GATHERS_OF_UNIT_AXES: tuple[Callable[[Any], Any], ...] = (
+    lambda x: np.argmax(x, axis=-1, keepdims=True)[_IDX],  # a keepdims reduction
+    lambda x: x.sum(keepdims=True)[np.array([1])],
+    lambda x: x.sum(-1, keepdims=True)[:, _IDX],
+    lambda x: np.broadcast_to(x[..., :1], x.shape[:-1] + (1,))[..., _IDX] * 2,
+    lambda x: np.take_along_axis(x.max(-1, keepdims=True), np.ones_like(x[..., :1], int), -1),
+    lambda x: x[np.array([5])][:, None].argmax(1),  # an argmax over one gathered element
+)
+
+
+def test_gather_on_a_unit_axis_checks_its_indices() -> None:
+    """A gather from an axis of extent 1 (a keepdims reduction, a broadcast, an argmax over one
+    element) checks its indices as NumPy does: the source's loader dropped the index, and with
+    it the bounds check (`x.sum(keepdims=True)[[1]]` gave x.sum() instead of IndexError)."""
+    raised = 0
+    for fn in GATHERS_OF_UNIT_AXES:
+        for x in (np.arange(1100, dtype=np.uint32)[::-1], np.ones((3, 4))):
+            try:
+                want = fn(x)
+            except IndexError:
+                raised += 1
+                with np.testing.assert_raises(IndexError):
+                    stax.jit(fn)(x)
+            else:
+                assert_matches(stax.jit(fn)(x), want)
+    assert raised == 10
