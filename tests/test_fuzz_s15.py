@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -31,24 +30,30 @@ from hypothesis import strategies as st
 from test_random_programs import _broadcastable
 from test_random_programs_wide import (
     DTYPES,
-    RTOL,
+    LAYOUTS,
     InputDesc,
     Step,
     _basic_key,
     _compare_call,
+    _reseeded,
+    _run,
     _values,
     apply_step,
+    build_input,
+    grow,
+    precision_floor,
 )
+from test_random_programs_wide import _draw_step as wide_step
 
 import stax
 
 # ----------------------------------------------------------------------------- inputs
 
-LAYOUTS = ("c", "c", "f", "T", "rev", "step")
-
-
 def _ties(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
-    """Few distinct values (ties for argmax/argmin), some NaN in float rows."""
+    """Half the inputs: few distinct values (ties for argmax/argmin), some NaN in float rows;
+    the others the wide fuzzer's values (extremes, NaN, inf, -0.0)."""
+    if rng.random() < 0.5:
+        return _values(shape, dtype, rng)
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.random(shape) < 0.3
@@ -56,24 +61,6 @@ def _ties(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.nd
     if dt.kind in "fc":
         arr[rng.random(shape) < 0.02] = np.nan
     return arr
-
-
-def build(desc: InputDesc) -> np.ndarray:
-    """A fresh input from ("array", dtype, shape, layout, seed, ties)."""
-    _, dtype, shape, layout, seed, ties = desc
-    rng = np.random.default_rng(seed)
-    make = _ties if ties else _values
-    ndim = len(shape)
-    if layout == "f" or not ndim:  # 0-d: an array (NumPy scalar arguments: not fuzzed here)
-        return np.asfortranarray(make(shape, dtype, rng))
-    if layout == "T":
-        return make(shape[::-1], dtype, rng).T
-    if layout == "rev":
-        return make(shape, dtype, rng)[(slice(None, None, -1),) * ndim]
-    if layout == "step":
-        base = make(tuple(2 * s + 1 for s in shape), dtype, rng)
-        return base[tuple(slice(1, 2 * s + 1, 2) for s in shape)]
-    return make(shape, dtype, rng)
 
 
 # ----------------------------------------------------------------------------- steps
@@ -109,7 +96,7 @@ def _shaper(x: Any, kind: str, arg: Any) -> Any:
 
 def _setitem(x: Any, view: str, key: Any, value: Any) -> Any:
     """x (a fresh fused copy) written through a view of it, then returned."""
-    y = x * 1 if x.dtype != np.bool_ else x.copy()
+    y = x * 1 if x.dtype != np.bool_ and x.ndim else x.copy()
     target = y.ravel() if view == "ravel" else y.T if view == "T" else y
     target[key] = value
     return y
@@ -190,8 +177,7 @@ def _setitem_draw(draw: st.DrawFn, pool: list[Any], i: int) -> Step | None:
 
 def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
     kind = draw(st.sampled_from(("fused", "fused", "shape", "shape", "shape", "center", "arg",
-                                 "arg", "set", "set", "twice", "binary", "reduce", "inplace",
-                                 "take", "astype")))
+                                 "arg", "set", "set", "twice", "wide", "wide", "wide")))
     i = draw(st.integers(0, len(pool) - 1))
     x = pool[i]
     if not isinstance(x, (np.ndarray, np.generic)):
@@ -213,33 +199,7 @@ def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
         return _setitem_draw(draw, pool, i) if isinstance(x, np.ndarray) else None
     if kind == "twice":
         return ("twice", i)
-    arrays = [j for j, v in enumerate(pool) if isinstance(v, (np.ndarray, np.generic))]
-    if kind == "binary":
-        partners = [j for j in arrays if _broadcastable(x.shape, pool[j].shape)]
-        return ("binary", draw(st.sampled_from(("add", "mul", "maximum", "sub", "lt", "fmax"))),
-                i, draw(st.sampled_from(partners)))
-    if kind == "reduce":
-        axis = draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1))) if x.ndim else None
-        return ("reduce", draw(st.sampled_from(("sum", "max", "prod", "any", "mean"))), i, axis,
-                draw(st.booleans()), None)
-    if kind == "inplace":
-        if not isinstance(x, np.ndarray):
-            return None
-        key = None if draw(st.booleans()) else _basic_key(draw, x.shape)
-        target = x if key is None else x[key]
-        op = draw(st.sampled_from(("+=", "*=", "=")))
-        fits = [j for j in arrays if _broadcastable(target.shape, pool[j].shape)
-                and np.broadcast_shapes(target.shape, pool[j].shape) == target.shape
-                and (op == "=" or np.can_cast(pool[j].dtype, x.dtype, "same_kind"))]
-        return ("inplace", op, i, draw(st.sampled_from(fits)), key) if fits else None
-    if kind == "take":
-        if x.ndim == 0:
-            return None
-        axis = draw(st.integers(0, x.ndim - 1))
-        n = x.shape[axis]
-        idx = draw(st.lists(st.integers(-n - 1, n), min_size=0, max_size=3))
-        return ("take", i, axis, tuple(idx))
-    return ("astype", i, draw(st.sampled_from(DTYPES)))
+    return wide_step(draw, pool)  # the wide fuzzer's steps (binary, reduce, in place, ...)
 
 
 Program = tuple[list[InputDesc], list[Step], tuple[int, ...]]
@@ -256,27 +216,11 @@ def programs(draw: st.DrawFn) -> Program:
         sub = tuple(1 if draw(st.integers(0, 4)) == 0 else s
                     for s in shape[ndim - draw(st.integers(0, ndim)):])
         descs.append(("array", draw(st.sampled_from(DTYPES)), sub, draw(st.sampled_from(LAYOUTS)),
-                      draw(st.integers(0, 2**16)), draw(st.booleans())))
-    pool: list[Any] = [build(d) for d in descs]
-    steps: list[Step] = []
-    for _ in range(draw(st.integers(1, 7))):
-        step = _draw_step(draw, pool)
-        if step is None:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                with np.errstate(all="ignore"):
-                    value = apply(pool, step)
-        except Exception:  # noqa: BLE001 - NumPy rejects it: keep a few as error programs
-            if draw(st.integers(0, 3)) == 0:
-                steps.append(step)
-                return descs, steps, (len(pool),)
-            continue
-        if isinstance(value, np.ndarray) and value.size > 20_000:
-            continue
-        pool.append(value)
-        steps.append(step)
+                      draw(st.integers(0, 2**16))))
+    pool: list[Any] = [build_input(d, _ties) for d in descs]
+    steps, failed = grow(draw, pool, 7, _draw_step, apply, 20_000)
+    if failed:
+        return descs, steps, (len(pool),)
     if not steps:
         steps.append(("fused", "add1", 0))
         pool.append(None)
@@ -296,28 +240,13 @@ def compare(program: Program, options: dict[str, Any]) -> str | None:
         return run_program(steps, outs, *args)
 
     jitted = stax.jit(fn, **options)
-    floor = max(RTOL.get(np.dtype(d[1]).name, 0.0) for d in descs)
-    for call, ds in enumerate((descs, _reseeded_s15(descs))):
-        want, got = _run_s15(fn, ds), _run_s15(jitted, ds)
+    floor = precision_floor(descs, steps)
+    for call, ds in enumerate((descs, _reseeded(descs))):
+        want, got = _run(fn, ds, _ties), _run(jitted, ds, _ties)
         why = _compare_call(want, got, floor)[1] or _kinds(want, got)
         if why is not None:
             return f"call {call + 1}: {why}"
     return None
-
-
-def _reseeded_s15(descs: list[InputDesc]) -> list[InputDesc]:
-    return [d[:4] + (d[4] + 1,) + d[5:] for d in descs]
-
-
-def _run_s15(fn: Callable[..., Any], descs: list[InputDesc]) -> tuple[Any, list[Any]]:
-    inputs = [build(d) for d in descs]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with np.errstate(all="ignore"):
-                return fn(*inputs), inputs
-    except Exception as exc:  # noqa: BLE001 - compared with NumPy's
-        return exc, inputs
 
 
 def _kinds(numpy_run: tuple[Any, list[Any]], stax_run: tuple[Any, list[Any]]) -> str | None:

@@ -71,30 +71,33 @@ def _values(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.
         return real.astype(dt)
 
 
-def build_input(desc: InputDesc) -> Any:
+Values = Callable[[tuple[int, ...], str, np.random.Generator], np.ndarray]
+
+
+def build_input(desc: InputDesc, values: Values = _values) -> Any:
     """A fresh input from its description (the same values and memory layout every time)."""
     if desc[0] == "scalar":
         return desc[1]
-    arr = _layout(desc)
+    arr = _layout(desc, values)
     return arr if isinstance(arr, np.ndarray) else np.array(arr)  # 0-d: an array, not a scalar
 
 
-def _layout(desc: InputDesc) -> Any:
+def _layout(desc: InputDesc, values: Values) -> Any:
     _, dtype, shape, layout, seed = desc
     rng = np.random.default_rng(seed)
     ndim = len(shape)
     if layout == "f":
-        return np.asfortranarray(_values(shape, dtype, rng))
+        return np.asfortranarray(values(shape, dtype, rng))
     if layout == "T":
-        return _values(shape[::-1], dtype, rng).T
+        return values(shape[::-1], dtype, rng).T
     if layout == "rev":
-        return _values(shape, dtype, rng)[(slice(None, None, -1),) * ndim]
+        return values(shape, dtype, rng)[(slice(None, None, -1),) * ndim]
     if layout == "step":
-        base = _values(tuple(2 * s + 1 for s in shape), dtype, rng)
+        base = values(tuple(2 * s + 1 for s in shape), dtype, rng)
         return base[tuple(slice(1, 2 * s + 1, 2) for s in shape)]
     if layout == "bcast" and ndim:
-        return np.broadcast_to(_values((1,) + shape[1:], dtype, rng), shape)
-    return _values(shape, dtype, rng)
+        return np.broadcast_to(values((1,) + shape[1:], dtype, rng), shape)
+    return values(shape, dtype, rng)
 
 
 # ----------------------------------------------------------------------------- steps
@@ -459,6 +462,33 @@ def _draw_step(draw: st.DrawFn, pool: list[Any]) -> Step | None:
 Program = tuple[list[InputDesc], list[Step], int]
 
 
+def grow(draw: st.DrawFn, pool: list[Any], most: int,
+         draw_step: Callable[[st.DrawFn, list[Any]], Step | None],
+         apply: Callable[[list[Any], Step], Any], largest: int) -> tuple[list[Step], bool]:
+    """(up to `most` steps drawn over `pool`, each appending its value to it, whether the last
+    is one NumPy rejects (then the program's result: an error program))."""
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(1, most))):
+        step = draw_step(draw, pool)
+        if step is None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with np.errstate(all="ignore"):
+                    value = apply(pool, step)
+        except Exception:  # noqa: BLE001 - NumPy rejects it: keep some as error programs
+            if draw(st.integers(0, 3)) == 0:
+                steps.append(step)
+                return steps, True
+            continue
+        if isinstance(value, np.ndarray) and value.size > largest:
+            continue
+        pool.append(value)
+        steps.append(step)
+    return steps, False
+
+
 @st.composite
 def programs(draw: st.DrawFn) -> Program:
     ndim = draw(st.integers(0, 3))
@@ -473,25 +503,9 @@ def programs(draw: st.DrawFn) -> Program:
         descs.append(("array", draw(st.sampled_from(DTYPES)), shape,
                       draw(st.sampled_from(LAYOUTS)), draw(st.integers(0, 2**16))))
     pool = [build_input(d) for d in descs]
-    steps: list[Step] = []
-    for _ in range(draw(st.integers(1, 8))):
-        step = _draw_step(draw, pool)
-        if step is None:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                with np.errstate(all="ignore"):
-                    value = apply_step(pool, step)
-        except Exception:  # noqa: BLE001 - NumPy rejects it: keep some as error programs
-            if draw(st.integers(0, 3)) == 0:
-                steps.append(step)
-                return descs, steps, 1
-            continue
-        if isinstance(value, np.ndarray) and value.size > 4096:
-            continue
-        pool.append(value)
-        steps.append(step)
+    steps, failed = grow(draw, pool, 8, _draw_step, apply_step, 4096)
+    if failed:
+        return descs, steps, 1
     if not steps:
         steps.append(("unary", "copy", 0) if isinstance(pool[0], np.ndarray)
                      else ("scalar", "add", 0, 1, False))
@@ -519,9 +533,18 @@ def _tolerances(want: Any, floor: float) -> tuple[float | None, float]:
     return rtol, rtol * max(scale, 1.0) * 10
 
 
-def _run(fn: Callable[..., Any], descs: list[InputDesc]) -> tuple[Any, list[Any]]:
+def precision_floor(descs: list[InputDesc], steps: list[Step]) -> float:
+    """The loosest relative precision a program computes in (its inputs' dtypes and those its
+    casts and reductions ask for)."""
+    computed = [d[1] for d in descs if d[0] == "array"] + [
+        step[-1] for step in steps if step[0] in ("astype", "reduce") and step[-1]]
+    return max(RTOL.get(np.dtype(dt).name, 0.0) for dt in computed)
+
+
+def _run(fn: Callable[..., Any], descs: list[InputDesc], values: Values = _values
+         ) -> tuple[Any, list[Any]]:
     """(results or the exception raised, the inputs after the call)."""
-    inputs = [build_input(d) for d in descs]
+    inputs = [build_input(d, values) for d in descs]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -549,9 +572,7 @@ def compare(program: Program, options: dict[str, Any]) -> tuple[str, str | None]
         return run_recipe(steps, n_out, *args)
 
     jitted = stax.jit(fn, **options)
-    computed = [d[1] for d in descs if d[0] == "array"] + [
-        step[-1] for step in steps if step[0] in ("astype", "reduce") and step[-1]]
-    floor = max(RTOL.get(np.dtype(dt).name, 0.0) for dt in computed)
+    floor = precision_floor(descs, steps)
     outcome, why = "ran", None
     for call, inputs in enumerate((descs, _reseeded(descs))):
         outcome, why = _compare_call(_run(fn, inputs), _run(jitted, inputs), floor)
