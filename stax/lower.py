@@ -95,7 +95,7 @@ class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
     `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
     `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3]),
-    `unused_gather`."""
+    `unused_gather`, `empty_read_gather`."""
 
     value: str
     buffer: str
@@ -247,6 +247,9 @@ class _Lowering:
     # ---- the walk ------------------------------------------------------------------------------
     def run(self) -> Lowered:
         for op in self.graph.ops:
+            for v in self.read_by_empty(op):
+                self.materialize(v, "empty_read_gather", "read only into an empty result, but "
+                                 "its gather's indices are checked as NumPy's")
             self.values[op.out.id] = self.lower_op(op)
             if op.kind in ("take", "gather") or any(v.id in self.gathering and self.values[
                     v.id].buffer is None for v in op.inputs):
@@ -292,6 +295,15 @@ class _Lowering:
                 self.values[op.out.id].buffer is not None:
             return None
         return "unused_gather", "not used, but its gather's indices are checked as NumPy's"
+
+    def read_by_empty(self, op: Op) -> list[Value]:
+        """Inputs of `op` that gather, inlined, where `op`'s result is empty and theirs not:
+        no element of them would be computed (`x[idx][:0]`), and NumPy raises IndexError for
+        an index out of bounds all the same."""
+        if not _empty(op.out.shape):
+            return []
+        return [v for v in op.inputs if v.id in self.gathering and self.values[v.id].buffer
+                is None and all(type(n) is int for n in v.shape) and not _empty(v.shape)]
 
     def should_materialize(self, op: Op) -> tuple[str, str] | None:
         """(rule, reason) when `op`'s value gets a buffer rather than being inlined."""
@@ -897,6 +909,10 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
             else next(rest) for d, n in enumerate(src.shape))
         return _keep_checks(src.load(inner, r), *(IndexValue(inner[d]) for d in axes))
     return load
+
+
+def _empty(shape: tuple[Any, ...]) -> bool:
+    return any(type(n) is int and n == 0 for n in shape)
 
 
 def _indirects(index: Index) -> set[Indirect]:
