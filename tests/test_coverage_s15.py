@@ -142,3 +142,17 @@ def test_polyder_polyint() -> None:
         check(fn, c)
     with pytest.raises(ValueError):
         stax.jit(lambda c: np.polyder(c, -1))(np.ones(3))
+
+
+def test_histogram2d() -> None:
+    """[HUNT8] np.histogram2d was a graph break: NumPy's own as an extern call for bins an int
+    or a pair (an int argument too) and a constant range, with density= and weights=."""
+    def fn(x, y, w, k):
+        return (*np.histogram2d(x, y), *np.histogram2d(x, y, bins=4, range=[[-3, 3], [-2, 2]]),
+                *np.histogram2d(x, y, bins=(k, 2), density=True),
+                *np.histogram2d(x, y, bins=3, weights=w),
+                *np.histogram2d(x[::2], y[::2], bins=[2, 5], range=((0, 1), (0, 1))))
+
+    rng = np.random.default_rng(4)
+    for n in (30, 2, 1):
+        check(fn, rng.standard_normal(n), rng.standard_normal(n), rng.random(n), 3)

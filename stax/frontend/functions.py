@@ -1995,6 +1995,34 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
             _extern("np.histogram", routine, arrays, (n_edges,), edges.dtype, 1, **spec))
 
 
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                density: Any = None, weights: Any = None) -> tuple[Tracer, ...]:
+    """[HUNT8] np.histogram2d with bins an int or a pair of ints (a Python int argument: the
+    trace specializes on it) and a constant range: NumPy's own as an extern call."""
+    pair = bins if isinstance(bins, (list, tuple)) else (bins, bins)
+    counts = tuple(operator.index(b) if isinstance(b, (Tracer, int, np.integer)) else b
+                   for b in pair)
+    if len(counts) != 2 or not builtins.all(isinstance(n, int) for n in counts) or \
+            _has_tracer(range) or isinstance(range, Tracer):
+        raise unsupported("np.histogram2d with bin edges or a traced range")
+    xs, ys = traced(x, (x, y)), traced(y, (x, y))
+    arrays = [xs, ys] + ([traced(weights, (x, y))] if weights is not None else [])
+    if builtins.any(a.ndim != 1 for a in arrays) or len({a.shape[0] for a in arrays}) != 1:
+        raise unsupported("np.histogram2d of arrays that are not 1-d of one length")
+    has_weights = weights is not None
+
+    def routine(xv: np.ndarray, yv: np.ndarray, *rest: np.ndarray, **spec: Any
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # `spec` spells out the key
+        return np.histogram2d(xv, yv, counts, range, density, rest[0] if has_weights else None)
+
+    probe = np.histogram2d(np.zeros(1, xs.dtype), np.zeros(1, ys.dtype), counts, range, density,
+                           np.ones(1, arrays[-1].dtype) if has_weights else None)
+    spec = dict(bins=counts, range=range, density=density, weights=has_weights)
+    shapes = (counts, (counts[0] + 1,), (counts[1] + 1,))
+    return tuple(_extern("np.histogram2d", routine, arrays, shape, p.dtype, k, **spec)
+                 for k, (shape, p) in enumerate(zip(shapes, probe, strict=True)))
+
+
 def ufunc_method(ufunc: np.ufunc, method: str, a: Any, axis: Any = 0, dtype: Any = None,
                  out: Any = None, keepdims: bool = False, **kwargs: Any) -> Tracer:
     """`ufunc.accumulate` / `ufunc.reduce` of a binary ufunc Stax has no scan/reduction for
@@ -2604,7 +2632,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.searchsorted: searchsorted, np.digitize: digitize,
     np.unravel_index: unravel_index, np.ravel_multi_index: ravel_multi_index,  # [HUNT2]
     np.interp: interp, np.convolve: convolve, np.correlate: correlate,
-    np.histogram: histogram, np.put: _in_place("put", np.put, 2),
+    np.histogram: histogram, np.histogram2d: histogram2d, np.put: _in_place("put", np.put, 2),
     np.place: _in_place("place", np.place, 2), np.putmask: _in_place("putmask", np.putmask, 2),
     np.fill_diagonal: _in_place("fill_diagonal", np.fill_diagonal, 1),
     np.copyto: _in_place("copyto", np.copyto, 1),

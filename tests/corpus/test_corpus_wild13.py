@@ -20,10 +20,10 @@ Counts (152 functions): on main 11dbf04 131 compiled, 19 break, 2 FAIL — np.ro
 argument (a traced shift) raised TypeError "len() of unsized object" (tile_and_crop,
 runtime_roll_shift); after HUNT8 140 compiled, 12 break, 0 FAIL (np.roll by a run-time shift,
 np.modf, np.linalg.matrix_rank, np.matmul(out=), `B[[k, p]]` with p traced, np.fft.fft/ifft/
-rfft/irfft/fftshift/ifftshift and np.polyder/polyint compile). Still breaks: np.poly1d and
-np.polymul (trim_zeros), np.real_if_close, np.histogram2d, np.linalg.eig, np.float64() of a
-traced value, ndarray.view(dtype), data-dependent lengths (x[mask] in a loop, x[:argmin + 1],
-np.argwhere/unique of one element, np.transpose(np.nonzero(A))).
+rfft/irfft/fftshift/ifftshift, np.polyder/polyint compile; then np.histogram2d: 141 compiled,
+11 break). Still breaks: np.poly1d and np.polymul (trim_zeros), np.real_if_close, np.linalg.eig,
+np.float64() of a traced value, ndarray.view(dtype), data-dependent lengths (x[mask] in a loop,
+x[:argmin + 1], np.argwhere/unique of one element, np.transpose(np.nonzero(A))).
 """
 
 from __future__ import annotations
