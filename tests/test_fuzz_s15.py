@@ -316,3 +316,23 @@ def test_gathers_read_in_part_check_their_indices() -> None:
             else:
                 assert_matches(stax.jit(fn)(x), want)
     assert raised == 11
+
+
+def test_matmul_operator_of_numpy_scalars_is_a_type_error() -> None:
+    """`s @ t` of NumPy scalars (or a scalar and a Python number) raises TypeError as NumPy's
+    scalars have no `@`; 0-d arrays raise ValueError (np.matmul); Stax raised ValueError for
+    both."""
+    x, y = np.ones(3), np.arange(3.0)
+    programs_: tuple[Callable[[Any, Any], Any], ...] = (
+        lambda x, y: x @ y, lambda x, y: x.sum() @ y.sum(), lambda x, y: x.sum() @ y,
+        lambda x, y: x[0] @ 2.0, lambda x, y: 2.0 @ x[0], lambda x, y: x[0, ...] @ y[1, ...])
+    for fn in programs_:
+        try:
+            want = fn(x, y)
+        except (TypeError, ValueError) as exc:
+            with np.testing.assert_raises(type(exc)):
+                stax.jit(fn)(x, y)
+        else:
+            assert_matches(stax.jit(fn)(x, y), want)
+    with np.testing.assert_raises(TypeError):
+        stax.jit(lambda s, t: s @ t)(np.float64(2), np.float64(3))

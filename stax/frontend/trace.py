@@ -436,6 +436,21 @@ class Tracer:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _matmul_operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """`a @ b` with a NumPy scalar on either side and no array on the other is a TypeError, as
+    the scalar has no `@` (np.matmul of 0-d arrays raises ValueError)."""
+    def array(v: Any) -> bool:
+        return v.is_array if isinstance(v, Tracer) else isinstance(v, np.ndarray)
+    if not (array(a) or array(b)):
+        raise TypeError(f"unsupported operand type(s) for @: '{_kind_name(a)}' and "
+                        f"'{_kind_name(b)}'")
+    return a, b
+
+
+def _kind_name(v: Any) -> str:
+    return f"numpy.{v.dtype.name}" if isinstance(v, Tracer) else type(v).__name__
+
+
 def install_methods() -> None:
     """Attach operators and ndarray methods; they all route to `numpy_api`."""
     from stax.frontend import numpy_api as api
@@ -452,6 +467,8 @@ def install_methods() -> None:
         setattr(Tracer, f"__r{py}__", lambda a, b, f=forward: f(b, a))
         setattr(Tracer, f"__i{py}__", lambda a, b, f=forward, n=fn or "matmul":
                 api.inplace(a, f(a, b), n))
+    Tracer.__matmul__ = lambda a, b: api.matmul(*_matmul_operands(a, b))  # type: ignore
+    Tracer.__rmatmul__ = lambda a, b: api.matmul(*_matmul_operands(b, a))  # type: ignore
     Tracer.__pow__ = lambda a, b: api.power_operator(a, b)  # type: ignore[method-assign]
     Tracer.__divmod__ = api.divmod_  # type: ignore[attr-defined]
     Tracer.__rdivmod__ = lambda a, b: api.divmod_(b, a)  # type: ignore[attr-defined]
