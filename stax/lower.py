@@ -141,6 +141,26 @@ def loop_index(names: Sequence[str], extents: Sequence[int]) -> tuple[Index, ...
                  for n, e in zip(names, extents, strict=True))
 
 
+def _repeated_values(graph: Graph, users: Mapping[int, Sequence[Op]]) -> set[int]:
+    """The op results read through a broadcast that adds elements and then a reshape, with
+    views and pointwise ops between them (np.repeat's copy): one pass over the ops from the
+    last, each value's answer from its users' (a walk per value was exponential in a chain of
+    values read twice)."""
+    passes = {*VIEWS, "elementwise", "cast", "where"}
+    expanded: set[int] = set()  # read through an added broadcast, then a reshape
+    plain: set[int] = set()  # read so with no broadcast before it yet
+    for op in reversed(graph.ops):
+        v = op.out
+        for user in users.get(v.id, ()):
+            if user.kind == "reshape" or (user.kind in passes and user.out.id in expanded):
+                expanded.add(v.id)
+            if user.kind in passes and (
+                    user.out.id in plain or user.out.id in expanded and user.kind == "broadcast"
+                    and not same_size(user.out.size, v.size)):
+                plain.add(v.id)
+    return plain
+
+
 class _Lowering:
     def __init__(self, graph: Graph, input_strides: Sequence[tuple[int, ...]],
                  recompute_cost: CostOf, numpy_layout: bool) -> None:
@@ -159,6 +179,7 @@ class _Lowering:
         self.unused = {op.out.id for op in graph.ops} - set(self.users) - {
             v.id for v in graph.outputs}
         self.depth: dict[int, int] = {}  # inlined ops under each value [C]
+        self.repeats = _repeated_values(graph, self.users)
         self.numpy_strides = numpy_strides(graph, input_strides)  # [LAYOUT]
         self.output_ids = {v.id for v in graph.outputs} if numpy_layout else set()
         self.layouts: list[Layout] = []
@@ -312,18 +333,13 @@ class _Lowering:
             return None
         if surely(op.out.size, "<=", 1):
             return None
-        expr = self.values[op.out.id].load(
-            loop_index(xvars(op.out.ndim), op.out.shape),
-            dict(zip(xvars(op.out.ndim), op.out.shape, strict=True)))
         if self.consumers.get(op.out.id, 0) < 2:
-            return self.repeated_costly(op.out, expr)
+            return self.repeated_costly(op.out)
+        expr = self.expression(op.out)
         # [GEN] an op invariant along the innermost axis (a row's mean, a row's 1 / std) is
         # computed once per row before that loop, not per element: not a cost of recomputing
         inner = xvars(op.out.ndim)[-1] if op.out.ndim else ""
-        per_row = inner in expr_variables(expr)
-        costly = next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
-                       and self.recompute_cost(c.fn) != "cheap"
-                       and not (per_row and inner not in expr_variables(c))), None)
+        costly = self.costly_call(expr, inner if inner in expr_variables(expr) else "")
         if costly is not None and self.streamed_row(op.out):
             self.decisions.append(Materialization(str(op.out), "recomputed", (
                 f"2 consumers recompute {costly}: rows of {row_bytes(op.out)} B would be "
@@ -344,14 +360,30 @@ class _Lowering:
                                         f"{op_count(expr)} ops inlined")
         return None
 
-    def repeated_costly(self, value: Value, expr: Expr) -> tuple[str, str] | None:
+    def expression(self, value: Value) -> Expr:
+        """`value`'s inlined expression over its own loop nest."""
+        return self.values[value.id].load(
+            loop_index(xvars(value.ndim), value.shape),
+            dict(zip(xvars(value.ndim), value.shape, strict=True)))
+
+    def costly_call(self, expr: Expr, per_row: str = "") -> str | None:
+        """The first call in `expr` this backend prices as costly to recompute; with `per_row`
+        (the innermost loop variable), not one invariant along it ([GEN] hoisted per row)."""
+        return next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
+                     and self.recompute_cost(c.fn) != "cheap"
+                     and not (per_row and per_row not in expr_variables(c))), None)
+
+    def repeated_costly(self, value: Value) -> tuple[str, str] | None:
         """[NPB] A value read through a broadcast and then a reshape (`np.repeat(np.exp(x), r)`:
         the reshape's `x // r` index hides that it is the same along the repeated axis) with a
         costly call: inlined, the call would run once per repeated element (npbench's
-        stockham_fft made 7.5x NumPy's complex exps), so it gets a buffer before the repeat."""
-        costly = next((c.fn for c in walk(expr) if isinstance(c, Call) and c.fn in PRICED
-                       and self.recompute_cost(c.fn) != "cheap"), None)
-        if costly is None or not self.repeated(value):
+        stockham_fft made 7.5x NumPy's complex exps), so it gets a buffer before the repeat.
+        The graph walk comes first: most values are not repeated, and their expression is not
+        built."""
+        if not self.repeated(value):
+            return None
+        costly = self.costly_call(self.expression(value))
+        if costly is None:
             return None
         return "repeated_costly", (f"read through a broadcast and a reshape (np.repeat): "
                                    f"inlined, {costly} would run once per repeated element")
@@ -359,16 +391,7 @@ class _Lowering:
     def repeated(self, value: Value) -> bool:
         """Is `value` read through a broadcast that adds elements and then a reshape (views and
         pointwise ops between them: np.repeat's copy)?"""
-        stack = [(value, False)]
-        while stack:
-            v, expanded = stack.pop()
-            for op in self.users.get(v.id, ()):
-                if op.kind == "reshape" and expanded:
-                    return True
-                if op.kind in VIEWS or op.kind in ("elementwise", "cast", "where"):
-                    stack.append((op.out, expanded or op.kind == "broadcast"
-                                  and not same_size(op.out.size, v.size)))
-        return False
+        return value.id in self.repeats
 
     def streamed_row(self, value: Value) -> bool:
         """[GEN] Is `value` read by two consumers in rows too long to stay in cache between
