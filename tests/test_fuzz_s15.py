@@ -336,3 +336,18 @@ def test_matmul_operator_of_numpy_scalars_is_a_type_error() -> None:
             assert_matches(stax.jit(fn)(x, y), want)
     with np.testing.assert_raises(TypeError):
         stax.jit(lambda s, t: s @ t)(np.float64(2), np.float64(3))
+
+
+def test_in_place_update_of_a_masked_selection_reaches_every_name() -> None:
+    """`n = x[x > 0]; n += 1` changes the one array both names hold, as NumPy's (the lazy
+    selection's in-place operators returned a new selection: `m` kept the old values)."""
+    def fn(x: np.ndarray) -> tuple[Any, Any, Any]:
+        m = x[x > 0]
+        n = m
+        n += 1
+        n *= m
+        k = x[x < 0]
+        k -= k
+        return m, k, x
+    for x in (np.array([1.0, -2.0, 3.0]), np.arange(-3, 4, dtype=np.int32), np.ones((2, 3))):
+        assert_matches(stax.jit(fn)(x.copy()), fn(x.copy()))

@@ -2789,14 +2789,19 @@ def _masked_operator(py: str, reflected_ok: bool, kind: str) -> Callable[..., An
     name = f"__{kind}{py}__"
 
     def op(self: Masked, other: Any) -> Any:
+        lazy = None
         if self._value is None and isinstance(other, Masked) and other._value is None:
             if reflected_ok and self.same_mask(other.mask):  # (its size would materialize it)
                 full = api.wrap(self.builder, self.full.value)
-                return Masked(getattr(Tracer, name)(full, other.full), self.mask)
+                lazy = getattr(Tracer, name)(full, other.full)
         elif self._value is None and _scalar_like(other) and (kind != "r" or reflected_ok):
-            return Masked(getattr(Tracer, name)(api.wrap(self.builder, self.full.value), other),
-                          self.mask)
-        return getattr(Tracer, name)(self, other)
+            lazy = getattr(Tracer, name)(api.wrap(self.builder, self.full.value), other)
+        if lazy is None:
+            return getattr(Tracer, name)(self, other)
+        if kind == "i":  # [FUZZ s15] in place: every name for the selection sees the new
+            self.full = lazy  # values, as NumPy's (`n = x[m]; n += 1; return x[m]`'s n)
+            return self
+        return Masked(lazy, self.mask)
     return op
 
 
