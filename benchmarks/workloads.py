@@ -217,6 +217,36 @@ def one_image(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return (rng.integers(0, 256, (rows, max(cols // 3, 1), 3), dtype=np.uint8),)
 
 
+# [PERF9] Input makers of the sixteenth wave's unseen workloads
+
+
+def normal_and_labels(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """Logits (rows, cols) and one int64 class label per row."""
+    return _normal(rng, rows, cols), rng.integers(0, cols, rows).astype(np.int64)
+
+
+def labels_and_class_weights(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """``rows`` int64 labels in [0, cols) and a float32 weight per class (one-hot: rows x cols)."""
+    return rng.integers(0, cols, rows).astype(np.int64), _normal(rng, cols)
+
+
+def two_embeddings(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """``rows`` and ``cols`` embeddings of width 64: their similarity matrix is rows x cols."""
+    return _normal(rng, rows, 64), _normal(rng, cols, 64)
+
+
+def matrix_and_row_scales(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A matrix of magnitude ~50 and a positive scale per row (int8 quantization)."""
+    return np.float32(50) * _normal(rng, rows, cols), rng.random(rows, dtype=np.float32) + 0.5
+
+
+def int8_and_row_scales(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return (
+        rng.integers(-128, 128, (rows, cols), dtype=np.int8),
+        rng.random(rows, dtype=np.float32) + np.float32(0.5),
+    )
+
+
 # --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
 
 
@@ -490,6 +520,82 @@ def u8_center_channels(image):
     return img - img.mean(axis=(0, 1))
 
 
+# [PERF9] unseen workloads of the sixteenth wave (layernorm_transposed reuses layernorm)
+
+
+def xent_logits(x, labels):
+    m = x.max(1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(x - m).sum(1))
+    return lse - np.take_along_axis(x, labels[:, None], 1)[:, 0]
+
+
+def one_hot_weighted(labels, w):
+    return (labels[:, None] == np.arange(w.shape[0])) * w
+
+
+def nearest_1d(a, b):
+    return np.abs(a[:, None] - b[None, :]).min(1)
+
+
+def outer_max_axis0(a, b):
+    return (a[:, None] * b[None, :]).max(0)
+
+
+def cosine_sim(a, b):
+    na = np.sqrt((a * a).sum(1))
+    nb = np.sqrt((b * b).sum(1))
+    return (a @ b.T) / (na[:, None] * nb[None, :])
+
+
+def u8_brightness(image):
+    return np.clip(image.astype(np.int16) * 3 // 2 - 40, 0, 255).astype(np.uint8)
+
+
+def quantize_i8(x, scale):
+    return np.clip(np.round(x / scale[:, None]), -128, 127).astype(np.int8)
+
+
+def dequant_i8_rows(q, scale):
+    return q.astype(np.float32) * scale[:, None]
+
+
+def count_nonzero_axis0(x):
+    return np.count_nonzero(np.abs(x) > 1, axis=0)
+
+
+def f64_to_f32_chain(x):
+    return (np.log(x * x + 1.0) * 0.5).astype(np.float32) * 2 + 1
+
+
+def gradient_rows(x):
+    return np.gradient(x, axis=1)
+
+
+def logaddexp_pair(x, y):
+    return np.logaddexp(x, y)
+
+
+def norm_axis0(x):
+    return np.linalg.norm(x, axis=0)
+
+
+def triu_scale(x):
+    return np.triu(x) * 2
+
+
+def ptp_rows(x):
+    return np.ptp(x, axis=1)
+
+
+def frac_mod(x):
+    return np.mod(x * 3, 1.0)
+
+
+def strided_minmax(x):
+    v = x[::2, ::3]
+    return v.min(0), v.max(1)
+
+
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
     return x + y
@@ -753,6 +859,80 @@ def u8_center_channels_torch(image):
     return img - img.mean(dim=(0, 1))
 
 
+def xent_logits_torch(x, labels):
+    m = x.amax(1, keepdim=True)
+    lse = m[:, 0] + torch.log(torch.exp(x - m).sum(1))
+    return lse - torch.gather(x, 1, labels[:, None])[:, 0]
+
+
+def one_hot_weighted_torch(labels, w):
+    return (labels[:, None] == torch.arange(w.shape[0])) * w
+
+
+def nearest_1d_torch(a, b):
+    return torch.abs(a[:, None] - b[None, :]).amin(1)
+
+
+def outer_max_axis0_torch(a, b):
+    return (a[:, None] * b[None, :]).amax(0)
+
+
+def cosine_sim_torch(a, b):
+    na = torch.sqrt((a * a).sum(1))
+    nb = torch.sqrt((b * b).sum(1))
+    return (a @ b.T) / (na[:, None] * nb[None, :])
+
+
+def u8_brightness_torch(image):
+    scaled = torch.div(image.to(torch.int16) * 3, 2, rounding_mode="floor") - 40
+    return torch.clamp(scaled, 0, 255).to(torch.uint8)
+
+
+def quantize_i8_torch(x, scale):
+    return torch.clamp(torch.round(x / scale[:, None]), -128, 127).to(torch.int8)
+
+
+def dequant_i8_rows_torch(q, scale):
+    return q.to(torch.float32) * scale[:, None]
+
+
+def count_nonzero_axis0_torch(x):
+    return torch.count_nonzero(torch.abs(x) > 1, dim=0)
+
+
+def f64_to_f32_chain_torch(x):
+    return (torch.log(x * x + 1.0) * 0.5).to(torch.float32) * 2 + 1
+
+
+def gradient_rows_torch(x):
+    return torch.gradient(x, dim=1)[0]
+
+
+def logaddexp_pair_torch(x, y):
+    return torch.logaddexp(x, y)
+
+
+def norm_axis0_torch(x):
+    return torch.sqrt((x * x).sum(0))
+
+
+def triu_scale_torch(x):
+    return torch.triu(x) * 2
+
+
+def ptp_rows_torch(x):
+    return x.amax(1) - x.amin(1)
+
+
+def frac_mod_torch(x):
+    return torch.remainder(x * 3, 1.0)
+
+
+def strided_minmax_torch(x):
+    v = x[::2, ::3]
+    return v.amin(0), v.amax(1)
+
+
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
     Workload("layernorm", layernorm, layernorm_torch, one_normal),
@@ -832,6 +1012,26 @@ WORKLOADS: tuple[Workload, ...] = (
              "magnitude"),
     Workload("f32_to_f16_scale", f32_to_f16_scale, f32_to_f16_scale_torch, one_normal),
     Workload("f16_exp", f16_exp, f16_exp_torch, one_normal_f16, "ulp"),  # [F16X]
+    # [PERF9] unseen workloads of the sixteenth wave
+    Workload("layernorm_transposed", layernorm, layernorm_torch, one_transposed),
+    Workload("xent_logits", xent_logits, xent_logits_torch, normal_and_labels),
+    Workload("one_hot_weighted", one_hot_weighted, one_hot_weighted_torch,
+             labels_and_class_weights),
+    Workload("nearest_1d", nearest_1d, nearest_1d_torch, two_vectors),
+    Workload("outer_max_axis0", outer_max_axis0, outer_max_axis0_torch, two_vectors),
+    Workload("cosine_sim", cosine_sim, cosine_sim_torch, two_embeddings),
+    Workload("u8_brightness", u8_brightness, u8_brightness_torch, one_image),
+    Workload("quantize_i8", quantize_i8, quantize_i8_torch, matrix_and_row_scales),
+    Workload("dequant_i8_rows", dequant_i8_rows, dequant_i8_rows_torch, int8_and_row_scales),
+    Workload("count_nonzero_axis0", count_nonzero_axis0, count_nonzero_axis0_torch, one_normal),
+    Workload("f64_to_f32_chain", f64_to_f32_chain, f64_to_f32_chain_torch, one_normal_f64),
+    Workload("gradient_rows", gradient_rows, gradient_rows_torch, one_normal),
+    Workload("logaddexp_pair", logaddexp_pair, logaddexp_pair_torch, two_normal),
+    Workload("norm_axis0", norm_axis0, norm_axis0_torch, one_normal, "magnitude"),
+    Workload("triu_scale", triu_scale, triu_scale_torch, one_normal),
+    Workload("ptp_rows", ptp_rows, ptp_rows_torch, one_normal),
+    Workload("frac_mod", frac_mod, frac_mod_torch, one_normal),
+    Workload("strided_minmax", strided_minmax, strided_minmax_torch, one_normal),
 )
 
 
