@@ -1,0 +1,52 @@
+"""[PERF9] Sixteenth wave, issue 9: the compiler changes behind the unseen workloads of
+benchmarks/workloads.py, each checked against NumPy over dtypes, layouts and special values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import assert_matches
+
+import stax
+
+
+def _mods(a: Any, b: Any) -> Any:
+    return np.mod(a, b), np.fmod(a, b), a // b, np.mod(a * 3, 1.0), np.fmod(a, 0.75)
+
+
+def _hard_operands(dtype: str, n: int = 4000) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs a, b of every kind stax_fmod tells apart: small and huge quotients (around the
+    2^52 limit of its fast path), a just below a multiple of b (a/b rounds up to an integer),
+    exact multiples (zeros of either sign), subnormals, b = 0, +-inf and NaN."""
+    rng = np.random.default_rng(16)
+    t = np.dtype(dtype).type
+    b = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
+    quotient = 2.0 ** rng.uniform(-2, 70, n) * rng.choice([-1, 1], n)
+    a = (b * quotient).astype(dtype)
+    below = np.nextafter(b[: n // 4] * t(rng.integers(1, 1 << 20, n // 4)), t(0))
+    a[: n // 4] = below
+    a[n // 4: n // 2: 7] = b[n // 4: n // 2: 7] * t(-3)  # exact multiples
+    a[1::97] = np.finfo(dtype).smallest_subnormal * 3
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5.5, -5.5, 1e30], dtype)
+    a[-64:] = np.repeat(specials, 8)
+    b[-64:] = np.tile(specials, 8)
+    return a, b
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # x % 0, inf % x: NumPy's warnings
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_remainder_is_numpys_bit_for_bit(dtype: str) -> None:
+    """np.mod, np.fmod and // of floats (stax_fmod: one fma in double where the quotient is
+    below 2^52, C's fmod beyond): NumPy's values exactly, signs of zero included, also on
+    transposed, strided, broadcast and 0-d operands and an empty array."""
+    f = stax.jit(_mods)
+    a, b = _hard_operands(dtype)
+    cases = [(a, b), (a.reshape(40, 100).T, b.reshape(100, 40)), (a[::3], b[::3]),
+             (a.reshape(40, 100), b[:100]), (a[7], b[9]), (a[:0], b[:0])]
+    for x, y in cases:
+        got, want = f(x, y), _mods(x, y)
+        assert_matches(got, want, rtol=0)
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(np.signbit(g), np.signbit(w))
