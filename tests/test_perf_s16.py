@@ -50,3 +50,23 @@ def test_float_remainder_is_numpys_bit_for_bit(dtype: str) -> None:
         assert_matches(got, want, rtol=0)
         for g, w in zip(got, want, strict=True):
             assert np.array_equal(np.signbit(g), np.signbit(w))
+
+
+def _triangles(x: Any) -> Any:
+    return np.triu(x) * 2, np.tril(x, -1), np.triu(x, 3), np.tril(x.T, 2), np.triu(x, -100)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_triangles_compare_loop_indices(dtype: str) -> None:
+    """np.triu / np.tril keep NumPy's values for every k, batch, layout and empty shape, and
+    read no n x m mask: the mask is a comparison of the loop indices (it was np.tri's constant,
+    one bool per element)."""
+    f = stax.jit(_triangles)
+    rng = np.random.default_rng(3)
+    for shape in ((9, 13), (13, 9), (3, 4, 5), (1, 1), (0, 3), (4, 0)):
+        x = (rng.standard_normal(shape) * 4).astype(dtype)
+        for view in (x, np.asfortranarray(x), x[..., ::-1]):
+            assert_matches(f(view), _triangles(view))
+    x = np.ones((64, 48), dtype)
+    buffers = stax.explain(lambda v: np.triu(v, 1), x).compilation.lowered.program.buffers
+    assert all(b.kind != "const" or b.dtype != np.bool_ for b in buffers)

@@ -495,9 +495,12 @@ _PAD_STATS: dict[str, Callable[..., Tracer]] = {
 # ---- triangles, tiling, repetition ----
 
 def _tri_mask(x: Tracer, k: int, lower: bool) -> Tracer:
+    """Where column - row <= k (lower) or >= k: a comparison of two aranges, which lower as
+    their loop indices [PERF9] (np.tri's n x m constant was a bool array read per element)."""
     n, m = x.shape[-2:]
-    mask = np.tri(n, m, k=operator.index(k) - (0 if lower else 1), dtype=bool)
-    return mask if lower else ~mask
+    rows, cols = traced(np.arange(n), (x,))[:, None], traced(np.arange(m), (x,))[None, :]
+    diagonal = rows + operator.index(k)
+    return cols <= diagonal if lower else cols >= diagonal
 
 
 def tril(m: Any, k: int = 0) -> Tracer:
