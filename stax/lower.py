@@ -174,7 +174,8 @@ class _Lowering:
         self.consumers = _consumer_counts(graph)
         self.producer = graph.producer()
         self.users = graph.users()
-        self.gathering: set[int] = set()  # values whose inlined expression gathers
+        # values whose inlined expression gathers or sets an error flag (integer // by 0, ...)
+        self.checking: set[int] = set()
         # values nothing reads and not returned: computed only where that can raise (unused)
         self.unused = {op.out.id for op in graph.ops} - set(self.users) - {
             v.id for v in graph.outputs}
@@ -270,11 +271,13 @@ class _Lowering:
         for op in self.graph.ops:
             for v in self.read_by_empty(op):
                 self.materialize(v, "empty_read_gather", "read only into an empty result, but "
-                                 "its gather's indices are checked as NumPy's")
+                                 "its gather's indices are checked and its error flags "
+                                 "raised as NumPy's")
             self.values[op.out.id] = self.lower_op(op)
-            if op.kind in ("take", "gather") or any(v.id in self.gathering and self.values[
-                    v.id].buffer is None for v in op.inputs):
-                self.gathering.add(op.out.id)
+            if op.kind in ("take", "gather") or _flags(op) or any(
+                    v.id in self.checking and self.values[v.id].buffer is None
+                    for v in op.inputs):
+                self.checking.add(op.out.id)
             decided = self.should_materialize(op) or self.too_deep(op) or self.unused_check(op)
             if decided is not None:
                 self.materialize(op.out, *decided)
@@ -311,11 +314,14 @@ class _Lowering:
 
     def unused_check(self, op: Op) -> tuple[str, str] | None:
         """A value nothing reads is computed all the same where it gathers (`x[idx]` alone on
-        a line, or inlined into it): NumPy raises IndexError for an index out of bounds."""
-        if op.out.id not in self.unused or op.out.id not in self.gathering or \
+        a line, or inlined into it): NumPy raises IndexError for an index out of bounds; so is
+        one that sets an error flag (`r = a ** b` unused: NumPy raises for a negative integer
+        exponent, warns for an integer division by zero) [FUZZ2]."""
+        if op.out.id not in self.unused or op.out.id not in self.checking or \
                 self.values[op.out.id].buffer is not None:
             return None
-        return "unused_gather", "not used, but its gather's indices are checked as NumPy's"
+        return "unused_gather", "not used, but its gather's indices are checked and its " \
+            "error flags (integer // by 0, ** of a negative integer) raised as NumPy's"
 
     def read_by_empty(self, op: Op) -> list[Value]:
         """Inputs of `op` that gather, inlined, where `op`'s result is empty and theirs not:
@@ -323,7 +329,7 @@ class _Lowering:
         an index out of bounds all the same."""
         if not _empty(op.out.shape):
             return []
-        return [v for v in op.inputs if v.id in self.gathering and self.values[v.id].buffer
+        return [v for v in op.inputs if v.id in self.checking and self.values[v.id].buffer
                 is None and all(type(n) is int for n in v.shape) and not _empty(v.shape)]
 
     def should_materialize(self, op: Op) -> tuple[str, str] | None:
@@ -932,6 +938,15 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
             else next(rest) for d, n in enumerate(src.shape))
         return _keep_checks(src.load(inner, r), *(IndexValue(inner[d]) for d in axes))
     return load
+
+
+def _flags(op: Op) -> bool:
+    """[FUZZ2] Whether `op` may set an error flag: an op of the table with flags on integer
+    operands (//, % by zero, ** of a negative exponent), a float cast to an integer type."""
+    if op.kind == "cast":
+        return op.inputs[0].dtype.kind == "f" and op.out.dtype.kind in "iu"
+    return op.kind == "elementwise" and bool(by_name(op.attr("fn")).flags) and \
+        any(v.dtype.kind in "biu" for v in op.inputs)
 
 
 def _empty(shape: tuple[Any, ...]) -> bool:

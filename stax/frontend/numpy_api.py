@@ -460,6 +460,8 @@ def _initial_as(initial: Any, dtype: np.dtype) -> np.ndarray:
     fit raises OverflowError (NEP 50), other values are cast."""
     if type(initial) is int:
         return np.asarray(initial, dtype=dtype)
+    if type(initial) is float and dtype.kind in "iu":  # [FUZZ2] converted by int(): NaN
+        int(initial)  # raises ValueError, inf OverflowError
     return np.asarray(initial).astype(dtype)
 
 
@@ -1412,6 +1414,10 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
             signature=(None,) * ufunc.nin + (dtype,) * ufunc.nout, casting=casting)
         b = find_builder(inputs)
         inputs = tuple(wrap(b, to_value(b, a, loop[i])) for i, a in enumerate(inputs))
+    if mask is not True:  # [FUZZ2] masked-out elements are not computed in NumPy: no
+        # division by zero, negative integer power or invalid value is reported from them
+        inputs = tuple(where(mask, a, np.ones((), a.dtype)) if isinstance(a, Tracer) else a
+                       for a in inputs)
     result = apply_ufunc(op.name, *inputs, function=True)
     if out is not None:
         target = out[0] if isinstance(out, tuple) else out

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from stax.ir.sym import Sym, surely
+from stax.ops.table import by_name
 
 Ranges = Mapping[str, int]
 
@@ -386,6 +387,20 @@ def _indirect_exprs(index: Index) -> list[Expr]:
 def gathers(expr: Expr) -> bool:
     """Does `expr` read through an index from data (bounds-checked: it may raise)?"""
     return any(isinstance(e, (Load, IndexValue)) and _indirect_exprs(e.index) for e in walk(expr))
+
+
+def may_flag(e: Call) -> bool:
+    """Whether the C++ of `e` may set an error flag: a float cast to an integer type, an op
+    of the table with flags on integer operands (//, % by zero, ** of a negative exponent)."""
+    if e.fn == "cast":
+        return e.args[0].dtype.kind == "f" and e.dtype.kind in "iu"
+    return e.fn not in ("where", "select") and bool(by_name(e.fn).flags) and \
+        e.args[0].dtype.kind in "biu"
+
+
+def sets_flags(expr: Expr) -> bool:
+    """[FUZZ2] Does `expr` hold an op that may set an error flag (it may raise or warn)?"""
+    return any(isinstance(e, Call) and may_flag(e) for e in walk(expr))
 
 
 def expr_variables(expr: Expr) -> set[str]:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stax.graph import Shaped
-from stax.ir.expr import Expr, Index, Load, gathers, loads
+from stax.ir.expr import Expr, Index, Load, gathers, loads, sets_flags
 from stax.ir.sym import is_sym
 
 BufferKind = Literal["input", "const", "intermediate", "output"]
@@ -105,9 +105,11 @@ class Node:
 
     @functools.cached_property
     def checked(self) -> bool:
-        """May this node raise (an extern routine, or a gather's bounds check)? Then it runs
-        even when nothing reads its result."""
-        return self.raises or self.body is not None and gathers(self.body)
+        """May this node raise or warn (an extern routine, a gather's bounds check, an error
+        flag: integer // by 0, ** of a negative integer)? Then it runs even when nothing reads
+        its result."""
+        return self.raises or self.body is not None and (gathers(self.body)
+                                                         or sets_flags(self.body))
 
     @functools.cached_property
     def numel(self) -> int:
