@@ -247,9 +247,12 @@ def _flat_as_returned(traced: Traced, single: bool) -> bool:
 def _views_only(traced: Traced) -> bool:
     """[CALL2] Whether every result is an argument or NumPy's view of one (`return x[::2]`,
     `x.T`), the graph having no other output: a warm call needs no kernel (the compiled
-    program computes copies of those views, which `write_back` replaces)."""
-    return (not traced.writeback and not traced.view_scalars
-            and len(traced.returned_args) == traced.n_results == len(traced.graph.outputs))
+    program computes copies of those views, which `write_back` replaces); [FUZZ2] not when a
+    value nothing reads is computed all the same (it may raise or warn: `r = a // b`)."""
+    graph = traced.graph
+    unread = {op.out.id for op in graph.ops} - set(graph.users()) - {v.id for v in graph.outputs}
+    return (not traced.writeback and not traced.view_scalars and not unread
+            and len(traced.returned_args) == traced.n_results == len(graph.outputs))
 
 
 def _under_errstate(traced: Traced, run: Callable[..., Any]) -> Callable[..., Any]:

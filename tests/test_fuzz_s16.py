@@ -369,10 +369,11 @@ def test_random_program_s16(program: Program, options: dict[str, Any]) -> None:
 
 # ----------------------------------------------------------------------------- found by the fuzzer
 
-def _same(fn: Callable[..., Any], *args: np.ndarray) -> None:
-    """stax.jit(fn) gives NumPy's results or exception class and the same warnings."""
+def _same(fn: Callable[..., Any], *args: np.ndarray, jitted: Any = None) -> None:
+    """stax.jit(fn) (or `jitted`, warm) gives NumPy's results or exception class and the same
+    warnings."""
     runs = []
-    for f in (fn, stax.jit(fn)):
+    for f in (fn, jitted or stax.jit(fn)):
         copies = [a.copy() for a in args]
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
@@ -448,3 +449,29 @@ def test_reduction_float_initial_for_integers_as_numpy() -> None:
         _same(lambda a, m, i=initial: np.prod(a, axis=0, initial=i, dtype=np.int8), a, m)
         _same(lambda a, m, i=initial: np.max(a, axis=1, initial=i, where=m), a, m)
         _same(lambda a, m, i=initial: np.sum(a[:0], initial=i, keepdims=True), a, m)
+
+
+def test_warm_call_returning_views_still_checks() -> None:
+    """A function whose results are views of its arguments skipped its kernels on warm calls:
+    an unused gather out of bounds (`r = a[i]; return a.T`) raised IndexError on the first
+    call only, and an unused `a // b` warned on the first call only."""
+    def gather(a: np.ndarray, i: np.ndarray) -> np.ndarray:
+        r = a[i]  # noqa: F841 - unused, checked all the same
+        return a.T
+
+    def divide(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = a // b  # noqa: F841
+        return a[::-1], b
+
+    jitted = stax.jit(gather)
+    for i in ([1], [5], [-4], [2]):
+        try:
+            want = gather(np.arange(3.0), np.array(i))
+        except IndexError:
+            with np.testing.assert_raises(IndexError):
+                jitted(np.arange(3.0), np.array(i))
+        else:
+            assert_matches(jitted(np.arange(3.0), np.array(i)), want)
+    jitted = stax.jit(divide)
+    for b in ([1, 2], [0, 1], [3, 0]):
+        _same(divide, np.array([4, 5]), np.array(b), jitted=jitted)
