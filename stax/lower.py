@@ -51,7 +51,7 @@ from stax.ir.program import (
 )
 from stax.ir.sym import data_atoms_in, hint, is_data, is_sym, same_size, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
-from stax.ops.table import Cost
+from stax.ops.table import Cost, flags_of
 from stax.runtime import externs  # [H13] transposed operands of matmul
 
 # The calls a backend prices (`Backend.recompute_cost`): the op table's ops. Casts, selects and
@@ -945,7 +945,7 @@ def _flags(op: Op) -> bool:
     operands (//, % by zero, ** of a negative exponent), a float cast to an integer type."""
     if op.kind == "cast":
         return op.inputs[0].dtype.kind == "f" and op.out.dtype.kind in "iu"
-    return op.kind == "elementwise" and bool(by_name(op.attr("fn")).flags) and \
+    return op.kind == "elementwise" and bool(flags_of(op.attr("fn"))) and \
         any(v.dtype.kind in "biu" for v in op.inputs)
 
 

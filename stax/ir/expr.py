@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from stax.ir.sym import Sym, surely
-from stax.ops.table import by_name
+from stax.ops.table import flags_of
 
 Ranges = Mapping[str, int]
 
@@ -394,8 +394,7 @@ def may_flag(e: Call) -> bool:
     of the table with flags on integer operands (//, % by zero, ** of a negative exponent)."""
     if e.fn == "cast":
         return e.args[0].dtype.kind == "f" and e.dtype.kind in "iu"
-    return e.fn not in ("where", "select") and bool(by_name(e.fn).flags) and \
-        e.args[0].dtype.kind in "biu"
+    return bool(flags_of(e.fn)) and e.args[0].dtype.kind in "biu"
 
 
 def sets_flags(expr: Expr) -> bool:

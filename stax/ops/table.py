@@ -326,6 +326,15 @@ def by_name(name: str) -> Elementwise:
     return op
 
 
+def flags_of(name: str) -> tuple[str, ...]:
+    """[FUZZ2] The error flags op `name` may set (none for a name outside the table, such as
+    the `real` and `imag` parts of a complex value)."""
+    try:
+        return by_name(name).flags
+    except KeyError:
+        return ()
+
+
 def by_ufunc(ufunc: object) -> Elementwise | None:
     """The op dispatched for `ufunc`, or None."""
     try:
