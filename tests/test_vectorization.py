@@ -288,6 +288,8 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
     "take_axis1_i32": (lambda a, idx: np.take(a, idx, axis=1),
                        lambda: (i32(), i64(20, lo=0, hi=C))),
     "triangles_f32": (lambda x: np.triu(x, 2) - np.tril(x) * 2, lambda: (f32(),)),  # [PERF9]
+    "mod_pow2_f32": (lambda x: np.mod(x * 3, 1.0) + np.mod(x, -0.5), lambda: (f32(),)),  # [PERF9]
+    "mod_pow2_f64": (lambda x: np.mod(x, 0.25), lambda: (f64(),)),  # [PERF9]
 }
 
 
@@ -361,7 +363,7 @@ def test_hot_loops_are_marked(report: dict[str, list[LoopReport]]) -> None:
                  "floor_ceil_trunc", "f32_to_u8_clip",  # [VEC] -fno-trapping-math, clamps
                  "f16_add", "f16_edges_muladd", "f16_exp_plus_max", "f32_to_f16",
                  "f16_to_f64_T",  # [VEC5] float16 as bits
-                 "triangles_f32"):  # [PERF9] np.triu/tril compare the loop indices
+                 "triangles_f32", "mod_pow2_f32", "mod_pow2_f64"):  # [PERF9]
         assert any(loop.vectorized for loop in report[name]), name
 
 

@@ -283,7 +283,7 @@ ELEMENTWISE: tuple[Elementwise, ...] = (
     # [H16] C's fmod for floats (as stax_fmod [PERF9]); integers as NumPy's loop: x fmod 0 is 0
     # (NumPy also warns "divide by zero encountered in fmod": not raised, the flag enum is
     # full), MIN fmod -1 is 0
-    Elementwise("fmod", np.fmod, Cpp("stax_fmod<{t}>({a0}, {a1})",
+    Elementwise("fmod", np.fmod, Cpp("stax_fmod<{t}{const}>({a0}, {a1})",
                                      "({a1} == 0 ? ({t})0 : ({t})({a0} % ((({t})-1 < ({t})0 && "
                                      "{a1} == ({t})-1) ? ({t})1 : {a1})))"),
                 "costly", decomposition="subtract(x, multiply(trunc(true_divide(x, y)), y))"),

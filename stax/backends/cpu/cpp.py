@@ -304,6 +304,8 @@ def vector_blocker(bodies: Iterable[Expr]) -> str | None:
         if not isinstance(e, Call) or e.fn not in ("floor_divide", "remainder", "power"):
             continue
         runtime = not isinstance(e.args[1], Const)
+        if e.fn == "remainder" and e.dtype.kind == "f" and _power_of_two(e.args[1]):
+            continue  # [PERF9] x % 2**k: exact without fmod (stax_fmod)
         if e.fn != "power" and e.dtype.kind == "f":
             return f"float {e.fn} needs fmod (no vector variant in libmvec)"
         if e.fn != "power" and e.dtype.itemsize == 8 and runtime:
@@ -311,6 +313,14 @@ def vector_blocker(bodies: Iterable[Expr]) -> str | None:
         if e.fn == "power" and e.dtype.kind in "iu" and runtime:
             return "integer power by a runtime exponent (a loop per element)"
     return None
+
+
+def _power_of_two(e: Expr) -> bool:
+    """[PERF9] `e` is a constant normal power of two (the divisor of stax_fmod's exact path)."""
+    if not isinstance(e, Const) or e.dtype.kind != "f":
+        return False
+    v = abs(float(e.value))
+    return np.isfinite(v) and v >= np.finfo(e.dtype).tiny and np.frexp(v)[0] == 0.5
 
 
 def _size_divisor(fn: str, exprs: tuple[Expr, ...]) -> IndexValue | None:

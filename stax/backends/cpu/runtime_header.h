@@ -263,7 +263,23 @@ template <typename T, bool ConstD> static inline T stax_floor_quotient(T a, T d)
 // magnitude (a/b rounded up to an integer); a - q*b is a multiple of the operands' least unit
 // below |b| in magnitude, so one fma gives it exactly, and adding b back after an overshoot
 // (a result of the other sign) is exact too. Larger quotients, b = 0, inf and NaN call fmod.
-template <typename T> static inline T stax_fmod(T a, T b) {
+// A normal, finite power of two (folded where b is a constant).
+template <typename T> static inline bool stax_power_of_two(T b) {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    constexpr int bits = std::numeric_limits<T>::digits - 1;
+    const U u = __builtin_bit_cast(U, std::fabs(b)), e = u >> bits;
+    return (u & ((U(1) << bits) - 1)) == 0 && e != 0 && e != (U(1) << (sizeof(T) * 8 - 1 - bits)) - 1;
+}
+// ConstD: b is a constant. A power of two (x % 1.0) needs no fallback: a/b and trunc(a/b)*b are
+// exact, and from 2^digits * |b| up a finite a is a multiple of b; no call, so it vectorizes.
+template <typename T, bool ConstD = false> static inline T stax_fmod(T a, T b) {
+    if constexpr (ConstD) {
+        if (stax_power_of_two(b)) {
+            const T top = std::ldexp(std::fabs(b), std::numeric_limits<T>::digits);
+            const T r = std::fabs(a) >= top && std::isfinite(a) ? (T)0 : a - std::trunc(a / b) * b;
+            return r == 0 ? std::copysign((T)0, a) : r;
+        }
+    }
     const double q = std::trunc((double)a / (double)b);
     if (__builtin_expect(!(std::fabs(q) < 0x1p52) || std::isinf(b), 0)) return std::fmod(a, b);
     const double r = std::fma(-q, (double)b, (double)a);
@@ -282,7 +298,7 @@ template <typename T, bool ConstD = false> static inline T stax_floordiv(T a, T 
         return (T)(q & (T)-(T)(b != 0));
     } else {
         if (b == 0) return a / b;  // inf or nan, as NumPy
-        T m = stax_fmod(a, b);
+        T m = stax_fmod<T, ConstD>(a, b);
         T div = (a - m) / b;
         if (m != 0 && ((b < 0) != (m < 0))) div -= 1;
         if (div == 0) return std::copysign((T)0, a / b);
@@ -304,7 +320,7 @@ template <typename T, bool ConstD = false> static inline T stax_remainder(T a, T
         return (T)(r & (T)-(T)(b != 0));
     } else {
         if (b == 0) return std::fmod(a, b);  // nan
-        T m = stax_fmod(a, b);
+        T m = stax_fmod<T, ConstD>(a, b);
         if (m != 0) {
             if ((b < 0) != (m < 0)) m += b;
         } else {
