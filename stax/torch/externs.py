@@ -272,7 +272,15 @@ def _filler(template: Any) -> Callable[[list[torch.Tensor]], Any]:
 # results into scratch tensors) instead of copied there: max pooling of 256x32x16x16
 # channels-last float32, one thread, CPU time: 1.33 ms with the copy, 1.07 ms into the
 # buffer. (Embedding bag's `out` overload copies internally: no faster than the copy.)
-_OUT_OVERLOADS = {aten.max_pool2d_with_indices.default: aten.max_pool2d_with_indices.out}
+# [TORCH8] The pooling backwards' results are as large as the pooled input: the plain overload
+# allocates and zero-fills a new tensor (>= 128 KiB: fresh mmap'd pages on every call) that is
+# then copied; cnn training at batch 4 (4x32x16x16 float32, one thread): 66-200 us per call
+# through the copy, 11 us into the (recycled) buffer.
+_OUT_OVERLOADS = {
+    aten.max_pool2d_with_indices.default: aten.max_pool2d_with_indices.out,
+    aten.max_pool2d_with_indices_backward.default:
+        aten.max_pool2d_with_indices_backward.grad_input,
+    aten.avg_pool2d_backward.default: aten.avg_pool2d_backward.grad_input}
 # Ops whose result tensor becomes the node's buffer itself (the runtime's returned-array
 # hook, `register_sized`; their `out` overloads copy internally): the copy of a 256x32x16x16
 # float32 convolution result took 0.85 ms of the call's 2.1 ms, of the 2048x256 embedding
@@ -307,16 +315,16 @@ def _routine(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], j: int | No
         tensors = [_tensor(a) for a in arrays]
         call_args = prepare([f(tensors) for f in fill_args], nhwc)
         call_kwargs = {k: f(tensors) for k, f in fill_kwargs.items()}
-        if out_op is None or out is None:
+        dest = None if out is None else destination(out)  # made once: from_numpy costs
+        if out_op is None or dest is None:
             result = op(*call_args, **call_kwargs)
         else:
-            outs = {name: destination(out) if k == (j or 0) else torch.empty(0, dtype=dtype)
+            outs = {name: dest if k == (j or 0) else torch.empty(0, dtype=dtype)
                     for k, (name, dtype) in enumerate(zip(names, dtypes, strict=True))}
             result = out_op(*call_args, **call_kwargs, **outs)
         result = result if j is None else result[j]
-        if out is None:
+        if dest is None:
             return result
-        dest = destination(out)
         if out_op is not None and result.data_ptr() == dest.data_ptr():
             if result.stride() == dest.stride():
                 return None  # written in place
