@@ -1,12 +1,14 @@
 """Masked updates (issue 9, MASK): Stax vs NumPy, interleaved in one process, process CPU clock.
 
-    python benchmarks/masked_updates.py [--n 1000000] [--repeat 7] [NAME ...]
+    python benchmarks/masked_updates.py [--n 1000000] [--repeat 7] [--sweep] [NAME ...]
 
 Each workload runs as NumPy and as `stax.jit(fn)` on fresh copies of the same inputs, checked
 against NumPy first (exact for integers, allclose otherwise); then the two alternate for
 --repeat rounds and the medians of `time.process_time` and their ratio Stax/NumPy are printed
 as a Markdown table. Masks: "dense" selects ~90% of the elements, "sparse" ~1%. Run with
 OMP_NUM_THREADS=1 for a per-core comparison (NumPy's elementwise ops are single-threaded).
+--sweep (SPMASK): instead, costly masked updates (pow, exp, log, sqrt, arctan2, complex
+division) under masks of 0.1 %, 1 %, 10 %, 50 % and 100 % density.
 """
 
 from __future__ import annotations
@@ -65,6 +67,49 @@ def time_loop(x: Any, t: float) -> Any:  # the mask shrinks over the iterations
     return x
 
 
+def sweep(n: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """[SPMASK] Costly masked updates; the mask `r < d` selects a share d of the elements."""
+    def pow_(x: Any, y: Any, r: Any, d: float) -> Any:
+        m = r < d
+        x[m] = x[m] ** 1.5
+        return x
+
+    def exp(x: Any, y: Any, r: Any, d: float) -> Any:
+        m = r < d
+        y[m] = np.exp(x[m])
+        return y
+
+    def log(x: Any, y: Any, r: Any, d: float) -> Any:
+        m = r < d
+        x[m] = np.log(x[m])
+        return x
+
+    def sqrt(x: Any, y: Any, r: Any, d: float) -> Any:
+        return np.where(r < d, np.sqrt(x), x)
+
+    def arctan2(x: Any, y: Any, r: Any, d: float) -> Any:
+        m = r < d
+        y[m] = np.arctan2(x[m], y[m])
+        return y
+
+    def cdiv(z: Any, y: Any, r: Any, d: float) -> Any:
+        m = r < d
+        z[m] = z[m] / (z[m] + 2.0)
+        return z
+
+    rng = np.random.default_rng(0)
+    x, y, r = rng.random(n), rng.random(n), rng.random(n)
+    z = x + 1j * y
+    out: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {}
+    for name, fn, first in (("x[m] = x[m]**1.5", pow_, x), ("y[m] = exp(x[m])", exp, x),
+                            ("x[m] = log(x[m])", log, x), ("where(m, sqrt(x), x)", sqrt, x),
+                            ("y[m] = arctan2(x[m], y[m])", arctan2, x),
+                            ("z[m] = z[m]/(z[m]+2), complex", cdiv, z)):
+        for d in (0.001, 0.01, 0.1, 0.5, 1.0):
+            out[f"{name}, {d:.1%}"] = (fn, (first, y, r, d))
+    return out
+
+
 def workloads(n: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     rng = np.random.default_rng(0)
     x, y = rng.random(n), rng.random(n)
@@ -114,10 +159,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--sweep", action="store_true", help="masks of 0.1-100 %% density")
     parser.add_argument("names", nargs="*", help="substrings of workload names to run")
     opts = parser.parse_args()
     print("| workload | NumPy ms | Stax ms | Stax/NumPy |\n|---|---:|---:|---:|")
-    for name, (fn, args) in workloads(opts.n).items():
+    for name, (fn, args) in (sweep if opts.sweep else workloads)(opts.n).items():
         if opts.names and not any(s in name for s in opts.names):
             continue
         jitted = stax.jit(fn)

@@ -362,6 +362,8 @@ class Traced:
     # [HUNT6] run-time integers a returned view's index holds (`return x[i]`, i traced): the
     # key its NumPy view op reads them under in `sizes`, and their flat output position
     view_scalars: tuple[tuple[str, int], ...] = ()
+    # [SPMASK] how each masked selection was compiled (`Builder.masked`), for stax.explain
+    masked: tuple[str, ...] = ()
 
     def check_args(self, args: tuple[Any, ...]) -> None:
         """Refuse calls whose values NumPy would refuse, or whose aliasing the trace missed."""
@@ -448,7 +450,8 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     first = len(graph.outputs) - len(scalars)
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
                   frozenset(builder.static), env, unsigned, returned, builder.errstate_modes(),
-                  tuple((_scalar_key(v), first + k) for k, v in enumerate(scalars)))
+                  tuple((_scalar_key(v), first + k) for k, v in enumerate(scalars)),
+                  tuple(builder.masked))
 
 
 # a value Stax computes where NumPy returns a view of another: that value, NumPy's view op, and

@@ -124,6 +124,7 @@ class Report:
         sections.append(("Loops compiled once per body (stax.loops)",
                           describe_loops(c.traced.graph)))
         sections += [
+            ("Masked selections (x[mask])", "\n".join(c.traced.masked) or "none"),  # [SPMASK]
             ("Error modes (np.errstate)", describe_errstate(c.traced.errstate)),  # [ERR]
             ("Sizes", describe_sizes(c.traced.graph, c.traced.env)),
             ("Graph", str(c.traced.graph)),

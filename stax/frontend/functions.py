@@ -2711,12 +2711,17 @@ class Masked(Tracer):
         self.layout, self.scalar, self.array0 = None, False, False  # [FUZZ] as Tracer's
         self.born = None  # [HUNT3] made by its selection, when materialized (C order)
         self._value: Value | None = None
+        # [SPMASK] why it is materialized, when it is (for stax.explain)
+        self.why = "used as a value (an op or a use the whole-array form does not cover)"
 
     @property  # type: ignore[override]
     def value(self) -> Value:
         if self._value is None:
             from stax.frontend.data_dependent import select  # [DYN16] sized at run time
 
+            self.builder.masked.append(
+                f"{self.where}: x[mask] gathered (the selection first, sized at run time), "
+                f"then scattered back if assigned: {self.why}")
             selected = select(self.full, self.mask, self.where)
             if selected is not None:
                 self._value = selected.value
@@ -2765,6 +2770,12 @@ class Masked(Tracer):
                 return Masked(ufunc(*(api.wrap(self.builder, a.full.value)
                                       if isinstance(a, Masked) else a for a in inputs)),
                               self.mask)
+            why = (f"np.{ufunc.__name__} on complex is a scalar glibc function, computed on "
+                   "the selected elements only" if "c" in kinds and op.cpp.complex_scalar else
+                   f"np.{ufunc.__name__} may fail or warn on the elements outside the mask "
+                   "(integer operands)")
+            for a in parts:
+                a.why = why
         return Tracer.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
 
 
@@ -2800,6 +2811,12 @@ def _masked_operator(py: str, reflected_ok: bool, kind: str) -> Callable[..., An
         elif self._value is None and _scalar_like(other) and (kind != "r" or reflected_ok):
             lazy = getattr(Tracer, name)(api.wrap(self.builder, self.full.value), other)
         if lazy is None:
+            why = (f"`{py}` may fail or warn on the elements outside the mask" if not
+                   reflected_ok and (isinstance(other, Masked) or kind == "r") else
+                   "an operand is neither one element nor selected by the same mask")
+            for a in (self, other):
+                if isinstance(a, Masked) and a._value is None:
+                    a.why = why  # [SPMASK]
             return getattr(Tracer, name)(self, other)
         if kind == "i":  # [FUZZ s15] in place: every name for the selection sees the new
             self.full = lazy  # values, as NumPy's (`n = x[m]; n += 1; return x[m]`'s n)
@@ -2868,6 +2885,12 @@ def masked_assign(a: Tracer, index: Any, value: Masked) -> bool:
         full = api.where(m, full, 0)  # selection: no invalid-cast flag for NaN/inf outside it
     new = api.where(m, api.astype(full, a.dtype, copy=False), a)
     api._rebind(a, new.value)
+    from stax.frontend.breaks import _location
+
+    a.builder.masked.append(
+        f"{_location()[0]}: a[mask] = f(a[mask]) as where(mask, f(a), a) over the whole array "
+        "(f cannot fail or warn outside the mask; a kernel's mask_skip computes a costly f "
+        "only in blocks the mask selects an element of)")
     return True
 
 

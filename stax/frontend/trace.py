@@ -122,6 +122,8 @@ class Builder:
     errstate_base: dict[str, str] = field(default_factory=np.geterr)
     errstate: dict[str, str | None] = field(default_factory=dict)
     errcall: Any = None  # np.geterrcall() where a mode set inside is "call" or "log"
+    # [SPMASK] how each masked selection `x[mask]` was compiled, and why (for stax.explain)
+    masked: list[str] = field(default_factory=list)
 
     def data_size(self, bound: int, what: str) -> int:
         """[DYN16] The length of a result computed at run time (`x[mask]`, `np.unique`):

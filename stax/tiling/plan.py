@@ -45,6 +45,15 @@ TILE_COLS = 256
 TILE_MIN_ROWS = 8
 # math functions that cost far more than a load (thread decision): the op table's cost [A1]
 TRANSCENDENTAL = frozenset(op.name for op in ELEMENTWISE if op.cost == "transcendental")
+# [SPMASK] ops of the table that cost more than a load ("costly" or "transcendental")
+COSTLY = frozenset(op.name for op in ELEMENTWISE if op.cost != "cheap")
+FLAGGED = frozenset(op.name for op in ELEMENTWISE if op.flags)  # [SPMASK] on integers
+# [SPMASK] elements per block of the mask-skip form (`MaskSkip`). 10^5 float64, one thread,
+# Stax/NumPy at masks of 0.1 % / 1 % / 100 %, blocks of 8 / 16 / 32 / 64 (no skip: 3.89, 2.86,
+# 0.94): x[m] = x[m]**1.5 1.92 0.76 0.71 0.80 / 1.63 0.96 1.24 1.68 / 1.27 1.05 1.00 0.98;
+# y[m] = exp(x[m]) (none 1.31, 0.97, 0.62) 2.35 0.74 0.70 0.70 / 1.98 0.75 0.78 0.84 / 1.25
+# 0.82 0.72 0.69 (8: the short loops ran scalar)
+MASK_SKIP_BLOCK = 32
 MAX_OUTER_BLOCK = 2048  # outputs per block in the outer-reduction form (two pages of f32)
 # [PERF] longest step (elements) between adjacent outputs' loads in the outer-reduction form:
 # `x[::2, 1::3].max(0)` at 256x1024 f32 walked 341 strided columns scalar (0.125 ms of
@@ -79,6 +88,33 @@ class PlanDecision:
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True)
+class MaskSkip:
+    """[SPMASK] The mask-skip form of a pointwise kernel: its vector loop runs in blocks of
+    `MASK_SKIP_BLOCK` elements; a block where `cond` is false in every lane (`costly_if`
+    False: true in every lane) computes the bodies of `cheap` instead, where every
+    `where(cond, a, b)` is its cheap side (`b`; `costly_if` False: `a`), so the costly side runs
+    only in blocks the mask selects an element of (issue 9: `x[m] = x[m] ** 1.5`)."""
+
+    cond: Expr
+    costly_if: bool
+
+    def cheap(self, body: Expr) -> Expr:
+        memo: dict[Expr, Expr] = {}
+
+        def visit(e: Expr) -> Expr:
+            if not isinstance(e, Call):
+                return e
+            if e not in memo:
+                if e.fn == "where" and e.args[0] == self.cond:
+                    memo[e] = visit(e.args[2 if self.costly_if else 1])
+                else:
+                    memo[e] = Call(e.fn, tuple(map(visit, e.args)), e.dtype)
+            return memo[e]
+
+        return visit(body)
 
 
 @dataclass(frozen=True)
@@ -142,6 +178,7 @@ class KernelPlan:
     # dependence chains, [SCAN] a share of the rows apart (0: one row at a time), see
     # `scan_chains`
     scan_chains: int = 0
+    mask_skip: MaskSkip | None = None  # [SPMASK] see `mask_skip`
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -490,11 +527,62 @@ def plan_kernel(name: str, nodes: Sequence[Node], shared_depth: int, *, threads:
         row is not None else scan_chains(nodes, outer, depth, threads)
     if chains:
         notes.append(PlanDecision("scan_chains", name, chains, why_chains))
+    skip, why_skip = mask_skip(nodes, shared_depth) if form in ("vectorized", "scalar") and not (
+        unroll or rows or row is not None) else (None, "")
+    if skip is not None:
+        notes.append(PlanDecision("mask_skip", name, MASK_SKIP_BLOCK, why_skip))
     return KernelPlan(name, tuple(nodes), shared_depth, depth, threads, form, tuple(notes),
                       tuple(local.items()), block, launch_work, simd_lanes=lanes,
                       row_symbol=row[0] if row else "", row_lengths=row[1] if row else (),
                       unroll=unroll, row_block=rows, row_tiles=tiles,
-                      scan_chains=chains)
+                      scan_chains=chains, mask_skip=skip)
+
+
+def _costly_calls(bodies: Iterable[Expr]) -> set[Expr]:
+    return {e for b in bodies for e in walk(b) if isinstance(e, Call) and e.fn in COSTLY}
+
+
+def _raising_calls(bodies: Iterable[Expr]) -> set[Expr]:
+    """[SPMASK] Calls that may set an error flag (NumPy's warning): a float cast to an integer
+    type, an op of the table with flags on integer operands (//, % by zero, ** -1)."""
+    return {e for b in bodies for e in walk(b) if isinstance(e, Call) and (
+        e.fn in FLAGGED and any(a.dtype.kind in "biu" for a in e.args) or e.fn == "cast" and
+        e.dtype.kind in "iu" and e.args[0].dtype.kind in "fc")}
+
+
+def mask_skip(nodes: Sequence[Node], shared_depth: int) -> tuple[MaskSkip | None, str]:
+    """[SPMASK] Blocks of the vector loop that skip the costly side of a `where` (`MaskSkip`),
+    and why: when every node is pointwise over all the shared loops, and a `where`'s condition
+    costs no more than a load (it is computed once more per block), reads nothing the kernel
+    writes, and choosing its other side drops a costly call of the op table (`COSTLY`) from
+    the kernel, and drops no call that may raise (np.where(m, a // b, a) warns on a zero b
+    outside m in NumPy too). A dense mask pays one more test of the condition per element; a
+    sparse one skips the costly work in most blocks (`x[m] = f(x[m])`, np.where)."""
+    if not nodes[0].ranges or shared_depth != len(nodes[0].ranges) or any(
+            n.kind != "pointwise" or n.body is None or n.ranges != nodes[0].ranges
+            for n in nodes):
+        return None, ""
+    bodies = [n.body for n in nodes if n.body is not None]
+    written = {n.out for n in nodes}
+    costly, raising = _costly_calls(bodies), _raising_calls(bodies)
+    if not costly:
+        return None, ""
+    for e in dict.fromkeys(e for b in bodies for e in walk(b)):
+        if not (isinstance(e, Call) and e.fn == "where") or _costly_calls([e.args[0]]) or any(
+                ld.buf in written for ld in loads(e.args[0])):
+            continue
+        for costly_if in (True, False):
+            skip = MaskSkip(e.args[0], costly_if)
+            cheap = [skip.cheap(b) for b in bodies]
+            dropped = costly - _costly_calls(cheap)
+            if dropped and raising <= _raising_calls(cheap):
+                names = ", ".join(sorted({c.fn for c in dropped if isinstance(c, Call)}))
+                return skip, (
+                    f"mask_skip: {names} computed only in blocks of {MASK_SKIP_BLOCK} elements "
+                    f"where the where's condition is {'true' if costly_if else 'false'} in a "
+                    f"lane; the other blocks take its other side (a sparse mask skips the "
+                    f"costly work, a dense one tests the condition once more per element)")
+    return None, ""
 
 
 # [CLIFF3] rows of a row scan interleaved: each row's scan is one serial dependence chain (a

@@ -40,6 +40,7 @@ from stax.ir.sym import is_data, is_sym, surely
 from stax.ops import ELEMENTWISE, Cpp, by_name, flag_enum_cpp, scan  # [A1] the op table
 from stax.ops import part as complex_part_of  # [E16]
 from stax.tiling.plan import (
+    MASK_SKIP_BLOCK,
     MAX_OUTER_BLOCK,
     REDUCTION_CHUNK,
     TILE_COLS,
@@ -150,6 +151,13 @@ class ExprPrinter:
                     self.counter += 1
                     out.stmt(f"const int64_t {name} = {self.atom(atom)};")
                     self.atom_names[atom] = name
+
+    def fork(self) -> ExprPrinter:
+        """A printer that knows the names this one has so far (declared before the code it
+        prints) and adds its own apart: [SPMASK] for a loop printed in another block."""
+        other = copy.copy(self)
+        other.names, other.atom_names = dict(self.names), dict(self.atom_names)
+        return other
 
     def _name(self, e: Expr, value: str, out: Emitter, type_: str | None = None) -> None:
         name = f"tmp{self.counter}"
@@ -552,6 +560,9 @@ class KernelPrinter:
         self.work_shared = False  # does the body contain `omp for`?
         self.outer_printer: ExprPrinter | None = None  # [G9] holds values hoisted out of the loop
         self.first_stop: str | None = None  # the plan's outer_stop, computed before the loops
+        # [SPMASK] the vector loop of the mask-skip form, opened per block by `print_skipping`:
+        # (variable, first, end, pragmas, the statement defining the kernel's variable)
+        self.skip_loop: tuple[str, str, str, list[str], str] | None = None
 
     def print(self) -> tuple[Code, ...]:
         plan = self.plan
@@ -604,8 +615,8 @@ class KernelPrinter:
                     out.stmt(f"const int64_t {name}n = std::min<int64_t>({step}, "
                              f"{r} - {name}c);")
                     simd_pragma = [self.simd_pragma()] if simd_outer else []
-                    scope.enter_context(out.loop(f"{name}i", 0, f"{name}n", pragmas=simd_pragma))
-                    out.stmt(f"const int64_t {name} = {name}c + {name}i;")
+                    self.open_vector_loop(scope, f"{name}i", "0", f"{name}n", simd_pragma,
+                                          f"const int64_t {name} = {name}c + {name}i;")
                     continue
                 if plan.scan_chains and k == len(names) - 1:  # [CLIFF3] rows in step
                     scope.enter_context(out.loop(f"{name}q", 0, _chain_rows(r, plan.scan_chains),
@@ -628,6 +639,9 @@ class KernelPrinter:
                     first = [*first, self.simd_pragma()]
                 if plan.unroll and k == len(names) - 1:  # [H9] inside the vector loop
                     first = [*first, f"GCC unroll {plan.unroll}"]
+                if plan.mask_skip is not None and k == len(names) - 1 and k != poll:
+                    self.open_vector_loop(scope, name, "0", str(r), first, "")
+                    continue
                 scope.enter_context(out.loop(name, 0, r, pragmas=first))
                 if k == poll:  # [A8]
                     out.stmt(POLL)
@@ -635,13 +649,62 @@ class KernelPrinter:
                 self.print_outer_block(parallel_inside)
             elif plan.scan_chains:
                 self.print_scan_chains(names[-1], outer[-1])
+            elif self.skip_loop is not None:
+                self.print_skipping(parallel_inside)
             else:
                 for name, extent in plan.local:
                     t = ctype(self.buffers[name].dtype)
                     out.stmt(f"{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
-                for group in self.groups():
+                for group in self.groups(plan.nodes):
                     self.print_group(group, parallel_inside)
         return out.code
+
+    def open_vector_loop(self, scope: ExitStack, var: str, lo: str, hi: str, pragmas: list[str],
+                         define: str) -> None:
+        """Open the kernel's innermost loop, over `var` from `lo` to `hi`, `define` its first
+        statement. [SPMASK] In the mask-skip form (the plan's `mask_skip`), a loop over blocks
+        of it instead, each first testing whether the mask selects an element of the block
+        (`stax_any`); `print_skipping` prints the loop itself."""
+        skip = self.plan.mask_skip
+        if skip is None:
+            scope.enter_context(self.out.loop(var, lo, hi, pragmas=pragmas))
+            if define:
+                self.out.stmt(define)
+            return
+        out = self.out
+        scope.enter_context(out.loop(f"{var}b", lo, hi, step=MASK_SKIP_BLOCK))
+        end = f"{var}e"
+        out.stmt(f"const int64_t {end} = std::min<int64_t>({var}b + {MASK_SKIP_BLOCK}, {hi});",
+                 "int stax_any = 0;  // does the mask select an element of this block? [SPMASK]")
+        with out.loop(var, f"{var}b", end, pragmas=[f"{p} reduction(|:stax_any)" for p in pragmas
+                                                    if p.startswith("omp simd")]):
+            if define:
+                out.stmt(define)
+            printer = self.outer_printer.fork() if self.outer_printer else ExprPrinter(
+                self.plan.nodes[0].var_ranges)
+            (cond,) = printer.emit([skip.cond], out)
+            out.stmt(f"stax_any |= {'' if skip.costly_if else '!'}{cond};")
+        self.skip_loop = (var, f"{var}b", end, pragmas, define)
+
+    def print_skipping(self, parallel_inside: bool) -> None:
+        """[SPMASK] The vector loop of the mask-skip form, twice: as planned in a block where the
+        mask selects an element, with its costly side of the mask's `where`s dropped in the
+        others."""
+        assert self.skip_loop is not None and self.plan.mask_skip is not None
+        var, lo, hi, pragmas, define = self.skip_loop
+        skip, outer, printer = self.plan.mask_skip, self.out, self.outer_printer
+        versions = []
+        for nodes in (self.plan.nodes, tuple(replace(n, body=skip.cheap(n.body))
+                                             for n in self.plan.nodes if n.body is not None)):
+            self.out, self.outer_printer = Emitter(), printer and printer.fork()
+            with self.out.loop(var, lo, hi, pragmas=pragmas):
+                if define:
+                    self.out.stmt(define)
+                for group in self.groups(nodes):
+                    self.print_group(group, parallel_inside)
+            versions.append(self.out.code)
+        self.out, self.outer_printer = outer, printer
+        self.out.add(Block("if (stax_any)", versions[0], orelse=versions[1]))
 
     def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
@@ -696,13 +759,13 @@ class KernelPrinter:
         self.outer_printer.hoist([n.body for n in self.plan.nodes if n.body is not None],
                                  names[-1], {n.out for n in self.plan.nodes}, self.out)
 
-    def groups(self) -> list[list[Node]]:
+    def groups(self, nodes: Sequence[Node]) -> list[list[Node]]:
         """Consecutive nodes with the same loops below the shared ones share one loop nest,
         unless one reads what another writes (a reduction's result exists only after its
         loop; a pointwise value is forwarded from the same iteration instead)."""
         out: list[list[Node]] = []
         d = self.plan.shared_depth
-        for n in self.plan.nodes:
+        for n in nodes:
             key = (n.kind, n.ranges[d:], n.reduction_ranges)
             if out and n.kind in ("pointwise", "reduction") and (
                     out[-1][0].kind, out[-1][0].ranges[d:], out[-1][0].reduction_ranges) == key \
@@ -1142,7 +1205,7 @@ class KernelPrinter:
         bites anywhere in the block, with `unclamped` holding each index's argument (its
         lanes read contiguously: vector loads, not gathers), then in its `else`."""
         if not clamps:
-            yield from self.groups()
+            yield from self.groups(self.plan.nodes)
             return
         out = self.out
         out.comment("clamp_free: where no clamped index of the block is clamped, read unclamped")
@@ -1158,10 +1221,10 @@ class KernelPrinter:
                     for v, c in zip(values, clamps.values(), strict=True)) + ";")
         with out.block("if (stax_free)"):
             unclamped.update((e, c.arg) for e, c in clamps.items())
-            yield from self.groups()
+            yield from self.groups(self.plan.nodes)
         unclamped.clear()
         with out.block("else"):
-            yield from self.groups()
+            yield from self.groups(self.plan.nodes)
 
     def print_reduction_loop(self, nodes: list[Node], accs: list[Accumulator],
                              rnames: Sequence[str], suffix: str,
