@@ -451,7 +451,7 @@ def trace(fn: Callable[..., Any], args: tuple[Any, ...], builder: Builder | None
     return Traced(graph, structure, len(leaves), mutated, _narrowed_ints(graph, args, originals),
                   frozenset(builder.static), env, unsigned, returned, builder.errstate_modes(),
                   tuple((_scalar_key(v), first + k) for k, v in enumerate(scalars)),
-                  tuple(builder.masked))
+                  tuple(dict.fromkeys(builder.masked)))
 
 
 # a value Stax computes where NumPy returns a view of another: that value, NumPy's view op, and
