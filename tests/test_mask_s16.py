@@ -180,3 +180,14 @@ def test_explain_shows_the_decisions() -> None:
         return x
 
     assert "mask_skip:" not in str(stax.explain(cheap, x, r))
+
+
+def test_generic_sizes_and_threads() -> None:
+    """A shape-generic kernel (run-time bounds, a ragged last block) and a parallel one (the
+    blocks inside each thread's chunk)."""
+    x, y, r = inputs((200003,), "float64", 4)
+    generic = stax.jit(updates, dynamic=True)
+    for n, d in ((200003, 0.01), (1001, 0.002), (77, 0.5)):
+        args = (x[:n], y[:n], r[:n], d)
+        same(quiet(generic, *args), quiet(updates, *args))
+    same(quiet(stax.jit(updates, threads=2), x, y, r, 0.01), quiet(updates, x, y, r, 0.01))

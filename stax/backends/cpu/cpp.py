@@ -664,7 +664,7 @@ class KernelPrinter:
         """Open the kernel's innermost loop, over `var` from `lo` to `hi`, `define` its first
         statement. [SPMASK] In the mask-skip form (the plan's `mask_skip`), a loop over blocks
         of it instead, each first testing whether the mask selects an element of the block
-        (`stax_any`); `print_skipping` prints the loop itself."""
+        (`stax_selected`); `print_skipping` prints the loop itself."""
         skip = self.plan.mask_skip
         if skip is None:
             scope.enter_context(self.out.loop(var, lo, hi, pragmas=pragmas))
@@ -675,15 +675,15 @@ class KernelPrinter:
         scope.enter_context(out.loop(f"{var}b", lo, hi, step=MASK_SKIP_BLOCK))
         end = f"{var}e"
         out.stmt(f"const int64_t {end} = std::min<int64_t>({var}b + {MASK_SKIP_BLOCK}, {hi});",
-                 "int stax_any = 0;  // does the mask select an element of this block? [SPMASK]")
-        with out.loop(var, f"{var}b", end, pragmas=[f"{p} reduction(|:stax_any)" for p in pragmas
-                                                    if p.startswith("omp simd")]):
+                 "int stax_selected = 0;  // does the mask select an element of the block?")
+        with out.loop(var, f"{var}b", end, pragmas=[f"{p} reduction(|:stax_selected)"
+                                                    for p in pragmas if p.startswith("omp simd")]):
             if define:
                 out.stmt(define)
             printer = self.outer_printer.fork() if self.outer_printer else ExprPrinter(
                 self.plan.nodes[0].var_ranges)
             (cond,) = printer.emit([skip.cond], out)
-            out.stmt(f"stax_any |= {'' if skip.costly_if else '!'}{cond};")
+            out.stmt(f"stax_selected |= {'' if skip.costly_if else '!'}{cond};")
         self.skip_loop = (var, f"{var}b", end, pragmas, define)
 
     def print_skipping(self, parallel_inside: bool) -> None:
@@ -704,7 +704,7 @@ class KernelPrinter:
                     self.print_group(group, parallel_inside)
             versions.append(self.out.code)
         self.out, self.outer_printer = outer, printer
-        self.out.add(Block("if (stax_any)", versions[0], orelse=versions[1]))
+        self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
 
     def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
