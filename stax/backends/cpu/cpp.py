@@ -652,12 +652,17 @@ class KernelPrinter:
             elif self.skip_loop is not None:
                 self.print_skipping(parallel_inside)
             else:
-                for name, extent in plan.local:
-                    t = ctype(self.buffers[name].dtype)
-                    out.stmt(f"{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
-                for group in self.groups(plan.nodes):
-                    self.print_group(group, parallel_inside)
+                self.print_groups(plan.nodes, parallel_inside)
         return out.code
+
+    def print_groups(self, nodes: Sequence[Node], parallel_inside: bool) -> None:
+        """The loop groups of `nodes` inside the kernel's loops, after its kernel-local
+        buffers."""
+        for name, extent in self.plan.local:
+            t = ctype(self.buffers[name].dtype)
+            self.out.stmt(f"{t} {name}[{extent}];  // kernel-local (never leaves this loop)")
+        for group in self.groups(nodes):
+            self.print_group(group, parallel_inside)
 
     def open_vector_loop(self, scope: ExitStack, var: str, lo: str, hi: str, pragmas: list[str],
                          define: str) -> None:
@@ -700,8 +705,7 @@ class KernelPrinter:
             with self.out.loop(var, lo, hi, pragmas=pragmas):
                 if define:
                     self.out.stmt(define)
-                for group in self.groups(nodes):
-                    self.print_group(group, parallel_inside)
+                self.print_groups(nodes, parallel_inside)
             versions.append(self.out.code)
         self.out, self.outer_printer = outer, printer
         self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
