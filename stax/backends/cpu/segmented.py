@@ -24,11 +24,15 @@ The kernel shapes (decisions recorded in the comments of the text they print):
 - segmented reduction, parallel over *elements* (one long segment and many short ones balance
   alike): equal chunks (4 per thread, handed out dynamically), each reducing the segments inside
   it and keeping at most two partial results (the segments cut by its edges), combined by one
-  serial pass in element order, so non-commutative operators are exact;
+  serial pass in element order, so non-commutative operators are exact; a float sum over
+  irregular segments (CSR SpMV) computes each chunk's elements flat into an L1 tile, then
+  sums them per segment by masked vector steps with no branch on segment lengths
+  (`_tiled_sum`);
 - segmented scan in three phases (local scans per chunk, a serial pass over the chunks'
   carries, a fix-up of each chunk's leading continuation), inclusive or exclusive;
 - chain (segment-local fusion): chunks of whole segments, each segment's reductions in order,
-  then the map over its elements, reading results as registers.
+  then the map over its elements, reading results as registers; each reduction's last
+  partial vector runs as one masked vector step (no scalar epilogue calling exp per element).
 """
 
 from __future__ import annotations
@@ -387,11 +391,17 @@ def _in_order(e: Expr, up: frozenset[int]) -> Expr:
 
 
 def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _Source,
-                 ne: Sequence[str], keep: str = "") -> str:
+                 ne: Sequence[str], keep: str = "", tail: bool = False) -> str:
     """A segment's reduction loop as `omp simd` with one OpenMP reduction per component. A
     float max/min is `x > acc ? x : acc` (which vectorizes) plus a flag for NaN, which
     np.maximum/np.minimum propagate (the zero kept among -0.0 and 0.0 may differ from a
-    sequential loop, as in NumPy's own vectorized reductions)."""
+    sequential loop, as in NumPy's own vectorized reductions).
+
+    `tail`: the loop runs over whole vectors only; the segment's last < one vector of
+    elements run as one more vector step whose lanes past the end read the last element
+    (index clamped) and count as the neutral element (stores masked): no scalar epilogue
+    (which called exp one element at a time: a softmax over rows of ~100 spent a third of
+    its time there)."""
     decls, steps, clauses, after = [], [], [], []
     for j, (t, r) in enumerate(zip(op.dtypes, ids, strict=True)):
         ctype = cpp_type(t)
@@ -406,10 +416,26 @@ def _vector_loop(op: Operator, ids: Sequence[str], elems: Sequence[Expr], src: _
         else:
             args = {f"a{j}": Arg(t, f"acc{j}"), f"b{j}": Arg(t, f"x{j}")}
             steps.append(f"acc{j} = {emit(rename_args(op.combine[j], args), src.names)};")
-    return (f"{' '.join(decls)}\n        #pragma omp simd {' '.join(clauses)}\n"
-            f"        for (int64_t i = lo; i < hi; ++i) {{\n"
-            f"          {_elements(op, elems, src)} {keep}\n          {' '.join(steps)}\n"
-            f"        }}\n"
+    body = f"{_elements(op, elems, src)} {keep}\n          {' '.join(steps)}"
+    if not tail:
+        return (f"{' '.join(decls)}\n        #pragma omp simd {' '.join(clauses)}\n"
+                f"        for (int64_t i = lo; i < hi; ++i) {{\n          {body}\n        }}\n"
+                f"        {' '.join(after)}")
+    lanes = 64 // min(t.itemsize for t in op.dtypes)
+    masked = " ".join(f"const {cpp_type(t)} y{j} = live ? x{j} : {ne[j]};"
+                      for j, t in enumerate(op.dtypes))
+    unmask = " ".join(f"const {cpp_type(t)} x{j} = y{j};" for j, t in enumerate(op.dtypes))
+    return (f"{' '.join(decls)}\n"
+            f"        const int64_t mid = lo + ((hi - lo) & ~int64_t({lanes - 1}));\n"
+            f"        #pragma omp simd {' '.join(clauses)}\n"
+            f"        for (int64_t i = lo; i < mid; ++i) {{\n          {body}\n        }}\n"
+            f"        if (mid < hi) {{  // the last elements: one vector step, lanes masked\n"
+            f"          #pragma omp simd {' '.join(clauses)}\n"
+            f"          for (int64_t l = 0; l < {lanes}; ++l) {{\n"
+            f"            const int64_t i = std::min(mid + l, hi - 1); const bool live = "
+            f"mid + l < hi;\n"
+            f"            {_elements(op, elems, src)} {f'if (live) {{ {keep} }}' if keep else ''}"
+            f"\n            {masked} {{ {unmask} {' '.join(steps)} }}\n          }}\n        }}\n"
             f"        {' '.join(after)}")
 
 
@@ -453,15 +479,15 @@ def _prefetch(elems: Sequence[Expr], src: _Source) -> str:
 
 
 def _reduce_loop(op: Operator, elems: Sequence[Expr], src: _Source, ne: Sequence[str],
-                 keep: str = "") -> str:
+                 keep: str = "", tail: bool = False) -> str:
     """Declare acc0.. and reduce the elements lo <= i < hi of segment s into them (`keep`:
-    a statement storing the element x0 as well)."""
+    a statement storing the element x0 as well; `tail`: `_vector_loop`'s)."""
     m = len(op.dtypes)
     acc, x = _names("acc", m), _names("x", m)
     unguarded = not any(guarded_load(e) for e in elems)
     ids = _omp(op) if unguarded else None
     if ids:
-        return _prefetch(elems, src) + _vector_loop(op, ids, elems, src, ne, keep)
+        return _prefetch(elems, src) + _vector_loop(op, ids, elems, src, ne, keep, tail)
     select = _select(op)
     if select is None:
         step = _combine(op, acc, x, acc, src.names)
@@ -569,7 +595,8 @@ def _chain_source(chain: ChainKernel) -> _Source:
     blocks = []
     for p, phase in enumerate(chain.phases):
         ne = [emit(c, src.names) for c in phase.op.ne]
-        loop = _reduce_loop(phase.op, elems[p], src, ne, keeps.get(p, ""))
+        # whole segments, often short (rows of a softmax): no scalar epilogue per segment
+        loop = _reduce_loop(phase.op, elems[p], src, ne, keeps.get(p, ""), tail=True)
         results = " ".join(f"r{p}_{j} = o{p}_{j}[s] = acc{j};" for j in range(len(phase.outs)))
         decls = " ".join(f"{cpp_type(o.dtype)} r{p}_{j};" for j, o in enumerate(phase.outs))
         blocks.append(f"      {decls}\n      {{ {loop}\n        {results} }}")
@@ -654,16 +681,108 @@ def _map_source(kernel: MapKernel) -> _Source:
     return src
 
 
+# The tiled segmented sum (`_tiled_sum`): elements per tile (in an L1 buffer: 8 KiB of
+# doubles) and per step (the lanes under one mask: two vectors of doubles, one of floats).
+SUM_TILE = 1024
+SUM_STEP = 16
+
+
+def _tiled(layout: Layout, op: Operator, kept: int, elems: Sequence[Expr]) -> bool:
+    """Whether a segmented reduction is one float sum (besides int64 totals) over irregular
+    segments, with neutral element 0 and loads every lane may execute: `_tiled_sum`'s form."""
+    return (layout.width is None and kept == 1 and op.dtypes[0].kind == "f"
+            and _omp(op) == ("+",) * len(op.dtypes) and float(op.ne[0].value) == 0.0
+            and not any(guarded_load(e) for e in elems))
+
+
+def _tiled_sum(op: Operator, elems: Sequence[Expr], src: _Source, tot: Sequence[str]) -> str:
+    """A chunk [a, b) of a segmented float sum from its first segment s, with no branch on
+    segment lengths (random CSR row lengths cost the per-segment loop a misprediction or two
+    per row). Per tile of SUM_TILE elements, one vectorized loop computes the elements into
+    an L1 buffer; then each step adds the segment's next <= SUM_STEP elements under a lane
+    mask (lane < count) into vector accumulators and stores their sum as the segment's result
+    so far; where the segment ends, the accumulators are cleared and s moves on: arithmetic,
+    not a branch. The chunk's cut segments (first, last) store into `cut` for the serial
+    pass. Summation order: per lane, then a tree over the lanes (as NumPy's pairwise sums)."""
+    t = cpp_type(op.dtypes[0])
+    lanes = 64 // op.dtypes[0].itemsize
+    vecs = SUM_STEP // lanes
+    mask = "int64_t" if lanes == 8 else "int32_t"
+    loads = "\n".join(f"          {{ stax_v v; std::memcpy(&v, buf + (p - t0) + {h * lanes}, 64);"
+                      f" acc{h} += lane + {h * lanes} < take ? v : zero; }}"
+                      for h in range(vecs))
+    fold, width = ["auto f0 = " + " + ".join(f"acc{h}" for h in range(vecs)) + ";"], lanes
+    while width > 2:  # the lanes' sum as a tree of halves
+        width //= 2
+        f = f"f{len(fold) - 1}"
+        fold.append(f"auto f{len(fold)} = __builtin_shufflevector({f}, {f}, "
+                    f"{', '.join(map(str, range(width)))}) + __builtin_shufflevector({f}, {f}, "
+                    f"{', '.join(map(str, range(width, 2 * width)))});")
+    f = f"f{len(fold) - 1}"
+    return f"""// tiled segmented sum: no branch on segment lengths (`_tiled_sum`)
+      typedef {t} stax_v __attribute__((vector_size(64)));
+      typedef {mask} stax_m __attribute__((vector_size(64)));
+      const stax_v zero = {{}};
+      const stax_m lane = {{{", ".join(map(str, range(lanes)))}}};
+      alignas(64) {t} buf[{SUM_TILE + SUM_STEP}] = {{}};
+      {t} cut[2] = {{}};
+      {" ".join(f"stax_v acc{h} = zero;" for h in range(vecs))}
+      const int64_t s0 = s;
+      int64_t p = a, e1 = OFF(s + 1), e2 = OFF(std::min(s + 2, k));
+      for (int64_t t0 = a; t0 < b; t0 += {SUM_TILE}) {{
+        const int64_t t1 = std::min(b, t0 + {SUM_TILE});
+        #pragma omp simd {" ".join(f"reduction(+:{name})" for name in tot)}
+        for (int64_t i = t0; i < t1; ++i) {{
+          {_elements(op, elems, src)}
+          buf[i - t0] = x0; {" ".join(f"{name} += x{j};" for j, name in enumerate(tot, 1))}
+        }}
+        for (; s < k && OFF(s) < b;) {{
+          // the ends of segments s and s + 1 (e1, e2) kept in registers: the next step's end
+          // is a select, not a load that waits for s
+          const int64_t end = std::min(e1, b), q = std::min(std::min(end, t1), p + {SUM_STEP});
+          const {mask} take = {mask}(q - p);
+{loads}
+          p = q;
+          const bool done = p == end;
+          {" ".join(fold)}
+          {t}* dst = OFF(s) < a ? cut : OFF(s + 1) > b ? cut + 1 : o0 + s;
+          *dst = {f}[0] + {f}[1];
+          const stax_m keep = lane - lane + {mask}(done) - 1;  // all ones: the segment goes on
+          {" ".join(f"acc{h} = keep ? acc{h} : zero;" for h in range(vecs))}
+          s += done;
+          e1 = done ? e2 : e1;
+          e2 = OFF(std::min(s + 2, k));
+          // the segment goes on in the next tile (p == t1, not done: one test, no branch on done)
+          if (((p - t1) | int64_t(done)) == 0) break;
+        }}
+      }}
+      int np_ = 0;
+      if (OFF(s0) < a) {{ pseg[2 * c] = s0; pv0[2 * c] = cut[0]; np_ = 1; }}
+      if ((s - 1 != s0 || OFF(s0) >= a) && OFF(s) > b) {{
+        pseg[2 * c + np_] = s - 1; pv0[2 * c + np_] = cut[1]; }}"""
+
+
 def _segreduce_source(kernel: SegReduceKernel) -> _Source:
     layout, op, elems, outs = kernel.layout, kernel.op, kernel.elems, kernel.outs
     m = len(op.dtypes)
     kept = m - kernel.totals  # components with one result per segment
     src, macro, ne = _segmented_source(layout, op, outs, elems)
     acc = _names("acc", m)
-    loop = _reduce_loop(op, elems, src, ne)
     pv = _names("pv", m)
     tot = _names("tot", m)[kept:]
     store = " ".join(f"o{j}[cur] = r{j};" for j in range(kept))
+    if _tiled(layout, op, kept, elems):
+        chunk = _tiled_sum(op, elems, src, tot)
+    else:
+        chunk = f"""int np_ = 0;
+      for (; s < k && OFF(s) < b; ++s) {{
+        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
+        {_reduce_loop(op, elems, src, ne)}
+        {" ".join(f"{t} += acc{j};" for j, t in enumerate(tot, kept))}
+        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", kept, "[s]"),
+                                                           acc[:kept])} }}
+        else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
+      }}"""
     code = f"""{macro}
 {_chunks()}  std::vector<int64_t> pseg(2 * C, -1);
   {_vectors(op, pv, "2 * C")}
@@ -674,15 +793,7 @@ def _segreduce_source(kernel: SegReduceKernel) -> _Source:
     const int64_t a = n * c / C, b = n * (c + 1) / C;
     if (a < b) {{
 {_first_segment(layout)}
-      int np_ = 0;
-      for (; s < k && OFF(s) < b; ++s) {{
-        const int64_t lo = std::max(a, OFF(s)), hi = std::min(b, OFF(s + 1));
-        {loop}
-        {" ".join(f"{t} += acc{j};" for j, t in enumerate(tot, kept))}
-        if (lo == OFF(s) && hi == OFF(s + 1)) {{ {_assign(_names("o", kept, "[s]"),
-                                                           acc[:kept])} }}
-        else {{ pseg[2 * c + np_] = s; {_assign([p + "[2 * c + np_]" for p in pv], acc)} ++np_; }}
-      }}
+      {chunk}
     }}
   }}
   {" ".join(f"o{j}[0] = {t};" for j, t in enumerate(tot, kept))}
