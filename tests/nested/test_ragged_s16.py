@@ -119,6 +119,36 @@ def test_form_is_chosen_only_for_float_sums() -> None:
         assert_matches(sn.jit(fn)(arg), want)
 
 
+@pytest.mark.parametrize("chunks", [None, 5])
+def test_sums_of_per_segment_elements(monkeypatch: pytest.MonkeyPatch, chunks: int | None) -> None:
+    """Elements that read their segment (a per-row weight, the index in the row) are not
+    computed flat (the tiled form does not know each element's segment): still right."""
+    monkeypatch.setattr(kernels, "CHUNKS", chunks)
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 40, size=120)
+    lengths[-3:] = 0
+    values, w = rng.normal(size=int(lengths.sum())), rng.uniform(0.0, 2.0, size=120)
+    b = _bounds(lengths)
+    r = sn.Ragged(values, lengths)
+
+    def weighted(r: sn.Ragged, w: np.ndarray) -> Any:
+        return sn.map(lambda row, s: sn.reduce(np.add, 0.0, row * s), r, w)
+
+    def inner(ns: np.ndarray, w: np.ndarray) -> Any:
+        return sn.map(lambda n, s: sn.reduce(np.add, 0.0, sn.map(
+            lambda i: np.sqrt(i * s + 1.0), sn.iota(n))), ns, w)
+
+    for fn, args, want in [
+        (weighted, (r, w), np.array([values[p:q].sum() * s for p, q, s
+                                     in zip(b[:-1], b[1:], w, strict=True)])),
+        (inner, (lengths, w), np.array([np.sqrt(np.arange(m) * s + 1.0).sum()
+                                        for m, s in zip(lengths, w, strict=True)])),
+    ]:
+        got = sn.jit(fn)(*args)
+        assert_matches(got, want, rtol=1e-12, atol=1e-12)
+        assert_matches(got, sn.interpret(fn, *args), rtol=1e-12, atol=1e-12)
+
+
 def test_spmv_index_out_of_range_raises() -> None:
     """The bounds check (a count summed in the same flat loop) still reports."""
     lengths = np.array([2, 0, 3])

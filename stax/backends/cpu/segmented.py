@@ -61,6 +61,7 @@ from stax.nested.expr import (
     buffers,
     guarded_load,
     rename_args,
+    uses,
 )
 from stax.nested.spec import (
     ChainKernel,
@@ -689,10 +690,12 @@ SUM_STEP = 16
 
 def _tiled(layout: Layout, op: Operator, kept: int, elems: Sequence[Expr]) -> bool:
     """Whether a segmented reduction is one float sum (besides int64 totals) over irregular
-    segments, with neutral element 0 and loads every lane may execute: `_tiled_sum`'s form."""
+    segments, with neutral element 0, loads every lane may execute and elements that do not
+    depend on their segment (computed flat, where s is not the element's): `_tiled_sum`'s
+    form."""
     return (layout.width is None and kept == 1 and op.dtypes[0].kind == "f"
             and _omp(op) == ("+",) * len(op.dtypes) and float(op.ne[0].value) == 0.0
-            and not any(guarded_load(e) for e in elems))
+            and not any(guarded_load(e) or uses(e, Seg) for e in elems))
 
 
 def _tiled_sum(op: Operator, elems: Sequence[Expr], src: _Source, tot: Sequence[str]) -> str:
