@@ -706,7 +706,8 @@ def _tiled_sum(op: Operator, elems: Sequence[Expr], src: _Source, tot: Sequence[
     mask (lane < count) into vector accumulators and stores their sum as the segment's result
     so far; where the segment ends, the accumulators are cleared and s moves on: arithmetic,
     not a branch. The chunk's cut segments (first, last) store into `cut` for the serial
-    pass. Summation order: per lane, then a tree over the lanes (as NumPy's pairwise sums)."""
+    pass. Summation order: per lane, then a tree over the lanes (as the `omp simd`
+    reduction it replaces)."""
     t = cpp_type(op.dtypes[0])
     lanes = 64 // op.dtypes[0].itemsize
     vecs = SUM_STEP // lanes
@@ -733,6 +734,7 @@ def _tiled_sum(op: Operator, elems: Sequence[Expr], src: _Source, tot: Sequence[
       const int64_t s0 = s;
       int64_t p = a, e1 = OFF(s + 1), e2 = OFF(std::min(s + 2, k));
       for (int64_t t0 = a; t0 < b; t0 += {SUM_TILE}) {{
+        if (stax_interrupted(flags)) break;  // Ctrl-C (a chunk may take long)
         const int64_t t1 = std::min(b, t0 + {SUM_TILE});
         #pragma omp simd {" ".join(f"reduction(+:{name})" for name in tot)}
         for (int64_t i = t0; i < t1; ++i) {{
