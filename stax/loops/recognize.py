@@ -140,6 +140,9 @@ class LoopState:
     copies: dict[int, Tracer] = field(default_factory=dict)
     writing: int = 0  # inside an assignment: its reads copy the region through
     glob: dict[str, Any] = field(default_factory=dict)  # the traced function's globals
+    # [VADV] per array version made by a store at the loop index (by value id): the version
+    # it was applied to, the positions it wrote (`_positions`) and the value it stored
+    stored: dict[int, tuple[Value, Value, tuple[Any, ...], Value]] = field(default_factory=dict)
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT and not loop.ndindex:
@@ -207,11 +210,36 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         if not state.open:
             return original(self, index)
         version, first = self.value.id, self.builder.next_id
-        result = _getitem(self, index)
+        result = _forwarded(self, index) if self.base is None and not state.writing else None
+        result = _getitem(self, index) if result is None else result
         if not state.writing and self.base is None:  # a read of an array (not a view)
             state.open[-1].log.append(Logged(False, version, version, _region(
                 state, self, index), range(first, self.builder.next_id)))
         return result
+
+    def _forwarded(self: Tracer, index: Any) -> Any:
+        """[VADV] A read of a slice at the positions the array's last store wrote: the
+        stored value (not the whole array with the store applied, materialized to be read
+        back); of positions it cannot have written (another constant offset at the same index,
+        `x[:, k - 1]` after `x[:, k] = v`): a read of the version before the store."""
+        entry = state.stored.get(self.value.id)
+        if entry is None or entry[1] is not self.value:
+            return None
+        before, _, wrote, value = entry
+        read = _positions(state, self, known_index(index))
+        if read is None or all(at for at, _, _, _ in read):
+            return None  # an element: a statement of a SCoP (stax.poly.loop_nest) reads it
+        if read == wrote:
+            if value.shape != tuple(c for at, _, _, c in read if not at):
+                return None  # broadcast when stored
+            result = IndexCopy(self.builder, value)
+            state.copies[id(result)] = result
+            return result
+        if any(r[0] and w[0] and r[1][1] == w[1][1] and (r[1][0] - w[1][0]) % n
+               for r, w, n in zip(read, wrote, self.shape, strict=True)):
+            older = Tracer(self.builder, before)
+            return _forwarded(older, index) or _getitem(older, index)
+        return None
 
     def _getitem(self: Tracer, index: Any) -> Any:
         plan = rewrite_index(self, index, state.ranges, state.scalars)
@@ -241,7 +269,8 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
             original_set(self, index, value)
             return
         root = self if self.base is None else self.base
-        before, first = root.value.id, self.builder.next_id
+        old = root.value
+        before, first = old.id, self.builder.next_id
         index = known_index(index)
         state.writing += 1
         try:
@@ -251,6 +280,9 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         finally:
             state.writing -= 1
         mine = root is self
+        wrote = _positions(state, root, index) if mine and stored is not None else None
+        if wrote is not None and not isinstance(value, MaskedTracer):
+            state.stored[root.value.id] = (old, root.value, wrote, stored.value)
         state.open[-1].log.append(Logged(
             True, before, root.value.id, _region(state, self, index) if mine else None,
             range(first, self.builder.next_id), stored if mine else None))
@@ -671,7 +703,8 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     for name, obj in after.items():
         if _is_index(state, obj):
             continue
-        if (name in before and before[name] is obj) or name in scalars:
+        if (name in before and before[name] is obj) or name in scalars or \
+                (obj is None and name not in before):  # [VADV] a fresh name of a nested loop
             if name in containers and containers[name] != _container_shape(obj):
                 raise fail(f"the body changes the list or dict {name!r}")
             continue
@@ -737,10 +770,14 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     if len(body_ops) > MAX_KERNELS:
         raise fail(f"the body traces to {len(body_ops)} ops (more than {MAX_KERNELS}): as many "
                    "kernels could take minutes to compile")
+    fresh = _fresh(carried, body_ops, frame)
+    if len(fresh) == len(carried):  # keep one result: the loop runs (and raises) as before
+        fresh.discard(carried[0].name)
+    carried = [c for c in carried if c.name not in fresh]
     del b.ops[start:]
     loop.gen = None
     state.open.remove(loop)
-    outs = _finish(state, b, loop, index.value, carried, body_ops)
+    outs = _finish(state, b, loop, index.value, carried, body_ops, tuple(sorted(fresh)))
     # rebind: mutated tracers in place, rebound names to new tracers, the index to its last value
     updates = {}
     for c, out in zip(carried, outs, strict=True):
@@ -748,10 +785,67 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
             object.__setattr__(c.obj, "value", out)
         else:
             updates[c.name] = Tracer(b, out, weak=c.weak)
+    # never read again: bound back to what they were before the loop (None: unbound)
+    updates.update({name: before.get(name) for name in fresh})
     last = loop.trip[-1]
     object.__setattr__(index, "value", b.add("const", (), (), np.dtype(np.int64), value=last))
     object.__setattr__(index, "concrete", (frozenset(), last))
     _set_locals(frame, updates)
+
+
+_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_NAME",
+                    "LOAD_CLOSURE", "LOAD_DEREF", "LOAD_CLASSDEREF"})
+_KILLS = frozenset({"STORE_FAST", "DELETE_FAST"})
+_NO_FALLTHROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                             "JUMP_ABSOLUTE", "JUMP", "JUMP_NO_INTERRUPT", "RETURN_VALUE",
+                             "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+
+
+@functools.lru_cache(maxsize=256)
+def _read_after_loop(code: types.CodeType, for_iter: int, name: str) -> bool:
+    """Whether Python may read local `name` after the `for` loop whose FOR_ITER is at offset
+    `for_iter` ends, before binding it again: a path in the bytecode from the loop's exit to
+    a load of the name that stores no new value on the way (exception handlers are paths
+    too; a name a closure sees, or any doubt, counts as read)."""
+    if name in code.co_cellvars or name in code.co_freevars:
+        return True
+    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    at = {i.offset: k for k, i in enumerate(instrs)}
+    head = at.get(for_iter)
+    if head is None or instrs[head].opname != "FOR_ITER" or instrs[head].argval not in at:
+        return True
+    handlers = [(e.start, e.end, e.target) for e in dis.Bytecode(code).exception_entries]
+    todo, seen = [at[instrs[head].argval]], set()
+    while todo:
+        k = todo.pop()
+        if k in seen or k >= len(instrs):
+            continue
+        seen.add(k)
+        ins = instrs[k]
+        if ins.argval == name and ins.opname in _READS:
+            return True
+        if ins.argval == name and ins.opname in _KILLS:
+            continue
+        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            if ins.argval not in at:
+                return True
+            todo.append(at[ins.argval])
+        if ins.opname not in _NO_FALLTHROUGH:
+            todo.append(k + 1)
+        todo.extend(at[t] for s_, e, t in handlers if s_ <= ins.offset < e and t in at)
+    return False
+
+
+def _fresh(carried: list[Carried], body_ops: list[Op], frame: types.FrameType) -> set[str]:
+    """[VADV] The rebound names whose values do not cross iterations: the body binds them
+    before reading them (their parameters are read by nothing) and Python reads none of them
+    after the loop. They are not carried (no parameter, no double buffer, no result): their
+    values are ordinary temporaries of the body, fused into their consumers."""
+    read = {v.id for op in body_ops for v in op.inputs} | \
+        {c.final.id for c in carried if c.final is not None}
+    return {c.name for c in carried if c.obj is None and c.param is not None
+            and c.param.id not in read
+            and not _read_after_loop(frame.f_code, frame.f_lasti, c.name)}
 
 
 def _is_index(state: LoopState, obj: Any) -> bool:
@@ -774,7 +868,7 @@ def _check_copies(state: LoopState, seen: dict[int, tuple[Tracer, Value]],
 
 
 def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried: list[Carried],
-            body_ops: list[Op]) -> list[Value]:
+            body_ops: list[Op], fresh: tuple[str, ...] = ()) -> list[Value]:
     """The body Graph and the outer ops running it: one result per carried value."""
     params = [c.param for c in carried]
     produced = {op.out.id for op in body_ops}
@@ -809,7 +903,7 @@ def _finish(state: LoopState, b: Builder, loop: OpenLoop, index: Value, carried:
     loop_body = LoopBody(label, loop.trip, body, tuple(c.name for c in carried), template,
                          legality=legality, independent=independent,
                          stores=tuple(_last_stores(loop, c) for c in carried),
-                         leading=tuple(_first_stores(loop, c) for c in carried))
+                         leading=tuple(_first_stores(loop, c) for c in carried), fresh=fresh)
     bound_values = [x.value if x.dtype == np.int64 else x.astype(np.int64).value
                     for x in dynamic]
     outs = add_loop_ops(b, loop_body, initials, list(free.values()), bound_values)
@@ -848,6 +942,32 @@ def _store_chain(loop: OpenLoop, start: int, forward: bool
         stores.append(w.store)
         current = w.after if forward else w.before
     return current, tuple(stores if forward else reversed(stores))
+
+
+def _positions(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:
+    """[VADV] The positions `a[index]` selects, per axis: (True, affine form, 1, 1) for an
+    index (a constant one in [0, n)), (False, (start, {}), step, count) for a constant slice;
+    None for any other index. Equal tuples are the same positions."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if len(items) > a.ndim:
+        return None
+    out: list[Any] = []
+    for k, n in enumerate(a.shape):
+        it = items[k] if k < len(items) else slice(None)
+        if isinstance(it, slice) and not any(isinstance(e, Tracer) for e in
+                                             (it.start, it.stop, it.step)):
+            r = range(*it.indices(n))
+            out.append((False, (r.start, {}), r.step, len(r)))
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            out.append((True, (int(it) % max(n, 1), {}), 1, 1))
+        elif isinstance(it, Tracer) and it.ndim == 0 and it.dtype.kind in "iu":
+            form = affine_form(a.builder, it, state.ranges, state.scalars)
+            if form is None:
+                return None
+            out.append((True, form, 1, 1))
+        else:
+            return None
+    return tuple(out)
 
 
 def _region(state: LoopState, a: Tracer, index: Any) -> tuple[Any, ...] | None:

@@ -98,6 +98,9 @@ class LoopBody:
     siblings: list[LoopBody] = field(default_factory=list)
     building: threading.Thread | None = None  # compiling it in the background (compile_soon)
     nest: str = ""  # [POLY] the polyhedral layer's schedule decision (stax.poly.loop_nest)
+    # [VADV] names the body rebinds before reading them, read by nothing after the loop: not
+    # carried (temporaries of one iteration)
+    fresh: tuple[str, ...] = ()
 
     def compile(self) -> Runner:
         building = self.building
@@ -164,7 +167,9 @@ class LoopBody:
 
     def describe(self) -> str:
         self.compile()
-        return (f"{self.label}: carried {', '.join(self.carried)}\n  {self.decision}\n"
+        fresh = f"\n  not carried (bound before read in every iteration, not read after the " \
+            f"loop): {', '.join(self.fresh)}" if self.fresh else ""
+        return (f"{self.label}: carried {', '.join(self.carried)}{fresh}\n  {self.decision}\n"
                 f"  legality: {self.legality}\n"
                 f"{textwrap.indent(self.nest, '  ')}\n"
                 f"  body:\n{textwrap.indent(str(self.graph), '    ')}\n"

@@ -576,8 +576,9 @@ class KernelPrinter:
         # shared loop is the vector loop ([H9] the one above it when the plan unrolls a
         # short innermost loop inside it).
         vec = len(names) - 1 - (plan.unroll > 0)
-        simd_outer = bool(names) and self.vectorize and all(
-            n.kind == "pointwise" and n.ranges == outer for n in plan.nodes) and (
+        flat = bool(names) and all(n.kind == "pointwise" and n.ranges == outer
+                                   for n in plan.nodes)
+        simd_outer = flat and self.vectorize and (
             plan.unroll > 0 or self.simd_ok(plan.nodes, names[-1]))
         # [A8] the loop that polls for Ctrl-C: the last work-shared one (the first if serial);
         # when that is the vector loop of a flat pointwise nest, it is strip-mined
@@ -609,7 +610,7 @@ class KernelPrinter:
                     step = f"stax_poll_step({r}, {plan.threads})"
                     scope.enter_context(out.loop(f"{name}c", 0, r, step=step, pragmas=first))
                     out.stmt(POLL)
-                    self.hoist_into_vector_loop(simd_outer, k)
+                    self.hoist_into_vector_loop(flat, k)
                     # counted from 0 inside the chunk: `x0 = x0c; x0 < min(...)` kept more
                     # values live across libmvec calls (spills: 10% slower sin on AVX-512)
                     out.stmt(f"const int64_t {name}n = std::min<int64_t>({step}, "
@@ -634,7 +635,7 @@ class KernelPrinter:
                     scope.enter_context(out.loop(f"{name}i", 0, f"{name}n"))
                     out.stmt(f"const int64_t {name} = {name}b + {name}i;")
                     continue
-                self.hoist_into_vector_loop(simd_outer, k)
+                self.hoist_into_vector_loop(flat, k)
                 if simd_outer and k == vec and k >= plan.parallel_depth:
                     first = [*first, self.simd_pragma()]
                 if plan.unroll and k == len(names) - 1:  # [H9] inside the vector loop
@@ -750,12 +751,15 @@ class KernelPrinter:
                     with out.loop(v, lo, hi), out.loop(x, first, f"{x}b + {x}n"):
                         out.stmt(f"{ends[2]} = {ends[0]};")
 
-    def hoist_into_vector_loop(self, simd_outer: bool, k: int) -> None:
-        """[G9] Before the kernel's own innermost loop (when it is the vector loop of pointwise
-        work and statements may stand before it), what that loop does not change; the
-        pointwise groups inside print with this printer."""
+    def hoist_into_vector_loop(self, flat: bool, k: int) -> None:
+        """[G9] Before the kernel's own innermost loop (when the kernel is one loop nest of
+        pointwise work and statements may stand before that loop), what that loop does not
+        change; the pointwise groups inside print with this printer. [VADV] Also when the
+        loop is not vectorized (`x[:, :, k]` reads a column): a gather index read at a
+        run-time position (a loop body's `k`) is wrapped and checked there once, not per
+        element."""
         names = xvars(len(self.plan.outer_ranges))
-        if not simd_outer or k != len(names) - 1 or self.plan.unroll or \
+        if not flat or k != len(names) - 1 or self.plan.unroll or \
                 k < self.plan.parallel_depth or \
                 not surely(self.plan.outer_ranges[k], ">", 0):  # [B16] a loop that may
             return  # run zero times (a data-dependent size may be 0: [COMPACT]): no hoisting
