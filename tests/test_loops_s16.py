@@ -126,3 +126,22 @@ def test_index_out_of_range_raises():
             out_of_range(x, off)
         with pytest.raises(IndexError):
             f(x, off)
+
+
+def column(x, j):
+    return x[:, j] * 2 + 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_run_time_column_index_checked_once(dtype):
+    """A column at a run-time index (strided: a scalar loop, the index wrapped and checked
+    once before it): values as NumPy's, IndexError out of range."""
+    f = stax.jit(column)
+    x = np.arange(6 * 40).reshape(6, 40).astype(dtype)
+    for j in (3, -1, -40):
+        got = f(x, np.int64(j))
+        np.testing.assert_array_equal(got, column(x, j))
+        assert got.dtype == column(x, j).dtype
+    for j in (40, -41):
+        with pytest.raises(IndexError):
+            f(x, np.int64(j))

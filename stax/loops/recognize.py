@@ -140,9 +140,11 @@ class LoopState:
     copies: dict[int, Tracer] = field(default_factory=dict)
     writing: int = 0  # inside an assignment: its reads copy the region through
     glob: dict[str, Any] = field(default_factory=dict)  # the traced function's globals
-    # [VADV] per array version made by a store at the loop index (by value id): the version
-    # it was applied to, the positions it wrote (`_positions`) and the value it stored
-    stored: dict[int, tuple[Value, Value, tuple[Any, ...], Value]] = field(default_factory=dict)
+    # [VADV] per array version made by a store at the loop index (by value id): the loop
+    # whose body stored, the version it was applied to and made, the positions it wrote
+    # (`_positions`) and the value it stored
+    stored: dict[int, tuple[OpenLoop, Value, Value, tuple[Any, ...], Value]] = field(
+        default_factory=dict)
 
     def fallback(self, loop: OpenLoop, reason: str) -> None:
         if len(loop.trip) > UNROLL_LIMIT and not loop.ndindex:
@@ -223,9 +225,9 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         back); of positions it cannot have written (another constant offset at the same index,
         `x[:, k - 1]` after `x[:, k] = v`): a read of the version before the store."""
         entry = state.stored.get(self.value.id)
-        if entry is None or entry[1] is not self.value:
-            return None
-        before, _, wrote, value = entry
+        if entry is None or entry[0] is not state.open[-1] or entry[2] is not self.value:
+            return None  # (a nested loop reads the array: its stores may go there early)
+        _, before, _, wrote, value = entry
         read = _positions(state, self, known_index(index))
         if read is None or all(at for at, _, _, _ in read):
             return None  # an element: a statement of a SCoP (stax.poly.loop_nest) reads it
@@ -282,7 +284,8 @@ def _affine_slices(state: LoopState) -> Iterator[None]:
         mine = root is self
         wrote = _positions(state, root, index) if mine and stored is not None else None
         if wrote is not None and not isinstance(value, MaskedTracer):
-            state.stored[root.value.id] = (old, root.value, wrote, stored.value)
+            state.stored[root.value.id] = (state.open[-1], old, root.value, wrote,
+                                           stored.value)
         state.open[-1].log.append(Logged(
             True, before, root.value.id, _region(state, self, index) if mine else None,
             range(first, self.builder.next_id), stored if mine else None))
@@ -771,7 +774,7 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
         raise fail(f"the body traces to {len(body_ops)} ops (more than {MAX_KERNELS}): as many "
                    "kernels could take minutes to compile")
     fresh = _fresh(carried, body_ops, frame)
-    if len(fresh) == len(carried):  # keep one result: the loop runs (and raises) as before
+    if carried and len(fresh) == len(carried):  # keep one result: the loop runs (raises)
         fresh.discard(carried[0].name)
     carried = [c for c in carried if c.name not in fresh]
     del b.ops[start:]
