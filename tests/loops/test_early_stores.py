@@ -42,7 +42,9 @@ def stored_version_read_after(a, q):
         q[:, k] = a[:, k] * 2.0
         for j in range(k + 1, a.shape[1]):
             a[:, j] -= q[:, k] * 0.125
-        t = t + q[:, k].sum()  # the stored q, read by a kernel after the nested loop
+        # the stored q, read by a kernel after the nested loop ([VADV] a whole-array read:
+        # q[:, k] would be the stored value itself, not a read of the array)
+        t = t + q.sum()
     return a, q, t
 
 
