@@ -1,5 +1,5 @@
 """[VADV] Python loops whose bodies rebind temporaries before reading them and read back rows
-they just stored (npbench's vadv, a Thomas-style forward/backward sweep, a time stepper):
+they just stored (npbench's vadv, the Thomas algorithm, a time stepper):
 Stax vs NumPy, one thread, process CPU clock, NumPy and Stax calls interleaved, medians.
 
     OMP_NUM_THREADS=1 python benchmarks/loop_temporaries.py [--repeat 15] [--npbench PATH]
@@ -29,22 +29,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from npbench_probe import locate  # noqa: E402
 
 
-def sweep(a, b):
-    c = np.empty_like(a)
-    d = np.empty_like(a)
-    c[:, 0] = b[:, 0]
-    d[:, 0] = a[:, 0]
-    for k in range(1, a.shape[1]):
-        g = 0.5 * (b[:, k] + b[:, k - 1])
-        h = g * 2 - 1
-        c[:, k] = h * b[:, k]
-        d[:, k] = (a[:, k] - d[:, k - 1] * c[:, k - 1]) / (2 + c[:, k] * c[:, k])
-    out = np.empty_like(a)
-    out[:, -1] = d[:, -1]
-    for k in range(a.shape[1] - 2, -1, -1):
-        t = d[:, k] - c[:, k] * out[:, k + 1]
-        out[:, k] = t
-    return out
+def thomas(a, b, c, d):
+    """Tridiagonal systems, one per row (sub-, main, super-diagonal, right-hand side)."""
+    n = d.shape[1]
+    cp = np.empty_like(d)
+    dp = np.empty_like(d)
+    cp[:, 0] = c[:, 0] / b[:, 0]
+    dp[:, 0] = d[:, 0] / b[:, 0]
+    for k in range(1, n):
+        m = b[:, k] - a[:, k] * cp[:, k - 1]
+        cp[:, k] = c[:, k] / m
+        dp[:, k] = (d[:, k] - a[:, k] * dp[:, k - 1]) / m
+    x = np.empty_like(d)
+    x[:, -1] = dp[:, -1]
+    for k in range(n - 2, -1, -1):
+        x[:, k] = dp[:, k] - cp[:, k] * x[:, k + 1]
+    return x
 
 
 def stepper(u, f, steps):
@@ -58,9 +58,10 @@ def stepper(u, f, steps):
 
 def cases(npbench: Path | None) -> list[tuple[str, Callable[..., Any], Callable[[], tuple]]]:
     rng = np.random.default_rng(0)
-    a, b = rng.random((400, 200)), rng.random((400, 200))
+    a, c, d = (rng.random((400, 200)) for _ in range(3))
+    b = 4 + rng.random((400, 200))
     u, f = rng.random(100_000), rng.random(100_000)
-    out = [("sweep 400x200", sweep, lambda: (a, b)),
+    out = [("thomas 400x200", thomas, lambda: (a, b, c, d)),
            ("stepper 1e5 x 50", stepper, lambda: (u.copy(), f, 50))]
     if npbench is not None:
         sys.path.insert(0, str(npbench))
