@@ -629,7 +629,8 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Valu
     if isinstance(obj, list):
         return ("list", [_flatten(o, builder, leaves, derived) for o in obj])
     if isinstance(obj, dict):
-        return ("dict", {k: _flatten(v, builder, leaves, derived) for k, v in obj.items()})
+        return ("dict", {k.python_value() if isinstance(k, Tracer) else k:  # [HUNT9] a key
+                         _flatten(v, builder, leaves, derived) for k, v in obj.items()})
     if obj is None:
         return ("none",)
     if isinstance(obj, Sym):  # [DYN16] a size known at launch or mid-call: a Python int
@@ -643,8 +644,8 @@ def _flatten(obj: Any, builder: Builder, leaves: list[Value], derived: dict[Valu
         return ("static", obj)
     from stax.frontend.numpy_api import to_value
 
-    leaves.append(to_value(builder, obj))
-    return len(leaves) - 1
+    leaves.append(to_value(builder, obj))  # [HUNT9] a 0-d one stays an array (np.array(0.5),
+    return ("array", len(leaves) - 1) if obj.ndim == 0 else len(leaves) - 1  # np.vectorize's)
 
 
 def _unflatten(structure: Any, flat: tuple[np.ndarray, ...]) -> Any:

@@ -40,7 +40,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -253,6 +253,9 @@ class SegmentBuilder(Builder):
     def _nested(self, what: str) -> None:
         if self.in_numpy:  # NumPy met a traced value the tape cannot name
             self.no_replay = self.no_replay or what
+
+    def whole_function(self, what: str) -> NoReturn:
+        raise InNumPy(f"the whole function ({what})")
 
     def eager(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
               error: Exception, where: str | None = None) -> Any:
@@ -742,13 +745,16 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         traced.check_args(args)
         flat = builder.evaluate(list(traced.graph.outputs))
         builder.check_handed()
-    except InNumPy as e:  # nothing was written back yet: the call starts over in NumPy
-        _restore(jitted, states)  # (and draws the same numbers again)
-        builder.breaks.append(Break(e.what, jitted.fn.__name__, "runs in NumPy from now on"))
-        builder.exhausted = True
-        return jitted.fn(*args), builder
-    except (NotImplementedError, TypeError) as e:
-        if not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
+    except (InNumPy, Exception) as e:
+        signal = _swallowed(e)  # e itself, or [HUNT9] one NumPy turned into its own error
+        if signal is not None:  # nothing was written back yet: the call starts over in NumPy
+            _restore(jitted, states)  # (and draws the same numbers again)
+            builder.breaks.append(Break(signal.what, jitted.fn.__name__,
+                                        "runs in NumPy from now on"))
+            builder.exhausted = True
+            return jitted.fn(*args), builder
+        if not isinstance(e, (NotImplementedError, TypeError)) or \
+                not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
             raise
         _restore(jitted, states)
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
@@ -756,6 +762,21 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         return jitted.fn(*args), builder
     builder.tape = builder.record(traced)
     return _unflatten(traced.structure, tuple(write_back(traced, args, flat))), builder
+
+
+def _swallowed(error: BaseException) -> InNumPy | None:
+    """[HUNT9] The InNumPy signal an error was raised while handling, if any: NumPy's C code
+    turns any exception of a conversion into its own (`x[i] = t` into a NumPy array converts
+    the Tracer `t` by float(); a break there that needed the whole function in NumPy became
+    ValueError "setting an array element with a sequence", a crash)."""
+    seen: set[int] = set()
+    context: BaseException | None = error
+    while context is not None and id(context) not in seen:
+        if isinstance(context, InNumPy):
+            return context
+        seen.add(id(context))
+        context = context.__cause__ or context.__context__
+    return None
 
 
 def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
@@ -929,6 +950,33 @@ class RandomArgument:
                 "supported"))
 
         draw.__qualname__ = method.__qualname__ = f"{type(member.__self__).__name__}.{name}"
+        return method
+
+
+class MadeGenerator:
+    """[HUNT9] A generator made inside the traced function (`rng = np.random.default_rng(1)`)
+    as the function sees it: a draw given traced arrays (`rng.shuffle(x)`, `rng.choice(x)`,
+    `rng.permutation(x)`) is a graph break running NumPy's on their values (`eager`: an array
+    shuffled in place is written back). Given the Tracer itself, NumPy's shuffle took it for a
+    Python sequence and swapped rows through views: rows repeated, a wrong result."""
+
+    def __init__(self, generator: Any, builder: SegmentBuilder) -> None:
+        self._generator, self._builder = generator, builder
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
+        return type(self._generator)
+
+    def __getattr__(self, name: str) -> Any:
+        member = getattr(self._generator, name)
+        if not callable(member) or name.startswith("_"):
+            return member
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            if not _has_tracer((args, kwargs)):
+                return member(*args, **kwargs)
+            return self._builder.eager(member, args, kwargs, NotImplementedError(
+                f"stax.jit: rng.{name} given traced values"))
         return method
 
 

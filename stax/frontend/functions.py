@@ -1162,7 +1162,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     a call where it differs runs in NumPy); one function more than conditions: the others'
     complement."""
     t = traced(x, (x, condlist))
-    if np.isscalar(condlist) or (
+    if np.isscalar(condlist) or isinstance(condlist, Tracer) and not condlist.is_array or (
             isinstance(condlist, (Tracer, np.ndarray)) and condlist.ndim == 1 and t.ndim != 0
             or isinstance(condlist, (list, tuple)) and not isinstance(
                 condlist[0], (list, np.ndarray, Tracer)) and t.ndim != 0):
@@ -1173,6 +1173,10 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
         conds.append(api.apply_ufunc("logical_not", api.any(api.stack(conds), axis=0)))
     elif n != n2:
         raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    if t.ndim == 0:  # [HUNT9] NumPy's x[cond] of a 0-d x is 1-d: the same on one element
+        one = piecewise(api.reshape(t, (1,)), [api.reshape(c, (1,)) for c in conds], funclist,
+                        *args, **kw)
+        return _array0(api.reshape(one, ()))
     y = api.zeros_like(t)
     for cond, func in zip(conds, funclist, strict=True):
         if not callable(func):
@@ -3075,6 +3079,16 @@ def register(tracer: type[Tracer]) -> None:
                       api.wrap(self.builder, mask.value) if isinstance(mask, Tracer) else mask)
 
     def set_item(self: Tracer, index: Any, value: Any) -> None:
+        caller = sys._getframe(1)
+        while caller.f_back is not None and \
+                caller.f_globals.get("__name__", "").split(".")[0] == "stax":
+            caller = caller.f_back
+        if _callee(caller.f_code, caller.f_lasti) == "shuffle":
+            # [HUNT9] rng.shuffle(x) of a generator made in the function other than by
+            # default_rng (`np.random.RandomState(seed)`; see breaks.MadeGenerator): NumPy's
+            # Cython swapped rows of the Tracer as of a Python sequence, through views (rows
+            # repeated, a wrong result); only the whole function in NumPy shuffles as NumPy
+            self.builder.whole_function("rng.shuffle of a traced array")
         index = _traced_lists(self.builder, index)
         if isinstance(value, Masked) and masked_assign(self, index, value):
             return
@@ -3366,8 +3380,13 @@ def _random_wrapper(name: str) -> Callable[..., Any]:
         if name == "default_rng" and len(args) == 1 and not kwargs and \
                 isinstance(args[0], np.random.Generator):
             return args[0]  # [REVIEW] NumPy's: a generator argument itself (its stand-in)
-        return b.eager(original, args, kwargs, NotImplementedError(
+        drawn = b.eager(original, args, kwargs, NotImplementedError(
             f"stax.jit: np.random.{name} (new numbers on each call) is not supported"))
+        if name != "default_rng":
+            return drawn
+        from stax.frontend.breaks import MadeGenerator  # (breaks imports this module)
+
+        return MadeGenerator(drawn, b)
     return draw
 
 

@@ -14,7 +14,7 @@ import operator
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -246,6 +246,11 @@ class Builder:
               error: Exception, where: str | None = None) -> Any:
         raise GraphBreak(error)
 
+    def whole_function(self, what: str) -> NoReturn:
+        """[HUNT9] `what` cannot be traced and nothing of it can run in NumPy alone: a plain
+        trace stops; `breaks.SegmentBuilder` runs the whole function in NumPy."""
+        raise GraphBreak(NotImplementedError(f"stax.jit: {what} is not supported"))
+
     def position(self, k: int) -> int | Tracer:
         """The index a Python loop over a traced array uses at its `k`-th iteration."""
         return k
@@ -435,7 +440,18 @@ class Tracer:
         element.scalar, element.array0 = True, False  # NumPy's scalar, as x[i] is
         return element
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        """[HUNT9] A traced scalar as a dict key or set element (`d[v]` for v in x.tolist()):
+        a scalar argument's value (the trace is specialized on it, as for an `if`; a returned
+        dict holds the value, `api._flatten`); another's
+        is known only when it runs, and a dict keyed by it could be neither looked up nor
+        returned, so the whole function runs in NumPy (it raised TypeError: unhashable type
+        'Tracer'). An array is unhashable, as NumPy's."""
+        if self.is_array:
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        if self.concrete is not None:
+            return hash(self.python_value())
+        self.builder.whole_function("a traced value as a dict key or set element")
 
 
 def _matmul_operands(a: Any, b: Any) -> tuple[Any, Any]:

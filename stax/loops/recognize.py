@@ -27,7 +27,7 @@ import functools
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -670,6 +670,37 @@ def _container_shape(obj: Any) -> Any:
     return None
 
 
+MAX_WATCHED_OBJECTS = 64  # [HUNT9] objects whose attributes a loop body must leave alone
+_NOT_WATCHED = (Tracer, type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                types.MethodType, functools.partial)
+
+
+def _attributes(values: Iterable[Any]) -> dict[tuple[int, str], Any]:
+    """[HUNT9] The attributes of the objects `values` reach (through attributes and list,
+    tuple and dict elements; at most MAX_WATCHED_OBJECTS objects): (object id, name) -> value.
+    A body that rebinds one (`self.n += 1`, `self.mean = self.mean + d`) differs per
+    iteration, as a changed Python number does: compiled once from two traces, `s.n` was 2
+    after a loop over 6 rows and the means were wrong."""
+    found: dict[tuple[int, str], Any] = {}
+    stack, seen, objects = list(values), set(), 0
+    while stack and objects < MAX_WATCHED_OBJECTS:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif not isinstance(obj, _NOT_WATCHED) and isinstance(getattr(obj, "__dict__", None),
+                                                              dict):
+            objects += 1
+            for name, value in vars(obj).items():
+                found[id(obj), name] = value
+                stack.append(value)
+    return found
+
+
 @dataclass
 class Carried:
     name: str  # a local name, or a description of a mutated tracer
@@ -692,10 +723,18 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     if loop.link is not None:
         state.ranges.links[index.value.id] = loop.link
     n_records = len(state.records)
+    attributes = _attributes(before.values())
     with _Watch() as seen:
         yield index  # pass 1
     after = _locals(frame)
     fail = functools.partial(LoopFallback, loop.site)
+    owners = {owner for owner, _ in attributes}
+    changed = [name for (owner, name), value in _attributes(after.values()).items()
+               if owner in owners and ((owner, name) not in attributes
+                                       or attributes[owner, name] is not value)]
+    if changed:
+        raise fail(f"the body rebinds the attribute {changed[0]!r} of an object (only arrays "
+                   "may change from one iteration to the next)")
     _check_copies(state, seen, fail)
     carried: list[Carried] = []
     mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
