@@ -48,17 +48,22 @@ class Stats:
         self.n = 0
         self.mean = np.zeros(m)
         self.total = np.zeros(m)
+        self.history: list[Any] = []
 
     def push(self, row: Any) -> None:
         self.n += 1
         self.mean += (row - self.mean) / self.n
         self.total = self.total + row
 
+    def log(self, row: Any) -> None:
+        self.history.append(row.sum())
+
 
 def test_loop_body_rebinding_an_attribute() -> None:
     """[HUNT9] A loop over rows whose body rebinds an object's attribute (`self.n += 1`,
-    `self.total = self.total + row`) was compiled once from two traces: `s.n` was 2 after 6
-    rows and the means were wrong. Such a body now unrolls (its record says why)."""
+    `self.total = self.total + row`, `self.history.append(...)`) was compiled once from two
+    traces: `s.n` was 2 after 6 rows and the means were wrong. Such a body now unrolls (its
+    record says why)."""
     def welford(rows):
         s = Stats(rows.shape[1])
         for row in rows:
@@ -71,14 +76,21 @@ def test_loop_body_rebinding_an_attribute() -> None:
             boxes[0].push(rows[i] * 2)
         return boxes[0].mean, boxes[0].n
 
+    def logged(rows):
+        s = Stats(rows.shape[1])
+        for row in rows:
+            s.log(row)
+        return s.history
+
     rng = np.random.default_rng(0)
     for rows in (rng.standard_normal((6, 3)), rng.standard_normal((3, 5)).T,
                  np.arange(8, dtype=np.float32).reshape(2, 4)[:, ::2], np.zeros((0, 2))):
         run(welford, rows)
         run(in_list, rows)
+        run(logged, rows)
     jitted = stax.jit(welford)
     jitted(rng.standard_normal((4, 2)))
-    assert any(not r.compiled and "attribute 'n'" in r.reason
+    assert any(not r.compiled and "of an object it reaches" in r.reason
                for r in stax.loops.records(jitted))
 
 
@@ -180,3 +192,15 @@ def test_zero_d_arrays_returned() -> None:
     run(one_condition, np.linspace(-2, 2, 7))
     run(piecewise, np.linspace(-2, 2, 7))
     run(piecewise, np.linspace(-2, 2, 6).reshape(2, 3).T)
+
+
+def test_iscomplexobj_isrealobj() -> None:
+    """[HUNT9] np.iscomplexobj / np.isrealobj were graph breaks: Python bools from the dtype."""
+    def fn(x):
+        z = x + 1j * x[::-1]
+        return np.iscomplexobj(z), np.iscomplexobj(x), np.isrealobj(x), np.isrealobj(z), \
+            np.abs(z) if np.iscomplexobj(z) else x
+
+    for x in (np.linspace(-1, 1, 5), np.arange(6, dtype=np.float32).reshape(2, 3).T,
+              np.arange(4, dtype=np.int16), np.zeros(0)):
+        run(fn, x)

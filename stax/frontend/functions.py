@@ -1188,6 +1188,17 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     return y
 
 
+def iscomplexobj(x: Any) -> bool:
+    """[HUNT9] NumPy's: whether `x`'s dtype is complex, a Python bool known while tracing (was a
+    graph break)."""
+    return issubclass(traced(x, (x,)).dtype.type, np.complexfloating)
+
+
+def isrealobj(x: Any) -> bool:
+    """[HUNT9] NumPy's: not iscomplexobj."""
+    return not iscomplexobj(x)
+
+
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool | Tracer:
     """[FIX16] A Python bool, as `allclose`: False for other shapes (known now), else all
     elements equal (NaN equal to NaN with `equal_nan`: NumPy's positions of NaN must agree
@@ -2625,7 +2636,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanvar: nanvar, np.nanstd: nanstd,
     np.average: average, np.cov: cov, np.corrcoef: corrcoef, np.isclose: isclose,
     np.allclose: allclose, np.array_equal: array_equal, np.unwrap: unwrap, np.put: put,
-    np.piecewise: piecewise,
+    np.piecewise: piecewise, np.iscomplexobj: iscomplexobj, np.isrealobj: isrealobj,
     np.array_equiv: array_equiv, np.select: select, np.choose: choose, np.polyval: polyval,
     np.polyfit: polyfit, np.polyder: polyder, np.polyint: polyint,
     np.trace: trace,

@@ -675,30 +675,33 @@ _NOT_WATCHED = (Tracer, type, types.ModuleType, types.FunctionType, types.Builti
                 types.MethodType, functools.partial)
 
 
-def _attributes(values: Iterable[Any]) -> dict[tuple[int, str], Any]:
-    """[HUNT9] The attributes of the objects `values` reach (through attributes and list,
-    tuple and dict elements; at most MAX_WATCHED_OBJECTS objects): (object id, name) -> value.
-    A body that rebinds one (`self.n += 1`, `self.mean = self.mean + d`) differs per
-    iteration, as a changed Python number does: compiled once from two traces, `s.n` was 2
-    after a loop over 6 rows and the means were wrong."""
-    found: dict[tuple[int, str], Any] = {}
-    stack, seen, objects = list(values), set(), 0
+def _object_state(values: Iterable[Any]) -> tuple[dict[tuple[int, str], Any], list[Any]]:
+    """[HUNT9] What the objects `values` reach (through attributes and list, tuple and dict
+    elements; at most MAX_WATCHED_OBJECTS objects) hold: (object id, attribute) -> the
+    value's id, (container id, "") -> its `_container_shape`; and the values (kept alive, so
+    that an id is not reused). A body that changes one (`self.n += 1`, `self.total = self.total
+    + row`, `self.history.append(s)`) differs per iteration, as a changed Python number does:
+    compiled once from two traces, `s.n` was 2 after a loop over 6 rows and the means wrong."""
+    state: dict[tuple[int, str], Any] = {}
+    alive: list[Any] = []
+    stack, seen, objects = [(v, True) for v in values], set(), 0
     while stack and objects < MAX_WATCHED_OBJECTS:
-        obj = stack.pop()
+        obj, local = stack.pop()
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
+        alive.append(obj)
+        if isinstance(obj, (list, tuple, dict)):
+            if not local:  # (a local one: `_loop` checks it)
+                state[id(obj), ""] = _container_shape(obj)
+            stack.extend((v, False) for v in (obj.values() if isinstance(obj, dict) else obj))
         elif not isinstance(obj, _NOT_WATCHED) and isinstance(getattr(obj, "__dict__", None),
                                                               dict):
             objects += 1
             for name, value in vars(obj).items():
-                found[id(obj), name] = value
-                stack.append(value)
-    return found
+                state[id(obj), name] = id(value)
+                stack.append((value, False))
+    return state, alive
 
 
 @dataclass
@@ -723,18 +726,19 @@ def _loop(state: LoopState, loop: OpenLoop, b: Builder, frame: types.FrameType
     if loop.link is not None:
         state.ranges.links[index.value.id] = loop.link
     n_records = len(state.records)
-    attributes = _attributes(before.values())
+    objects, alive = _object_state(before.values())
     with _Watch() as seen:
         yield index  # pass 1
     after = _locals(frame)
     fail = functools.partial(LoopFallback, loop.site)
-    owners = {owner for owner, _ in attributes}
-    changed = [name for (owner, name), value in _attributes(after.values()).items()
-               if owner in owners and ((owner, name) not in attributes
-                                       or attributes[owner, name] is not value)]
+    owners = {owner for owner, _ in objects}
+    changed = [name or "a list or dict" for (owner, name), token
+               in _object_state(after.values())[0].items()
+               if owner in owners and objects.get((owner, name)) != token]
     if changed:
-        raise fail(f"the body rebinds the attribute {changed[0]!r} of an object (only arrays "
-                   "may change from one iteration to the next)")
+        raise fail(f"the body changes {changed[0]!r} of an object it reaches (only arrays may "
+                   "change from one iteration to the next)")
+    del alive  # (held through pass 1)
     _check_copies(state, seen, fail)
     carried: list[Carried] = []
     mutated = {k: v for k, v in seen.items() if v[1].id < first_id and v[0] is not index}
