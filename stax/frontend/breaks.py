@@ -217,7 +217,7 @@ class SegmentBuilder(Builder):
         after MAX_SITE_SEGMENTS the whole function ran in NumPy)."""
         value = Builder.input(self, (), np.dtype(np.intp))
         self.arrays[value.id] = np.array(k, np.intp)
-        self.steps.append(replay.Position(value.id, k))
+        self.steps.append(replay.Known(value.id, self.arrays[value.id]))
         return Tracer(self, value)
 
     def _scalar_cone(self, value: Value) -> list[Value] | None:
@@ -379,9 +379,7 @@ class SegmentBuilder(Builder):
                                   f"{MAX_SCALAR_RUNS} compiled segments of scalar work, at "
                                   f"{site or _location()[0]}: a Python loop stepping through "
                                   "values, faster in NumPy)")
-            graph, leaves = self.subgraph(needed)
-            inputs = [self.arrays[v.id] for v in leaves]
-            program = self.compiled(graph, inputs, site)
+            program, leaves, inputs = self.program(needed, site)
             with np.errstate(**dict(self.errstate_modes())):  # [ERR]
                 flat = program.program.call(list(inputs))
             for v, array in zip(needed, flat, strict=True):
@@ -391,8 +389,35 @@ class SegmentBuilder(Builder):
                                          tuple(a.shape for a in flat)))
         return [self.arrays[v.id] for v in values]
 
-    def subgraph(self, outputs: list[Value]) -> tuple[Graph, list[Value]]:
-        """The ops `outputs` need; values already known become the graph's inputs."""
+    def program(self, needed: list[Value], site: str
+                ) -> tuple[Any, list[Value], list[np.ndarray]]:
+        """The compiled segment computing `needed`, the values it reads and their arrays.
+        [NPB3] A new segment at a break that already compiled one in this call (a break in a
+        Python loop's body) takes its Python scalar constants (`x * (i / n)` in a loop over
+        i) and the positions of its `x[i]` and `x[i] = v` as inputs (`subgraph`), so one
+        compiled segment serves every later iteration, where each new constant made a new
+        segment (and after MAX_SITE_SEGMENTS the whole function ran in NumPy). Segments
+        elsewhere keep their constants in their code (folded, `x ** 2` as x * x)."""
+        graph, leaves, _ = self.subgraph(needed)
+        inputs = [self.arrays[v.id] for v in leaves]
+        key = self.segment_key(graph, inputs)
+        if key not in SEGMENTS:
+            lifted, lifted_leaves, known = self.subgraph(needed, lift=True)
+            if known:
+                lifted_inputs = [known[v.id] if v.id in known else self.arrays[v.id]
+                                 for v in lifted_leaves]
+                lifted_key = self.segment_key(lifted, lifted_inputs)
+                if lifted_key in SEGMENTS or self.site_compiles.get(site, 0) and site:
+                    self.steps += [replay.Known(v, a) for v, a in known.items()]
+                    return (self.compiled(lifted, lifted_inputs, site, lifted_key),
+                            lifted_leaves, lifted_inputs)
+        return self.compiled(graph, inputs, site, key), leaves, inputs
+
+    def subgraph(self, outputs: list[Value], lift: bool = False
+                 ) -> tuple[Graph, list[Value], dict[int, np.ndarray]]:
+        """The ops `outputs` need; values already known become the graph's inputs. With `lift`
+        [NPB3], so do Python scalar constants and the positions of `x[i]` and `x[i] = v` (see
+        `_positioned`), their arrays in the dict returned."""
         needed: dict[int, tuple[int, Op]] = {}
         stack = list(outputs)
         while stack:
@@ -404,14 +429,29 @@ class SegmentBuilder(Builder):
             needed[v.id] = hit
             if v.id not in self.arrays:
                 stack.extend(needed[v.id][1].inputs)
-        leaves, ops = [], []
+        leaves: list[Value] = []
+        ops: list[Op] = []
+        known: dict[int, np.ndarray] = {}
+
+        def leaf(v: Value) -> None:
+            leaves.append(v)
+            ops.append(Op("input", (), v, (("index", len(leaves) - 1),)))
+
         for _, op in sorted(needed.values(), key=lambda hit: hit[0]):
             if op.out.id in self.arrays:
-                leaves.append(op.out)
-                ops.append(Op("input", (), op.out, (("index", len(leaves) - 1),)))
+                leaf(op.out)
+            elif lift and _liftable(op):
+                leaf(op.out)
+                known[op.out.id] = np.array(op.attr("value"), op.out.dtype)
+            elif lift and (positioned := _positioned(op, self.new_value)) is not None:
+                body, positions = positioned
+                for v, array in positions:
+                    leaf(v)
+                    known[v.id] = array
+                ops += body
             else:
                 ops.append(op)
-        return Graph(tuple(leaves), tuple(ops), tuple(outputs)), leaves
+        return Graph(tuple(leaves), tuple(ops), tuple(outputs)), leaves, known
 
     def record(self, traced: Any) -> replay.Tape | None:
         """The tape of this call (None, with `no_replay` saying why, if it cannot be replayed).
@@ -439,11 +479,15 @@ class SegmentBuilder(Builder):
             return None
         return replay.Tape(arguments, tuple(steps), traced)
 
-    def compiled(self, graph: Graph, inputs: list[np.ndarray], site: str = "") -> Any:
+    def segment_key(self, graph: Graph, inputs: list[np.ndarray]) -> tuple[Any, ...]:
+        """The compiled-segment cache key of `graph` on `inputs` (see SEGMENTS)."""
+        return (structural_key(graph), tuple((a.strides, a.dtype.str) for a in inputs),
+                tuple(sorted((k, str(v)) for k, v in self.options.items())))
+
+    def compiled(self, graph: Graph, inputs: list[np.ndarray], site: str,
+                 key: tuple[Any, ...]) -> Any:
         from stax.api import Traced, compile_traced
 
-        key = (structural_key(graph), tuple((a.strides, a.dtype.str) for a in inputs),
-               tuple(sorted((k, str(v)) for k, v in self.options.items())))
         hit = SEGMENTS.get(key)
         if hit is None:
             if self.compiles >= MAX_CALL_SEGMENTS:
@@ -550,7 +594,7 @@ def _uses(step: replay.Step) -> list[int]:
         return list(step.inputs)
     if isinstance(step, replay.Call):
         return [r.value for r in step.refs]
-    return [] if isinstance(step, replay.Position) else [step.value]
+    return [] if isinstance(step, replay.Known) else [step.value]
 
 
 def _defines(step: replay.Step) -> list[int]:
@@ -559,7 +603,7 @@ def _defines(step: replay.Step) -> list[int]:
         return list(step.outputs)
     if isinstance(step, replay.Guard):
         return []
-    if isinstance(step, replay.Position):
+    if isinstance(step, replay.Known):
         return [step.value]
     out = [v for v in step.rebound if v is not None]
     stack = [step.result]
@@ -570,6 +614,68 @@ def _defines(step: replay.Step) -> list[int]:
         elif isinstance(t, replay.Items):
             stack.extend(t.items)
     return out
+
+
+def _liftable(op: Op) -> bool:
+    """[NPB3] A Python scalar constant (a 0-d `const`), which a segment may take as an input."""
+    return op.kind == "const" and not op.out.shape and \
+        type(op.attr("value")) in (bool, int, float, complex)
+
+
+def _positioned(op: Op, fresh: Callable[[tuple[int, ...], np.dtype], Value]
+                ) -> tuple[list[Op], list[tuple[Value, np.ndarray]]] | None:
+    """[NPB3] A slice or setitem at one position of some axes of its array and whole along the
+    others (`x[i]`, `x[i, :] = v`), with those positions as new inputs: a take along those
+    axes, or a `where` over the array choosing `v` where an iota equals the position. Its ops
+    (the last computes `op.out`) and its inputs with their values; None for any other op."""
+    if op.kind not in ("slice", "setitem"):
+        return None
+    base = op.inputs[0]
+    region = op.out.shape if op.kind == "slice" else op.inputs[1].shape
+    starts, steps = op.attr("starts"), op.attr("steps")
+    if not all(isinstance(n, int) for n in base.shape):
+        return None
+    single = [d for d, n in enumerate(base.shape) if region[d] == 1 and n != 1]
+    whole = all(d in single or (starts[d], steps[d], region[d]) == (0, 1, n)
+                for d, n in enumerate(base.shape))
+    if not single or not whole:
+        return None
+    ops: list[Op] = []
+    positions: list[tuple[Value, np.ndarray]] = []
+
+    def add(kind: str, inputs: tuple[Value, ...], size: tuple[int, ...] | None, dtype: Any,
+            /, **attrs: Any) -> Value:  # (size None: op.out)
+        out = op.out if size is None else fresh(size, np.dtype(dtype))
+        ops.append(Op(kind, inputs, out, tuple(sorted(attrs.items()))))
+        return out
+
+    shape = tuple(base.shape)
+    if op.kind == "slice":
+        value = base
+        for d in single:
+            index = fresh((1,), np.dtype(np.int64))
+            positions.append((index, np.array([starts[d]], np.int64)))
+            value = add("take", (value, index), None if d == single[-1] else
+                        value.shape[:d] + (1,) + value.shape[d + 1:], base.dtype,
+                        axes=(d,), position=d)
+        return ops, positions
+    from stax.frontend.numpy_api import _Frozen
+
+    mask: Value | None = None
+    for d in single:
+        position = fresh((), np.dtype(np.int64))
+        positions.append((position, np.array(starts[d], np.int64)))
+        line = tuple(n if k == d else 1 for k, n in enumerate(shape))
+        iota = add("constant_array", (), line, np.int64,
+                   data=_Frozen(np.arange(shape[d], dtype=np.int64).reshape(line)))
+        here = add("elementwise", (add("broadcast", (iota,), shape, np.int64, shape=shape),
+                                   add("broadcast", (position,), shape, np.int64, shape=shape)),
+                   shape, np.bool_, fn="equal")
+        mask = here if mask is None else \
+            add("elementwise", (mask, here), shape, np.bool_, fn="logical_and")
+    value = add("broadcast", (op.inputs[1],), shape, base.dtype, shape=shape)
+    add("where", (mask, value, base), None, base.dtype)
+    return ops, positions
 
 
 def structural_key(graph: Graph) -> tuple[Any, ...]:

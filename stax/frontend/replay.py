@@ -171,20 +171,21 @@ class Call:
         return bind(self.result, result, env, [copies[id(r)] for r in self.refs])
 
 
-@dataclass(frozen=True)
-class Position:
-    """[NPB2] The position a Python loop over a 1-d traced array reached (`for z in x`): an
-    input of the segments (`SegmentBuilder.position`), the same on every call."""
+@dataclass(frozen=True, eq=False)
+class Known:
+    """A value known when the call was recorded, the same on every call: [NPB2] the position a
+    Python loop over a 1-d traced array reached (`for z in x`, `SegmentBuilder.position`), or
+    [NPB3] a Python scalar constant a segment takes as an input (`SegmentBuilder.program`)."""
 
     value: int
-    position: int
+    array: np.ndarray = field(repr=False)
 
     def run(self, env: dict[int, Any]) -> bool:
-        env[self.value] = np.array(self.position, np.intp)
+        env[self.value] = self.array
         return True
 
 
-Step = Run | Guard | Call | Position
+Step = Run | Guard | Call | Known
 
 
 @dataclass(frozen=True)
