@@ -80,6 +80,14 @@ def test_rows_at_the_loop_index_are_segment_inputs(dtype: str) -> None:
     assert jf.segment_counts[jf.key((m, 2))][2] >= 1
 
 
+def test_a_store_into_a_large_array_keeps_its_position() -> None:
+    """A run-time position would rewrite the whole array per iteration (quadratic): a loop
+    filling a matrix of more than MAX_LIFTED_STORE elements row by row runs in NumPy."""
+    m = make_array((70, 70), "float64", seed=4)
+    jf = run(rows, [(m, 2)])
+    assert in_numpy(jf, (m, 2))
+
+
 def test_a_break_outside_a_loop_keeps_its_constants() -> None:
     """Lifting is for a break reached again in one call; a straight-line function compiles
     its segments with their constants, and values stay NumPy's (NaN and inf too)."""

@@ -121,6 +121,11 @@ MAX_SITE_SEGMENTS = 4
 # each a call into a kernel doing nanoseconds of work, where NumPy's scalar operations are
 # cheaper) runs in NumPy instead (from then on).
 MAX_SCALAR_RUNS = 64
+# [NPB3] A store at a run-time position (`out[i] = v` in a loop with a break, see `_positioned`)
+# rewrites its whole array each time (a where over an iota): only into arrays this small, where
+# that costs about what a call does; into a larger one (a loop filling a matrix row by row:
+# quadratic) the store keeps its constant position (past MAX_SITE_SEGMENTS, NumPy's loop).
+MAX_LIFTED_STORE = 4096
 # [NPB2] A value Python needs (an `if`, float()) whose uncomputed ops are at most this many,
 # all 0-d (`abs(z) < 1` of an element of an argument, `x.sum() > 0` of one), is computed
 # alone: the traced program goes on uncut, its later work fused as in one trace, while it
@@ -627,7 +632,8 @@ def _positioned(op: Op, fresh: Callable[[tuple[int, ...], np.dtype], Value]
     """[NPB3] A slice or setitem at one position of some axes of its array and whole along the
     others (`x[i]`, `x[i, :] = v`), with those positions as new inputs: a take along those
     axes, or a `where` over the array choosing `v` where an iota equals the position. Its ops
-    (the last computes `op.out`) and its inputs with their values; None for any other op."""
+    (the last computes `op.out`) and its inputs with their values; None for any other op, and
+    for a store into an array of more than MAX_LIFTED_STORE elements."""
     if op.kind not in ("slice", "setitem"):
         return None
     base = op.inputs[0]
@@ -638,7 +644,8 @@ def _positioned(op: Op, fresh: Callable[[tuple[int, ...], np.dtype], Value]
     single = [d for d, n in enumerate(base.shape) if region[d] == 1 and n != 1]
     whole = all(d in single or (starts[d], steps[d], region[d]) == (0, 1, n)
                 for d, n in enumerate(base.shape))
-    if not single or not whole:
+    if not single or not whole or \
+            op.kind == "setitem" and math.prod(base.shape) > MAX_LIFTED_STORE:
         return None
     ops: list[Op] = []
     positions: list[tuple[Value, np.ndarray]] = []
