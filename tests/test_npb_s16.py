@@ -46,9 +46,9 @@ def ramp(x: Any, n: int) -> Any:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128"])
 def test_scalars_of_the_loop_index_are_segment_inputs(dtype: str) -> None:
-    x = make_array((5, 3), dtype, seed=1)
+    x = make_array((80, 60), dtype, seed=1)  # > SMALL_ARRAY: worth a compiled segment
     calls = [(x, 9), (x, 9),  # the second replays the first's tape
-             (make_array((5, 3), dtype, seed=2) * 3, 9),  # other branches: guards fail
+             (make_array((80, 60), dtype, seed=2) * 3, 9),  # other branches: guards fail
              (x.T, 9), (make_array((0, 3), dtype), 9), (np.asarray(x[0, 0]), 7)]  # 0-d
     jf = run(ramp, calls, rtol=1e-5 if dtype == "float32" else None)
     assert not in_numpy(jf, (x, 9))
@@ -56,15 +56,15 @@ def test_scalars_of_the_loop_index_are_segment_inputs(dtype: str) -> None:
 
 
 def rows(m: Any, limit: Any) -> Any:
-    """Rows read (`m[i]`, `m[:, i]`) and stored (`out[i] = v`, `grid[i, :] = row`) at the
+    """Rows read (`m[i]`, `m[:, i]`) and stored (`out[i] = v`, `grid[i, :] = v`) at the
     loop index, with a break on each row."""
     out = np.zeros(m.shape[0], m.dtype)
-    grid = np.zeros_like(m)
+    grid = np.zeros((m.shape[0], 3), m.dtype)
     for i in range(m.shape[0]):
         row = m[i] * 2
         if row.max() > limit:
             out[i] = row.sum()
-            grid[i, :] = row
+            grid[i, :] = row[-3:]
         else:
             out[-1 - i] += m[:, i % m.shape[1]].sum()
     return out, grid
@@ -72,18 +72,18 @@ def rows(m: Any, limit: Any) -> Any:
 
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
 def test_rows_at_the_loop_index_are_segment_inputs(dtype: str) -> None:
-    m = make_array((8, 6), dtype, seed=3, low=-5, high=5)
-    calls = [(m, 2), (m, 2), (m[::-1, ::2], 1), (np.asfortranarray(m), 3),
+    m = make_array((8, 5000), dtype, seed=3, low=-5, high=5)  # rows > SMALL_ARRAY
+    calls = [(m, 2), (m, 2), (m[::-1, ::2], 9), (np.asfortranarray(m), 8),
              (make_array((0, 6), dtype), 2)]
     jf = run(rows, calls)
     assert not in_numpy(jf, (m, 2))
     assert jf.segment_counts[jf.key((m, 2))][2] >= 1
 
 
-def test_a_store_into_a_large_array_keeps_its_position() -> None:
-    """A run-time position would rewrite the whole array per iteration (quadratic): a loop
-    filling a matrix of more than MAX_LIFTED_STORE elements row by row runs in NumPy."""
-    m = make_array((70, 70), "float64", seed=4)
+def test_a_loop_over_small_arrays_keeps_its_constants() -> None:
+    """A segment of small arrays costs about a call: the loop keeps its constants, and past
+    MAX_SITE_SEGMENTS runs in NumPy (as a store into a large matrix row by row does)."""
+    m = make_array((70, 6), "float64", seed=4)
     jf = run(rows, [(m, 2)])
     assert in_numpy(jf, (m, 2))
 

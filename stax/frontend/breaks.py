@@ -121,11 +121,12 @@ MAX_SITE_SEGMENTS = 4
 # each a call into a kernel doing nanoseconds of work, where NumPy's scalar operations are
 # cheaper) runs in NumPy instead (from then on).
 MAX_SCALAR_RUNS = 64
-# [NPB3] A store at a run-time position (`out[i] = v` in a loop with a break, see `_positioned`)
-# rewrites its whole array each time (a where over an iota): only into arrays this small, where
-# that costs about what a call does; into a larger one (a loop filling a matrix row by row:
-# quadratic) the store keeps its constant position (past MAX_SITE_SEGMENTS, NumPy's loop).
-MAX_LIFTED_STORE = 4096
+# [NPB3] Arrays this small cost about what a call into a compiled segment costs: a break in a
+# loop whose segment computes only such arrays keeps its constants (`for i in range(n)` over
+# the rows of an (n, 2) array: NumPy's loop is faster; past MAX_SITE_SEGMENTS it runs), and a
+# store at a run-time position (`_positioned`: a where rewriting the whole array each time) is
+# only made into such an array (filling a larger matrix row by row would be quadratic).
+SMALL_ARRAY = 4096
 # [NPB2] A value Python needs (an `if`, float()) whose uncomputed ops are at most this many,
 # all 0-d (`abs(z) < 1` of an element of an argument, `x.sum() > 0` of one), is computed
 # alone: the traced program goes on uncut, its later work fused as in one trace, while it
@@ -401,12 +402,13 @@ class SegmentBuilder(Builder):
         Python loop's body) takes its Python scalar constants (`x * (i / n)` in a loop over
         i) and the positions of its `x[i]` and `x[i] = v` as inputs (`subgraph`), so one
         compiled segment serves every later iteration, where each new constant made a new
-        segment (and after MAX_SITE_SEGMENTS the whole function ran in NumPy). Segments
-        elsewhere keep their constants in their code (folded, `x ** 2` as x * x)."""
+        segment (and after MAX_SITE_SEGMENTS the whole function ran in NumPy), when it
+        computes an array larger than SMALL_ARRAY. Other segments keep their constants in
+        their code (folded, `x ** 2` as x * x)."""
         graph, leaves, _ = self.subgraph(needed)
         inputs = [self.arrays[v.id] for v in leaves]
         key = self.segment_key(graph, inputs)
-        if key not in SEGMENTS:
+        if key not in SEGMENTS and max(math.prod(v.shape) for v in needed) > SMALL_ARRAY:
             lifted, lifted_leaves, known = self.subgraph(needed, lift=True)
             if known:
                 lifted_inputs = [known[v.id] if v.id in known else self.arrays[v.id]
@@ -633,7 +635,7 @@ def _positioned(op: Op, fresh: Callable[[tuple[int, ...], np.dtype], Value]
     others (`x[i]`, `x[i, :] = v`), with those positions as new inputs: a take along those
     axes, or a `where` over the array choosing `v` where an iota equals the position. Its ops
     (the last computes `op.out`) and its inputs with their values; None for any other op, and
-    for a store into an array of more than MAX_LIFTED_STORE elements."""
+    for a store into an array of more than SMALL_ARRAY elements."""
     if op.kind not in ("slice", "setitem"):
         return None
     base = op.inputs[0]
@@ -645,7 +647,7 @@ def _positioned(op: Op, fresh: Callable[[tuple[int, ...], np.dtype], Value]
     whole = all(d in single or (starts[d], steps[d], region[d]) == (0, 1, n)
                 for d, n in enumerate(base.shape))
     if not single or not whole or \
-            op.kind == "setitem" and math.prod(base.shape) > MAX_LIFTED_STORE:
+            op.kind == "setitem" and math.prod(base.shape) > SMALL_ARRAY:
         return None
     ops: list[Op] = []
     positions: list[tuple[Value, np.ndarray]] = []
