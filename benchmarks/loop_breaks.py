@@ -54,12 +54,6 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[np.random.Generator], tuple
 }
 
 
-def cpu(fn: Callable[..., Any], args: tuple[Any, ...]) -> float:
-    start = time.process_time()
-    fn(*args)
-    return time.process_time() - start
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=15)
@@ -74,10 +68,13 @@ def main() -> None:
         got = jf(*args)
         first = time.perf_counter() - start
         np.testing.assert_allclose(got, fn(*args), rtol=1e-9)
-        numpy_t, stax_t = [], []
+        numpy_t: list[float] = []
+        stax_t: list[float] = []
         for _ in range(repeat):
-            numpy_t.append(cpu(fn, args))
-            stax_t.append(cpu(jf, args))
+            for f, times in ((fn, numpy_t), (jf, stax_t)):
+                start = time.process_time()
+                f(*args)
+                times.append(time.process_time() - start)
         n, s = statistics.median(numpy_t), statistics.median(stax_t)
         in_numpy = any("runs in NumPy from now on" in str(b)
                        for b in jf.breaks.get(jf.key(args), []))
