@@ -502,11 +502,12 @@ def _numpy_view(op: Op) -> NumPyView:
     if op.kind == "elementwise":
         part = attrs["fn"]
         return lambda a, sizes: getattr(a, part)
-    if op.kind == "reshape":
+    if op.kind in ("reshape", "broadcast"):
+        view = np.reshape if op.kind == "reshape" else np.broadcast_to
         if not any(isinstance(d, Sym) for d in op.out.shape):
             fixed = tuple(op.out.shape)
-            return lambda a, sizes: a.reshape(fixed)
-        return lambda a, sizes: a.reshape(tuple(evaluate(d, sizes) for d in op.out.shape))
+            return lambda a, sizes: view(a, fixed)
+        return lambda a, sizes: view(a, tuple(evaluate(d, sizes) for d in op.out.shape))
 
     def index(sizes: Mapping[str, int]) -> tuple[slice, ...]:
         shape = (evaluate(d, sizes) for d in op.out.shape)
@@ -600,7 +601,8 @@ def _record_views(obj: Tracer, derived: dict[Value, Derived]) -> None:
         elif (scalars := attrs.get("scalars")) is not None:  # [HUNT6] x[i], i traced
             derived[node.value] = (parent.value, _indexed_view(attrs["index"], scalars),
                                    tuple(scalars.values()))
-        elif (kind in VIEW_OPS or kind == "elementwise" and attrs["fn"] in PARTS) and \
+        elif (kind in VIEW_OPS or kind == "broadcast"  # np.broadcast_to's read-only view
+              or kind == "elementwise" and attrs["fn"] in PARTS) and \
                 not data_atoms_in((node.value.shape, attrs)):  # [HUNT3] a view written
             op = Op(kind, (parent.value,), node.value, tuple(sorted(attrs.items())))  # through
             derived[node.value] = (parent.value, _numpy_view(op), ())

@@ -521,7 +521,7 @@ def _kind_kept(method: Callable[..., Any]) -> Callable[..., Any]:
     def kept(self: Tracer, *args: Any, **kwargs: Any) -> Any:
         result = method(self, *args, **kwargs)
         if isinstance(result, Tracer) and result.ndim == 0 and result is not self:
-            result.scalar, result.array0 = self.scalar, self.is_array
+            result.scalar, result.array0 = not self.is_array, self.is_array
         return result
 
     return functools.wraps(method)(kept)
