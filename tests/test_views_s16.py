@@ -1,7 +1,8 @@
 """Results NumPy returns as views of arguments, and the kind of 0-d results (session 16, lead):
 `np.broadcast_to` of an argument is NumPy's read-only view of the caller's array (it was a
 writeable copy), and `.T` / `.transpose()` of a NumPy scalar argument is that scalar (it was a
-0-d array). Values, kinds, shapes, strides, memory and the writeable flag vs NumPy."""
+0-d array). Values, kinds, shapes, strides, memory and the writeable flag vs NumPy. And fancy
+indices are checked where the result is empty, as NumPy checks them."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -93,3 +94,33 @@ def test_kind_of_zero_d_views(name: str, arg: Any) -> None:
     np.testing.assert_array_equal(result, expected)
     if isinstance(expected, np.ndarray):
         assert np.shares_memory(result, mine) == np.shares_memory(expected, arg)
+
+
+INDEXED: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
+    "column": (lambda x, j: x[:, j] * 2, (0, 40)),
+    "rows": (lambda x, j: x[[1, j]] + 1, (5, 0)),
+    "two_arrays": (lambda x, j: x[[0, 2], :, [j, 1]] - 1, (3, 0, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED))
+@pytest.mark.parametrize("j", [1, 3, -1, 50, -41])
+def test_indices_checked_where_the_result_is_empty(name: str, j: int) -> None:
+    """`x[:, j]` of an x with no rows gathers nothing, but NumPy's indexing still raises
+    IndexError for j out of bounds (the check sat in a loop of zero trips: an empty result)."""
+    fn, shape = INDEXED[name]
+    x = np.zeros(shape)
+    try:
+        expected = fn(x, j)
+    except IndexError:
+        with pytest.raises(IndexError):
+            stax.jit(fn)(x, j)
+        return
+    result = stax.jit(fn)(x, j)
+    assert result.shape == expected.shape and result.dtype == expected.dtype
+
+
+def test_np_take_does_not_check_where_the_result_is_empty() -> None:
+    fn = lambda x, i: np.take(x, i, axis=1) + 1  # noqa: E731
+    x, i = np.zeros((0, 3)), np.array([[0, 5]])
+    assert stax.jit(fn)(x, i).shape == fn(x, i).shape == (0, 1, 2)

@@ -1016,6 +1016,9 @@ def getitem(a: Tracer, index: Any) -> Tracer:
                          "shapes " + " ".join(str(v.shape) for v in indices)) from None
     indices = [broadcast_value(b, v, shape) for v in indices]
     result = _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
+    if type(count := indices[0].size) is int and count and \
+            0 in (n for n in result.shape if type(n) is int):
+        _check_indices(b, view.value, indices, tuple(array_dims))
     raw = index if isinstance(index, tuple) else (index,)
     if builtins.all(isinstance(it, Tracer) and it.scalar for it in arrays) and not (
             len(raw) == a.ndim and builtins.all(_is_int(it) or _is_array_index(it) for it in raw)):
@@ -1090,6 +1093,16 @@ def _take(b: Builder, v: Value, indices: list[Value], axes: tuple[int, ...],
     rest = tuple(n for d, n in enumerate(v.shape) if d not in axes)
     shape = rest[:position] + indices[0].shape + rest[position:]
     return wrap(b, b.add("take", (v, *indices), shape, v.dtype, axes=axes, position=position))
+
+
+def _check_indices(b: Builder, v: Value, indices: list[Value], axes: tuple[int, ...]) -> None:
+    """`x[:, j]` of x (0, n) gathers no element, but NumPy's indexing checks j all the same
+    (np.take does not): an unused gather of the indices alone from a zero array of the axes'
+    extents, kept for its bounds check (lower.py `unused_gather`)."""
+    zero = b.add("const", (), (), np.dtype(np.int8), value=0)
+    probe = broadcast_value(b, zero, tuple(v.shape[ax] for ax in axes))
+    b.add("take", (probe, *indices), indices[0].shape, probe.dtype,
+          axes=tuple(range(len(axes))), position=0)
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> Tracer:
