@@ -49,7 +49,7 @@ from stax.ir.program import (
     rvars,
     xvars,
 )
-from stax.ir.sym import data_atoms_in, hint, is_data, is_sym, same_size, surely
+from stax.ir.sym import data_atoms_in, hint, is_data, is_sym, known_empty, same_size, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
 from stax.ops.table import Cost, flags_of
 from stax.runtime import externs  # [H13] transposed operands of matmul
@@ -327,10 +327,10 @@ class _Lowering:
         """Inputs of `op` that gather, inlined, where `op`'s result is empty and theirs not:
         no element of them would be computed (`x[idx][:0]`), and NumPy raises IndexError for
         an index out of bounds all the same."""
-        if not _empty(op.out.shape):
+        if not known_empty(op.out.shape):
             return []
         return [v for v in op.inputs if v.id in self.checking and self.values[v.id].buffer
-                is None and all(type(n) is int for n in v.shape) and not _empty(v.shape)]
+                is None and all(type(n) is int for n in v.shape) and not known_empty(v.shape)]
 
     def should_materialize(self, op: Op) -> tuple[str, str] | None:
         """(rule, reason) when `op`'s value gets a buffer rather than being inlined."""
@@ -947,10 +947,6 @@ def _flags(op: Op) -> bool:
         return op.inputs[0].dtype.kind == "f" and op.out.dtype.kind in "iu"
     return op.kind == "elementwise" and bool(flags_of(op.attr("fn"))) and \
         any(v.dtype.kind in "biu" for v in op.inputs)
-
-
-def _empty(shape: tuple[Any, ...]) -> bool:
-    return any(type(n) is int and n == 0 for n in shape)
 
 
 def _indirects(index: Index) -> set[Indirect]:

@@ -20,7 +20,7 @@ from stax import ops  # [A1]
 from stax.frontend.trace import Builder, Tracer, check_dtype
 from stax.graph import Value
 from stax.ir.program import contiguous_strides
-from stax.ir.sym import Sym, as_size, is_data, same_size, slice_indices, surely
+from stax.ir.sym import Sym, as_size, is_data, known_empty, same_size, slice_indices, surely
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
 from stax.runtime import externs
 
@@ -1016,8 +1016,7 @@ def getitem(a: Tracer, index: Any) -> Tracer:
                          "shapes " + " ".join(str(v.shape) for v in indices)) from None
     indices = [broadcast_value(b, v, shape) for v in indices]
     result = _take(b, view.value, indices, tuple(array_dims), array_dims[0] if adjacent else 0)
-    if type(count := indices[0].size) is int and count and \
-            0 in (n for n in result.shape if type(n) is int):
+    if type(count := indices[0].size) is int and count and known_empty(result.shape):
         _check_indices(b, view.value, indices, tuple(array_dims))
     raw = index if isinstance(index, tuple) else (index,)
     if builtins.all(isinstance(it, Tracer) and it.scalar for it in arrays) and not (

@@ -665,6 +665,11 @@ def py_shape(shape: Iterable[Sym | int]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
+def known_empty(shape: tuple[Any, ...]) -> bool:
+    """Is an extent of `shape` a known 0 (a symbolic one may be 0 only at run time)?"""
+    return any(type(n) is int and n == 0 for n in shape)
+
+
 def surely(a: Sym | int, op: str, b: Sym | int) -> bool:
     """[COMPACT] `a op b` for every shape of the class, decided with no guard (False when it
     depends on the sizes): for choices correct either way, such as keeping a loop over a
