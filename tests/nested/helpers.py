@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,3 +50,15 @@ def check(fn: Any, *args: Any, jitted: sn.Jitted | None = None) -> Any:
     assert_same(got, want)
     assert_same(f(*args), want)
     return got
+
+
+def run_at_isa(script: str, isa: str, tmp_path: Path) -> str:
+    """Run `script` (Python, importing from tests/) in a subprocess with STAX_ISA=isa and its
+    own compile cache under tmp_path; assert it succeeds and return its stdout."""
+    tests = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, STAX_ISA=isa, STAX_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=600, cwd=tests)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout

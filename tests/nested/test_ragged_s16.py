@@ -5,9 +5,6 @@ indices, float32/float64 values, chunk edges inside rows, and ISA levels without
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 from conftest import assert_matches
 
 import stax.nested as sn
+from nested.helpers import run_at_isa
 from stax.backends.cpu.segmented import SUM_TILE
 from stax.nested import kernels
 
@@ -184,10 +182,4 @@ print("tiled sums ok")
 def test_spmv_without_avx512(isa: str, tmp_path: Path) -> None:
     """The form is written with GCC vector extensions: without AVX-512 (masked loads become
     blends, or scalar code) the results are the same."""
-    tests = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, STAX_ISA=isa, STAX_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
-    result = subprocess.run([sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True,
-                            text=True, timeout=600, cwd=tests)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "tiled sums ok" in result.stdout
+    assert "tiled sums ok" in run_at_isa(ISA_SCRIPT, isa, tmp_path)

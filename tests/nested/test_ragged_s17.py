@@ -7,9 +7,6 @@ scalar code)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +15,7 @@ import pytest
 from conftest import assert_matches
 
 import stax.nested as sn
-from nested.helpers import as_ragged
+from nested.helpers import as_ragged, run_at_isa
 from stax.nested import kernels
 
 
@@ -134,10 +131,4 @@ print("softmax rows ok")
 @pytest.mark.parametrize("isa", ["avx2", "scalar"])
 def test_softmax_without_avx512(isa: str, tmp_path: Path) -> None:
     """The masked last vector steps without AVX-512 (blends, or scalar code): same values."""
-    tests = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, STAX_ISA=isa, STAX_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([tests, *sys.path]))
-    result = subprocess.run([sys.executable, "-c", ISA_SCRIPT], env=env, capture_output=True,
-                            text=True, timeout=600, cwd=tests)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "softmax rows ok" in result.stdout
+    assert "softmax rows ok" in run_at_isa(ISA_SCRIPT, isa, tmp_path)
