@@ -51,7 +51,7 @@ from stax.ir.program import (
 )
 from stax.ir.sym import data_atoms_in, hint, is_data, is_sym, known_empty, same_size, surely
 from stax.ops import ELEMENTWISE, by_name  # [A1]
-from stax.ops.table import Cost, flags_of
+from stax.ops.table import Cost, may_set_flags
 from stax.runtime import externs  # [H13] transposed operands of matmul
 
 # The calls a backend prices (`Backend.recompute_cost`): the op table's ops. Casts, selects and
@@ -941,12 +941,9 @@ def _take_loader(op: Op, src: Lazy, indices: Sequence[Lazy]) -> Loader:
 
 
 def _flags(op: Op) -> bool:
-    """[FUZZ2] Whether `op` may set an error flag: an op of the table with flags on integer
-    operands (//, % by zero, ** of a negative exponent), a float cast to an integer type."""
-    if op.kind == "cast":
-        return op.inputs[0].dtype.kind == "f" and op.out.dtype.kind in "iu"
-    return op.kind == "elementwise" and bool(flags_of(op.attr("fn"))) and \
-        any(v.dtype.kind in "biu" for v in op.inputs)
+    """[FUZZ2] Whether `op` may set an error flag (`stax.ops.table.may_set_flags`)."""
+    fn = "cast" if op.kind == "cast" else op.attr("fn") if op.kind == "elementwise" else None
+    return fn is not None and may_set_flags(fn, [v.dtype for v in op.inputs], op.out.dtype)
 
 
 def _indirects(index: Index) -> set[Indirect]:

@@ -1020,7 +1020,35 @@ def _rebuild(structure: Any, arrays: tuple[Any, ...], generators: list[Any]) -> 
     return structure[0](_rebuild(s, arrays, generators) for s in structure[1])
 
 
-class RandomArgument:
+class _GeneratorView:
+    """A random generator as the traced function sees it: `isinstance(rng, np.random.Generator)`
+    holds as in NumPy ([REVIEW] it was False while tracing: the function took its other
+    branch); attributes and methods come from `generator()`, through `attribute`/`method`."""
+
+    def generator(self) -> Any:
+        raise NotImplementedError
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
+        try:
+            return type(self.generator())
+        except IndexError:  # no call's generator yet
+            return type(self)
+
+    def __getattr__(self, name: str) -> Any:
+        member = getattr(self.generator(), name)
+        if not callable(member) or name.startswith("_"):
+            return self.attribute(name, member)
+        return self.method(name, member)
+
+    def attribute(self, name: str, member: Any) -> Any:
+        return member
+
+    def method(self, name: str, member: Any) -> Any:
+        raise NotImplementedError
+
+
+class RandomArgument(_GeneratorView):
     """A random generator argument (`def f(x, rng)`) as the traced function sees it: each draw
     (`rng.normal(...)`) is a graph break that draws from the generator of the current call
     (`current[index]`, set by `call_general` before each call), also when a tape replays it;
@@ -1030,29 +1058,24 @@ class RandomArgument:
     def __init__(self, current: list[Any], index: int) -> None:
         self._current, self._index = current, index
 
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
-        """The generator's class: `isinstance(rng, np.random.Generator)` holds as in NumPy.
-        [REVIEW] it was False while tracing: the function took its other branch."""
-        try:
-            return type(self._current[self._index])
-        except IndexError:
-            return RandomArgument
+    def generator(self) -> Any:
+        return self._current[self._index]
 
-    def __getattr__(self, name: str) -> Any:
-        member = getattr(self._current[self._index], name)
+    def attribute(self, name: str, member: Any) -> Any:
+        from stax.frontend.functions import _ACTIVE
+
+        builder = getattr(_ACTIVE, "builder", None)
+        if builder is None:
+            return member
+        # [REVIEW] an attribute (`rng.bit_generator`) read while tracing is a break too:
+        # as a constant, replays would use the first call's generator's
         current, index = self._current, self._index
-        if not callable(member) or name.startswith("_"):
-            from stax.frontend.functions import _ACTIVE
+        return builder.eager(lambda: getattr(current[index], name), (), {},
+                             NotImplementedError(f"stax.jit: rng.{name} of a random "
+                                                 "generator argument"))
 
-            builder = getattr(_ACTIVE, "builder", None)
-            if builder is None:
-                return member
-            # [REVIEW] an attribute (`rng.bit_generator`) read while tracing is a break too:
-            # as a constant, replays would use the first call's generator's
-            return builder.eager(lambda: getattr(current[index], name), (), {},
-                                 NotImplementedError(f"stax.jit: rng.{name} of a random "
-                                                     "generator argument"))
+    def method(self, name: str, member: Any) -> Any:
+        current, index = self._current, self._index
 
         def draw(*args: Any, **kwargs: Any) -> Any:  # late bound: the call's generator
             return getattr(current[index], name)(*args, **kwargs)
@@ -1071,7 +1094,7 @@ class RandomArgument:
         return method
 
 
-class MadeGenerator:
+class MadeGenerator(_GeneratorView):
     """[HUNT9] A generator made inside the traced function (`rng = np.random.default_rng(1)`)
     as the function sees it: a draw given traced arrays (`rng.shuffle(x)`, `rng.choice(x)`,
     `rng.permutation(x)`) is a graph break running NumPy's on their values (`eager`: an array
@@ -1081,15 +1104,10 @@ class MadeGenerator:
     def __init__(self, generator: Any, builder: SegmentBuilder) -> None:
         self._generator, self._builder = generator, builder
 
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: PLE0307 - isinstance reads it
-        return type(self._generator)
+    def generator(self) -> Any:
+        return self._generator
 
-    def __getattr__(self, name: str) -> Any:
-        member = getattr(self._generator, name)
-        if not callable(member) or name.startswith("_"):
-            return member
-
+    def method(self, name: str, member: Any) -> Any:
         def method(*args: Any, **kwargs: Any) -> Any:
             if not _has_tracer((args, kwargs)):
                 return member(*args, **kwargs)

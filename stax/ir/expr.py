@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from stax.ir.sym import Sym, surely
-from stax.ops.table import flags_of
+from stax.ops.table import may_set_flags
 
 Ranges = Mapping[str, int]
 
@@ -390,11 +390,8 @@ def gathers(expr: Expr) -> bool:
 
 
 def may_flag(e: Call) -> bool:
-    """Whether the C++ of `e` may set an error flag: a float cast to an integer type, an op
-    of the table with flags on integer operands (//, % by zero, ** of a negative exponent)."""
-    if e.fn == "cast":
-        return e.args[0].dtype.kind == "f" and e.dtype.kind in "iu"
-    return bool(flags_of(e.fn)) and e.args[0].dtype.kind in "biu"
+    """Whether the C++ of `e` may set an error flag (`stax.ops.table.may_set_flags`)."""
+    return may_set_flags(e.fn, [a.dtype for a in e.args], e.dtype)
 
 
 def sets_flags(expr: Expr) -> bool:

@@ -51,7 +51,7 @@ from stax.loops.affine import StoreForm
 from stax.loops.driver import CarriedSlot, LoopDriver, NestedCall, RowSlot
 from stax.lower import lower
 from stax.runtime import externs
-from stax.runtime.compiler import isa_level
+from stax.runtime.compiler import isa_level, quietly
 from stax.runtime.fast import disjoint, fastcall, interruptible  # [A8]
 from stax.runtime.wrapper import (
     ANY_FLAG,
@@ -385,13 +385,8 @@ def compile_soon(bodies: Sequence[LoopBody]) -> None:
     enclosing program is compiled: their g++ run overlaps the program's instead of following
     it. A body's first use waits for the thread; errors are left to it (it compiles again and
     raises them)."""
-    def work() -> None:
-        try:
-            compile_bodies(bodies)
-        except Exception:  # noqa: BLE001, S110 - raised again by the body's own compile
-            pass
-
-    thread = threading.Thread(target=work, name="stax loop bodies", daemon=True)
+    thread = threading.Thread(target=quietly, args=(lambda: compile_bodies(bodies),),
+                              name="stax loop bodies", daemon=True)
     for body in bodies:
         body.building = thread
     thread.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -333,6 +334,15 @@ def flags_of(name: str) -> tuple[str, ...]:
         return by_name(name).flags
     except KeyError:
         return ()
+
+
+def may_set_flags(fn: str, operands: Sequence[np.dtype], result: np.dtype) -> bool:
+    """Whether op `fn` (an op of the table, or "cast") on operands of these dtypes may set an
+    error flag: a float cast to an integer type, an op with flags on integer operands (//, % by
+    zero, ** of a negative exponent). One rule for Graph ops (stax.lower) and Expr calls."""
+    if fn == "cast":
+        return operands[0].kind == "f" and result.kind in "iu"
+    return bool(flags_of(fn)) and any(d.kind in "biu" for d in operands)
 
 
 def by_ufunc(ufunc: object) -> Elementwise | None:

@@ -134,13 +134,16 @@ def in_background(*jobs: Callable[[], object]) -> None:
     that fails is ignored: the caller's own call then runs it again and raises. The threads
     are not daemons: the interpreter waits for them at exit, so no half-written file stays."""
     for job in jobs:
-        threading.Thread(target=_quietly, args=(job,), name="stax-prepare").start()
+        threading.Thread(target=quietly, args=(job,), name="stax-prepare").start()
 
 
-def _quietly(job: Callable[[], object]) -> None:
+def quietly(job: Callable[[], object]) -> None:
+    """Run a background thread's `job` whose errors its caller's own call raises again: none
+    escapes (nor a BaseException such as tools/dump_cpp.py's Captured: no thread dies with an
+    unhandled exception)."""
     try:
         job()
-    except Exception:  # noqa: BLE001, S110 - the caller's own call raises it
+    except BaseException:  # noqa: BLE001, S110 - the caller's own call raises it
         pass
 
 
