@@ -187,6 +187,8 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
             return proven  # arrays in, one array or [CALL2] a tuple of arrays out
         return lambda *args: proven(*_converted(args, scalars))  # [CALL2]
     if _views_only(traced) and not bounds:  # [CALL2] no kernel: NumPy's views of arguments
+        if (view := _one_view(traced)) is not None:
+            return view
         placeholders = (None,) * traced.n_results
         return lambda *args: _unflatten(structure, write_back(traced, args, placeholders))
     if traced.env is None and traced.writeback and not bounds:
@@ -253,6 +255,22 @@ def _views_only(traced: Traced) -> bool:
     unread = {op.out.id for op in graph.ops} - set(graph.users()) - {v.id for v in graph.outputs}
     return (not traced.writeback and not traced.view_scalars and not unread
             and len(traced.returned_args) == traced.n_results == len(graph.outputs))
+
+
+def _one_view(traced: Traced) -> Callable[..., Any] | None:
+    """A views-only function (`_views_only`) whose one result, not 0-d, is an argument or one
+    view of it (`return x[::2]`) at fixed shapes: the warm call is that view, with none of
+    `write_back`'s general steps (they took ~1 us above NumPy's 0.15 us view)."""
+    structure, outputs = traced.structure, traced.graph.outputs
+    if not isinstance(structure, int) or traced.env is not None or outputs[structure].shape == ():
+        return None
+    ((_, i, chain),) = traced.returned_args
+    if not chain:
+        return lambda *args: args[i]
+    if len(chain) > 1:
+        return None
+    view, sizes = chain[0], {}
+    return lambda *args: view(args[i], sizes)
 
 
 def _under_errstate(traced: Traced, run: Callable[..., Any]) -> Callable[..., Any]:
