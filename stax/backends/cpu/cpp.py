@@ -10,7 +10,7 @@ one renderer owns the indentation.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -549,8 +549,10 @@ class KernelPrinter:
     (`omp for`) where the plan parallelizes, `omp single` around serial parts. Declarations
     that threads share (partials of parallel reductions) go to `prologue`, before the region."""
 
-    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer]) -> None:
+    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer],
+                 aliased: Collection[str] = ()) -> None:
         self.plan = plan
+        self.aliased = aliased  # buffers that may share storage (the region's)
         # [LAYOUT] output row tiles are addressed like the buffers they are copied out to
         self.buffers = {**buffers, **{t.name: replace(buffers[t.load.buf], name=t.name)
                                       for t in plan.row_tiles if t.store}}
@@ -695,13 +697,18 @@ class KernelPrinter:
     def print_skipping(self, parallel_inside: bool) -> None:
         """[SPMASK] The vector loop of the mask-skip form, twice: as planned in a block where the
         mask selects an element, with its costly side of the mask's `where`s dropped in the
-        others."""
+        others. [SPARSE] Where those others only copy a buffer that may share storage with the
+        output at the same index (`x[m] = f(x[m])` computed in the caller's array), the copy
+        runs only when the two differ: the mask's blocks alone are written."""
         assert self.skip_loop is not None and self.plan.mask_skip is not None
         var, lo, hi, pragmas, define = self.skip_loop
         skip, outer, printer = self.plan.mask_skip, self.out, self.outer_printer
         versions = []
-        for nodes in (self.plan.nodes, tuple(replace(n, body=skip.cheap(n.body))
-                                             for n in self.plan.nodes if n.body is not None)):
+        cheap = tuple(replace(n, body=skip.cheap(n.body)) for n in self.plan.nodes
+                      if n.body is not None)
+        copies = [f"{n.out} != {n.body.buf}" for n in cheap if isinstance(n.body, Load)
+                  and n.body.index == n.out_index and {n.out, n.body.buf} <= set(self.aliased)]
+        for nodes in (self.plan.nodes, cheap):
             self.out, self.outer_printer = Emitter(), printer and printer.fork()
             with self.out.loop(var, lo, hi, pragmas=pragmas):
                 if define:
@@ -709,6 +716,8 @@ class KernelPrinter:
                 self.print_groups(nodes, parallel_inside)
             versions.append(self.out.code)
         self.out, self.outer_printer = outer, printer
+        if copies and len(copies) == len(cheap):  # [SPARSE] copies in place: none where aliased
+            versions[1] = (Block(f"if ({' || '.join(copies)})", versions[1]),)
         self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
 
     def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
@@ -1621,7 +1630,7 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     """Adjacent kernels in one C++ function and one OpenMP parallel region (seed 000 §8.5),
     saving the region's entry and exit per kernel; implicit barriers after each work-shared
     loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
-    printers = [KernelPrinter(plan, buffers) for plan in plans]
+    printers = [KernelPrinter(plan, buffers, aliased) for plan in plans]
     kernels = [code for printer in printers for code in printer.print()]
     written = {n.out for plan in plans for n in plan.nodes} | {
         t.load.buf for plan in plans for t in plan.row_tiles if t.store}  # [LAYOUT]
