@@ -119,7 +119,8 @@ def memory_nodes(kernels: Sequence[Group], local: set[str], program: LoopProgram
         writes = tuple(dict.fromkeys(m.node.out for m in g.members if m.node.out not in local))
         reads = tuple(dict.fromkeys(b for m in g.members for b in m.node.read_buffers()
                                     if b not in writes and b not in local))
-        out.append(MemNode(g.name, reads, writes, inplace_candidates(g, program)))
+        out.append(MemNode(g.name, reads, writes, tuple(  # not a kernel-local buffer's
+            p for p in inplace_candidates(g, program) if not set(p) & local)))
     return out
 
 
