@@ -6,8 +6,9 @@ assign into an argument, at several sizes.
     python benchmarks/masked_inplace_ab.py [--n 10000 100000 1000000] [--repeat 21] [NAME ...]
 
 Prints Stax/NumPy with the new value in a fresh buffer copied back into the argument (before)
-and computed in the argument itself (after), and NumPy's median time. Run with
-OMP_NUM_THREADS=1 for a per-core comparison.
+and computed in the argument itself (after), and NumPy's median time. With --few, both in place:
+without and with the one-by-one costly side in blocks of few selected elements
+(`stax.backends.cpu.cpp.MASK_FEW_LANES`). Run with OMP_NUM_THREADS=1 for a per-core comparison.
 """
 
 from __future__ import annotations
@@ -23,34 +24,37 @@ ASSIGNED = ("x[m] = x[m]**1.5", "y[m] = exp(x[m])", "x[m] = log(x[m])")
 
 def main() -> None:
     import stax
+    from stax.backends.cpu import cpp
 
     api = importlib.import_module("stax.api")  # the module (stax.api is also a name in stax)
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--few", action="store_true", help="A/B of MASK_FEW_LANES instead")
     parser.add_argument("names", nargs="*", help="substrings of workload names to run")
     opts = parser.parse_args()
-    donated = api._donated
+    donated, few = api._donated, cpp.MASK_FEW_LANES
 
     def never(*args: Any) -> dict[str, str]:
         return {}
 
-    print("| workload | n | NumPy ms | Stax/NumPy copied back | in place |\n"
-          "|---|---:|---:|---:|---:|")
+    print(f"| workload | n | NumPy ms | Stax/NumPy {'in place' if opts.few else 'copied back'}"
+          f" | {'few lanes one by one' if opts.few else 'in place'} |\n|---|---:|---:|---:|---:|")
     for n in opts.n:
         for name, (fn, args) in masked_updates.sweep(n).items():
             if not name.startswith(ASSIGNED) or name.endswith("100.0%") or (
                     opts.names and not any(s in name for s in opts.names)):
                 continue
             sides = [fn]
-            for choice in (never, donated):
-                api._donated = choice  # read when the program is compiled (the first call)
+            for after in (False, True):  # read when the program is compiled (the first call)
+                api._donated = donated if after or opts.few else never
+                cpp.MASK_FEW_LANES = few if after or not opts.few else 0
                 sides.append(stax.jit(fn))
                 if not masked_updates.same(sides[-1](*masked_updates.fresh(args)),
                                            fn(*masked_updates.fresh(args))):
                     raise AssertionError(f"{name}: a result differs from NumPy's")
-            api._donated = donated
+            api._donated, cpp.MASK_FEW_LANES = donated, few
             m, off, on = masked_updates.medians(tuple(sides), args, opts.repeat)
             print(f"| {name} | {n:,} | {m * 1e3:.3f} | {off / m:.2f}x | {on / m:.2f}x |",
                   flush=True)

@@ -154,7 +154,8 @@ def two_args(x: Any, y: Any, m: Any) -> None:
 
 def test_other_readers_and_aliased_arguments() -> None:
     """The argument read by another kernel or at another index; two views of one array passed
-    as two arguments (Stax runs such a call in NumPy: `Traced.check_args`): NumPy's results and arrays."""
+    as two arguments (Stax runs such a call in NumPy: `Traced.check_args`): NumPy's results
+    and arrays."""
     rng = np.random.default_rng(7)
     x, m = rng.random(513), rng.random(513) < 0.3
     run_both(other_reads, x, m)
