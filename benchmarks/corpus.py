@@ -1,7 +1,7 @@
 """The corpora of ordinary NumPy functions (tests/corpus/programs.py, test_corpus_wild.py,
 test_corpus_wild2.py, test_corpus_wild4.py, test_corpus_wild5.py, test_corpus_wild6.py,
 test_corpus_wild7.py, test_corpus_wild8.py, test_corpus_wild9.py, test_corpus_wild12.py,
-test_corpus_wild13.py, test_corpus_wild14.py) under stax.jit.
+test_corpus_wild13.py, test_corpus_wild14.py, test_corpus_wild15.py) under stax.jit.
 
     python benchmarks/corpus.py [--repeat N] [--corpus programs,wild,wild2] [--only name,...]
                                 [--markdown OUT.md]
@@ -47,6 +47,7 @@ from corpus.test_corpus_wild9 import CASES9 as WILD9  # noqa: E402
 from corpus.test_corpus_wild12 import CASES12 as WILD12  # noqa: E402
 from corpus.test_corpus_wild13 import CASES13 as WILD13  # noqa: E402
 from corpus.test_corpus_wild14 import CASES14 as WILD14  # noqa: E402
+from corpus.test_corpus_wild15 import CASES15 as WILD15  # noqa: E402
 
 import stax  # noqa: E402
 from stax.frontend.breaks import GraphBreakWarning  # noqa: E402
@@ -72,6 +73,7 @@ CORPORA: dict[str, dict[str, tuple[Callable[..., Any], Maker]]] = {
     "wild12": {f"wild12:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD12.items()},
     "wild13": {f"wild13:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD13.items()},
     "wild14": {f"wild14:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD14.items()},
+    "wild15": {f"wild15:{n}": (fn, inputs[0]) for n, (fn, inputs) in WILD15.items()},
 }
 CASES = {name: case for corpus in CORPORA.values() for name, case in corpus.items()}
 TOLERANCE = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}

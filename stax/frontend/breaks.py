@@ -976,7 +976,9 @@ def _split(obj: Any, arrays: list[Any], top: bool, generators: list[Any]) -> Any
     generators are the call's own (`RandomArgument`); other values (strings, None, shapes,
     lists of numbers) are static: part of the cache key."""
     dynamic = (np.ndarray,) if not top else (np.ndarray, np.generic, bool, int, float)
-    if isinstance(obj, dynamic) and not isinstance(obj, complex):
+    if isinstance(obj, np.ndarray) and not compiles_dtype(obj):
+        raise _Opaque(f"ndarray with dtype {obj.dtype}")
+    if isinstance(obj, dynamic) and not isinstance(obj, complex) and compiles_dtype(obj):
         arrays.append(obj)
         return ("arg", len(arrays) - 1)
     if isinstance(obj, GENERATORS) and not isinstance(obj, RandomArgument):  # (its class)
@@ -1116,9 +1118,17 @@ class MadeGenerator(_GeneratorView):
         return method
 
 
+def compiles_dtype(a: Any) -> bool:
+    """[HUNT10] Whether a NumPy array or scalar has a dtype kernels compute in (not strings,
+    dates, records, objects: a function given such an array runs in NumPy, a scalar of such a
+    dtype is specialized on)."""
+    return not isinstance(a, (np.ndarray, np.generic)) or a.dtype in SUPPORTED_DTYPES
+
+
 def is_plain(a: Any) -> bool:
-    """An argument `stax.jit` compiles for directly: an array or a scalar (complex too)."""
-    return isinstance(a, (np.ndarray, np.generic, bool, int, float, complex))
+    """An argument `stax.jit` compiles for directly: an array or a scalar (complex too) of a
+    dtype kernels compute in."""
+    return isinstance(a, (np.ndarray, np.generic, bool, int, float, complex)) and compiles_dtype(a)
 
 
 def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -27,7 +27,11 @@ from stax.runtime.externs import under_errstate
 
 def check_dtype(dtype: np.dtype, what: str) -> np.dtype:
     dtype = np.dtype(dtype)
-    if dtype.kind in "OSUVMm":  # complex64/128 are supported; clongdouble is not [E16]
+    # complex64/128 are supported; clongdouble is not [E16]. An argument of a kind kernels never
+    # compute in (strings, dates, records, objects) is a TypeError under strict=True (without
+    # it the call runs in NumPy: `breaks.is_plain`); such a value made inside the function
+    # (`x.astype(str)`, `d + np.timedelta64(1, "D")`) is a graph break [HUNT10]
+    if dtype.kind in "OSUVMm" and what == "an argument":
         raise TypeError(f"stax.jit: {what} has dtype {dtype}, which is not supported "
                         f"(supported: {', '.join(d.name for d in SUPPORTED_DTYPES)})")
     if dtype not in SUPPORTED_DTYPES:
