@@ -88,3 +88,63 @@ def test_values_of_such_dtypes_made_inside_the_function() -> None:
     run(stamps, secs[:0])
     run(lambda x: (np.round(x, 1).astype(str), np.char.add("v=", x.astype("U8"))),
         np.array([[1.25, -2.0]]).T)
+
+
+def test_fft2_and_fftn() -> None:
+    """[HUNT10] np.fft.fft2 / ifft2 / rfft2 / irfft2 / fftn / ifftn (2-D image filtering) were
+    a graph break: now one extern call of NumPy's transform, with s=, axes= and norm=."""
+    def lowpass(img):
+        F = np.fft.fft2(img)
+        F[2:-2, :] = 0
+        return np.fft.ifft2(F).real, np.abs(F).sum()
+
+    def variety(x):
+        return (np.fft.fftn(x, axes=(0,)), np.fft.rfft2(x, s=(4, 6), norm="ortho"),
+                np.fft.irfft2(np.fft.rfft2(x)), np.fft.ifftn(x, s=(3,), axes=(1,)),
+                np.fft.rfftn(x, axes=(1, 0)))
+    r = np.random.default_rng(0)
+    img = r.standard_normal((6, 8))
+    for x in (img, img.T, img[::2, ::-3], img.astype(np.float32), img[:1, :2]):
+        assert not run(lowpass, x)
+        assert not run(variety, x)
+    assert not run(lambda z: np.fft.fft2(z, axes=(0, 2)), r.standard_normal((2, 3, 4)) + 1j)
+    with pytest.raises(ValueError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stax.jit(lambda x: np.fft.fft2(x, s=(0, 2)))(img)
+
+
+def test_bincount_of_constant_labels_with_traced_weights() -> None:
+    """[HUNT10] A radial profile (`np.bincount(r.ravel(), img.ravel()) / np.bincount(r.ravel())`
+    with `r` from np.mgrid, a constant): the weighted count had a length known only at run
+    time, the unweighted one NumPy's: the division broke. Constant labels give a known length."""
+    def profile(img):
+        h, w = img.shape
+        yy, xx = np.mgrid[:h, :w]
+        rr = np.hypot(yy - h // 2, xx - w // 2).astype(int)
+        return np.bincount(rr.ravel(), img.ravel()) / np.bincount(rr.ravel()), \
+            np.bincount(np.arange(3), minlength=5, weights=img.ravel()[:3])
+    r = np.random.default_rng(1)
+    for img in (r.standard_normal((5, 5)), r.standard_normal((4, 6)).T, np.ones((1, 3))):
+        assert not run(profile, img)
+
+
+def test_multi_dot() -> None:
+    """[HUNT10] np.linalg.multi_dot was a graph break: matmuls from the left (1-d ends as
+    vectors; NumPy's errors for fewer than two arrays or a 3-d one)."""
+    r = np.random.default_rng(2)
+    A, B, C = r.standard_normal((3, 4)), r.standard_normal((4, 5)), r.standard_normal((5, 2))
+    v, w = r.standard_normal(3), r.standard_normal(2)
+    assert not run(lambda a, b, c: np.linalg.multi_dot([a, b, c]), A, B, C)
+    assert not run(lambda a, b, c: np.linalg.multi_dot((a.T.T, b, c)), A, B[:, ::-1], C)
+    assert not run(lambda v, a, b, c, w: np.linalg.multi_dot([v, a, b, c, w]), v, A, B, C, w)
+    assert not run(lambda a, b: np.linalg.multi_dot([a, b]), A.astype(np.float32), B[:, :0])
+    assert not run(lambda a, b: np.linalg.multi_dot([a, b]), A, B[None])  # np.dot's rules
+    for bad in ([A], [A, B, C[None]]):
+        try:
+            np.linalg.multi_dot(bad)
+        except Exception as e:  # noqa: BLE001 - Stax raises NumPy's class
+            with pytest.raises(type(e)), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                stax.jit(lambda *a: np.linalg.multi_dot(a))(*bad)
+        else:
+            raise AssertionError("NumPy raises here")

@@ -1762,7 +1762,9 @@ def bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Tracer:
     bound at run time [DYN16]."""
     t = traced(x, (x, weights))
     n = operator.index(minlength)  # (a traced scalar: specialized on its value)
-    if t.ndim != 1 or t.dtype.kind not in "biu" or n < _values_below(t):
+    if not isinstance(x, Tracer):  # [HUNT10] constant labels (from np.mgrid) weighted by
+        n = len(np.bincount(np.asarray(x), minlength=n))  # traced values: a known length
+    elif t.ndim != 1 or t.dtype.kind not in "biu" or n < _values_below(t):
         from stax.frontend import data_dependent  # [DYN16] sized at run time
 
         return data_dependent.bincount(t, weights, n)
@@ -1967,6 +1969,57 @@ def _fft(name: str) -> Callable[..., Tracer]:
         return _extern(f"np.fft.{name}", fn, (x,), shape, probe.dtype, n=n, axis=ax,
                        norm=norm)
     return transform
+
+
+def _fftn(name: str) -> Callable[..., Tracer]:
+    """[HUNT10] np.fft.fft2 / ifft2 / rfft2 / irfft2 / fftn / ifftn / rfftn / irfftn: NumPy's
+    own transform as one extern call; the result's shape and dtype and NumPy's errors from the
+    transform of a probe holding only the transformed axes (the others of size 1)."""
+    fn = getattr(np.fft, name)
+    default = (-2, -1) if name.endswith("2") else None
+
+    def transform(a: Any, s: Any = None, axes: Any = default, norm: Any = None,
+                  out: Any = None) -> Tracer:
+        x = traced(a, (a,))
+        if out is not None or _has_tracer(s) or _has_tracer(axes) or isinstance(
+                s, Tracer) or isinstance(axes, Tracer) or not isinstance(norm, (str, type(None))):
+            raise unsupported(f"np.fft.{name} with out= or a traced s= / axes= / norm=")
+        if x.ndim == 0:
+            return fn(np.zeros(()), s, axes, norm)  # NumPy's error
+        s = None if s is None else tuple(map(operator.index, s))
+        axes = None if axes is None else tuple(_axis(k, x.ndim) for k in axes)
+        done = set(range(x.ndim - len(s), x.ndim) if axes is None and s is not None else
+                   range(x.ndim) if axes is None else axes)
+        if not builtins.all(isinstance(x.shape[d], int) for d in done):
+            raise unsupported(f"np.fft.{name} along an axis of symbolic size")
+        probe = fn(np.zeros(tuple(x.shape[d] if d in done else 1 for d in range(x.ndim)),
+                            x.dtype), s, axes, norm)
+        shape = tuple(probe.shape[d] if d in done else size for d, size in enumerate(x.shape))
+        return _extern(f"np.fft.{name}", fn, (x,), shape, probe.dtype, s=s, axes=axes,
+                       norm=norm)
+    return transform
+
+
+def multi_dot(arrays: Any, *, out: Any = None) -> Tracer:
+    """[HUNT10] np.linalg.multi_dot as matmuls from the left (NumPy may choose another order
+    for speed: equal up to rounding); a 1-d first/last operand is a row/column vector, two
+    arrays are np.dot's, fewer are NumPy's ValueError, as NumPy's."""
+    if out is not None:
+        raise unsupported("np.linalg.multi_dot with out=")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if len(arrays) == 2:
+        return np.dot(*arrays)
+    ts = [traced(a, arrays) for a in arrays]
+    if builtins.any(t.ndim != 2 for t in ts[1:-1]) or not 1 <= ts[0].ndim <= 2 or \
+            not 1 <= ts[-1].ndim <= 2:
+        raise np.linalg.LinAlgError("multi_dot: the first and last arrays must be 1-d or 2-d, "
+                                    "the others 2-d")
+    result = ts[0]
+    for t in ts[1:]:
+        result = api.matmul(result, t)
+    return result
 
 
 def _fftshift(sign: int) -> Callable[..., Tracer]:
@@ -2666,6 +2719,9 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
     np.linalg.matrix_rank: matrix_rank,
     **{getattr(np.fft, n): _fft(n) for n in ("fft", "ifft", "rfft", "irfft")},
+    **{getattr(np.fft, n): _fftn(n) for n in ("fft2", "ifft2", "rfft2", "irfft2", "fftn",
+                                              "ifftn", "rfftn", "irfftn")},
+    np.linalg.multi_dot: multi_dot,
     np.fft.fftshift: _fftshift(1), np.fft.ifftshift: _fftshift(-1),
     np.block: block,
     **({np.in1d: in1d} if hasattr(np, "in1d") else {}),  # (deprecated in NumPy 2.0)
