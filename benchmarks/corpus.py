@@ -127,9 +127,10 @@ def measure(name: str, repeat: int) -> tuple[str, str, tuple[float, float] | Non
         return "fail", "result differs from NumPy", None
     found = [b for j in (jitted, *jitted.variants.values()) for bs in j.breaks.values()
              for b in bs]  # (a call with keywords or a generator runs a variant)
+    found += [b for b in jitted.warned if b not in found]  # (an argument it cannot compile for)
     if not found:
         status, detail = "compiled", ""
-    elif any(b.what.startswith("the whole function") for b in found):
+    elif any("the whole function" in (b.what[:18], b.action[:18]) for b in found):
         status, detail = "whole", found[-1].what[:70]
     else:
         status, detail = "breaks", f"{len(found)}: " + ", ".join(
