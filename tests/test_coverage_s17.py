@@ -88,6 +88,9 @@ def test_values_of_such_dtypes_made_inside_the_function() -> None:
     run(stamps, secs[:0])
     run(lambda x: (np.round(x, 1).astype(str), np.char.add("v=", x.astype("U8"))),
         np.array([[1.25, -2.0]]).T)
+    for day in (np.datetime64("2024-02-28"), np.datetime64("2024-03-01")):  # a NumPy scalar of
+        run(lambda d, k: (d + k.astype("timedelta64[D]"), k * 2), day, np.arange(3))  # such a
+        # dtype: specialized on its value
 
 
 def test_fft2_and_fftn() -> None:
