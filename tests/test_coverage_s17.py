@@ -9,31 +9,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from corpus.test_corpus_wild import same
 
 import stax
 from stax.frontend.breaks import GraphBreakWarning
 
 
-def same(got: Any, want: Any) -> None:
-    """Equal structure, types (a 0-d ndarray is not a NumPy scalar), dtypes and values."""
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            same(g, w)
-    elif isinstance(want, (np.ndarray, np.generic)):
-        assert got.dtype == want.dtype and np.shape(got) == np.shape(want), (got, want)
-        if want.dtype.kind in "fc":
-            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-        else:
-            np.testing.assert_array_equal(got, want)
-    else:
-        assert got == want, (got, want)
-
-
 def run(fn, *args: Any) -> set[str]:  # type: ignore[no-untyped-def]
-    """`fn` under stax.jit, twice (the second call warm), equals NumPy's on copies; the graph
-    breaks met."""
+    """`fn` under stax.jit, twice (the second call warm), equals NumPy's on copies (the
+    corpus's comparison: types, dtypes, values); the graph breaks met."""
     jitted = stax.jit(fn)
     breaks: set[str] = set()
     for _ in range(2):

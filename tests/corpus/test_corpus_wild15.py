@@ -479,15 +479,6 @@ def roll_2d_shift(img, dy, dx):
     return np.roll(img, (dy, dx), axis=(0, 1)), np.roll(img, dy), np.roll(img, dx, axis=1)
 
 
-@case(lambda r: (u8(r, 6, 6),), lambda r: (u8(r, 2, 2),))
-def sobel_magnitude_u8(img):
-    f = img.astype(np.float64)
-    gx = f[1:-1, 2:] - f[1:-1, :-2]
-    gy = f[2:, 1:-1] - f[:-2, 1:-1]
-    mag = np.hypot(gx, gy)
-    return np.clip(mag, 0, 255).astype(np.uint8), mag.mean() if mag.size else 0.0
-
-
 @case(lambda r: (u8(r, 8, 8, 3),), lambda r: (u8(r, 1, 2, 3),))
 def rgb_to_gray_threshold(img):
     gray = img @ np.array([0.299, 0.587, 0.114])
@@ -680,15 +671,6 @@ def pairwise_distances_broadcast(P):
     D = np.sqrt(((P[:, None, :] - P[None, :, :]) ** 2).sum(-1))
     np.fill_diagonal(D, np.inf)
     return D.min(axis=1), D.argmin(axis=1)
-
-
-@case(lambda r: (normal(r, 6, 2),), lambda r: (normal(r, 3, 2),))
-def polygon_area_centroid(P):
-    x, y = P[:, 0], P[:, 1]
-    xs, ys = np.roll(x, -1), np.roll(y, -1)
-    cross = x * ys - xs * y
-    area = cross.sum() / 2
-    return area, ((x + xs) * cross).sum() / (6 * area), np.abs(area)
 
 
 @case(lambda r: (normal(r, 7, 3), normal(r, 3)), lambda r: (normal(r, 1, 3), normal(r, 3)))
