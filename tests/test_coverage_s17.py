@@ -72,6 +72,12 @@ def test_values_of_such_dtypes_made_inside_the_function() -> None:
     run(stamps, secs[:0])
     run(lambda x: (np.round(x, 1).astype(str), np.char.add("v=", x.astype("U8"))),
         np.array([[1.25, -2.0]]).T)
+    f = stax.jit(stamps)  # [HUNT10] a call run in NumPy for a stax.jit error (here: a string
+    with warnings.catch_warnings():  # value) is remembered: later calls run NumPy at once
+        warnings.simplefilter("ignore")  # (each traced in segments again: 30-200x NumPy)
+        for _ in range(3):
+            same(f(secs), stamps(secs))
+    assert f.segment_counts[f.key((secs,))][0] == 1
     for day in (np.datetime64("2024-02-28"), np.datetime64("2024-03-01")):  # a NumPy scalar of
         run(lambda d, k: (d + k.astype("timedelta64[D]"), k * 2), day, np.arange(3))  # such a
         # dtype: specialized on its value

@@ -853,7 +853,7 @@ def _restore(jitted: Any, states: list[Any]) -> None:
 def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuilder]:
     """Call `jitted.fn` on `args` with graph breaks; its result, and the builder (its breaks,
     segments and the number of segments compiled)."""
-    from stax.api import _as_array, _unflatten, trace, write_back
+    from stax.api import AliasedArguments, _as_array, _unflatten, trace, write_back
 
     builder = SegmentBuilder(options=jitted.options)
     states = _states(jitted)
@@ -875,8 +875,11 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
                 not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
             raise
         _restore(jitted, states)
+        # [HUNT10] later calls too, at once (each was traced in segments again to this error:
+        # 30x NumPy); not for arguments that alias (a property of this call, not of the code)
+        builder.exhausted = not isinstance(e, AliasedArguments)
         builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
-                                    "runs in NumPy"))
+                                    "runs in NumPy" + " from now on" * builder.exhausted))
         return jitted.fn(*args), builder
     builder.tape = builder.record(traced)
     return _unflatten(traced.structure, tuple(write_back(traced, args, flat))), builder
