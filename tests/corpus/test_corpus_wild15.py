@@ -26,20 +26,13 @@ import pytest
 
 from corpus.test_corpus_wild import main, normal, run_case, wild
 from corpus.test_corpus_wild9 import ints
+from corpus.test_corpus_wild14 import pos, u8
 
 CASES15: dict[str, Any] = {}
 
 
 def case(*inputs: Any) -> Any:
     return wild(*inputs, cases=CASES15)
-
-
-def pos(r: np.random.Generator, *shape: int) -> np.ndarray:
-    return r.uniform(0.5, 2.0, shape)
-
-
-def u8(r: np.random.Generator, *shape: int) -> np.ndarray:
-    return r.integers(0, 256, shape).astype(np.uint8)
 
 
 REC = np.dtype([("id", "i4"), ("x", "f8"), ("y", "f8")])
