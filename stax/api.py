@@ -182,10 +182,15 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
         proven = comp.program.at_shape(*converted) or proven
     structure = traced.structure
     mutates = bool(traced.writeback or traced.returned_args)
-    if not mutates and not bounds and _flat_as_returned(traced, single):
+    if not mutates and not bounds:
+        if _flat_as_returned(traced, single):
+            if not scalars:
+                return proven  # arrays in, one array or [CALL2] a tuple of arrays out
+            return lambda *args: proven(*_converted(args, scalars))  # [CALL2]
+        result = _result_maker(traced, single)  # [SLOW] results with scalars or constants
         if not scalars:
-            return proven  # arrays in, one array or [CALL2] a tuple of arrays out
-        return lambda *args: proven(*_converted(args, scalars))  # [CALL2]
+            return lambda *args: result(proven(*args))
+        return lambda *args: result(proven(*_converted(args, scalars)))
     if _views_only(traced) and not bounds:  # [CALL2] no kernel: NumPy's views of arguments
         if (view := _one_view(traced)) is not None:
             return view
@@ -209,8 +214,9 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
                 traced.check_args(args)  # raises if they share memory element by element
         out = proven(*arrays)
         flat = (out,) if single else out
-        return _unflatten(structure, write_back(traced, args, flat) if mutates else flat)
+        return result(write_back(traced, args, flat) if mutates else flat)
 
+    result = _result_maker(traced, False)
     return run
 
 
@@ -244,6 +250,45 @@ def _flat_as_returned(traced: Traced, single: bool) -> bool:
         return isinstance(structure, int)
     return (structure == ("tuple", list(range(len(outputs))), tuple)
             and all(v.shape != () for v in outputs))
+
+
+def _result_maker(traced: Traced, single: bool) -> Callable[[Any], Any]:
+    """[SLOW] `_unflatten(traced.structure, flat)` as one Python expression compiled once per
+    program, for warm calls (the recursive walk took ~1-2 us of a warm call whose result holds
+    Python scalars or constants: `return x * 0.5, 8`, `return float(s), n`). An output's rank
+    is fixed with the signature, so which ones are 0-d (NumPy scalars in the result) is known.
+    `single`: it takes the one output itself (`program.proven`'s), else the flat sequence."""
+    names: dict[str, Any] = {"np": np}
+    outputs = traced.graph.outputs
+
+    def const(value: Any) -> str:
+        names[name := f"c{len(names)}"] = value
+        return name
+
+    def output(k: int) -> str:
+        return "out" if single else f"out[{k}]"
+
+    def expr(s: Any) -> str:
+        if isinstance(s, int):
+            return output(s) + ("[()]" if outputs[s].shape == () else "")
+        kind = s[0]
+        if kind in ("tuple", "list"):
+            items = "".join(f"{expr(item)}, " for item in s[1])
+            return (f"[{items}]" if kind == "list" else f"({items})" if s[2] is tuple
+                    else f"{const(s[2])}({items})")
+        if kind == "dict":
+            return "{" + "".join(f"{const(k)}: {expr(v)}, " for k, v in s[1].items()) + "}"
+        if kind == "int":  # [DYN16]
+            return f"int({output(s[1])})"
+        if kind == "static":
+            return const(s[1])
+        if kind == "py":
+            return f"{const(s[2])}({output(s[1])}[()])"
+        if kind == "array":
+            return f"np.asarray({output(s[1])})"  # (a view of an argument is itself)
+        return "None"
+
+    return eval(f"lambda out: {expr(traced.structure)}", names)  # noqa: S307 - our own text
 
 
 def _views_only(traced: Traced) -> bool:
