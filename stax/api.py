@@ -801,6 +801,7 @@ class Jitted:
     cache: dict[tuple[Any, ...], Compilation] = field(default_factory=dict)
     # Positions of scalar arguments some trace used as Python values: part of the cache key.
     static: frozenset[int] = frozenset()
+    static_order: tuple[int, ...] = ()  # [SLOW] `static` sorted (`_fast_key` on warm calls)
     # Signatures that run with graph breaks, and the breaks met (A2, stax.frontend.breaks).
     breaks: dict[tuple[Any, ...], list[Break]] = field(default_factory=dict)
     warned: set[Break] = field(default_factory=set)
@@ -896,6 +897,7 @@ class Jitted:
         if not comp.traced.static <= self.static:
             self.fast.clear()  # keyed without the values of arguments now static
         self.static |= comp.traced.static
+        self.static_order = tuple(sorted(self.static))
         self.counts[1] += 1
         return comp
 
@@ -1026,7 +1028,7 @@ class Jitted:
         packed = _packed_key(args)  # type: ignore[misc]  # set before `fast` is filled
         if not self.static or packed is None:
             return packed
-        return packed, *(_static_value(a) for i in sorted(self.static)
+        return packed, *(_static_value(a) for i in self.static_order
                          if i < len(args) and type(a := args[i]) is not np.ndarray)
 
     def _remember(self, comp: Compilation, args: tuple[Any, ...]) -> None:
