@@ -194,6 +194,8 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
     if _views_only(traced) and not bounds:  # [CALL2] no kernel: NumPy's views of arguments
         if (view := _one_view(traced)) is not None:
             return view
+        if traced.env is None:  # [SLOW] several views: one expression of the arguments
+            return _result_maker(traced, False, views=True)
         placeholders = (None,) * traced.n_results
         return lambda *args: _unflatten(structure, write_back(traced, args, placeholders))
     if traced.env is None and traced.writeback and not bounds:
@@ -252,20 +254,27 @@ def _flat_as_returned(traced: Traced, single: bool) -> bool:
             and all(v.shape != () for v in outputs))
 
 
-def _result_maker(traced: Traced, single: bool) -> Callable[[Any], Any]:
+def _result_maker(traced: Traced, single: bool, views: bool = False) -> Callable[..., Any]:
     """[SLOW] `_unflatten(traced.structure, flat)` as one Python expression compiled once per
     program, for warm calls (the recursive walk took ~1-2 us of a warm call whose result holds
     Python scalars or constants: `return x * 0.5, 8`, `return float(s), n`). An output's rank
     is fixed with the signature, so which ones are 0-d (NumPy scalars in the result) is known.
-    `single`: it takes the one output itself (`program.proven`'s), else the flat sequence."""
+    `single`: it takes the one output itself (`program.proven`'s), else the flat sequence;
+    `views`: it takes the arguments of a views-only function at fixed shapes (`_views_only`),
+    each result NumPy's views of its argument (as `write_back` takes them)."""
     names: dict[str, Any] = {"np": np}
     outputs = traced.graph.outputs
+    returned = {k: (i, chain) for k, i, chain in traced.returned_args} if views else {}
 
     def const(value: Any) -> str:
         names[name := f"c{len(names)}"] = value
         return name
 
     def output(k: int) -> str:
+        if k in returned:
+            i, chain = returned[k]
+            return functools.reduce(lambda a, view: f"{const(view)}({a}, {{}})", chain,
+                                    f"args[{i}]")
         return "out" if single else f"out[{k}]"
 
     def expr(s: Any) -> str:
@@ -288,7 +297,7 @@ def _result_maker(traced: Traced, single: bool) -> Callable[[Any], Any]:
             return f"np.asarray({output(s[1])})"  # (a view of an argument is itself)
         return "None"
 
-    return eval(f"lambda out: {expr(traced.structure)}", names)  # noqa: S307 - our own text
+    return eval(f"lambda {'*args' if views else 'out'}: {expr(traced.structure)}", names)
 
 
 def _views_only(traced: Traced) -> bool:

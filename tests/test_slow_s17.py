@@ -124,3 +124,27 @@ def test_warm_checks_kept() -> None:
     z = np.arange(9.0)
     with pytest.raises(Exception, match="share memory|alias|overlap"):
         g(z[1:], z[:-1])
+
+
+@pytest.mark.parametrize("layout", ["c", "transposed", "strided", "empty"])
+def test_several_views_of_arguments_warm(layout: str) -> None:
+    """A warm call returning several NumPy views of its arguments (and an argument itself)
+    returns views of *its own* arguments, as NumPy does."""
+    def views(x: np.ndarray, y: np.ndarray) -> tuple[Any, ...]:
+        return x[..., ::-1], x.T, (x[None], y), {"y": y[1:]}
+
+    f = stax.jit(views)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        base = rng.standard_normal((4, 6))
+        x = {"c": base, "transposed": base.T, "strided": base[::2, ::-1],
+             "empty": base[:0]}[layout]
+        y = rng.standard_normal(5)
+        got, want = f(x, y), views(x, y)
+        same(got, want)
+        assert got[2][1] is y
+        for g, w in zip((got[0], got[1], got[2][0], got[3]["y"]),
+                        (want[0], want[1], want[2][0], want[3]["y"]), strict=True):
+            assert np.shares_memory(g, w) or g.size == 0  # (an extent-1 axis: any stride)
+            assert [s for s, n in zip(g.strides, g.shape, strict=True) if n > 1] == \
+                [s for s, n in zip(w.strides, w.shape, strict=True) if n > 1]
