@@ -247,6 +247,44 @@ def int8_and_row_scales(rng: np.random.Generator, rows: int, cols: int) -> Array
     )
 
 
+# [PERF10] Input makers of the seventeenth wave's unseen workloads
+
+
+def sorted_grid_and_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A sorted grid of 256 float32 points and a matrix to place in it (np.searchsorted)."""
+    return np.sort(_normal(rng, 256)), _normal(rng, rows, cols)
+
+
+def _batched_pair(rng: np.random.Generator, rows: int, cols: int, k: int) -> Arrays:
+    """Two stacks of k x k matrices of about rows*cols elements each."""
+    n = max(rows * cols // (k * k), 1)
+    return _normal(rng, n, k, k), _normal(rng, n, k, k)
+
+
+def batched_4x4(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _batched_pair(rng, rows, cols, 4)
+
+
+def batched_8x8(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return _batched_pair(rng, rows, cols, 8)
+
+
+def tall_skinny(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """(rows*cols/64, 64): its Gram matrix x.T @ x is 64 x 64."""
+    return (_normal(rng, max(rows * cols // 64, 1), 64),)
+
+
+def half_image(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A (rows/2, cols/2) image: its 2x bilinear upsampling is about rows x cols."""
+    return (_normal(rng, max(rows // 2, 1), max(cols // 2, 1)),)
+
+
+def one_complex64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A complex64 (rows, cols/2) array: rows*cols float32 values."""
+    shape = (rows, max(cols // 2, 1))
+    return ((_normal(rng, *shape) + 1j * _normal(rng, *shape)).astype(np.complex64),)
+
+
 # --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
 
 
@@ -595,6 +633,109 @@ def strided_minmax(x):
     v = x[::2, ::3]
     return v.min(0), v.max(1)
 
+# [PERF10] unseen workloads of the seventeenth wave (norm_axis0_fortran reuses norm_axis0)
+
+ROLL_WINDOW = 16
+EMA_DECAY = 0.999  # decay**-cols stays finite in float32 up to 4096 columns
+HIST_BINS = 256
+TOPK = 8
+
+
+def rolling_mean_rows(x):
+    c = np.cumsum(x, axis=1)
+    return (c[:, ROLL_WINDOW:] - c[:, :-ROLL_WINDOW]) / ROLL_WINDOW
+
+
+def ema_rows(x):
+    """y[t] = (1-a) * sum_s a**(t-s) x[s] along axis 1, without a Python loop."""
+    w = np.cumprod(np.full(x.shape[1], EMA_DECAY, np.float32))
+    return (1 - EMA_DECAY) * w * np.cumsum(x / w, axis=1)
+
+
+def histogram_bincount(x):
+    bins = np.clip((x * 16 + HIST_BINS // 2).astype(np.int64), 0, HIST_BINS - 1)
+    return np.bincount(bins.ravel(), minlength=HIST_BINS)
+
+
+def unique_count_sort(x):
+    s = np.sort((x * 4).astype(np.int64).ravel())
+    return np.count_nonzero(s[1:] != s[:-1]) + 1
+
+
+def sort_rows(x):
+    return np.sort(x, axis=1)
+
+
+def argsort_rows(x):
+    return np.argsort(x, axis=1, kind="stable")
+
+
+def topk_rows(x):
+    return np.sort(np.partition(x, -TOPK, axis=1)[:, -TOPK:], axis=1)
+
+
+def median_rows(x):
+    return np.median(x, axis=1)
+
+
+def searchsorted_grid(grid, x):
+    return np.searchsorted(grid, x)
+
+
+def batched_matmul(a, b):
+    return np.einsum("bij,bjk->bik", a, b)
+
+
+def gram_normalize(x):
+    g = x.T @ x
+    d = np.sqrt(np.diag(g))
+    return g / np.outer(d, d)
+
+
+def _bilinear_source(n: int, xp):
+    """Source coordinates of a 2x upsampling (half-pixel centers): index, next index, weight."""
+    pos = xp.clip((xp.arange(2 * n, dtype=xp.float32) + 0.5) / 2 - 0.5, 0, n - 1)
+    lo = xp.floor(pos)
+    i0 = lo.astype(xp.int64) if xp is np else lo.to(torch.int64)
+    return i0, xp.clip(i0 + 1, 0, n - 1), pos - lo
+
+
+def resize_bilinear2x(img):
+    y0, y1, wy = _bilinear_source(img.shape[0], np)
+    x0, x1, wx = _bilinear_source(img.shape[1], np)
+    top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
+    bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
+    return top * (1 - wy[:, None]) + bottom * wy[:, None]
+
+
+def laplacian_5pt(x):
+    return x[1:-1, :-2] + x[1:-1, 2:] + x[:-2, 1:-1] + x[2:, 1:-1] - 4 * x[1:-1, 1:-1]
+
+
+def complex_abs_angle(z):
+    return np.abs(z), np.angle(z)
+
+
+def f16_rms_cols(x):
+    return np.sqrt(np.mean(np.square(x.astype(np.float32)), axis=0))
+
+
+def cummax_i64_rows(x):
+    return np.maximum.accumulate(x, axis=1)
+
+
+def mask_compact_mean(x):
+    return x[x > 1].mean()
+
+
+def diff_transposed(x):
+    return np.diff(x.T, axis=0)
+
+
+def outer_count(a, b):
+    return np.count_nonzero(np.outer(a, b) > 0.5)
+
+
 
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
@@ -932,6 +1073,94 @@ def strided_minmax_torch(x):
     v = x[::2, ::3]
     return v.amin(0), v.amax(1)
 
+def rolling_mean_rows_torch(x):
+    c = torch.cumsum(x, 1)
+    return (c[:, ROLL_WINDOW:] - c[:, :-ROLL_WINDOW]) / ROLL_WINDOW
+
+
+def ema_rows_torch(x):
+    w = torch.cumprod(torch.full((x.shape[1],), EMA_DECAY, dtype=torch.float32), 0)
+    return (1 - EMA_DECAY) * w * torch.cumsum(x / w, 1)
+
+
+def histogram_bincount_torch(x):
+    bins = torch.clamp((x * 16 + HIST_BINS // 2).to(torch.int64), 0, HIST_BINS - 1)
+    return torch.bincount(bins.ravel(), minlength=HIST_BINS)
+
+
+def unique_count_sort_torch(x):
+    s = torch.sort((x * 4).to(torch.int64).ravel()).values
+    return (s[1:] != s[:-1]).sum() + 1
+
+
+def sort_rows_torch(x):
+    return torch.sort(x, 1).values
+
+
+def argsort_rows_torch(x):
+    return torch.argsort(x, 1, stable=True)
+
+
+def topk_rows_torch(x):
+    return torch.sort(torch.topk(x, TOPK, 1).values, 1).values
+
+
+def median_rows_torch(x):
+    s = torch.sort(x, 1).values
+    n = x.shape[1]
+    return (s[:, (n - 1) // 2] + s[:, n // 2]) / 2
+
+
+def searchsorted_grid_torch(grid, x):
+    return torch.searchsorted(grid, x)
+
+
+def batched_matmul_torch(a, b):
+    return torch.einsum("bij,bjk->bik", a, b)
+
+
+def gram_normalize_torch(x):
+    g = x.T @ x
+    d = torch.sqrt(torch.diagonal(g))
+    return g / torch.outer(d, d)
+
+
+def resize_bilinear2x_torch(img):
+    y0, y1, wy = _bilinear_source(img.shape[0], torch)
+    x0, x1, wx = _bilinear_source(img.shape[1], torch)
+    top = img[y0][:, x0] * (1 - wx) + img[y0][:, x1] * wx
+    bottom = img[y1][:, x0] * (1 - wx) + img[y1][:, x1] * wx
+    return top * (1 - wy[:, None]) + bottom * wy[:, None]
+
+
+def laplacian_5pt_torch(x):
+    return x[1:-1, :-2] + x[1:-1, 2:] + x[:-2, 1:-1] + x[2:, 1:-1] - 4 * x[1:-1, 1:-1]
+
+
+def complex_abs_angle_torch(z):
+    return torch.abs(z), torch.angle(z)
+
+
+def f16_rms_cols_torch(x):
+    return torch.sqrt(torch.mean(torch.square(x.to(torch.float32)), 0))
+
+
+def cummax_i64_rows_torch(x):
+    return torch.cummax(x, 1).values
+
+
+def mask_compact_mean_torch(x):
+    return x[x > 1].mean()
+
+
+def diff_transposed_torch(x):
+    return torch.diff(x.T, dim=0)
+
+
+def outer_count_torch(a, b):
+    return (torch.outer(a, b) > 0.5).sum()
+
+
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
@@ -1032,6 +1261,31 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("ptp_rows", ptp_rows, ptp_rows_torch, one_normal),
     Workload("frac_mod", frac_mod, frac_mod_torch, one_normal),
     Workload("strided_minmax", strided_minmax, strided_minmax_torch, one_normal),
+    # [PERF10] unseen workloads of the seventeenth wave
+    Workload("rolling_mean_rows", rolling_mean_rows, rolling_mean_rows_torch, one_normal,
+             "magnitude"),
+    Workload("ema_rows", ema_rows, ema_rows_torch, one_normal, "magnitude"),
+    Workload("histogram_bincount", histogram_bincount, histogram_bincount_torch, one_normal),
+    Workload("unique_count_sort", unique_count_sort, unique_count_sort_torch, one_normal),
+    Workload("sort_rows", sort_rows, sort_rows_torch, one_normal),
+    Workload("argsort_rows", argsort_rows, argsort_rows_torch, one_normal),
+    Workload("topk_rows", topk_rows, topk_rows_torch, one_normal),
+    Workload("median_rows", median_rows, median_rows_torch, one_normal),
+    Workload("searchsorted_grid", searchsorted_grid, searchsorted_grid_torch,
+             sorted_grid_and_normal),
+    Workload("bmm_4x4", batched_matmul, batched_matmul_torch, batched_4x4),
+    Workload("bmm_8x8", batched_matmul, batched_matmul_torch, batched_8x8),
+    Workload("gram_normalize", gram_normalize, gram_normalize_torch, tall_skinny),
+    Workload("resize_bilinear2x", resize_bilinear2x, resize_bilinear2x_torch, half_image),
+    Workload("laplacian_5pt", laplacian_5pt, laplacian_5pt_torch, one_normal),
+    Workload("complex_abs_angle", complex_abs_angle, complex_abs_angle_torch, one_complex64),
+    Workload("f16_rms_cols", f16_rms_cols, f16_rms_cols_torch, one_normal_f16, "magnitude"),
+    Workload("cummax_i64_rows", cummax_i64_rows, cummax_i64_rows_torch, one_int64),
+    Workload("mask_compact_mean", mask_compact_mean, mask_compact_mean_torch, one_normal,
+             "magnitude"),
+    Workload("diff_transposed", diff_transposed, diff_transposed_torch, one_normal),
+    Workload("outer_count", outer_count, outer_count_torch, two_vectors),
+    Workload("norm_axis0_fortran", norm_axis0, norm_axis0_torch, one_fortran, "magnitude"),
 )
 
 
