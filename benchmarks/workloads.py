@@ -1098,7 +1098,7 @@ def sort_rows_torch(x):
 
 
 def argsort_rows_torch(x):
-    return torch.argsort(x, 1, stable=True)
+    return torch.argsort(x, dim=1, stable=True)
 
 
 def topk_rows_torch(x):

@@ -1693,8 +1693,20 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     if order is not None:
         raise unsupported("np.sort with order=")
     x, ax = _flattened(a, axis)
-    return _extern("np.sort", np.sort, (x,), tuple(x.shape), x.dtype, axis=ax, kind=kind,
-                   stable=stable)
+
+    def into(x: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, x)
+        out.sort(axis=ax, kind=kind, stable=stable)
+
+    return _along("np.sort", into, x, ax, x.dtype, kind=kind, stable=stable)
+
+
+def _along(name: str, routine: Callable[[np.ndarray, np.ndarray], None], x: Tracer, ax: int,
+           dtype: np.dtype, **kwargs: Any) -> Tracer:
+    """[PERF10] The extern node of an axis routine writing into its buffer, split over idle
+    cores (`externs.register_along`)."""
+    key = externs.register_along(_spelled(name, {"axis": ax, **kwargs}), routine, ax)
+    return _extern_node(name, key, (x,), tuple(x.shape), dtype)
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
@@ -1702,8 +1714,11 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     if order is not None:
         raise unsupported("np.argsort with order=")
     x, ax = _flattened(a, axis, arg=True)
-    return _extern("np.argsort", np.argsort, (x,), tuple(x.shape), np.dtype(np.intp),
-                   axis=ax, kind=kind, stable=stable)
+
+    def into(x: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, np.argsort(x, axis=ax, kind=kind, stable=stable))
+
+    return _along("np.argsort", into, x, ax, np.dtype(np.intp), kind=kind, stable=stable)
 
 
 def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
@@ -1712,8 +1727,12 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
         raise unsupported("np.partition with order= or a kth computed from the data")
     x, ax = _flattened(a, axis)
     kth = np.asarray(kth).tolist()
-    return _extern("np.partition", np.partition, (x,), tuple(x.shape), x.dtype, kth=kth,
-                   axis=ax, kind=kind)
+
+    def into(x: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, x)
+        out.partition(kth, axis=ax, kind=kind)
+
+    return _along("np.partition", into, x, ax, x.dtype, kth=kth, kind=kind)
 
 
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
@@ -1896,8 +1915,39 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Trac
     if sorter is not None:  # [HUNT4] the order as a third array (NumPy checks its size)
         return _extern("np.searchsorted[sorter]", _searchsorted_by, (x, vals, sorter),
                        tuple(vals.shape), np.dtype(np.intp), side=side)
+    if side in ("left", "right") and isinstance(x.size, int) and x.dtype.kind in "biuf" \
+            and vals.dtype.kind in "biuf":
+        return _search_steps(x, vals, side == "left")
     return _extern("np.searchsorted", np.searchsorted, (x, vals), tuple(vals.shape),
                    np.dtype(np.intp), side=side)
+
+
+def _search_steps(a: Tracer, v: Tracer, left: bool) -> Tracer:
+    """[PERF10] np.searchsorted as a branchless binary search over `a`'s static length n: from
+    the largest power of two <= n down to 1, a position moves up by the step where the element
+    below the new position still sorts before v (`left`; not after v for side='right'). Each
+    step is a gather from `a`, a compare and a select, so the whole search is one pointwise
+    loop over v (NumPy's routine branches per element; 55 ns an element at n=256). Both are
+    compared in their common dtype, in NumPy's sort order (NaN after every number)."""
+    dtype = np.promote_types(a.dtype, v.dtype)
+    a, v = api.astype(a, dtype, copy=False), api.astype(v, dtype, copy=False)
+    n = a.shape[0]
+    pos = api.zeros_like(v, dtype=np.intp)
+    step = 1 << (n.bit_length() - 1) if n else 0
+    while step:
+        moved = pos + step
+        below = api.take(a, moved - 1, mode="clip")
+        before = _sorts_before(below, v) if left else ~_sorts_before(v, below)
+        pos = api.where((moved <= n) & before, moved, pos)
+        step >>= 1
+    return pos
+
+
+def _sorts_before(x: Tracer, y: Tracer) -> Tracer:
+    """x < y in NumPy's sort order, where NaN sorts after every number."""
+    if x.dtype.kind != "f":
+        return x < y
+    return (x < y) | ((y != y) & (x == x))
 
 
 def _searchsorted_by(a: np.ndarray, v: np.ndarray, sorter: np.ndarray, side: str

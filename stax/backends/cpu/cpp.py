@@ -302,6 +302,9 @@ class ExprPrinter:
             return self.atom_names[atom]
         if atom.expr in self.unclamped:  # [COV] inside the clamp and the axis (clamp_free)
             return self.ref(self.unclamped[atom.expr])
+        lo, hi = _value_range(atom.expr)
+        if lo >= 0 and hi < atom.size:  # [PERF10] clipped into the axis: nothing to check
+            return f"(int64_t)({self.ref(atom.expr)})"
         return f"stax_wrap_index((int64_t)({self.ref(atom.expr)}), {atom.size}, {BAD})"
 
 
@@ -351,12 +354,12 @@ def _size_divisor(fn: str, exprs: tuple[Expr, ...]) -> IndexValue | None:
 
 
 def _value_range(e: Expr) -> tuple[float, float]:
-    """[VEC] Bounds of a float value apart from NaN, from the constants of the maximum/minimum
-    (np.clip) that compute it; (-inf, inf) where unknown."""
-    if isinstance(e, Const) and e.dtype.kind == "f":
+    """[VEC] Bounds of a float or integer value apart from NaN, from the constants of the
+    maximum/minimum (np.clip) that compute it; (-inf, inf) where unknown."""
+    if isinstance(e, Const) and e.dtype.kind in "iuf":
         value = float(e.dtype.type(e.value))  # as the kernel holds it (float32: rounded)
         return value, value
-    if isinstance(e, Call) and e.fn in ("maximum", "minimum") and e.dtype.kind == "f" and \
+    if isinstance(e, Call) and e.fn in ("maximum", "minimum") and e.dtype.kind in "iuf" and \
             all(x.dtype == e.dtype for x in e.args):
         (alo, ahi), (blo, bhi) = _value_range(e.args[0]), _value_range(e.args[1])
         pick = max if e.fn == "maximum" else min
