@@ -290,6 +290,20 @@ CORPUS: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]] = {
     "triangles_f32": (lambda x: np.triu(x, 2) - np.tril(x) * 2, lambda: (f32(),)),  # [PERF9]
     "mod_pow2_f32": (lambda x: np.mod(x * 3, 1.0) + np.mod(x, -0.5), lambda: (f32(),)),  # [PERF9]
     "mod_pow2_f64": (lambda x: np.mod(x, 0.25), lambda: (f64(),)),  # [PERF9]
+    # [PERF10] a 5-point stencil of slices; float16 squares summed down the columns in float32
+    # (rows a multiple of the row jam: no remainder loop); 4x4 matrix stacks by einsum; a
+    # branchless binary search (gathers in a pointwise loop: scalar, not marked); a gather at
+    # clipped indices
+    "laplacian_5pt": (lambda x: x[1:-1, :-2] + x[1:-1, 2:] + x[:-2, 1:-1] + x[2:, 1:-1]
+                      - 4 * x[1:-1, 1:-1], lambda: (f32(),)),
+    "f16_sq_cols_f32": (lambda x: np.sqrt(np.mean(np.square(x.astype(np.float32)), 0)),
+                        lambda: (f16(40, C),)),
+    "bmm_4x4_f32": (lambda a, b: np.einsum("bij,bjk->bik", a, b),
+                    lambda: (f32(R, 4, 4), f32(R, 4, 4))),
+    "searchsorted_f32": (lambda g, x: np.searchsorted(g, x, side="right"),
+                         lambda: (np.sort(f32(50)), with_nan(f32()))),
+    "gather_clipped_f64": (lambda x, i: x[np.clip(i, 0, R - 1)] * 2,
+                           lambda: (f64(R), i64(lo=-9, hi=R + 9))),
 }
 
 
@@ -363,7 +377,8 @@ def test_hot_loops_are_marked(report: dict[str, list[LoopReport]]) -> None:
                  "floor_ceil_trunc", "f32_to_u8_clip",  # [VEC] -fno-trapping-math, clamps
                  "f16_add", "f16_edges_muladd", "f16_exp_plus_max", "f32_to_f16",
                  "f16_to_f64_T",  # [VEC5] float16 as bits
-                 "triangles_f32", "mod_pow2_f32", "mod_pow2_f64"):  # [PERF9]
+                 "triangles_f32", "mod_pow2_f32", "mod_pow2_f64",  # [PERF9]
+                 "laplacian_5pt", "f16_sq_cols_f32", "bmm_4x4_f32"):  # [PERF10]
         assert any(loop.vectorized for loop in report[name]), name
 
 
