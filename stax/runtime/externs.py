@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Hashable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -112,16 +112,18 @@ def register_along(key: str, routine: Callable[[np.ndarray, np.ndarray], None],
                    axis: int) -> str:
     """[PERF10] `routine(x, out)` writes into the node's buffer a result computed along `axis`
     alone (a sort, an argsort, a partition of each row): an array of PARALLEL_MIN_ELEMENTS or
-    more is split along its longest other axis over the cores idle now (`threads.team`), one
-    part per thread (NumPy's sorts release the GIL, and each row's result is the same whichever
-    thread computes it). NumPy's own routines run one thread; sorting in place into the
-    buffer also saves the result array NumPy allocates and the copy out of it."""
+    more is split along its longest other axis over the cores idle now, at most the kernels'
+    thread count (`threads.team` of `plan.thread_count`: OMP_NUM_THREADS), the calling thread
+    taking the first part (NumPy's sorts release the GIL, and each row's result is the same
+    whichever thread computes it). NumPy's own routines run on one thread; sorting in place
+    into the buffer also saves the result array NumPy allocates and the copy out of it."""
 
     def call(x: np.ndarray, *, out: np.ndarray) -> None:
-        from stax.tiling.threads import CORES, team
+        from stax.tiling.plan import thread_count
+        from stax.tiling.threads import team
 
         other = [d for d in range(x.ndim) if d != axis and x.shape[d] > 1]
-        threads = team(CORES) if other and x.size >= PARALLEL_MIN_ELEMENTS else 1
+        threads = team(thread_count()) if other and x.size >= PARALLEL_MIN_ELEMENTS else 1
         if threads == 1:
             routine(x, out)
             return
@@ -129,7 +131,12 @@ def register_along(key: str, routine: Callable[[np.ndarray, np.ndarray], None],
         edges = np.linspace(0, x.shape[d], min(threads, x.shape[d]) + 1).astype(int)
         parts = [(slice(None),) * d + (slice(lo, hi),)
                  for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
-        for f in [_pool().submit(routine, x[p], out[p]) for p in parts]:
+        others = [_pool().submit(routine, x[p], out[p]) for p in parts[1:]]
+        try:
+            routine(x[parts[0]], out[parts[0]])
+        finally:  # no thread still writing once the call is over
+            wait(others)
+        for f in others:
             f.result()
 
     return _registered(key, call)
