@@ -197,8 +197,10 @@ class SegmentBuilder(Builder):
             super().note_errstate(kind, inputs, dtype, attrs)
         except GraphBreak as e:
             raise InNumPy(f"the whole function ({e})") from None
-        if self.errstate_modes():
-            self.no_replay = self.no_replay or "the function sets np.errstate inside"
+        # [NPB4] per op: `errstate_modes` is not empty exactly when a mode is set (a "call"
+        # or "log" mode sets `errcall`), checked without building it
+        if not self.no_replay and any(m is not None for m in self.errstate.values()):
+            self.no_replay = "the function sets np.errstate inside"
 
     def input(self, shape: tuple[int, ...], dtype: np.dtype) -> Value:
         value = super().input(shape, dtype)
@@ -696,14 +698,21 @@ def structural_key(graph: Graph) -> tuple[Any, ...]:
     key: list[Any] = []
     for op in graph.ops:
         number[op.out.id] = len(number)
-        attrs = tuple((k, _attr_key(v)) for k, v in op.attrs)
+        attrs = tuple([(k, _attr_key(v)) for k, v in op.attrs])
         key.append((op.kind, tuple(number[v.id] for v in op.inputs), op.out.shape,
                     op.out.dtype.str, attrs))
     key.append(tuple(number[v.id] for v in graph.outputs))
     return tuple(key)
 
 
+# [NPB4] attribute types keyed by their repr directly (most attributes: a key is made per op
+# of every segment run, a break per loop iteration; getattr's miss raised inside)
+_REPR_KEYED = frozenset({int, str, bool, tuple, type(None)})
+
+
 def _attr_key(v: Any) -> Any:
+    if type(v) in _REPR_KEYED:
+        return (type(v).__name__, repr(v))
     array = getattr(v, "array", None)
     if isinstance(array, np.ndarray):
         digest = hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16)

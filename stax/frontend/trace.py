@@ -9,7 +9,6 @@ Mutation is functionalized: `x[i] = y` rebinds the tracer to a new value (seed 0
 from __future__ import annotations
 
 import functools
-import itertools
 import operator
 import sys
 from collections.abc import Callable
@@ -231,15 +230,27 @@ class Builder:
     def numpy_strides(self, value: Value) -> tuple[int, ...]:
         """[HUNT3] The strides NumPy's array `value` has (an array made in the function: a
         ufunc's result of F-ordered operands is F-ordered, so its reshape copies), by
-        `stax.lower.op_strides` over the ops traced so far (C order where not known: a value
-        from outside this trace, as a loop body's)."""
+        `stax.lower.op_strides` over the ops it is computed from (C order where not known: a
+        value from outside this trace, as a loop body's)."""
         from stax.lower import op_strides
 
-        new = itertools.takewhile(lambda op: op.out.id not in self.strides, reversed(self.ops))
-        for op in reversed(list(new)):  # the ops traced since the last call (appended)
+        stack = [value.id]  # [NPB4] only the values it is computed from (not every op traced)
+        while stack:
+            hit = None if stack[-1] in self.strides else self.producer(stack[-1])
+            if hit is None:  # known, or from outside this trace
+                stack.pop()
+                continue
+            op = hit[1]
+            inputs = () if op.kind == "input" else op.inputs
+            pending = [v.id for v in inputs
+                       if v.id not in self.strides and self.producer(v.id) is not None]
+            if pending:
+                stack += pending
+                continue
             known = op.kind != "input" and all(v.id in self.strides for v in op.inputs)
             self.strides[op.out.id] = op_strides(op, self.strides) if known else \
                 self.layouts.get(op.out.id, contiguous_strides(op.out.shape))
+            stack.pop()
         return self.strides.get(value.id, contiguous_strides(value.shape))
 
     # Graph breaks (A2): a plain trace stops; `breaks.SegmentBuilder` runs them in NumPy.
