@@ -756,8 +756,8 @@ def reshape(a: Any, *shape: Any, order: str = "C", **kw: Any) -> Tracer:
         return transpose(reshape(transpose(a), tuple(reversed(new))))
     if new == tuple(a.shape):
         return a if isinstance(a, Tracer) else _view(a, "reshape", new, shape=new)
-    if isinstance(a, Tracer) and _strides(a) is not None and \
-            _reshaped_strides(a.value.shape, _strides(a), new) is None:
+    if isinstance(a, Tracer) and (strides := _strides(a)) is not None and \
+            _reshaped_strides(a.value.shape, strides, new) is None:
         a = copy_(a)  # [H16] NumPy copies here: writes to the result must not reach `a`
     return _view(a, "reshape", new, shape=new)
 
