@@ -1,7 +1,8 @@
 """[NPB4] First calls of segmented functions (a `while` loop with a break per iteration:
 npbench's channel_flow traced ~1,000 iterations of ~1,500 ops): the per-op tracing work made
-cheaper keeps NumPy's results: a reshape copies where NumPy's does (the strides of a value
-found from the values it is computed from only), segment keys, np.errstate set inside."""
+cheaper keeps NumPy's results (the strides of a value found from the values it is computed
+from only: tests/test_memory_order.py checks them in detail; segment keys; np.errstate set
+inside)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,8 @@ def run(fn: Any, calls: list[tuple[Any, ...]]) -> Any:
 
 
 def relax(x: Any, y: Any) -> Any:
-    """Steps until a convergence test (a break per iteration); each step's temporaries are
-    laid out as NumPy lays them out (K order of F-ordered operands), so `reshape` copies or
-    views as NumPy's and a write through it reaches the temporary or not."""
+    """Steps until a convergence test (a break per iteration), each step's temporaries
+    reshaped and written through (a copy or a view of them, as NumPy's reshape)."""
     t = x * 2.0
     u = np.sin(t) + y
     w = u.reshape(-1)
@@ -40,7 +40,10 @@ def relax(x: Any, y: Any) -> Any:
         w *= 0.5
         v = (t - 1)[1:].reshape(-1)  # a slice's reshape: a copy where not contiguous
         v[...] = 0.25
-        t = u * 0.5 + t[..., ::-1] * 0.1
+        s = t * 3.0  # t's layout (F where t is): its reshape a copy
+        z = s.reshape(-1)
+        z += 1.0  # reaches s only when a view
+        t = u * 0.5 + t[..., ::-1] * 0.1 + s * 0.01
         k += 1
     return t, u, w, k
 
