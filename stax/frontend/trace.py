@@ -234,22 +234,30 @@ class Builder:
         value from outside this trace, as a loop body's)."""
         from stax.lower import op_strides
 
-        stack = [value.id]  # [NPB4] only the values it is computed from (not every op traced)
+        # [NPB4] only the strides `op_strides` reads, computed when it asks (a KeyError) back
+        # from `value` (was: of every op traced since the last call; a reshape in a loop with a
+        # break per iteration computed nearly every op's, npbench's channel_flow)
+        stack = [value.id]
         while stack:
             hit = None if stack[-1] in self.strides else self.producer(stack[-1])
             if hit is None:  # known, or from outside this trace
                 stack.pop()
                 continue
             op = hit[1]
-            inputs = () if op.kind == "input" else op.inputs
-            pending = [v.id for v in inputs
-                       if v.id not in self.strides and self.producer(v.id) is not None]
-            if pending:
-                stack += pending
+            # an op with an operand from outside this trace: its recorded layout or C order
+            if op.kind == "input" or not all(v.id in self.strides or self.producer(v.id)
+                                             for v in op.inputs):
+                self.strides[op.out.id] = self.layouts.get(op.out.id,
+                                                           contiguous_strides(op.out.shape))
+                stack.pop()
                 continue
-            known = op.kind != "input" and all(v.id in self.strides for v in op.inputs)
-            self.strides[op.out.id] = op_strides(op, self.strides) if known else \
-                self.layouts.get(op.out.id, contiguous_strides(op.out.shape))
+            try:
+                self.strides[op.out.id] = op_strides(op, self.strides)
+            except KeyError as e:  # an operand's strides, not computed yet
+                if e.args[0] not in {v.id for v in op.inputs}:
+                    raise
+                stack.append(e.args[0])
+                continue
             stack.pop()
         return self.strides.get(value.id, contiguous_strides(value.shape))
 
