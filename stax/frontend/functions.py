@@ -3177,9 +3177,12 @@ def register(tracer: type[Tracer]) -> None:
     tracer.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
     setitem, getitem = tracer.__setitem__, tracer.__getitem__
 
+    def _zero_d_mask(index: Any) -> bool:
+        return isinstance(index, Tracer) and index.dtype == np.bool_ and index.ndim == 0
+
     def get_item(self: Tracer, index: Any) -> Any:
         index = _traced_lists(self.builder, index)
-        if isinstance(index, Tracer) and index.dtype == np.bool_ and index.ndim == 0:
+        if _zero_d_mask(index):
             return self.builder.eager(  # [DYN16] x[b]: a new axis of length 0 or 1 (NumPy)
                 operator.getitem, (self, index), {}, unsupported("a 0-d boolean index"))
         mask = _full_mask(self, index)
@@ -3207,6 +3210,10 @@ def register(tracer: type[Tracer]) -> None:
             # repeated, a wrong result); only the whole function in NumPy shuffles as NumPy
             self.builder.whole_function("rng.shuffle of a traced array")
         index = _traced_lists(self.builder, index)
+        if _zero_d_mask(index):  # [LEAD] x[b] = v: as x[b] reads (it raised IndexError)
+            self.builder.eager(operator.setitem, (self, index, value), {},
+                               unsupported("assignment to a 0-d boolean index"))
+            return
         if isinstance(value, Masked) and masked_assign(self, index, value):
             return
         if mask_assign(self, index, value):
