@@ -22,6 +22,7 @@ from stax.graph import Value
 from stax.ir.program import contiguous_strides
 from stax.ir.sym import Sym, as_size, is_data, known_empty, same_size, slice_indices, surely
 from stax.ir.sym import broadcast_shapes as sym_broadcast_shapes
+from stax.ir.sym import traced as traced_size
 from stax.runtime import externs
 
 # ufuncs traced elementwise: every `np.` name of the op table (stax.ops). [A1]
@@ -97,6 +98,58 @@ def to_value(b: Builder, x: Any, dtype: np.dtype | None = None) -> Value:
     return value
 
 
+def operand_value(b: Builder, x: Any, dtype: np.dtype) -> Value:
+    """[FUZZ3] `to_value` of a ufunc's operand or an assigned value: a Python int known only
+    at run time (a symbolic size, `x.shape[0] * 100`; a traced one, `n * 100` of a scalar
+    argument or `x.sum().item()`) converted to a narrower integer dtype raises NumPy's
+    OverflowError where it does not fit (NEP 50), as a literal does; the cast wrapped it. A size
+    is checked by a guard, a traced int at run time (a scalar argument itself by
+    `Traced.narrowed_ints`; a loop index, not: see `_of_loop_index`). np.where and np.clip
+    convert such ints unchecked, as NumPy does."""
+    if dtype.kind not in "iu" or dtype == np.int64:
+        return to_value(b, x, dtype)
+    info = np.iinfo(dtype)
+    if isinstance(x, Sym) and not info.min <= x <= info.max:
+        raise OverflowError(f"Python integer {traced_size(x)} out of bounds for {dtype}")
+    if not isinstance(x, Tracer) or not x.weak or x.dtype.kind not in "iu":
+        return to_value(b, x, dtype)
+    x.check_fresh()
+    if x.value in b.inputs or _of_loop_index(b, x.value):
+        return to_value(b, x, dtype)
+    checked = _fitting_int(b, x.value, info)
+    return b.add("cast", (checked,), (), dtype, dtype=dtype)
+
+
+def _of_loop_index(b: Builder, value: Value) -> bool:
+    """Is `value` computed from a Python loop's index (`k * 2`: no traced op computes `k`)?
+    Its range check would run each iteration from Python (stax.loops: a body with an extern
+    call is not compiled into one loop): not checked."""
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if v.id in seen:
+            continue
+        seen.add(v.id)
+        hit = b.producer(v.id)
+        if hit is None:
+            return True
+        stack += [u for u in hit[1].inputs if u.ndim == 0]
+    return False
+
+
+def _fitting_int(b: Builder, value: Value, info: np.iinfo) -> Value:
+    """`value`, a traced Python int, checked at run time to lie in `info`'s range."""
+    dtype = info.dtype
+
+    def check(v: np.ndarray, out: np.ndarray) -> None:
+        if not info.min <= int(v) <= info.max:
+            raise OverflowError(f"Python integer {int(v)} out of bounds for {dtype}")
+        np.copyto(out, v)
+
+    key = externs.register_into(f"fits({dtype})", check)
+    return b.add("extern", (value,), (), value.dtype, fn=key)
+
+
 class _Frozen:
     """An immutable wrapper that lets a constant array sit in frozen op attributes."""
 
@@ -161,13 +214,13 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
         raise
     for dt in loop:
         check_dtype(dt, f"np.{name}'s computation")
-    values = [to_value(b, a, loop[i]) for i, a in enumerate(args)]
+    values = [operand_value(b, a, loop[i]) for i, a in enumerate(args)]
     shape = broadcast_shapes(*(v.shape for v in values))
     values = [broadcast_value(b, v, shape) for v in values]
     out = b.add("elementwise", tuple(values), shape, loop[-1], fn=name)
     weak = not function and builtins.all(  # [HUNT] np.float64 subclasses float: strong
-        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex))
-        and not isinstance(a, np.generic) for a in args)
+        isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex, Sym))
+        and not isinstance(a, np.generic) for a in args)  # [FUZZ3] a size is a Python int
     return _scalar(Tracer(b, out, weak=weak and out.dtype.kind in "bifc",
                           concrete=_concrete_result(ufunc, args)))
 
@@ -290,6 +343,7 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
+        a_min, a_max = _in_range(a_min, info, False), _in_range(a_max, info, True)
     # [HUNT3] of two equal values (-0.0, 0.0) np.maximum / np.minimum return the second: the
     # bound (one bound, or array bounds, as NumPy); with two scalar bounds NumPy's clip keeps x
     keep_x = a_min is not None and a_max is not None and builtins.all(
@@ -305,6 +359,19 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
             raise unsupported("np.clip with out= that is not a traced array")
         return inplace(out, result)
     return result
+
+
+def _in_range(bound: Any, info: np.iinfo, upper: bool) -> Any:
+    """[FUZZ3] NumPy's _clip for a bound that is a Python int known only at run time (a
+    symbolic size, a traced int): one beyond the integer dtype's range on its own side is no
+    bound (here: that end of the range), one beyond the other side raises OverflowError when
+    converted (`operand_value`). The cast wrapped it: clip(x, 0, 300) of int8 x clipped at 44."""
+    end = int(info.max if upper else info.min)
+    if isinstance(bound, Sym):
+        return None if (bound >= end if upper else bound <= end) else bound
+    if isinstance(bound, Tracer) and bound.weak and bound.dtype.kind in "iu":
+        return apply_ufunc("minimum" if upper else "maximum", bound, end)
+    return bound
 
 
 def astype(a: Tracer, dtype: Any, order: str | None = "K", *, copy: bool = True,
@@ -1133,7 +1200,7 @@ def setitem(a: Tracer, index: Any, value: Any) -> None:
     if builtins.any(_is_array_index(it) for it in items):
         raise unsupported("assignment with integer-array indices")
     region, _ = _basic_index(a, items)
-    val = to_value(b, value, a.dtype)  # NumPy assigns with casting='unsafe'
+    val = operand_value(b, value, a.dtype)  # NumPy assigns with casting='unsafe'
     # Broadcast the right side to the selected region without its inserted/removed unit dims.
     sel_shape, starts, steps = [], [], []
     dim = 0
