@@ -337,3 +337,21 @@ def test_clip_bounds_known_at_run_time_as_numpy() -> None:
 
     for fn in (by_size, by_item, where):
         _agree(fn, [((np.arange(n) * 37 - 100).astype(np.int8),) for n in (3, 5, 7, 9, 1)])
+
+
+def test_python_float_assigned_into_integers_as_numpy() -> None:
+    """`a[0] = s` and `r[r > 0] = s` of a Python float argument (or a traced one) into an
+    integer array: NumPy converts through int() (NaN: ValueError; beyond the dtype:
+    OverflowError); Stax cast it in C (-1.5 into uint8 gave 255, NaN 0)."""
+    def one(a: np.ndarray, s: float) -> np.ndarray:
+        a[0] = s
+        return a
+
+    def masked(a: np.ndarray, s: float) -> np.ndarray:
+        r = a.copy()
+        r[r > 0] = s * 1.0
+        return r
+
+    for fn in (one, masked):
+        _agree(fn, [(np.array([1, 0, 2], np.uint8), s)
+                    for s in (2.0, -1.5, 1e20, 300.7, float("nan"), 254.9)])

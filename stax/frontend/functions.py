@@ -2792,7 +2792,7 @@ def mask_assign(a: Tracer, index: Any, value: Any) -> bool:
         return False
     a.check_fresh()
     b = a.builder
-    val = api.to_value(b, _scalar_value(value), a.dtype)
+    val = api.operand_value(b, _scalar_value(value), a.dtype)
     if val.ndim:
         val = b.add("reshape", (val,), (), val.dtype, shape=())
     mask = api.reshape(traced(index, (a,)), tuple(index.shape) + (1,) * (a.ndim - index.ndim))

@@ -102,21 +102,29 @@ def operand_value(b: Builder, x: Any, dtype: np.dtype) -> Value:
     """[FUZZ3] `to_value` of a ufunc's operand or an assigned value: a Python int known only
     at run time (a symbolic size, `x.shape[0] * 100`; a traced one, `n * 100` of a scalar
     argument or `x.sum().item()`) converted to a narrower integer dtype raises NumPy's
-    OverflowError where it does not fit (NEP 50), as a literal does; the cast wrapped it. A size
-    is checked by a guard, a traced int at run time (a scalar argument itself by
-    `Traced.narrowed_ints`; a loop index, not: see `_of_loop_index`). np.where and np.clip
-    convert such ints unchecked, as NumPy does."""
-    if dtype.kind not in "iu" or dtype == np.int64:
+    OverflowError where it does not fit (NEP 50), as a literal does, and a traced Python float
+    converted to an integer dtype goes through int() as NumPy's (NaN: ValueError; out of range:
+    OverflowError); the cast wrapped them. A size is checked by a guard, a traced value at run
+    time (a scalar int argument itself by `Traced.narrowed_ints`; a loop index, not: see
+    `_of_loop_index`). np.where and np.clip convert such ints unchecked, as NumPy does."""
+    if dtype.kind not in "iu":
         return to_value(b, x, dtype)
-    info = np.iinfo(dtype)
-    if isinstance(x, Sym) and not info.min <= x <= info.max:
+    if isinstance(x, Sym) and dtype != np.int64 and not \
+            np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
         raise OverflowError(f"Python integer {traced_size(x)} out of bounds for {dtype}")
-    if not isinstance(x, Tracer) or not x.weak or x.dtype.kind not in "iu":
+    if not isinstance(x, Tracer) or not x.weak or x.dtype.kind not in "iuf" or \
+            x.dtype.kind != "f" and (dtype == np.int64 or x.value in b.inputs):
         return to_value(b, x, dtype)
     x.check_fresh()
-    if x.value in b.inputs or _of_loop_index(b, x.value):
+    if _of_loop_index(b, x.value):
         return to_value(b, x, dtype)
-    checked = _fitting_int(b, x.value, info)
+
+    def check(v: np.ndarray, out: np.ndarray) -> None:
+        np.asarray(v.item(), dtype=dtype)  # raises NumPy's error for a Python scalar
+        np.copyto(out, v)
+
+    key = externs.register_into(f"as_python_scalar({dtype})", check)
+    checked = b.add("extern", (x.value,), (), x.dtype, fn=key)
     return b.add("cast", (checked,), (), dtype, dtype=dtype)
 
 
@@ -135,19 +143,6 @@ def _of_loop_index(b: Builder, value: Value) -> bool:
             return True
         stack += [u for u in hit[1].inputs if u.ndim == 0]
     return False
-
-
-def _fitting_int(b: Builder, value: Value, info: np.iinfo) -> Value:
-    """`value`, a traced Python int, checked at run time to lie in `info`'s range."""
-    dtype = info.dtype
-
-    def check(v: np.ndarray, out: np.ndarray) -> None:
-        if not info.min <= int(v) <= info.max:
-            raise OverflowError(f"Python integer {int(v)} out of bounds for {dtype}")
-        np.copyto(out, v)
-
-    key = externs.register_into(f"fits({dtype})", check)
-    return b.add("extern", (value,), (), value.dtype, fn=key)
 
 
 class _Frozen:
