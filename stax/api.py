@@ -192,9 +192,7 @@ def _proven_runner(comp: Compilation, args: tuple[Any, ...]) -> Callable[..., An
             return lambda *args: result(proven(*args))
         return lambda *args: result(proven(*_converted(args, scalars)))
     if _views_only(traced) and not bounds:  # [CALL2] no kernel: NumPy's views of arguments
-        if (view := _one_view(traced)) is not None:
-            return view
-        if traced.env is None:  # [SLOW] several views: one expression of the arguments
+        if traced.env is None:  # [SLOW] views: one expression of the arguments
             return _result_maker(traced, False, views=True)
         placeholders = (None,) * traced.n_results
         return lambda *args: _unflatten(structure, write_back(traced, args, placeholders))
@@ -309,22 +307,6 @@ def _views_only(traced: Traced) -> bool:
     unread = {op.out.id for op in graph.ops} - set(graph.users()) - {v.id for v in graph.outputs}
     return (not traced.writeback and not traced.view_scalars and not unread
             and len(traced.returned_args) == traced.n_results == len(graph.outputs))
-
-
-def _one_view(traced: Traced) -> Callable[..., Any] | None:
-    """A views-only function (`_views_only`) whose one result, not 0-d, is an argument or one
-    view of it (`return x[::2]`) at fixed shapes: the warm call is that view, with none of
-    `write_back`'s general steps (they took ~1 us above NumPy's 0.15 us view)."""
-    structure, outputs = traced.structure, traced.graph.outputs
-    if not isinstance(structure, int) or traced.env is not None or outputs[structure].shape == ():
-        return None
-    ((_, i, chain),) = traced.returned_args
-    if not chain:
-        return lambda *args: args[i]
-    if len(chain) > 1:
-        return None
-    view, sizes = chain[0], {}
-    return lambda *args: view(args[i], sizes)
 
 
 def _under_errstate(traced: Traced, run: Callable[..., Any]) -> Callable[..., Any]:

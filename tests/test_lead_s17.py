@@ -1,5 +1,5 @@
 """Session 17, lead: warm calls of functions whose one result is an argument or one NumPy view
-of it (issue 9 item 4: `stax.api._one_view`, no write_back steps): each call returns a view of
+of it (issue 9 item 4: `stax.api._result_maker`, no write_back steps): each call returns a view of
 *its own* argument, as NumPy does, for every layout and for views taken by one op or by several;
 assignment through a 0-d boolean index (`x[x > 0.5] = ...` of a 0-d x raised IndexError)."""
 

@@ -11,31 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_coverage_s16 import same  # types at every level, values, dtypes
 
 import stax
 
 Pair = namedtuple("Pair", "total scaled")
-
-
-def same(got: Any, want: Any) -> None:
-    """`got` is `want`: the same types at every level (a NumPy scalar is not a Python float),
-    the same values, shapes and dtypes."""
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, (tuple, list)):
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            same(g, w)
-    elif isinstance(want, dict):
-        assert list(got) == list(want)
-        for k, w in want.items():
-            same(got[k], w)
-    elif isinstance(want, (np.ndarray, np.generic)):
-        assert got.shape == want.shape and got.dtype == want.dtype
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=1e-12, nan_ok=True)
-    else:
-        assert got == want
 
 
 FUNCTIONS = {
