@@ -799,6 +799,8 @@ class Jitted:
     # [CALL2] by (count of positional arguments, keyword names): `_by_position`'s answer
     binders: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], tuple[Any, ...]] | None
                   ] = field(default_factory=dict)
+    # [SLOW2] `call_general`'s argument structures seen: (matcher, the variant it calls)
+    matchers: list[tuple[Callable[..., Any], Jitted]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         functools.update_wrapper(self, self.fn)  # type: ignore[arg-type]
@@ -818,6 +820,7 @@ class Jitted:
         self.tapes.clear()
         self.no_replay.clear()
         self.variants.clear()
+        self.matchers.clear()
         self.generic.clear()
         self.seen.clear()
         self.not_generic.clear()
@@ -940,6 +943,10 @@ class Jitted:
                     return self.fn(*args)
                 except AliasedArguments as e:  # [REVIEW] as on a cold call
                     return self._aliased(e, args)
+        for match, variant in self.matchers:  # [SLOW2] `call_general` on a structure seen
+            flat = match(args, kwargs)  # before (tuples, lists, None, dtypes): no walk
+            if flat is not None:
+                return variant(*flat)
         if any(map(is_dask_array, args)):  # blockwise on Dask's scheduler (stax.dask)
             return dask_call(self, args).result
         if (kwargs or not all(map(is_plain, args))) and not self.options["strict"]:

@@ -1177,9 +1177,70 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         variant.warned = jitted.warned  # warned once per function
         variant.generators = current  # type: ignore[attr-defined]
         jitted.variants[key] = variant
+        match = None if generators else _matcher(structure, len(args), tuple(kwargs))
+        if match is not None and len(jitted.matchers) < MAX_MATCHERS:
+            jitted.matchers.append((match, variant))
     variant.generators.now = generators
     result = variant(*arrays)
     return _generators_in(result, generators) if generators else result
+
+
+MAX_MATCHERS = 8  # [SLOW2] argument structures per function with a warm matcher
+_COMPILED_DTYPES = frozenset(SUPPORTED_DTYPES)
+
+
+def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
+             ) -> Callable[[tuple[Any, ...], dict[str, Any]], tuple[Any, ...] | None] | None:
+    """[SLOW2] A function of a call's (args, kwargs) that returns the arrays `call_general`
+    would split from them when its walk would give `structure` (the same key, so the same
+    variant), else None: one Python expression compiled once per structure, so a warm call
+    with tuples, lists, None or dtype arguments costs a few checks instead of the walk
+    (`_has_tracer`, `_split`, `_key`: ~14 us). Each leaf is checked by its exact type (arrays
+    and NumPy scalars also by a dtype kernels compute in, as `_split` does), each static value
+    by its type and repr (`_static_key`), each list or tuple by its type and length; a Tracer
+    never matches (the walk then inlines the call). None for dicts (key order and key types)
+    and random generators: those calls take the walk."""
+    names_space: dict[str, Any] = {"np": np, "S": _COMPILED_DTYPES, "isinstance": isinstance}
+    checks: list[str] = []
+    leaves: list[str] = []
+
+    def const(value: Any) -> str:
+        names_space[name := f"c{len(names_space)}"] = value
+        return name
+
+    def visit(s: Any, at: str, top: bool) -> bool:
+        kind = s[0]
+        if kind == "arg":  # `_split`'s dynamic kinds: arrays of a compiled dtype, and at the
+            # top Python bools, ints, floats and NumPy scalars (not complex); a Tracer never
+            checks.append(f"(type({at}) is np.ndarray and {at}.dtype in S" + (
+                f" or type({at}) in {const(_LEAF_SCALARS)} or type({at}) is not np.ndarray "
+                f"and isinstance({at}, np.generic) and not isinstance({at}, complex) and "
+                f"{at}.dtype in S)" if top else ")"))
+            leaves.append(at)
+            return True
+        if kind == "static":
+            value = s[2]
+            checks.append(f"{at} is None" if value is None else
+                          f"type({at}) is {const(type(value))} and ({at} is {const(value)} "
+                          f"or repr({at}) == {const(repr(value))})")
+            return True
+        if kind in (list, tuple):
+            checks.append(f"type({at}) is {const(kind)} and len({at}) == {len(s[1])}")
+            return all(visit(item, f"{at}[{k}]", False) for k, item in enumerate(s[1]))
+        return False  # dict, random
+
+    positional, keywords = structure
+    if not all(visit(s, f"args[{k}]", True) for k, s in enumerate(positional[1])) or \
+            not all(visit(s, f"kwargs[{k!r}]", True) for k, _, s in keywords[1]):
+        return None
+    condition = " and ".join([f"len(args) == {n_args}", f"tuple(kwargs) == {const(names)}",
+                              *checks])
+    flat = "".join(f"{at}, " for at in leaves)
+    return eval(f"lambda args, kwargs: ({flat}) if {condition} else None",  # noqa: S307
+                names_space)
+
+
+_LEAF_SCALARS = frozenset({bool, int, float})
 
 
 class _CallGenerators(threading.local):
