@@ -980,13 +980,12 @@ class Jitted:
         (`call_general` took ~7 us per call with keywords); None where a keyword cannot be
         passed by position (strict=True, `*args`/`**kwargs`/keyword-only parameters, a name
         the function lacks or gets twice, a missing argument): `call_general` then."""
-        if self.options["strict"]:
-            return None
-        names = tuple(kwargs)
+        key = len(args), tuple(kwargs)
         try:
-            rest = self.binders[len(args), names]
-        except KeyError:
-            rest = self.binders[len(args), names] = _by_position(self.fn, len(args), names)
+            rest = self.binders[key]
+        except KeyError:  # [SLOW2] strict=True kept in `binders` too: one lookup per call
+            rest = self.binders[key] = None if self.options["strict"] else \
+                _by_position(self.fn, *key)
         return None if rest is None else (*args, *map(kwargs.get, *rest))
 
     def _aliased(self, error: AliasedArguments, args: tuple[Any, ...]) -> Any:

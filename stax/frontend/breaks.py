@@ -1233,8 +1233,8 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
     if not all(visit(s, f"args[{k}]", True) for k, s in enumerate(positional[1])) or \
             not all(visit(s, f"kwargs[{k!r}]", True) for k, _, s in keywords[1]):
         return None
-    condition = " and ".join([f"len(args) == {n_args}", f"tuple(kwargs) == {const(names)}",
-                              *checks])
+    keywords_match = f"tuple(kwargs) == {const(names)}" if names else "not kwargs"
+    condition = " and ".join([f"len(args) == {n_args}", keywords_match, *checks])
     flat = "".join(f"{at}, " for at in leaves)
     return eval(f"lambda args, kwargs: ({flat}) if {condition} else None",  # noqa: S307
                 names_space)
