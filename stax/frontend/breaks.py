@@ -1187,6 +1187,7 @@ def call_general(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
 
 MAX_MATCHERS = 8  # [SLOW2] argument structures per function with a warm matcher
 _COMPILED_DTYPES = frozenset(SUPPORTED_DTYPES)
+_LEAF_SCALARS = frozenset({bool, int, float})  # Python scalars `_split` takes as arguments
 
 
 def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
@@ -1195,12 +1196,13 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
     would split from them when its walk would give `structure` (the same key, so the same
     variant), else None: one Python expression compiled once per structure, so a warm call
     with tuples, lists, None or dtype arguments costs a few checks instead of the walk
-    (`_has_tracer`, `_split`, `_key`: ~14 us). Each leaf is checked by its exact type (arrays
-    and NumPy scalars also by a dtype kernels compute in, as `_split` does), each static value
-    by its type and repr (`_static_key`), each list or tuple by its type and length; a Tracer
-    never matches (the walk then inlines the call). None for dicts (key order and key types)
+    (`_has_tracer`, `_split`, `_key`: ~14 us). Each argument leaf must be of a kind `_split`
+    makes an argument (an exact ndarray of a dtype kernels compute in; at the top also an exact
+    Python bool, int or float, or a NumPy scalar of such a dtype, not complex), each static
+    value of the recorded type and repr (`_static_key`), each list or tuple of the recorded
+    type and length; a Tracer never matches (the walk then inlines the call). None for dicts (key order and key types)
     and random generators: those calls take the walk."""
-    names_space: dict[str, Any] = {"np": np, "S": _COMPILED_DTYPES, "isinstance": isinstance}
+    names_space: dict[str, Any] = {"np": np, "S": _COMPILED_DTYPES}
     checks: list[str] = []
     leaves: list[str] = []
 
@@ -1210,8 +1212,8 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
 
     def visit(s: Any, at: str, top: bool) -> bool:
         kind = s[0]
-        if kind == "arg":  # `_split`'s dynamic kinds: arrays of a compiled dtype, and at the
-            # top Python bools, ints, floats and NumPy scalars (not complex); a Tracer never
+        if kind == "arg":  # `_split`'s dynamic kinds (a Tracer is none of them): arrays of a
+            # compiled dtype, and at the top Python bools, ints, floats, NumPy scalars (not complex)
             checks.append(f"(type({at}) is np.ndarray and {at}.dtype in S" + (
                 f" or type({at}) in {const(_LEAF_SCALARS)} or type({at}) is not np.ndarray "
                 f"and isinstance({at}, np.generic) and not isinstance({at}, complex) and "
@@ -1239,8 +1241,6 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
     return eval(f"lambda args, kwargs: ({flat}) if {condition} else None",  # noqa: S307
                 names_space)
 
-
-_LEAF_SCALARS = frozenset({bool, int, float})
 
 
 class _CallGenerators(threading.local):
