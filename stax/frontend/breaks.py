@@ -1200,8 +1200,8 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
     makes an argument (an exact ndarray of a dtype kernels compute in; at the top also an exact
     Python bool, int or float, or a NumPy scalar of such a dtype, not complex), each static
     value of the recorded type and repr (`_static_key`), each list or tuple of the recorded
-    type and length; a Tracer never matches (the walk then inlines the call). None for dicts (key order and key types)
-    and random generators: those calls take the walk."""
+    type and length; a Tracer never matches (the walk then inlines the call). None for dicts
+    (key order and key types) and random generators: those calls take the walk."""
     names_space: dict[str, Any] = {"np": np, "S": _COMPILED_DTYPES}
     checks: list[str] = []
     leaves: list[str] = []
