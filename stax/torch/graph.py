@@ -36,7 +36,7 @@ import torch.fx as fx
 import stax
 from stax.api import Jitted
 from stax.frontend.trace import SUPPORTED_DTYPES, Tracer
-from stax.torch.externs import EXTERN, PRODUCTS, extern_call, matrix_product, refused
+from stax.torch.externs import EXTERN, PRODUCTS, bound, extern_call, matrix_product, refused
 from stax.torch.ops import CREATION, EMPTY, TABLE, Out, with_bias
 from stax.torch.pooling import max_pool
 from stax.torch.rewrite import merge_summed_products
@@ -501,8 +501,8 @@ class GraphRunner:
                 if node.op == "get_attr":
                     body.append(f"{names[node]} = getattr(gm, {node.target!r})")
                 else:
-                    env[f"f{k}"] = METHODS.get(node.target, node.target) if not node.kwargs \
-                        else node.target
+                    fast = bound(node.target)  # [TORCH10] the Python binding's call
+                    env[f"f{k}"] = fast if node.kwargs else METHODS.get(node.target, fast)
                     args = [render(a) for a in node.args]
                     args += [f"{key}={render(v)}" for key, v in node.kwargs.items()]
                     body.append(f"{names[node]} = f{k}({', '.join(args)})  # {node.name}")
