@@ -1368,7 +1368,12 @@ def concat(a: Any, b: Any) -> Row:
                         else materialize(Scalar(space, _add(len_a.expr, len_b.expr))))
     j = child.inner()
     la, sa, sb = (lift(v, child).expr for v in (len_a, start_a, start_b))
-    elem = where(ufunc_call(np.less, (j, la)), Load(ra.dtype, buf_a, _add(sa, j)),
+    at_a = _add(sa, j)
+    if isinstance(at_a, Idx):  # a starts at 0 (the top level): a load at the element index
+        # would be read for every lane, past the end of a; min(i, len(a)) is i where it is
+        # read and makes it a guarded load (only the taken branch runs)
+        at_a = ufunc_call(np.minimum, (j, la))
+    elem = where(ufunc_call(np.less, (j, la)), Load(ra.dtype, buf_a, at_a),
                  Load(rb.dtype, buf_b, _add(sb, _sub(j, la))))
     note("map-of-concat -> segmented concat" if space.parent else "concat",
          f"{child.describe()}: element = i < len(a) ? a[i] : b[i - len(a)]")
@@ -1468,6 +1473,10 @@ def _merge(space: Space, cm: np.ndarray, pt: Space, x: Value, pf: Space, y: Valu
 
 def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     n = to_traced(n)
+    kind = n.dtype if isinstance(n, Scalar) else np.asarray(n).dtype
+    if kind.kind not in "iu":  # a trip count is a size, as for sn.iota
+        raise TypeError(f"stax.nested: sizes must be integers, got "
+                        f"{kind if isinstance(n, (Scalar, np.generic)) else type(n).__name__}")
     if not isinstance(n, Scalar) or n.space.parent is None:
         count = guard(_first, materialize(n)) if isinstance(n, Scalar) else int(n)
         if current().parent is None:
