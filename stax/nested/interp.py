@@ -140,8 +140,9 @@ def segmented(kind: str, op: Any, ne: Any, layout: Layout,
 
 def size(v: Any) -> int:
     """A size, bound or trip count as an int; like `range`, only integers are accepted."""
-    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
-        return int(v)
+    a = np.asarray(v)
+    if a.ndim == 0 and a.dtype.kind in "iu":
+        return int(a)
     kind = v.dtype if isinstance(v, (np.generic, np.ndarray)) else type(v).__name__
     raise TypeError(f"stax.nested: sizes must be integers, got {kind}")
 

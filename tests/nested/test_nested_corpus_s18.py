@@ -584,29 +584,41 @@ def test_loop_with_array_state_uniform() -> None:
 # -- scatter ---------------------------------------------------------------------------------
 
 
-def test_scatter_repeated_and_out_of_range_indices() -> None:
-    """Repeated indices: the last write wins (as NumPy's x[idx] = vals and the interpreter);
-    out-of-range (and negative) indices are ignored."""
-
-    def ref(dest: list[int], idx: list[int], vals: list[int]) -> list[int]:
-        out = list(dest)
-        for i, v in zip(idx, vals, strict=True):
-            if 0 <= i < len(out):
-                out[i] = v
-        return out
-
-    idx, vals = np.array([1, 3, 1, 9, -1, 3, 1]), np.array([10, 20, 30, 40, 50, 60, 70])
-    run(
-        lambda d, i, v: sn.scatter(d, i, v),
-        ref([0] * 5, idx.tolist(), vals.tolist()),
-        np.zeros(5, dtype=np.int64),
-        idx,
-        vals,
+def _scatter_ok(got: list[Any], dest: list[Any], idx: list[int], vals: list[Any]) -> bool:
+    """sn.scatter's contract: positions no index names keep dest; a position named once gets
+    its value; a position named several times gets one of its values (which one is
+    unspecified, as in Futhark); out-of-range (and negative) indices are ignored."""
+    written: dict[int, list[Any]] = {}
+    for i, v in zip(idx, vals, strict=True):
+        if 0 <= i < len(dest):
+            written.setdefault(i, []).append(v)
+    return len(got) == len(dest) and all(
+        g in written.get(j, [d]) for j, (g, d) in enumerate(zip(got, dest, strict=True))
     )
+
+
+def test_scatter_repeated_and_out_of_range_indices() -> None:
+    idx, vals = [1, 3, 1, 9, -1, 3, 1], [10, 20, 30, 40, 50, 60, 70]
+    got = sn.jit(lambda d, i, v: sn.scatter(d, i, v))(
+        np.zeros(5, dtype=np.int64), np.array(idx), np.array(vals)
+    )
+    assert got.dtype == np.int64 and _scatter_ok(got.tolist(), [0] * 5, idx, vals)
     # per row: every row scatters into itself, indices repeating within the row
+    got = sn.jit(
+        lambda r: sn.map(lambda row: sn.scatter(row, sn.iota(sn.length(row)) % 2, row * 10), r)
+    )(RI)
+    assert isinstance(got, sn.Ragged) and got.dtype == np.int64
+    for g, row in zip(rows(got), RI_ROWS, strict=True):
+        assert _scatter_ok(g, row, [j % 2 for j in range(len(row))], [v * 10 for v in row])
+    # without duplicates the result is determined: compiled == interpreted == reference
     run(
-        lambda r: sn.map(lambda row: sn.scatter(row, sn.iota(sn.length(row)) % 2, row * 10), r),
-        [ref(row, [j % 2 for j in range(len(row))], [v * 10 for v in row]) for row in RI_ROWS],
+        lambda r: sn.map(
+            lambda row: sn.scatter(row, sn.iota(sn.length(row))[::-1] - 1, row * 10), r
+        ),
+        [
+            _scatter_ref(row, [j - 1 for j in range(len(row))][::-1], [v * 10 for v in row])
+            for row in RI_ROWS
+        ],
         RI,
     )
 
@@ -833,3 +845,119 @@ def test_reduce_of_map_results() -> None:
         _affine_ref([(len(row) + 1, sum(row)) for row in RI_ROWS]),
         RI,
     )
+
+
+# -- top-level arrays (the outermost level has one iteration) ----------------------------------
+
+
+def test_top_level_concat_and_growing_loop_state() -> None:
+    run(lambda n: sn.concat(sn.iota(1), sn.iota(2)), [0, 0, 1], 4)
+    run(lambda n: sn.concat(sn.iota(0), sn.iota(n) * 2), [0, 2, 4, 6], 4)
+    run(lambda n: sn.concat(sn.iota(n), sn.iota(0)), [0, 1, 2, 3], 4)
+    run(lambda x: sn.concat(x, x[::-1]), [1.5, -2.0, -2.0, 1.5], np.array([1.5, -2.0]))
+    run(lambda x: sn.concat(x, np.exp(x)), [], np.array([], dtype=np.float32))
+    run(
+        lambda n: sn.loop(n, lambda i, acc: sn.concat(acc, sn.iota(i)), sn.iota(0)),
+        [j for i in range(4) for j in range(i)],
+        4,
+    )
+    run(
+        lambda ns: sn.map(
+            lambda n: sn.reduce(
+                np.add, 0, sn.loop(n, lambda i, acc: sn.concat(acc, sn.iota(1) + i), sn.iota(0))
+            ),
+            ns,
+        ),
+        [sum(range(n)) for n in NS.tolist()],
+        NS,
+    )
+
+
+def test_inner_regular_results_with_empty_rows() -> None:
+    """Rows of fixed-shape results, some rows empty (the interpreter once returned float64
+    here: its empty inner map lost the body's shape)."""
+    run(
+        lambda r: sn.map(lambda row: sn.map(lambda v: sn.iota(3) + v, row), r),
+        [[[v + j for j in range(3)] for v in row] for row in RI_ROWS],
+        RI,
+    )
+    run(
+        lambda r: sn.map(lambda row: sn.map(lambda p: sn.scan(np.add, 0, p), row), r),
+        [[[p[0], p[0] + p[1]] for p in row] for row in R2_ROWS],
+        R2,
+    )
+    run(
+        lambda ns: sn.map(lambda n: sn.map(lambda i: sn.replicate(2, i * 0.5), sn.iota(n)), ns),
+        [[[i * 0.5] * 2 for i in range(n)] for n in NS.tolist()],
+        NS,
+    )
+
+
+# -- bad input: clear errors, compiled and interpreted -----------------------------------------
+
+BOTH = pytest.mark.parametrize(
+    "go", [sn.interpret, lambda f, *a: sn.jit(f)(*a)], ids=["interpret", "jit"]
+)
+
+
+@BOTH
+def test_bad_sizes_and_ranges_at_depth(go: Callable[..., Any]) -> None:
+    with pytest.raises(ValueError, match=r"^Range 0\.\.1\.\.<-2 is invalid$"):
+        go(
+            lambda ns: sn.map(
+                lambda n: sn.map(lambda i: sn.reduce(np.add, 0, sn.iota(i - 2)), sn.iota(n)), ns
+            ),
+            NS,
+        )
+    with pytest.raises(ValueError, match=r"Range 4\.\.5\.\.<2 is invalid"):
+        go(lambda ns: sn.map(lambda n: sn.range(n, 2, 1), ns), NS)
+    with pytest.raises(ValueError, match=r"Range 0\.\.0\.\.<4 is invalid"):
+        go(lambda ns: sn.map(lambda n: sn.range(0, n, n - n), ns), NS)
+    with pytest.raises(ValueError, match="negative count -3"):
+        go(lambda ns: sn.map(lambda n: sn.replicate(n - 3, 1), ns), NS)
+    for fn, arg in (
+        (lambda n: sn.iota(2.5), 3),
+        (lambda n: sn.replicate(np.float32(2), n), 3),
+        (lambda n: sn.loop(2.0, lambda i, a: a + 1, n), 3),
+        (lambda ns: sn.map(lambda n: sn.loop(n * 0.5, lambda i, a: a + 1, n), ns), NS),
+        (lambda ns: sn.map(lambda n: sn.range(0, n * 1.0, 1), ns), NS),
+    ):
+        with pytest.raises(TypeError, match="sizes must be integers, got float"):
+            go(fn, arg)
+
+
+@BOTH
+def test_bad_operators_and_neutral_elements_in_maps(go: Callable[..., Any]) -> None:
+    with pytest.raises(TypeError, match="not binary"):
+        go(lambda r: sn.map(lambda row: sn.reduce(lambda a, b, c: a, 0, row), r), RI)
+    with pytest.raises(TypeError, match="np.divmod is not binary"):
+        go(lambda r: sn.map(lambda row: sn.scan(np.divmod, 0, row), r), RI)
+    with pytest.raises(TypeError, match="must be a NumPy ufunc or a function"):
+        go(lambda r: sn.map(lambda row: sn.reduce(3, 0, row), r), RI)
+    with pytest.raises(TypeError, match=r"neutral element 0\.5 \(float\) does not match .* int64"):
+        go(lambda r: sn.map(lambda row: sn.reduce(np.add, 0.5, row), r), RI)
+    with pytest.raises(TypeError, match="neutral element '0'"):
+        go(lambda r: sn.map(lambda row: sn.reduce(np.add, "0", row), r), RI)
+    with pytest.raises(TypeError, match=r"neutral element 0 \(int\) does not match .* bool"):
+        go(lambda r: sn.map(lambda row: sn.reduce(np.logical_or, 0, row), r), RB)
+    with pytest.raises(TypeError, match="1 component"):
+        go(lambda r: sn.map(lambda row: sn.scan(_affine, (0,), (row, row)), r), RI)
+    with pytest.raises(TypeError, match="returns 1 value"):
+        go(
+            lambda r: sn.map(
+                lambda row: sn.reduce(lambda a, b: (a[0] + b[0],), (0, 0), (row, row)), r
+            ),
+            RI,
+        )
+
+
+@BOTH
+def test_mismatched_lengths_at_depth(go: Callable[..., Any]) -> None:
+    with pytest.raises(ValueError, match="different lengths"):
+        go(lambda ns: sn.map(lambda n: sn.map(lambda a, b: a + b, sn.iota(n), sn.iota(2)), ns), NS)
+    with pytest.raises(ValueError, match="different lengths"):
+        go(lambda ns: sn.map(lambda n: sn.scatter(sn.iota(n), sn.iota(2), sn.iota(3)), ns), NS)
+    with pytest.raises(ValueError, match="different lengths"):
+        go(lambda r, ks: sn.map(lambda row, k: row + k, r, ks), RI, NS)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 3"):
+        go(lambda ns, d: sn.map(lambda n: d[n], ns), NS, np.array([1.5, 2.5, 3.5]))
