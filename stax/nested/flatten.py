@@ -423,17 +423,32 @@ class Row(Traced):
         dtype = getattr(np.zeros(1, self.dtype), method)().dtype
         return self if dtype == self.dtype else self.astype(dtype)
 
+    def _over_inner(self, method: str) -> Row | None:
+        """For a row of rows (regular inner dimensions): `method` of each inner row, which
+        NumPy's reduction over every axis then reduces (the segmented reduction is over
+        scalars); None for a row of scalars."""
+        if not isinstance(self.elem, Row):
+            return None
+        note(f"{method} over every axis -> inner rows first", "then one value per row")
+        return map_(lambda r: getattr(r, method)(), (self,))
+
     def sum(self) -> Scalar:
-        return reduce_rows(np.add, 0, (self._accumulating("sum"),))[0]
+        inner = self._over_inner("sum")
+        return inner.sum() if inner is not None else reduce_rows(
+            np.add, 0, (self._accumulating("sum"),))[0]
 
     def prod(self) -> Scalar:
-        return reduce_rows(np.multiply, 1, (self._accumulating("prod"),))[0]
+        inner = self._over_inner("prod")
+        return inner.prod() if inner is not None else reduce_rows(
+            np.multiply, 1, (self._accumulating("prod"),))[0]
 
     def max(self) -> Scalar:
-        return _extremum(self, np.maximum)
+        inner = self._over_inner("max")
+        return inner.max() if inner is not None else _extremum(self, np.maximum)
 
     def min(self) -> Scalar:
-        return _extremum(self, np.minimum)
+        inner = self._over_inner("min")
+        return inner.min() if inner is not None else _extremum(self, np.minimum)
 
     def mean(self) -> Scalar:
         return apply_ufunc(np.divide, self.sum(), self.size)

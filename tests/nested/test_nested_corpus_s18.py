@@ -961,3 +961,28 @@ def test_mismatched_lengths_at_depth(go: Callable[..., Any]) -> None:
         go(lambda r, ks: sn.map(lambda row, k: row + k, r, ks), RI, NS)
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 3"):
         go(lambda ns, d: sn.map(lambda n: d[n], ns), NS, np.array([1.5, 2.5, 3.5]))
+
+
+def test_reductions_over_every_axis_of_rows_of_pairs() -> None:
+    """NumPy's row.sum()/prod()/max()/min() of a row whose elements are pairs reduce every
+    axis (refused before: 'sn.reduce over arrays of arrays')."""
+    run(lambda r: sn.map(lambda row: row.sum(), r), [sum(map(sum, row)) for row in R2_ROWS], R2)
+    run(
+        lambda r: sn.map(lambda row: row.prod(), r),
+        [math.prod(v for p in row for v in p) for row in R2_ROWS],
+        R2,
+    )
+    full = sn.Ragged(R2.values.astype(np.int32), [1, 3, 2])
+    pairs = full.values.tolist()
+    full_rows = [pairs[:1], pairs[1:4], pairs[4:]]
+    run(
+        lambda r: sn.map(lambda row: (row.max(), row.min(), row.sum()), r),
+        (
+            [max(v for p in row for v in p) for row in full_rows],
+            [min(v for p in row for v in p) for row in full_rows],
+            [sum(v for p in row for v in p) for row in full_rows],
+        ),
+        full,
+    )
+    with pytest.raises(ValueError, match="zero-size array"):
+        sn.jit(lambda r: sn.map(lambda row: row.max(), r))(R2)
