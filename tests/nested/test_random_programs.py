@@ -81,10 +81,10 @@ def row_expr(draw: Any, depth: int) -> Fn:
         f = row_expr(draw, depth + 1)
         return lambda row, k: sn.loop(2, lambda i, a: sn.map(lambda v: v * 2 - i + k, a),
                                       f(row, k))
-    if kind == "cast":  # through float64 and back, with a floor division and a comparison
+    if kind == "cast":  # via float64 and //; abs: np.where evaluates both branches
         f = row_expr(draw, depth + 1)
         return lambda row, k: sn.map(lambda v: np.where(
-            v > 0, (np.sqrt(v * 4.0) // 1).astype(np.int64), v // 2), f(row, k))
+            v > 0, (np.sqrt(np.abs(v) * 4.0) // 1).astype(np.int64), v // 2), f(row, k))
     if kind == "concat":
         f, g = row_expr(draw, depth + 1), row_expr(draw, depth + 1)
         return lambda row, k: sn.concat(f(row, k), g(row, k))
