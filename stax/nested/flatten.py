@@ -423,17 +423,32 @@ class Row(Traced):
         dtype = getattr(np.zeros(1, self.dtype), method)().dtype
         return self if dtype == self.dtype else self.astype(dtype)
 
+    def _over_inner(self, method: str) -> Row | None:
+        """For a row of rows (regular inner dimensions): `method` of each inner row, which
+        NumPy's reduction over every axis then reduces (the segmented reduction is over
+        scalars); None for a row of scalars."""
+        if not isinstance(self.elem, Row):
+            return None
+        note(f"{method} over every axis -> inner rows first", "then one value per row")
+        return map_(lambda r: getattr(r, method)(), (self,))
+
     def sum(self) -> Scalar:
-        return reduce_rows(np.add, 0, (self._accumulating("sum"),))[0]
+        inner = self._over_inner("sum")
+        return inner.sum() if inner is not None else reduce_rows(
+            np.add, 0, (self._accumulating("sum"),))[0]
 
     def prod(self) -> Scalar:
-        return reduce_rows(np.multiply, 1, (self._accumulating("prod"),))[0]
+        inner = self._over_inner("prod")
+        return inner.prod() if inner is not None else reduce_rows(
+            np.multiply, 1, (self._accumulating("prod"),))[0]
 
     def max(self) -> Scalar:
-        return _extremum(self, np.maximum)
+        inner = self._over_inner("max")
+        return inner.max() if inner is not None else _extremum(self, np.maximum)
 
     def min(self) -> Scalar:
-        return _extremum(self, np.minimum)
+        inner = self._over_inner("min")
+        return inner.min() if inner is not None else _extremum(self, np.minimum)
 
     def mean(self) -> Scalar:
         return apply_ufunc(np.divide, self.sum(), self.size)
@@ -1368,7 +1383,12 @@ def concat(a: Any, b: Any) -> Row:
                         else materialize(Scalar(space, _add(len_a.expr, len_b.expr))))
     j = child.inner()
     la, sa, sb = (lift(v, child).expr for v in (len_a, start_a, start_b))
-    elem = where(ufunc_call(np.less, (j, la)), Load(ra.dtype, buf_a, _add(sa, j)),
+    at_a = _add(sa, j)
+    if isinstance(at_a, Idx):  # a starts at 0 (the top level): a load at the element index
+        # would be read for every lane, past the end of a; min(i, len(a)) is i where it is
+        # read and makes it a guarded load (only the taken branch runs)
+        at_a = ufunc_call(np.minimum, (j, la))
+    elem = where(ufunc_call(np.less, (j, la)), Load(ra.dtype, buf_a, at_a),
                  Load(rb.dtype, buf_b, _add(sb, _sub(j, la))))
     note("map-of-concat -> segmented concat" if space.parent else "concat",
          f"{child.describe()}: element = i < len(a) ? a[i] : b[i - len(a)]")
@@ -1468,6 +1488,10 @@ def _merge(space: Space, cm: np.ndarray, pt: Space, x: Value, pf: Space, y: Valu
 
 def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     n = to_traced(n)
+    kind = n.dtype if isinstance(n, Scalar) else np.asarray(n).dtype
+    if kind.kind not in "iu":  # a trip count is a size, as for sn.iota
+        raise TypeError(f"stax.nested: sizes must be integers, got "
+                        f"{kind if isinstance(n, (Scalar, np.generic)) else type(n).__name__}")
     if not isinstance(n, Scalar) or n.space.parent is None:
         count = guard(_first, materialize(n)) if isinstance(n, Scalar) else int(n)
         if current().parent is None:

@@ -43,12 +43,13 @@ def _stack(results: list[Any], dummy: Any) -> Any:
         dtype = np.result_type(*[np.asarray(r) for r in results]) if results \
             else sample.dtype
         return np.array(results, dtype=dtype).reshape(len(results))
+    if not results:  # no iterations: rows of the body's shape (vacuously regular)
+        return np.empty((0, *sample.shape), dtype=sample.dtype)
     arrays = [np.asarray(r) for r in results]
-    dtype = np.result_type(*arrays) if arrays else sample.dtype
-    if arrays and all(a.shape == arrays[0].shape for a in arrays):
+    dtype = np.result_type(*arrays)
+    if all(a.shape == arrays[0].shape for a in arrays):
         return np.stack(arrays).astype(dtype)
-    return Ragged.from_list(arrays, dtype=dtype) if arrays else Ragged(
-        np.empty((0, *sample.shape[1:]), dtype=dtype), np.zeros(0, dtype=np.int64))
+    return Ragged.from_list(arrays, dtype=dtype)
 
 
 def _zero_row(x: Any) -> Any:
@@ -87,6 +88,9 @@ def _components(xs: Any) -> tuple[list[np.ndarray], bool]:
 def _op(op: Any, a: tuple, b: tuple, tup: bool, dtypes: Sequence[np.dtype]) -> tuple:
     r = op(a, b) if tup else (op(a[0], b[0]),)
     r = r if isinstance(r, tuple) else (r,)
+    if len(r) != len(dtypes):
+        raise TypeError(f"stax.nested: the operator {getattr(op, '__name__', 'op')} returns "
+                        f"{len(r)} value(s) for {len(dtypes)}-component elements")
     return tuple(np.asarray(v).astype(d)[()] for v, d in zip(r, dtypes, strict=True))
 
 
@@ -134,10 +138,20 @@ def segmented(kind: str, op: Any, ne: Any, layout: Layout,
             for j, a in enumerate(arrays)]
 
 
+def size(v: Any) -> int:
+    """A size, bound or trip count as an int; like `range`, only integers are accepted."""
+    a = np.asarray(v)
+    if a.ndim == 0 and a.dtype.kind in "iu":
+        return int(a)
+    kind = v.dtype if isinstance(v, (np.generic, np.ndarray)) else type(v).__name__
+    raise TypeError(f"stax.nested: sizes must be integers, got {kind}")
+
+
 def range(start: Any, stop: Any, step: Any = 1) -> np.ndarray:
-    a, b, s = (np.asarray([int(v)], dtype=np.int64) for v in (start, stop, step))
+    start, stop, step = size(start), size(stop), size(step)
+    a, b, s = (np.asarray([v], dtype=np.int64) for v in (start, stop, step))
     check_range(a, b, s)
-    return np.arange(int(start), int(stop), int(step), dtype=np.int64)
+    return np.arange(start, stop, step, dtype=np.int64)
 
 
 def iota(n: Any) -> np.ndarray:
@@ -145,10 +159,11 @@ def iota(n: Any) -> np.ndarray:
 
 
 def replicate(n: Any, v: Any) -> np.ndarray:
-    if int(n) < 0:
-        raise ValueError(f"stax.nested: sn.replicate: negative count {int(n)}")
+    n = size(n)
+    if n < 0:
+        raise ValueError(f"stax.nested: sn.replicate: negative count {n}")
     v = np.asarray(v)
-    return np.repeat(v[np.newaxis], int(n), axis=0)
+    return np.repeat(v[np.newaxis], n, axis=0)
 
 
 def concat(a: Any, b: Any) -> np.ndarray:
@@ -173,7 +188,7 @@ def cond(c: Any, then_fn: Callable[..., Any], else_fn: Callable[..., Any], *args
 
 def loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     acc = init
-    for r in builtins.range(int(n)):
+    for r in builtins.range(size(n)):
         acc = body(r, acc)
     return acc
 

@@ -27,7 +27,7 @@ def ragged(draw: Any) -> sn.Ragged:
 def row_expr(draw: Any, depth: int) -> Fn:
     """A function of (row, k) returning an array; k is a scalar of the same iteration."""
     choices = ["row", "arith", "scan", "map", "iota", "cond-map", "replicate", "scatter",
-               "zip", "free"]
+               "zip", "free", "range", "affine-scan", "cond-rows", "loop-rows", "cast"]
     if depth > 0:
         choices += ["concat", "slice", "inner"]
     kind = draw(st.sampled_from(choices))
@@ -67,6 +67,24 @@ def row_expr(draw: Any, depth: int) -> Fn:
         return lambda row, k: sn.map(lambda v: sn.cond(
             v > k, lambda: v * 2 + k, lambda: sn.reduce(np.add, 0, sn.iota(np.abs(v) % 3)) + k),
             f(row, k))
+    if kind == "range":  # bounds from the element, negative steps included
+        step = draw(st.sampled_from([1, 2, -1, -3]))
+        return lambda row, k: sn.range(k, k + step * (np.abs(k) % 4), step)
+    if kind == "affine-scan":  # a non-commutative tuple operator (composition of x -> a x + b)
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: (lambda r: sn.scan(
+            lambda a, b: (a[0] * b[0], a[1] * b[0] + b[1]), (1, 0), (r % 3 - 1, r))[1])(f(row, k))
+    if kind == "cond-rows":  # branches return arrays of different lengths (segmented merge)
+        f, g = row_expr(draw, depth + 1), row_expr(draw, depth + 1)
+        return lambda row, k: sn.cond(k % 2 == 0, lambda: f(row, k), lambda: g(row, k) + 1)
+    if kind == "loop-rows":  # a loop whose state is an array (uniform trip count)
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: sn.loop(2, lambda i, a: sn.map(lambda v: v * 2 - i + k, a),
+                                      f(row, k))
+    if kind == "cast":  # via float64 and //; abs: np.where evaluates both branches
+        f = row_expr(draw, depth + 1)
+        return lambda row, k: sn.map(lambda v: np.where(
+            v > 0, (np.sqrt(np.abs(v) * 4.0) // 1).astype(np.int64), v // 2), f(row, k))
     if kind == "concat":
         f, g = row_expr(draw, depth + 1), row_expr(draw, depth + 1)
         return lambda row, k: sn.concat(f(row, k), g(row, k))
@@ -80,7 +98,10 @@ def row_expr(draw: Any, depth: int) -> Fn:
 
 def scalar_expr(draw: Any) -> Fn:
     f = row_expr(draw, 0)
-    kind = draw(st.sampled_from(["sum", "max", "length", "cond", "loop", "index"]))
+    kind = draw(st.sampled_from(["sum", "max", "length", "cond", "loop", "index", "affine"]))
+    if kind == "affine":  # a non-commutative tuple reduction
+        return lambda row, k: (lambda r: sn.reduce(
+            lambda a, b: (a[0] * b[0], a[1] * b[0] + b[1]), (1, 0), (r % 3 - 1, r))[1])(f(row, k))
     if kind == "sum":
         return lambda row, k: sn.reduce(np.add, 0, f(row, k))
     if kind == "max":
