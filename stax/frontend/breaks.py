@@ -392,9 +392,9 @@ class SegmentBuilder(Builder):
         needed = [v for v in dict.fromkeys(wanted) if v.id not in self.arrays]
         if needed:
             self.largest = max(self.largest, *(math.prod(v.shape) for v in needed))
-            if len(self.ops) > MAX_CALL_OPS and self.largest <= CHEAP_ARRAY:
+            if site and len(self.ops) > MAX_CALL_OPS and self.largest <= CHEAP_ARRAY:
                 raise InNumPy(f"the whole function (one call traced more than {MAX_CALL_OPS} "
-                              f"ops across its breaks, at {site or _location()[0]}, on arrays "
+                              f"ops across its breaks, at {site}, on arrays "
                               f"of at most {CHEAP_ARRAY} elements: a Python loop traced "
                               "iteration by iteration, slower than NumPy runs it)")
             if all(v.ndim == 0 for v in needed):
