@@ -175,3 +175,22 @@ def test_a_short_loop_keeps_replaying() -> None:
     jf = run(channel, make, calls=3)
     assert not any(TRACED_TOO_LONG in b for b in found(jf, make()))
     assert jf.replay_info().replayed >= 1
+
+
+def test_the_budget_is_checked_at_breaks_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ops traced after the last break past the budget: the call ends compiled (restarting in
+    NumPy at its end would have traced for nothing)."""
+    monkeypatch.setattr(breaks, "MAX_CALL_OPS", 40)
+
+    def steps(x: Any) -> Any:
+        if x.sum() > 0:  # one break, early
+            x = -x
+        for _ in range(30):
+            x = np.sin(x) * 0.5 + 0.25
+        return x
+
+    def make() -> tuple[Any, ...]:
+        return (make_array((5, 7), "float64", seed=8),)
+
+    jf = run(steps, make)
+    assert not any(TRACED_TOO_LONG in b for b in found(jf, make()))
