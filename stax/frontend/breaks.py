@@ -134,6 +134,14 @@ SMALL_ARRAY = 4096
 # computed there too, so that a loop's later segments start from them).
 MAX_SCALAR_CONE = 64
 MAX_UNCUT_OPS = 2000
+# [NPB5] Tracing costs ~60 us per op, NumPy's own op on an array of at most CHEAP_ARRAY elements
+# about as much or less: one call that traced more than MAX_CALL_OPS ops (across its breaks) on
+# such arrays runs in NumPy instead (from then on). A Python loop with a break per iteration
+# traces every iteration again (npbench's channel_flow: `while udiff > .001`, 982 iterations of
+# ~1,480 ops on 61 x 61 arrays, its first call 70-95 s of CPU where NumPy takes 0.7 s); a loop
+# over larger arrays keeps its compiled segments and its replayed warm calls.
+MAX_CALL_OPS = 50_000
+CHEAP_ARRAY = 65_536
 
 
 class InNumPy(BaseException):  # noqa: N818 - a control-flow signal, like GraphBreak
@@ -179,6 +187,7 @@ class SegmentBuilder(Builder):
     site_compiles: dict[str, int] = field(default_factory=dict)  # new segments by break line
     # [NPB3] the keys, with constants and positions as inputs, of the segments this call compiled
     varying: set[tuple[Any, ...]] = field(default_factory=set)
+    largest: int = 0  # [NPB5] the most elements of a value a segment of this call computed
 
     def created(self, tracer: Tracer) -> None:
         self.live.append(weakref.ref(tracer))
@@ -382,6 +391,12 @@ class SegmentBuilder(Builder):
                        if t.base is None or t.base.version == t.base_version]
         needed = [v for v in dict.fromkeys(wanted) if v.id not in self.arrays]
         if needed:
+            self.largest = max(self.largest, *(math.prod(v.shape) for v in needed))
+            if site and len(self.ops) > MAX_CALL_OPS and self.largest <= CHEAP_ARRAY:
+                raise InNumPy(f"the whole function (one call traced more than {MAX_CALL_OPS} "
+                              f"ops across its breaks, at {site}, on arrays "
+                              f"of at most {CHEAP_ARRAY} elements: a Python loop traced "
+                              "iteration by iteration, slower than NumPy runs it)")
             if all(v.ndim == 0 for v in needed):
                 self.scalar_runs += 1
                 if self.scalar_runs > MAX_SCALAR_RUNS:
