@@ -129,6 +129,9 @@ class _Rewrite:
         self.float_count: Value | None = None
         self.masks: dict[tuple[str, ...], Value] = {}  # the mask over each source shape
         self.reductions: list[str] = []
+        env = self.size.env  # the program raises for an empty selection (a max/min without
+        # initial= recorded the guard that it is nonempty, `_size_atom`)
+        self.nonempty = any(name in env.atoms_of(lhs) for _, lhs, _ in env.guards)
 
     def add(self, kind: str, inputs: tuple[Value, ...], shape: tuple[Any, ...],
             dtype: np.dtype, out: Value | None = None, /, **attrs: Any) -> Value:
@@ -281,7 +284,7 @@ class _Rewrite:
                         value.dtype)
         flat = tuple(s for k, s in enumerate(value.shape) if k not in axes)
         last = op.out if not op.attr("keepdims") else None
-        checked = fn in NO_IDENTITY
+        checked = fn in NO_IDENTITY and self.nonempty  # [LEAD18] no guard: `initial=` given
         result = self.add("reduce", (kept,), flat, op.out.dtype, None if checked else last,
                           axes=(*range(lead), *(a + lead - 1 for a in axes if a)), fn=fn,
                           keepdims=False)

@@ -460,7 +460,7 @@ def _into(out: Any, result: Tracer, fn: str) -> Tracer:
 
 
 def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
-            keepdims: bool = False, **kw: Any) -> Tracer:
+            keepdims: bool = False, *, _empty_ok: bool = False, **kw: Any) -> Tracer:
     if out is not None:
         return _into(out, _reduce(fn, a, axis, dtype, None, keepdims, **kw), fn)
     initial, mask = kw.pop("initial", None), kw.pop("where", True)
@@ -490,15 +490,19 @@ def _reduce(fn: str, a: Any, axis: Any = None, dtype: Any = None, out: Any = Non
     count = math.prod(v.shape[i] for i in axes)
     if initial is not None:  # [H16] the initial value (cast to the result type, as NumPy)
         init = _initial_as(initial, res_dtype)
-        if count == 0:
+        if not is_data(count) and count == 0:  # [LEAD18] (a selection's: no guard)
             shape = tuple(1 if i in axes else s for i, s in enumerate(v.shape)) if keepdims \
                 else tuple(s for i, s in enumerate(v.shape) if i not in axes)
             return wrap(b, broadcast_value(b, to_value(b, init), shape))
-        result = _reduce(fn, wrap(b, v), axis, dtype, None, keepdims)
+        # [LEAD18] a max/min over elements that may be none (a selection) starts from the
+        # dtype's end, no error: an empty one gives `initial`, as NumPy's
+        result = _reduce(fn, wrap(b, v), axis, dtype, None, keepdims, _empty_ok=True)
         return apply_ufunc(_INITIAL[fn][0], result, init)
-    if fn in ("max", "min", "argmax", "argmin") and count == 0:  # [COMPACT] a guard on a
-        # data-dependent size only where it matters
-        raise ValueError(f"zero-size array to reduction operation {fn} which has no identity")
+    if fn in ("max", "min", "argmax", "argmin") and not _empty_ok and count == 0:
+        # [COMPACT] a guard on a data-dependent size only where it matters
+        raise ValueError(f"attempt to get {fn} of an empty sequence" if fn not in _INITIAL else
+                         f"zero-size array to reduction operation {_INITIAL[fn][0]} which has "
+                         "no identity")  # [LEAD18] NumPy's words (maximum, not max)
     if fn in ("argmax", "argmin") and axis is None and v.ndim > 1:
         v = b.add("reshape", (v,), (v.size,), v.dtype, shape=(v.size,))
         axes = (0,)
