@@ -35,6 +35,14 @@ def hist7_f64_range(x):
     return np.histogram(x, bins=7, range=(np.float64(-1.5), 2.5))
 
 
+def hist_int_range(x):
+    return np.histogram(x, bins=10, range=(-3, 3))
+
+
+def hist_f32_range(x):
+    return np.histogram(x, bins=9, range=(np.float32(-2.1), np.float32(3.3)))
+
+
 def hist_point_range(x):
     return np.histogram(x, bins=3, range=(1.0, 1.0))
 
@@ -44,15 +52,21 @@ def hist_one_bin(x):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("fn", [hist64, hist7_f64_range, hist_point_range, hist_one_bin])
+@pytest.mark.parametrize(
+    "fn", [hist64, hist7_f64_range, hist_int_range, hist_f32_range, hist_point_range, hist_one_bin]
+)
 def test_uniform_histogram_matches_numpy(fn, dtype):
     rng = np.random.default_rng(7)
     inputs = [
-        (rng.standard_normal((64, 96)) * 2).astype(dtype),
+        np.concatenate(
+            [
+                (rng.standard_normal(2000) * 2).astype(dtype),
+                _edge_values(dtype),
+                np.array([1.0, 0.5, 1.5, 0.0, 1e-3, 3.3, -2.1], dtype),
+            ]
+        ),
         (rng.standard_normal((96, 64)) * 2).astype(dtype).T,  # transposed
         (rng.standard_normal(3001) * 2).astype(dtype)[::3],  # strided
-        _edge_values(dtype),
-        np.array([1.0, 0.5, 1.5, 0.0, 1e-3], dtype),
         np.zeros((0, 5), dtype),
         np.array(0.25, dtype),  # 0-d
     ]

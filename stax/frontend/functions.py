@@ -2120,12 +2120,15 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
 
 def _uniform_range(x: Tracer, bins: Any, range: Any) -> bool:  # noqa: A002
     """[PERF11] Whether np.histogram(x, bins, range) is compiled (`_uniform_histogram`): float32
-    or float64 values, a count of bins and a finite, ordered range of two floats."""
+    or float64 values, a count of bins and a finite, ordered range of two floats or Python ints
+    (NumPy's edges then have the values' dtype, or float64 for a float64 bound)."""
     if x.dtype not in (np.float32, np.float64) or not isinstance(bins, (int, np.integer)) \
             or range is None or len(range) != 2:
         return False
     lo, hi = range
-    return builtins.all(isinstance(e, (float, np.floating)) and np.isfinite(e) for e in range) \
+    return builtins.all(
+        isinstance(e, (float, np.floating)) and np.isfinite(e)
+        or type(e) is int and abs(e) < 2**53 for e in range) \
         and lo <= hi and operator.index(bins) > 0
 
 
@@ -2141,7 +2144,8 @@ def _uniform_histogram(x: Tracer, n: int, range: tuple[Any, Any]  # noqa: A002
         lo, hi = lo - 0.5, hi + 0.5
     bin_type = np.result_type(lo, hi, x.dtype)
     edges = np.linspace(lo, hi, n + 1, endpoint=True, dtype=bin_type)
-    denom = np.subtract(hi, lo, dtype=np.result_type(hi, lo))
+    # NumPy's hi - lo: a float64 scalar (a uint64 one for int bounds: the same quotient)
+    denom = np.subtract(hi, lo, dtype=np.result_type(hi, lo, 0.0))
     values = api.ravel(x)
     keep = (values >= lo) & (values <= hi)
     safe = api.where(keep, values, lo).astype(bin_type)
