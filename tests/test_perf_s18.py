@@ -163,13 +163,10 @@ def test_small_reductions_match_numpy(name, dtype):
 
 
 def test_small_reduction_of_empty_rows():
-    def f(x):
-        return x.sum(1), x.max(0)
-
+    """Rows of 3 with no rows: an empty sum; an empty axis 0 of max: NumPy's ValueError."""
     x = np.zeros((0, 3), np.float32)
-    want_sum = f(np.ones((0, 3), np.float32))[0]
-    got_sum = stax.jit(lambda x: x.sum(1))(x)
-    assert got_sum.shape == want_sum.shape == (0,)
+    got = stax.jit(lambda x: x.sum(1))(x)
+    assert got.shape == x.sum(1).shape == (0,) and got.dtype == np.float32
     with pytest.raises(ValueError):
         stax.jit(lambda x: x.max(0))(x)
 
@@ -178,5 +175,5 @@ def test_avgpool_is_one_pass():
     fn = SMALL_REDUCTIONS["avgpool"]
     x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
     compiled = stax.jit(fn)
-    np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-6)
+    np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-5)  # another order of the adds
     assert "reduction_split" not in str(stax.explain(compiled, x))
