@@ -285,6 +285,37 @@ def one_complex64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return ((_normal(rng, *shape) + 1j * _normal(rng, *shape)).astype(np.complex64),)
 
 
+# [PERF11] input makers of the eighteenth wave's unseen workloads
+
+
+def two_point_sets(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """``rows`` and ``cols`` points in 3-D: their squared distances are rows x cols."""
+    return _normal(rng, rows, 3), _normal(rng, cols, 3)
+
+
+def two_int8(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return tuple(rng.integers(-128, 128, (rows, cols)).astype(np.int8) for _ in range(2))
+
+
+def two_uint8(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return tuple(rng.integers(0, 256, (rows, cols)).astype(np.uint8) for _ in range(2))
+
+
+def normal_with_nans(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """A matrix with about 10 % NaN (nan-aware reductions)."""
+    x = _normal(rng, rows, cols)
+    x[rng.random((rows, cols)) < 0.1] = np.nan
+    return (x,)
+
+
+def int32_and_normal(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return rng.integers(-1000, 1000, (rows, cols)).astype(np.int32), _normal(rng, rows, cols)
+
+
+def two_complex64(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    return one_complex64(rng, rows, cols) + one_complex64(rng, rows, cols)
+
+
 # --- NumPy definitions (timed under NumPy and stax.jit) --------------------------------------
 
 
@@ -737,6 +768,106 @@ def outer_count(a, b):
 
 
 
+# [PERF11] unseen workloads of the eighteenth wave
+
+POLY = np.array([0.05, -0.2, 0.5, -1.0, 2.0, 0.3], np.float32)  # np.polyval's float32 coefficients
+TAPS = (0.1, 0.2, 0.4, 0.2, 0.1)  # a 5-tap smoothing filter along axis 1
+
+
+def pairwise_sqdist_3d(a, b):
+    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+
+
+def polyval5(x):
+    return np.polyval(POLY, x)
+
+
+def conv1d_5tap(x):
+    n = x.shape[1] - len(TAPS) + 1
+    return sum(t * x[:, i : i + n] for i, t in enumerate(TAPS))
+
+
+def tril_rowsum(x):
+    return np.tril(x).sum(1)
+
+
+def rowdot_einsum(x, y):
+    return np.einsum("ij,ij->i", x, y)
+
+
+def second_diff_rows(x):
+    return np.diff(x, n=2, axis=1)
+
+
+def select_piecewise(x):
+    return np.select([x < -1, x < 1], [-x - 0.5, 0.5 * x * x], x - 0.5)
+
+
+def quantize_u8(x):
+    return (np.clip(x * 64 + 128, 0, 255) + 0.5).astype(np.uint8)
+
+
+def i8_wrap_muladd(a, b):
+    return a * b + a * 3
+
+
+def u8_absdiff(a, b):
+    return np.maximum(a, b) - np.minimum(a, b)
+
+
+def any_all_bool(x):
+    return (x > 3).any(0), (x > -4).all(1)
+
+
+def cummax_axis0(x):
+    return np.maximum.accumulate(x, axis=0)
+
+
+def complex_conj_mul_real(z, w):
+    return (z * np.conj(w)).real
+
+
+def histogram_fixed(x):
+    return np.histogram(x, bins=64, range=(-4.0, 4.0))[0]
+
+
+def col_l2_normalize(x):
+    return x / np.sqrt((x * x).sum(0, keepdims=True))
+
+
+def int_float_promote(i, y):
+    return i * y + 1
+
+
+def nansum_rows(x):
+    return np.nansum(x, axis=1)
+
+
+def nanmean_axis0(x):
+    return np.nanmean(x, axis=0)
+
+
+def flip_add(x):
+    return x + x[:, ::-1]
+
+
+def roll_diff(x):
+    return np.roll(x, 1, axis=1) - x
+
+
+def avgpool2x2(x):
+    r, c = x.shape[0] // 2, x.shape[1] // 2
+    return x[: 2 * r, : 2 * c].reshape(r, 2, c, 2).mean((1, 3))
+
+
+def argmin_axis0(x):
+    return np.argmin(x, axis=0)
+
+
+def sum_f64_rows(x):
+    return x.sum(axis=1, dtype=np.float64)
+
+
 def tiny_add(x, y):
     """The per-call overhead probe (4 elements); plain operators, so torch runs it as is."""
     return x + y
@@ -1161,6 +1292,103 @@ def outer_count_torch(a, b):
     return (torch.outer(a, b) > 0.5).sum()
 
 
+def pairwise_sqdist_3d_torch(a, b):
+    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1)
+
+
+def polyval5_torch(x):
+    y = torch.zeros_like(x)
+    for c in POLY.tolist():
+        y = y * x + c
+    return y
+
+
+def conv1d_5tap_torch(x):
+    n = x.shape[1] - len(TAPS) + 1
+    return sum(t * x[:, i : i + n] for i, t in enumerate(TAPS))
+
+
+def tril_rowsum_torch(x):
+    return torch.tril(x).sum(1)
+
+
+def rowdot_einsum_torch(x, y):
+    return torch.einsum("ij,ij->i", x, y)
+
+
+def second_diff_rows_torch(x):
+    return torch.diff(x, n=2, dim=1)
+
+
+def select_piecewise_torch(x):
+    return torch.where(x < -1, -x - 0.5, torch.where(x < 1, 0.5 * x * x, x - 0.5))
+
+
+def quantize_u8_torch(x):
+    return (torch.clamp(x * 64 + 128, 0, 255) + 0.5).to(torch.uint8)
+
+
+def i8_wrap_muladd_torch(a, b):
+    return a * b + a * 3
+
+
+def u8_absdiff_torch(a, b):
+    return torch.maximum(a, b) - torch.minimum(a, b)
+
+
+def any_all_bool_torch(x):
+    return (x > 3).any(0), (x > -4).all(1)
+
+
+def cummax_axis0_torch(x):
+    return torch.cummax(x, 0).values
+
+
+def complex_conj_mul_real_torch(z, w):
+    return (z * torch.conj(w)).real
+
+
+def histogram_fixed_torch(x):
+    return torch.histc(x, 64, -4.0, 4.0).to(torch.int64)
+
+
+def col_l2_normalize_torch(x):
+    return x / torch.sqrt((x * x).sum(0, keepdim=True))
+
+
+def int_float_promote_torch(i, y):
+    return i.to(torch.float64) * y.to(torch.float64) + 1
+
+
+def nansum_rows_torch(x):
+    return torch.nansum(x, 1)
+
+
+def nanmean_axis0_torch(x):
+    return torch.nanmean(x, 0)
+
+
+def flip_add_torch(x):
+    return x + torch.flip(x, [1])
+
+
+def roll_diff_torch(x):
+    return torch.roll(x, 1, 1) - x
+
+
+def avgpool2x2_torch(x):
+    r, c = x.shape[0] // 2, x.shape[1] // 2
+    return x[: 2 * r, : 2 * c].reshape(r, 2, c, 2).mean((1, 3))
+
+
+def argmin_axis0_torch(x):
+    return torch.argmin(x, 0)
+
+
+def sum_f64_rows_torch(x):
+    return x.sum(1, dtype=torch.float64)
+
+
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload("softmax", softmax, softmax_torch, one_normal),
@@ -1286,6 +1514,31 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("diff_transposed", diff_transposed, diff_transposed_torch, one_normal),
     Workload("outer_count", outer_count, outer_count_torch, two_vectors),
     Workload("norm_axis0_fortran", norm_axis0, norm_axis0_torch, one_fortran, "magnitude"),
+    # [PERF11] unseen workloads of the eighteenth wave
+    Workload("pairwise_sqdist_3d", pairwise_sqdist_3d, pairwise_sqdist_3d_torch, two_point_sets),
+    Workload("polyval5", polyval5, polyval5_torch, one_normal),
+    Workload("conv1d_5tap", conv1d_5tap, conv1d_5tap_torch, one_normal),
+    Workload("tril_rowsum", tril_rowsum, tril_rowsum_torch, one_normal, "magnitude"),
+    Workload("rowdot_einsum", rowdot_einsum, rowdot_einsum_torch, two_normal, "magnitude"),
+    Workload("second_diff_rows", second_diff_rows, second_diff_rows_torch, one_normal),
+    Workload("select_piecewise", select_piecewise, select_piecewise_torch, one_normal),
+    Workload("quantize_u8", quantize_u8, quantize_u8_torch, one_normal),
+    Workload("i8_wrap_muladd", i8_wrap_muladd, i8_wrap_muladd_torch, two_int8),
+    Workload("u8_absdiff", u8_absdiff, u8_absdiff_torch, two_uint8),
+    Workload("any_all_bool", any_all_bool, any_all_bool_torch, one_normal),
+    Workload("cummax_axis0", cummax_axis0, cummax_axis0_torch, one_normal),
+    Workload("complex_conj_mul_real", complex_conj_mul_real, complex_conj_mul_real_torch,
+             two_complex64),
+    Workload("histogram_fixed", histogram_fixed, histogram_fixed_torch, one_normal, "magnitude"),
+    Workload("col_l2_normalize", col_l2_normalize, col_l2_normalize_torch, one_normal),
+    Workload("int_float_promote", int_float_promote, int_float_promote_torch, int32_and_normal),
+    Workload("nansum_rows", nansum_rows, nansum_rows_torch, normal_with_nans, "magnitude"),
+    Workload("nanmean_axis0", nanmean_axis0, nanmean_axis0_torch, normal_with_nans),
+    Workload("flip_add", flip_add, flip_add_torch, one_normal),
+    Workload("roll_diff", roll_diff, roll_diff_torch, one_normal),
+    Workload("avgpool2x2", avgpool2x2, avgpool2x2_torch, one_normal),
+    Workload("argmin_axis0", argmin_axis0, argmin_axis0_torch, one_normal),
+    Workload("sum_f64_rows", sum_f64_rows, sum_f64_rows_torch, one_normal, "magnitude"),
 )
 
 
