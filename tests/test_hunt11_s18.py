@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import pytest
 from corpus.test_corpus_wild import same
 
 import stax
@@ -75,3 +76,73 @@ def test_fallback_without_values_seen_is_remembered_at_once() -> None:
     for _ in range(3):
         calls(jitted, x)
     assert jitted.segment_counts[jitted.key((x,))][0] == 1
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (1, 3), (0, 2), ()])
+def test_asarray_copy_true_copies(shape: tuple[int, ...]) -> None:
+    """[HUNT11] np.asarray(x, copy=True) returned x itself: a write to the copy reached the
+    caller's array (and `np.asarray(x, copy=True) is not x` was False)."""
+
+    def fn(x: np.ndarray) -> Any:
+        y = np.asarray(x, copy=True)
+        z = np.asarray(x.T, copy=True)
+        w = np.array(x, copy=None)
+        y[...] = 7
+        z[...] = 8
+        return x.sum(), y, z, y is not x, w is x, np.asarray(x) is x
+
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        x = rng.standard_normal(shape)
+        mine, theirs = x.copy(), x.copy()
+        same(stax.jit(fn)(mine), fn(theirs))
+        same(mine, theirs)
+
+
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_complex_scalar_part_is_a_numpy_scalar(part: str) -> None:
+    """[HUNT11] `.real`/`.imag` of a NumPy complex scalar (a reduction's) was a 0-d ndarray,
+    not np.float64 (`np.trace(A @ A.conj().T).real`); of a 0-d array it stays a 0-d array."""
+
+    def fn(a: np.ndarray) -> Any:
+        return (
+            getattr(np.trace(a @ a.conj().T), part),
+            getattr(a.sum(), part),
+            getattr(np, part)(a[0, 0]),
+            getattr(np.array(a.sum()), part),
+            getattr(a.astype(np.complex64).sum(), part),
+            getattr(a.sum().real, part),
+        )
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    same(stax.jit(fn)(a), fn(a))
+
+
+def test_linalg_error_reaches_the_functions_except() -> None:
+    """[HUNT11] `try: np.linalg.inv(A) except LinAlgError: pinv(A)` raised LinAlgError out of
+    the compiled program on a singular matrix (the trace never met the error): such a call now
+    runs in NumPy, whose run takes the except branch; without a try it raises NumPy's error."""
+
+    def guarded(a: np.ndarray) -> Any:
+        try:
+            return np.linalg.inv(a) * 2, np.linalg.det(a), True
+        except np.linalg.LinAlgError:
+            return np.linalg.pinv(a), a.sum(), False
+
+    def plain(a: np.ndarray) -> np.ndarray:
+        return np.linalg.solve(a, np.ones(len(a))) + 1
+
+    jitted, bare = stax.jit(guarded), stax.jit(plain)
+    for a in (np.eye(3) * 2, np.zeros((3, 3)), np.arange(9.0).reshape(3, 3).T, np.eye(3) + 1):
+        calls(jitted, a.copy())
+        try:
+            want = plain(a.copy())
+        except np.linalg.LinAlgError:
+            with pytest.raises(np.linalg.LinAlgError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", breaks.GraphBreakWarning)
+                bare(a.copy())
+        else:
+            same(bare(a.copy()), want)
+    with pytest.raises(np.linalg.LinAlgError):
+        stax.jit(guarded, strict=True)(np.zeros((2, 2)))

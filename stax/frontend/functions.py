@@ -3443,8 +3443,10 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             b = _user_call(name)
             if b is not None and not args and set(kwargs) <= {"order", "copy", "ndmin"} and \
                     _has_tracer(obj):
-                return _array0(_converted(b, obj, dtype, copy and kwargs.get("copy", True)
-                                          is True, order or kwargs.get("order"),
+                # [HUNT11] asarray(x, copy=True) copies too (it returned x: writes to the
+                # copy reached the caller's array)
+                return _array0(_converted(b, obj, dtype, kwargs.get("copy", copy) is True,
+                                          order or kwargs.get("order"),
                                           kwargs.get("ndmin", 1 if order else 0)))
             return original[name](obj, dtype, *args, **kwargs)
         return conv
