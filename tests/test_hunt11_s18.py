@@ -146,3 +146,77 @@ def test_linalg_error_reaches_the_functions_except() -> None:
             same(bare(a.copy()), want)
     with pytest.raises(np.linalg.LinAlgError):
         stax.jit(guarded, strict=True)(np.zeros((2, 2)))
+
+
+def compiles_like_numpy(fn: Any, *args: Any) -> None:
+    """`fn` under stax.jit equals NumPy's on `args` with no graph break."""
+    want = fn(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", breaks.GraphBreakWarning)
+        got = stax.jit(fn)(*args)
+    same(got, want)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([4]),
+        np.array([[2.5]]),
+        np.array(7),
+        np.array([np.nan]),
+        np.array([], dtype=np.int32),
+        np.zeros((0, 3)),
+        np.array([3, 1, 3, 0, 1]),
+        np.array([[1.0, np.nan], [np.nan, 1.0]]),
+    ],
+    ids=repr,
+)
+def test_unique_of_few_elements_and_numpy2_names(x: np.ndarray) -> None:
+    """[HUNT11] np.unique of 0 or 1 elements was a graph break (now known shapes), and NumPy
+    2's np.unique_inverse / np.unique_all ran in NumPy (now np.unique's compiled algorithm)."""
+    compiles_like_numpy(lambda a: (np.unique(a), np.unique(a, True, True, True)), x)
+    compiles_like_numpy(
+        lambda a: (
+            tuple(np.unique_inverse(a)),
+            tuple(np.unique_all(a)),
+            tuple(np.unique_counts(a)),
+        ),
+        x,
+    )
+    got = stax.jit(np.unique_all)(x)
+    assert type(got).__name__ == "UniqueAllResult" and got.counts.sum() == x.size
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (1, 1), (0, 2), (4, 2)])
+def test_linalg_array_api_names(shape: tuple[int, ...]) -> None:
+    """[HUNT11] np.linalg.diagonal / trace / outer ran in NumPy (and diagonal's view of an
+    argument sent the whole function there); a batch of matrices is np.diagonal's break."""
+    a = np.random.default_rng(2).standard_normal(shape)
+    compiles_like_numpy(
+        lambda m: (
+            np.linalg.diagonal(m),
+            np.linalg.diagonal(m, offset=1),
+            np.linalg.trace(m),
+            np.linalg.trace(m, offset=-1, dtype=np.float32),
+        ),
+        a,
+    )
+    compiles_like_numpy(lambda m: np.linalg.outer(m.ravel(), m.ravel()[::-1] * 2), a)
+    calls(stax.jit(lambda m: (np.linalg.diagonal(m), np.linalg.trace(m))), a[None].repeat(2, 0))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        stax.jit(lambda m: np.linalg.outer(m, m))(a)
+
+
+@pytest.mark.parametrize(
+    "x", [np.random.default_rng(3).standard_normal(9), np.ones(1), np.arange(6, dtype=np.int16)]
+)
+def test_histogram_bin_edges(x: np.ndarray) -> None:
+    """[HUNT11] np.histogram_bin_edges ran in NumPy: now np.histogram's edges."""
+    compiles_like_numpy(
+        lambda v: (
+            np.histogram_bin_edges(v),
+            np.histogram_bin_edges(v, 3, (-1, 1)),
+            np.histogram_bin_edges(v, np.array([0.0, 1, 2])),
+        ),
+        x,
+    )
