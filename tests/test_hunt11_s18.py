@@ -14,16 +14,17 @@ import stax
 from stax.frontend import breaks
 
 
-def by_layout(x: np.ndarray, n: Any) -> np.ndarray:
-    """Runs whole in NumPy when `n > 2` (ndarray.strides of a traced array), compiles else."""
+def by_layout(x: np.ndarray, n: Any) -> Any:
+    """Runs whole in NumPy when `n > 2` (a stax.jit error: a datetime64 constant), compiles
+    else."""
     if n > 2:
-        return x.strides[0] * x
+        return np.datetime64("2024-03-10") + x.astype("timedelta64[D]")
     return x * 2
 
 
-def by_data(x: np.ndarray) -> np.ndarray:
+def by_data(x: np.ndarray) -> Any:
     if x[0] > 2:  # a value Python sees
-        return x.strides[0] * x
+        return np.datetime64("2024-03-10") + x.astype("timedelta64[D]")
     return x * 2
 
 
@@ -39,7 +40,7 @@ def test_fallback_on_a_value_dependent_path_is_not_remembered() -> None:
     """[HUNT11] A call that ran whole in NumPy after Python saw a value (`if x[0] > 2`, or a
     scalar argument's `if n > 2`) sent every later call of its signature to NumPy without
     trying ([HUNT10]'s "from now on"): a call that takes the other path now compiles."""
-    x = np.ones(3)
+    x = np.ones(3, np.int64)
     jitted = stax.jit(by_data)
     calls(jitted, x + 5)
     calls(jitted, x)
@@ -56,7 +57,7 @@ def test_fallback_on_a_value_dependent_path_is_not_remembered() -> None:
 def test_fallbacks_on_most_calls_are_remembered() -> None:
     """[HUNT11] A value-dependent fallback on most calls (MAX_FALLBACKS of them) runs the
     later calls in NumPy at once, as [HUNT10] did at the first."""
-    x = np.ones(3) + 5
+    x = np.ones(3, np.int64) + 5
     jitted = stax.jit(by_data)
     for _ in range(breaks.MAX_FALLBACKS + 2):
         calls(jitted, x)
@@ -66,15 +67,24 @@ def test_fallbacks_on_most_calls_are_remembered() -> None:
 
 
 def test_fallback_without_values_seen_is_remembered_at_once() -> None:
-    """[HUNT10] unchanged: a path that saw no value runs later calls in NumPy at once."""
+    """[HUNT10] unchanged: a path that saw no value runs later calls in NumPy at once (and a
+    signal's limits, e.g. ndarray.strides of a traced array, whatever the path)."""
 
-    def fn(x: np.ndarray) -> np.ndarray:
-        return x.strides[0] * x
+    def fn(x: np.ndarray) -> Any:
+        return np.datetime64("2024-03-10") + x.astype("timedelta64[D]")
 
-    x = np.ones(4)
+    x = np.ones(4, np.int64)
     jitted = stax.jit(fn)
     for _ in range(3):
         calls(jitted, x)
+    assert jitted.segment_counts[jitted.key((x,))][0] == 1
+
+    def layout(x: np.ndarray) -> Any:
+        return x.strides[0] * x if x[0] > 2 else x * 2
+
+    jitted = stax.jit(layout)
+    for _ in range(3):
+        calls(jitted, x + 5)
     assert jitted.segment_counts[jitted.key((x,))][0] == 1
 
 

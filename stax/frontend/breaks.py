@@ -883,17 +883,18 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
                                and not isinstance(e, NotImplementedError)):
             raise
         # Nothing was written back yet: the call starts over in NumPy (and draws the same
-        # numbers again). [HUNT10] Later calls too, at once (each was traced in segments again
-        # to this error: 30x NumPy), but not for arguments that alias (a property of this
-        # call, not of the code), nor [HUNT11] where Python saw a computed value or a scalar
-        # argument's on the way (`if x.sum() > 0:`, `if n > 2:`): a call with other values
-        # may take a path that compiles, so later calls try again (`call_segmented` bounds
-        # how often).
+        # numbers again), and so do later calls at once: a signal's limits are the code's
+        # (segments per call, scalar runs, ...). [HUNT10] So too for a stax.jit error (each
+        # call was traced in segments again to it: 30x NumPy), but not for arguments that
+        # alias (a property of this call, not of the code), nor [HUNT11] where Python saw a
+        # computed value or a scalar argument's on the way (`if x.sum() > 0:`, `if n > 2:`):
+        # a call with other values may take a path that compiles, so later calls try again
+        # (`call_segmented` bounds how often).
         _restore(jitted, states)
         what = signal.what if signal is not None else f"the whole function ({e})"
         builder.fallback = True
         seen = builder.static or any(isinstance(step, replay.Guard) for step in builder.steps)
-        builder.exhausted = not isinstance(e, AliasedArguments) and not seen
+        builder.exhausted = signal is not None or not isinstance(e, AliasedArguments) and not seen
         builder.breaks.append(Break(what, jitted.fn.__name__, "runs in NumPy" + (
             " from now on" if builder.exhausted else " (this call: its path depends on values)")))
         return jitted.fn(*args), builder
