@@ -943,6 +943,8 @@ class Jitted:
                     return self.fn(*args)
                 except AliasedArguments as e:  # [REVIEW] as on a cold call
                     return self._aliased(e, args)
+                except np.linalg.LinAlgError as e:  # [HUNT11] as on a cold call
+                    return self._raised(e, args)
         for match, variant in self.matchers:  # [SLOW2] `call_general` on a structure seen
             flat = match(args, kwargs)  # before (tuples, lists, None, dtypes): no walk
             if flat is not None:
@@ -970,8 +972,23 @@ class Jitted:
             return self.fn(*args)
         except AliasedArguments as e:
             return self._aliased(e, args)
+        except np.linalg.LinAlgError as e:
+            return self._raised(e, args)
         self._remember(hit, args)
         return result
+
+    def _raised(self, error: np.linalg.LinAlgError, args: tuple[Any, ...]) -> Any:
+        """[HUNT11] A NumPy routine of the compiled program (np.linalg.inv of a singular
+        matrix) raised: the call runs in NumPy, where the function's own `try: ... except
+        LinAlgError:` sees the error (the trace ran no such error; a compiled program let it
+        escape the function); without one NumPy raises it again. Arguments are written back
+        only after the program ran, so NumPy reads them unchanged. strict=True: the error."""
+        if self.options["strict"]:
+            raise error
+        warn_once(self, Break(f"a NumPy routine raised {type(error).__name__} inside the "
+                              "compiled program", self.fn.__name__,
+                              "such calls run in NumPy (a try/except of the function sees it)"), 4)
+        return self.fn(*args)
 
     def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                     ) -> tuple[Any, ...] | None:

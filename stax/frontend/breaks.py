@@ -110,6 +110,9 @@ MAX_SEGMENTS = 1024
 # A signature whose later calls compile more segments than this (data-dependent shapes after
 # a break: each new shape is a new program) runs in NumPy from then on.
 MAX_RECOMPILES = 8
+# [HUNT11] Calls of a signature that ran whole in NumPy on a path that depended on values (most
+# of its calls, and at least this many) before the later ones run in NumPy without trying
+MAX_FALLBACKS = 4
 # One call compiling more new segments than this runs in NumPy instead (from then on).
 MAX_CALL_SEGMENTS = 16
 # [LOOPFALL] A break whose segment is new each time it is reached (inside a Python loop whose
@@ -176,7 +179,8 @@ class SegmentBuilder(Builder):
     live: list[weakref.ref[Tracer]] = field(default_factory=list)
     compiles: int = 0  # segments compiled during this call
     scalar_runs: int = 0  # segments run during this call that compute only 0-d values
-    exhausted: bool = False  # the call needed more than MAX_CALL_SEGMENTS: it ran in NumPy
+    fallback: bool = False  # the call ran whole in NumPy
+    exhausted: bool = False  # and so will later calls of its signature (see `run_segmented`)
     # What the call ran, for replay (stax.frontend.replay); why it cannot be replayed, if so.
     steps: list[replay.Step] = field(default_factory=list)
     no_replay: str = ""
@@ -889,21 +893,25 @@ def run_segmented(jitted: Any, args: tuple[Any, ...]) -> tuple[Any, SegmentBuild
         builder.check_handed()
     except (InNumPy, Exception) as e:
         signal = _swallowed(e)  # e itself, or [HUNT9] one NumPy turned into its own error
-        if signal is not None:  # nothing was written back yet: the call starts over in NumPy
-            _restore(jitted, states)  # (and draws the same numbers again)
-            builder.breaks.append(Break(signal.what, jitted.fn.__name__,
-                                        "runs in NumPy from now on"))
-            builder.exhausted = True
-            return jitted.fn(*args), builder
-        if not isinstance(e, (NotImplementedError, TypeError)) or \
-                not str(e).startswith("stax.jit") and not isinstance(e, NotImplementedError):
+        if signal is None and (not isinstance(e, (NotImplementedError, TypeError)) or
+                               not str(e).startswith("stax.jit")
+                               and not isinstance(e, NotImplementedError)):
             raise
+        # Nothing was written back yet: the call starts over in NumPy (and draws the same
+        # numbers again), and so do later calls at once: a signal's limits are the code's
+        # (segments per call, scalar runs, ...). [HUNT10] So too for a stax.jit error (each
+        # call was traced in segments again to it: 30x NumPy), but not for arguments that
+        # alias (a property of this call, not of the code), nor [HUNT11] where Python saw a
+        # computed value or a scalar argument's on the way (`if x.sum() > 0:`, `if n > 2:`):
+        # a call with other values may take a path that compiles, so later calls try again
+        # (`call_segmented` bounds how often).
         _restore(jitted, states)
-        # [HUNT10] later calls too, at once (each was traced in segments again to this error:
-        # 30x NumPy); not for arguments that alias (a property of this call, not of the code)
-        builder.exhausted = not isinstance(e, AliasedArguments)
-        builder.breaks.append(Break(f"the whole function ({e})", jitted.fn.__name__,
-                                    "runs in NumPy" + " from now on" * builder.exhausted))
+        what = signal.what if signal is not None else f"the whole function ({e})"
+        builder.fallback = True
+        seen = builder.static or any(isinstance(step, replay.Guard) for step in builder.steps)
+        builder.exhausted = signal is not None or not isinstance(e, AliasedArguments) and not seen
+        builder.breaks.append(Break(what, jitted.fn.__name__, "runs in NumPy" + (
+            " from now on" if builder.exhausted else " (this call: its path depends on values)")))
         return jitted.fn(*args), builder
     builder.tape = builder.record(traced)
     return _unflatten(traced.structure, tuple(write_back(traced, args, flat))), builder
@@ -927,8 +935,9 @@ def _swallowed(error: BaseException) -> InNumPy | None:
 def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> Any:
     """A call of a function with breaks: a replay of a recorded tape whose guards hold, else
     the function run segmented (recording a tape); each break is warned about once."""
-    # calls run segmented, segments they compiled after the first, replays, missed replays
-    calls = jitted.segment_counts.setdefault(key, [0, 0, 0, 0])
+    # calls run segmented, segments they compiled after the first, replays, missed replays,
+    # calls run whole in NumPy
+    calls = jitted.segment_counts.setdefault(key, [0, 0, 0, 0, 0])
     if calls[1] > MAX_RECOMPILES:
         return jitted.fn(*args)
     tapes = jitted.tapes.get(key, [])
@@ -953,13 +962,18 @@ def call_segmented(jitted: Any, args: tuple[Any, ...], key: tuple[Any, ...]) -> 
             tapes = jitted.tapes.setdefault(key, [])
             tapes.append(builder.tape)
             del tapes[: -replay.MAX_TAPES]
-        else:
+        elif builder.exhausted or not builder.fallback:  # [HUNT11] else a later call may
             jitted.no_replay[key] = builder.no_replay or "the whole function runs in NumPy"
     calls[1] += builder.compiles if calls[0] else 0
     calls[0] += 1
+    calls[4] += builder.fallback
     found = list(builder.breaks)
     if builder.exhausted:  # its break says why
         calls[1] = MAX_RECOMPILES + 1
+    elif calls[4] >= MAX_FALLBACKS and 2 * calls[4] > calls[0]:  # [HUNT11] (`run_segmented`)
+        calls[1] = MAX_RECOMPILES + 1
+        found.append(Break(f"the whole function ({calls[4]} of its {calls[0]} calls ran in "
+                           "NumPy)", jitted.fn.__name__, "runs in NumPy from now on"))
     elif calls[1] > MAX_RECOMPILES:
         found.append(Break(f"the whole function (its later calls compiled more than "
                            f"{MAX_RECOMPILES} segments: shapes that depend on the data)",

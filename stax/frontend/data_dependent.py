@@ -173,6 +173,9 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     group number (a running count of the changes) back through the argsort."""
     t = _tracer(ar)
     n = None if t is None else _length(t.size)
+    if t is not None and isinstance(t.size, int) and t.size < 2 and axis is None and \
+            not kwargs and t.dtype.kind != "c":
+        return _unique_of_few(t, return_index, return_inverse, return_counts)
     if n is None or axis is not None or kwargs or t.dtype.kind == "c":
         raise api.unsupported("np.unique with axis=, of complex values or of fewer than 2 "
                               "elements")
@@ -192,6 +195,21 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
         results.append(inverse.reshape(t.shape))
     if return_counts:
         results.append(np.diff(np.concatenate([starts, np.full(1, flat.shape[0], np.intp)])))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _unique_of_few(t: Tracer, return_index: bool, return_inverse: bool,
+                   return_counts: bool) -> Any:
+    """[HUNT11] np.unique of 0 or 1 elements (a graph break before: `_length` leaves a
+    data-dependent length of at most 1 to NumPy), whose results' shapes are known: the
+    elements, indices 0, inverse 0 (in `t`'s shape), counts 1."""
+    results = [np.ravel(t).copy()]
+    if return_index:
+        results.append(np.zeros(t.size, np.intp))
+    if return_inverse:
+        results.append(np.zeros(t.shape, np.intp))
+    if return_counts:
+        results.append(np.ones(t.size, np.intp))
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -235,6 +253,18 @@ def unique_counts(x: Any) -> Any:
         *unique(x, return_counts=True, equal_nan=False))
 
 
+def unique_inverse(x: Any) -> Any:
+    """[HUNT11] NumPy 2's `np.unique_inverse` in its namedtuple (inverse in `x`'s shape)."""
+    return np.lib._arraysetops_impl.UniqueInverseResult(
+        *unique(x, return_inverse=True, equal_nan=False))
+
+
+def unique_all(x: Any) -> Any:
+    """[HUNT11] NumPy 2's `np.unique_all` in its namedtuple."""
+    return np.lib._arraysetops_impl.UniqueAllResult(
+        *unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False))
+
+
 def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
     """The length is max(x) + 1 (at least `minlength`): NumPy's bincount, an extern call
     (a negative value raises NumPy's ValueError)."""
@@ -249,7 +279,8 @@ def bincount(x: Tracer, weights: Any = None, minlength: int = 0) -> Tracer:
 FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.argwhere: argwhere, np.nonzero: nonzero, np.flatnonzero: flatnonzero,
     np.compress: compress, np.extract: extract, np.unique: unique,
-    np.unique_counts: unique_counts, np.union1d: union1d, np.intersect1d: intersect1d,
+    np.unique_counts: unique_counts, np.unique_inverse: unique_inverse,
+    np.unique_all: unique_all, np.union1d: union1d, np.intersect1d: intersect1d,
     np.setxor1d: setxor1d, np.setdiff1d: setdiff1d}
 METHODS: dict[str, Callable[..., Any]] = {
     "nonzero": nonzero, "compress": lambda a, condition, axis=None, out=None:

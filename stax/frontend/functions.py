@@ -1585,6 +1585,30 @@ def matrix_transpose(x: Any, /) -> Tracer:
     return api.swapaxes(t, -1, -2)
 
 
+def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Tracer:
+    """[HUNT11] np.linalg.diagonal: np.diagonal over the last two axes (NumPy's definition)."""
+    return np.diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tracer:
+    """[HUNT11] np.linalg.trace: np.trace over the last two axes (NumPy's definition)."""
+    return np.trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def linalg_outer(x1: Any, x2: Any, /) -> Tracer:
+    """[HUNT11] np.linalg.outer: np.outer of two 1-d arrays (NumPy's check and definition)."""
+    if np.ndim(x1) != 1 or np.ndim(x2) != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={np.ndim(x1)} and x2.ndim={np.ndim(x2)}.")
+    return np.outer(x1, x2)
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,  # noqa: A002
+                        weights: Any = None) -> Tracer:
+    """[HUNT11] np.histogram_bin_edges: np.histogram's edges (NumPy computes both alike)."""
+    return np.histogram(a, bins, range, weights=weights)[1]
+
+
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tracer:
     """[HUNT] np.vecdot / np.linalg.vecdot: sum(conj(x1) * x2) along `axis`, broadcast."""
     a, b = traced(x1, (x1, x2)), traced(x2, (x1, x2))
@@ -2811,7 +2835,9 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.linalg.vector_norm: vector_norm, np.linalg.matrix_norm: matrix_norm,
     np.linalg.matrix_transpose: matrix_transpose, np.matrix_transpose: matrix_transpose,
     np.linalg.vecdot: vecdot, np.linalg.matrix_power: matrix_power, np.linalg.cond: cond,
-    np.linalg.matrix_rank: matrix_rank,
+    np.linalg.matrix_rank: matrix_rank, np.linalg.diagonal: linalg_diagonal,
+    np.linalg.trace: linalg_trace, np.linalg.outer: linalg_outer,
+    np.histogram_bin_edges: histogram_bin_edges,
     **{getattr(np.fft, n): _fft(n) for n in ("fft", "ifft", "rfft", "irfft")},
     **{getattr(np.fft, n): _fftn(n) for n in ("fft2", "ifft2", "rfft2", "irfft2", "fftn",
                                               "ifftn", "rfftn", "irfftn")},
@@ -3487,8 +3513,10 @@ def _creation_wrappers(original: dict[str, Callable[..., Any]]) -> dict[str, Cal
             b = _user_call(name)
             if b is not None and not args and set(kwargs) <= {"order", "copy", "ndmin"} and \
                     _has_tracer(obj):
-                return _array0(_converted(b, obj, dtype, copy and kwargs.get("copy", True)
-                                          is True, order or kwargs.get("order"),
+                # [HUNT11] asarray(x, copy=True) copies too (it returned x: writes to the
+                # copy reached the caller's array)
+                return _array0(_converted(b, obj, dtype, kwargs.get("copy", copy) is True,
+                                          order or kwargs.get("order"),
                                           kwargs.get("ndmin", 1 if order else 0)))
             return original[name](obj, dtype, *args, **kwargs)
         return conv

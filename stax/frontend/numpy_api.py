@@ -1578,7 +1578,9 @@ def _complex_part(fn: str, a: Any, v: Value) -> Tracer:
     if not isinstance(a, Tracer):
         return wrap(b, out)
     # a Python complex argument's parts are Python floats: weak (NEP 50)
-    return Tracer(b, out, weak=a.weak, parent=a, view=("elementwise", {"fn": fn}))
+    part = Tracer(b, out, weak=a.weak, parent=a, view=("elementwise", {"fn": fn}))
+    part.scalar = part.scalar or a.scalar  # [HUNT11] a NumPy scalar's part is one (np.float64)
+    return part
 
 
 def angle(z: Any, deg: bool = False) -> Tracer:
