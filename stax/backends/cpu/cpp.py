@@ -746,8 +746,31 @@ class KernelPrinter:
         self.out, self.outer_printer = outer, printer
         if copies and len(copies) == len(cheap):  # [SPARSE] copies in place: none where aliased
             versions[1] = (Block(f"if ({' || '.join(copies)})", versions[1]),)
+        if not self.cheap_keeps_reads(cheap):  # [INPLACE] see there
+            self.out.stmt("// no one-by-one costly side: the cheap version overwrites what it "
+                          "reads (a buffer written in place)")
+            self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
+            return
         self.out.add(Block(f"if (stax_selected > {MASK_FEW_LANES})", versions[0], orelse=(
             Block("if (stax_selected)", (*versions[1], *few), orelse=versions[1]),)))
+
+    def cheap_keeps_reads(self, cheap: Sequence[Node]) -> bool:
+        """[INPLACE] Whether the one-by-one costly side of a block (`few`, run after the cheap
+        version wrote the whole block) reads what the kernel's buffers held before the block: a
+        node writing a buffer that may share storage with one it reads (written in place,
+        `x[m] = f(x[m])` in the caller's array) must read no other such buffer and its cheap
+        version must copy that one at the index it writes, leaving its storage as it was.
+        Otherwise the costly side would read the cheap version's new values (`out = exp(x,
+        where=x < 0)` fused with `x = maximum(x, 0)` in place over x read the maximum)."""
+        aliased = set(self.aliased)
+        for node, c in zip((n for n in self.plan.nodes if n.body is not None), cheap,
+                           strict=True):
+            shared = {ld.buf for ld in node.reads()} & aliased
+            if node.out in aliased and shared and not (
+                    isinstance(c.body, Load) and c.body.index == node.out_index
+                    and shared == {c.body.buf}):
+                return False
+        return True
 
     def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
