@@ -747,8 +747,10 @@ class KernelPrinter:
         if copies and len(copies) == len(cheap):  # [SPARSE] copies in place: none where aliased
             versions[1] = (Block(f"if ({' || '.join(copies)})", versions[1]),)
         if not self.cheap_keeps_reads(cheap):  # [INPLACE] see there
-            self.out.stmt("// no one-by-one costly side: the cheap version overwrites what it "
-                          "reads (a buffer written in place)")
+            self.out.stmt(
+                "// no one-by-one costly side: the cheap version overwrites what it "
+                "reads (a buffer written in place)"
+            )
             self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
             return
         self.out.add(Block(f"if (stax_selected > {MASK_FEW_LANES})", versions[0], orelse=(
@@ -763,12 +765,10 @@ class KernelPrinter:
         Otherwise the costly side would read the cheap version's new values (`out = exp(x,
         where=x < 0)` fused with `x = maximum(x, 0)` in place over x read the maximum)."""
         aliased = set(self.aliased)
-        for node, c in zip((n for n in self.plan.nodes if n.body is not None), cheap,
-                           strict=True):
+        for node, c in zip((n for n in self.plan.nodes if n.body is not None), cheap, strict=True):
             shared = {ld.buf for ld in node.reads()} & aliased
-            if node.out in aliased and shared and not (
-                    isinstance(c.body, Load) and c.body.index == node.out_index
-                    and shared == {c.body.buf}):
+            copy = isinstance(c.body, Load) and c.body.index == node.out_index
+            if node.out in aliased and shared and not (copy and shared == {c.body.buf}):
                 return False
         return True
 
