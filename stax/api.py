@@ -27,7 +27,7 @@ from stax.frontend.functions import creating
 from stax.frontend.replay import Tape
 from stax.frontend.trace import Builder, GraphBreak, Tracer, check_dtype, install_methods
 from stax.graph import Graph, Op, Value
-from stax.ir.program import contiguous_strides
+from stax.ir.program import LoopProgram, contiguous_strides
 from stax.ir.sym import ShapeEnv, Sym, data_atoms_in, evaluate, is_data
 from stax.lower import Lowered, lower
 from stax.masked_reductions import fuse_masked_reductions
@@ -615,6 +615,8 @@ def write_back(traced: Traced, args: tuple[Any, ...], flat: Any) -> list[Any]:
     flat results, a result that is an argument itself being the caller's array."""
     for k, i in enumerate(traced.writeback):
         new = flat[traced.n_results + k]
+        if new is args[i]:  # [SPARSE] computed in the caller's array itself
+            continue
         if args[i].shape != new.shape:
             args[i].shape = new.shape
         np.copyto(args[i], new)
@@ -754,7 +756,7 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
         lowered = lower(graph, strides, backend.recompute_cost)
         bar.advance("lowered")
         sched = schedule(lowered.program, fuse=options["fuse"], pool=options["pool"],
-                         rules=backend.fusion_rules())
+                         rules=backend.fusion_rules(), donated=_donated(traced, lowered.program))
         bar.advance("scheduled")
         threads = options["threads"] or thread_count()
         program = build(sched, threads=threads, isa=isa_level(options["isa"]),
@@ -762,6 +764,25 @@ def compile_traced(traced: Traced, arrays: list[np.ndarray], options: dict[str, 
         bar.advance("compiled")
     return Compilation(traced, lowered, sched, program, time.perf_counter() - start,
                        options["backend"])
+
+
+def _donated(traced: Traced, program: LoopProgram) -> dict[str, str]:
+    """[SPARSE] Mutated arguments whose new value the program may compute in the caller's
+    array itself (`stax.sched.scheduler.schedule`'s `donated`): input -> the output buffer of
+    its new value, where that buffer has the input's shape, strides and dtype and is returned
+    at no other position than the argument's (`return x` is the caller's array: `write_back`).
+    Aliased arguments never reach the program (`Traced.check_args`)."""
+    buffers, outputs = program.buffer_map, program.outputs
+    donated = {}
+    for k, i in enumerate(traced.writeback):
+        at = traced.n_results + k
+        new, old = buffers[outputs[at]], buffers[program.inputs[i]]
+        returned = {r for r, j, _ in traced.returned_args if j == i}
+        if new.kind == "output" and (new.shape, new.strides, new.dtype) == (
+                old.shape, old.strides, old.dtype) and all(
+                p == at or p in returned for p, name in enumerate(outputs) if name == new.name):
+            donated[old.name] = new.name
+    return donated
 
 
 @dataclass

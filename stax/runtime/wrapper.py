@@ -92,6 +92,11 @@ class DataSizeMiss(Exception):  # noqa: N818 - a control-flow signal, caught by 
     program was compiled under: the call runs the function in NumPy instead."""
 
 
+def read_only() -> None:
+    """[SPARSE] A mutated argument computed in place is read-only: NumPy's error."""
+    raise ValueError("assignment destination is read-only")
+
+
 def data_size_miss(symbol: str, value: int) -> None:
     raise DataSizeMiss(f"data-dependent size {symbol} = {value} is outside what the program "
                        "was compiled for")
@@ -535,12 +540,15 @@ def _tiling_solver(schedule: Schedule, backend: Backend, threads: int, vectorize
 
 def handed_over_storage(schedule: Schedule) -> list[Reuse]:
     """The memory plan's reuses the wrapper applies: outputs never take storage from the
-    scratch (the caller keeps them), so only intermediates receive another's storage."""
+    scratch (the caller keeps them), so only intermediates receive another's storage, and
+    [SPARSE] an output written in place of an input: a mutated argument's new value in the
+    caller's array itself (`MemBuffer.becomes`)."""
     buffers = schedule.program.buffer_map
     sized = {m.node.out for g in schedule.kernels for m in g.members
              if m.node.kind == "extern" and m.node.fn in SIZED}  # [DYN16] returned by NumPy
     return [r for r in schedule.memory.reuses + schedule.memory.inplace
-            if buffers[r.new].kind == "intermediate" and r.new not in sized]
+            if r.new not in sized and (buffers[r.new].kind == "intermediate"
+                                       or buffers[r.old].kind == "input")]
 
 
 @dataclass(frozen=True)
@@ -776,6 +784,11 @@ def _body_lines(schedule: Schedule, variants: Sequence[Sequence[Region]],
             if pool is not None and out.name in pool.offsets:
                 lines.append(f"    {out.name} = fr.pooled({pool.offsets[out.name]}, "
                              f"{py_shape(out.shape)}, dtype_{out.name})")
+            elif r is not None and buffers[r.old].kind == "input":  # [SPARSE] the argument
+                env["read_only"] = read_only
+                lines += [f"    if not {r.old}.flags.writeable:", "        read_only()",
+                          f"    {out.name} = {r.old}  # {r.reason}"]
+                pending.append(r.old)
             elif r is not None:
                 lines.append(f"    {out.name} = {r.old}.reshape({py_shape(out.shape)})"
                              f"  # reuse: {r.reason}")

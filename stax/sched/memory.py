@@ -24,7 +24,9 @@ Buffer kinds and the choices they imply:
   drops its references to the arguments and deletes each one after its last use (so memory the
   caller also frees can be returned early); an input no node reads is dropped at entry and has no
   lifetime. Its storage never enters the free pool and no node may write it (a mutation of an
-  input must be functionalized into a new buffer first, seed §4.9).
+  input must be functionalized into a new buffer first, seed §4.9). [SPARSE] The one exception:
+  an input whose `becomes` names the output of its new value (a mutated argument, written back
+  into the caller's array) may give that output its storage by (e).
 - ``intermediate``: lives from its first writer through its last user; then its storage is free.
 - ``output``: lives from its first writer to the end of the schedule; never freed, never reused.
 
@@ -64,6 +66,9 @@ class MemBuffer:
     nbytes: int
     dtype: str
     kind: BufferKind
+    # [SPARSE] an input that is a mutated argument: the output holding its new value (written
+    # back into the caller's array), which may take its storage: the caller's array itself
+    becomes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -607,7 +612,7 @@ class _StoragePlanner:
         last = self.lifetimes[new][1]
         buf = self.graph.buffers[new]
         why_not = self._inplace_obstacle(node, old, buf, step)
-        extra = self.storage.get(old, 0) - buf.nbytes
+        extra = self._held(old) - buf.nbytes
         if why_not is None and self.held.max(step + 1, last) + extra > self.peak:
             why_not = ("exceeds_peak", f"holding {self.storage[old]:,} B for {new} would exceed "
                        f"M* {self.peak:,} B")
@@ -616,18 +621,24 @@ class _StoragePlanner:
             return False
         self.held.add(step, step, -buf.nbytes)
         self.held.add(step + 1, last, extra)
-        self.storage[new] = self.storage[old]
+        self.storage[new] = self._held(old)
         self.handed_over.add(old)
+        argument = " (the argument it is written back into: the caller's array itself, no " \
+            "buffer, no copy back)" if self.graph.buffers[old].becomes == new else ""
         self.inplace.append(
             Reuse(
                 new,
                 old,
                 f"in place: {node.name} reads {old} for the last time at the same index; "
-                f"{buf.dtype}, {buf.nbytes:,} B into {self.storage[old]:,} B",
+                f"{buf.dtype}, {buf.nbytes:,} B into {self.storage[new]:,} B{argument}",
                 "in_place",
             )
         )
         return True
+
+    def _held(self, name: str) -> int:
+        """The bytes of `name`'s storage ([SPARSE] an input's: its own size)."""
+        return self.storage.get(name, self.graph.nbytes(name))
 
     def _inplace_obstacle(
         self, node: MemNode, old: str, new: MemBuffer, step: int
@@ -637,7 +648,7 @@ class _StoragePlanner:
         if old not in node.reads:
             return "not_read", f"{node.name} does not read {old}"
         kind = self.graph.buffers[old].kind
-        if kind != "intermediate":
+        if kind != "intermediate" and self.graph.buffers[old].becomes != new.name:
             return "not_intermediate", f"{old} is an {kind}, whose storage is never reused"
         if self.lifetimes[old][1] != step:
             return "used_again", f"{old} is used again until step {self.lifetimes[old][1]}"
@@ -647,7 +658,7 @@ class _StoragePlanner:
         if self.graph.buffers[old].dtype != new.dtype:
             differs = f"dtype {self.graph.buffers[old].dtype} differs from {new.dtype}"
             return "dtype_differs", differs
-        held = self.storage[old]
+        held = self._held(old)
         if new.nbytes > held or _aligned(new.nbytes) != _aligned(held):
             return "size_mismatch", (
                 f"{new.nbytes:,} B does not fit {held:,} B within the {ALIGNMENT}-byte alignment"

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from stax.ir.program import LoopProgram
@@ -90,21 +90,25 @@ def topological(nodes: Sequence[SchedulerNode]) -> tuple[SchedulerNode, ...]:
 
 
 def inplace_candidates(g: Group, program: LoopProgram) -> tuple[tuple[str, str], ...]:
-    """(read, written) pairs a kernel may compute in place (seed 000 §7.5, last paragraph): a
-    single pointwise node that reads the buffer only at exactly the index it writes, with the
-    same dtype and size, so each element is read before it is overwritten, in one iteration."""
-    if len(g.members) != 1 or g.members[0].node.kind != "pointwise":
+    """(read, written) pairs a kernel may compute in place (seed 000 §7.5, last paragraph):
+    pointwise nodes over the same loops, where a node reads the buffer only at exactly the
+    index it writes, with the same dtype and size, [SPARSE] the nodes before it read it only
+    there too and none after it reads it, so each element is read before it is overwritten,
+    in one iteration (`x[m] = f(x[m]); y[m] = g(x[m], y[m])` fused, both in place)."""
+    nodes = [m.node for m in g.members]
+    if any(n.kind != "pointwise" or n.ranges != nodes[0].ranges for n in nodes):
         return ()
-    node = g.members[0].node
     buffers = program.buffer_map
-    out = buffers[node.out]
     pairs = []
-    for buf in node.read_buffers():
-        b = buffers[buf]
-        if b.dtype == out.dtype and len(b.shape) == len(out.shape) and all(
-                same_size(x, y) for x, y in zip(b.shape, out.shape, strict=True)) and all(
-                ld.index == node.out_index for ld in node.reads() if ld.buf == buf):
-            pairs.append((buf, node.out))
+    for k, node in enumerate(nodes):
+        out = buffers[node.out]
+        for buf in node.read_buffers():
+            b = buffers[buf]
+            if b.dtype == out.dtype and len(b.shape) == len(out.shape) and all(
+                    same_size(x, y) for x, y in zip(b.shape, out.shape, strict=True)) and all(
+                    ld.index == node.out_index for n in nodes[:k + 1] for ld in n.reads()
+                    if ld.buf == buf) and not any(buf in n.read_buffers() for n in nodes[k + 1:]):
+                pairs.append((buf, node.out))
     return tuple(pairs)
 
 
@@ -115,22 +119,28 @@ def memory_nodes(kernels: Sequence[Group], local: set[str], program: LoopProgram
         writes = tuple(dict.fromkeys(m.node.out for m in g.members if m.node.out not in local))
         reads = tuple(dict.fromkeys(b for m in g.members for b in m.node.read_buffers()
                                     if b not in writes and b not in local))
-        out.append(MemNode(g.name, reads, writes, inplace_candidates(g, program)))
+        out.append(MemNode(g.name, reads, writes, tuple(  # not a kernel-local buffer's
+            p for p in inplace_candidates(g, program) if not set(p) & local)))
     return out
 
 
 def schedule(program: LoopProgram, *, fuse: bool = True, pool: bool = False,
-             rules: FusionRules | None = None) -> Schedule:
+             rules: FusionRules | None = None, donated: Mapping[str, str] | None = None
+             ) -> Schedule:
     """`rules`: the backend's fusion rules (`Backend.fusion_rules()`); None: the default
-    backend's (`stax.backends.DEFAULT`)."""
+    backend's (`stax.backends.DEFAULT`). [SPARSE] `donated`: input -> the output of its new
+    value (a mutated argument, written back into the caller's array), which the memory plan
+    may write in place of the input (`MemBuffer.becomes`) unless a node writing that output
+    may raise (NumPy leaves the argument as it was)."""
     if rules is None:
         from stax.backends import DEFAULT, get_backend  # the seam sits above the scheduler
         rules = get_backend(DEFAULT).fusion_rules()
     with collector_paused():
-        return _schedule(program, fuse=fuse, pool=pool, rules=rules)
+        return _schedule(program, fuse=fuse, pool=pool, rules=rules, donated=donated or {})
 
 
-def _schedule(program: LoopProgram, *, fuse: bool, pool: bool, rules: FusionRules) -> Schedule:
+def _schedule(program: LoopProgram, *, fuse: bool, pool: bool, rules: FusionRules,
+              donated: Mapping[str, str]) -> Schedule:
     program, removed = remove_dead(program)
     nodes = topological(scheduler_nodes(program))
     if fuse:
@@ -143,9 +153,12 @@ def _schedule(program: LoopProgram, *, fuse: bool, pool: bool, rules: FusionRule
             "fusion disabled",)
     local = find_local_buffers(kernels, program)
     local_names = {lb.buffer for lb in local}
+    raising = {n.out for n in program.nodes if n.checked}
     buffers = {b.name: MemBuffer(b.name, b.nbytes, b.dtype.name,
                                  "input" if b.kind in ("input", "const") else
-                                 "output" if b.kind == "output" else "intermediate")
+                                 "output" if b.kind == "output" else "intermediate",
+                                 becomes if (becomes := donated.get(b.name)) not in raising
+                                 else None)
                for b in program.buffers if b.name not in local_names}
     memory = plan_memory(memory_nodes(kernels, local_names, program), buffers, pool=pool)
     by_name = {g.name: g for g in kernels}

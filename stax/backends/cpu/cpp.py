@@ -10,7 +10,7 @@ one renderer owns the indentation.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,6 +46,7 @@ from stax.tiling.plan import (
     TILE_COLS,
     TILE_ROWS,
     KernelPlan,
+    MaskSkip,
     block_clamps,
     one_chain_scan,
     outer_block,
@@ -64,6 +65,11 @@ HALF = np.dtype(np.float16)  # [A1] the header's stax_half: stored as half, comp
 # [FUZZ] ops whose float16 loops in NumPy keep the first of two equal values (-0.0, 0.0), where
 # its float32/float64 loops keep the second: the header's stax_half_<op>
 HALF_TIES = ("maximum", "minimum", "fmax", "fmin")
+
+# [SPARSE] A mask-skip block (MASK_SKIP_BLOCK elements) selecting at most this many elements
+# computes the costly side on those alone, one by one, after the cheap side for the block:
+# at 1-10 % masks most selected blocks hold 1-3 (benchmarks/masked_inplace_ab.py --few).
+MASK_FEW_LANES = 8
 
 
 def ctype(dtype: np.dtype) -> str:
@@ -552,8 +558,10 @@ class KernelPrinter:
     (`omp for`) where the plan parallelizes, `omp single` around serial parts. Declarations
     that threads share (partials of parallel reductions) go to `prologue`, before the region."""
 
-    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer]) -> None:
+    def __init__(self, plan: KernelPlan, buffers: Mapping[str, Buffer],
+                 aliased: Collection[str] = ()) -> None:
         self.plan = plan
+        self.aliased = aliased  # buffers that may share storage (the region's)
         # [LAYOUT] output row tiles are addressed like the buffers they are copied out to
         self.buffers = {**buffers, **{t.name: replace(buffers[t.load.buf], name=t.name)
                                       for t in plan.row_tiles if t.store}}
@@ -684,35 +692,85 @@ class KernelPrinter:
         scope.enter_context(out.loop(f"{var}b", lo, hi, step=MASK_SKIP_BLOCK))
         end = f"{var}e"
         out.stmt(f"const int64_t {end} = std::min<int64_t>({var}b + {MASK_SKIP_BLOCK}, {hi});",
-                 "int stax_selected = 0;  // does the mask select an element of the block?")
-        with out.loop(var, f"{var}b", end, pragmas=[f"{p} reduction(|:stax_selected)"
+                 "int stax_selected = 0;  // how many elements of the block the mask selects")
+        with out.loop(var, f"{var}b", end, pragmas=[f"{p} reduction(+:stax_selected)"
                                                     for p in pragmas if p.startswith("omp simd")]):
             if define:
                 out.stmt(define)
-            printer = self.outer_printer.fork() if self.outer_printer else ExprPrinter(
-                self.plan.nodes[0].var_ranges)
-            (cond,) = printer.emit([skip.cond], out)
-            out.stmt(f"stax_selected |= {'' if skip.costly_if else '!'}{cond};")
+            out.stmt(f"stax_selected += {self.selected(out)};")
         self.skip_loop = (var, f"{var}b", end, pragmas, define)
+
+    def selected(self, out: Emitter) -> str:
+        """[SPMASK] Whether the mask selects the element (the costly side of its `where`s), as
+        printed into `out`."""
+        skip = self.plan.mask_skip
+        assert skip is not None
+        printer = self.outer_printer.fork() if self.outer_printer else ExprPrinter(
+            self.plan.nodes[0].var_ranges)
+        (cond,) = printer.emit([skip.cond], out)
+        return cond if skip.costly_if else f"!{cond}"
 
     def print_skipping(self, parallel_inside: bool) -> None:
         """[SPMASK] The vector loop of the mask-skip form, twice: as planned in a block where the
         mask selects an element, with its costly side of the mask's `where`s dropped in the
-        others."""
+        others. [SPARSE] Where those others only copy a buffer that may share storage with the
+        output at the same index (`x[m] = f(x[m])` computed in the caller's array), the copy
+        runs only when the two differ: the mask's blocks alone are written. A block of at most
+        MASK_FEW_LANES selected elements runs the cheap version, then the costly side on the
+        selected elements alone, one by one (`few`)."""
         assert self.skip_loop is not None and self.plan.mask_skip is not None
         var, lo, hi, pragmas, define = self.skip_loop
         skip, outer, printer = self.plan.mask_skip, self.out, self.outer_printer
         versions = []
-        for nodes in (self.plan.nodes, tuple(replace(n, body=skip.cheap(n.body))
-                                             for n in self.plan.nodes if n.body is not None)):
+        cheap = tuple(replace(n, body=skip.cheap(n.body)) for n in self.plan.nodes
+                      if n.body is not None)
+        copies = [f"{n.out} != {n.body.buf}" for n in cheap if isinstance(n.body, Load)
+                  and n.body.index == n.out_index and {n.out, n.body.buf} <= set(self.aliased)]
+        for nodes in (self.plan.nodes, cheap):
             self.out, self.outer_printer = Emitter(), printer and printer.fork()
             with self.out.loop(var, lo, hi, pragmas=pragmas):
                 if define:
                     self.out.stmt(define)
                 self.print_groups(nodes, parallel_inside)
             versions.append(self.out.code)
+        self.out, self.outer_printer = Emitter(), printer and printer.fork()
+        costly = MaskSkip(skip.cond, not skip.costly_if)  # its cheap side: the costly one
+        with self.out.loop(var, lo, hi):
+            if define:
+                self.out.stmt(define)
+            with self.out.block(f"if ({self.selected(self.out)})"):
+                self.print_groups(tuple(replace(n, body=costly.cheap(n.body))
+                                        for n in self.plan.nodes if n.body is not None),
+                                  parallel_inside)
+        few = self.out.code
         self.out, self.outer_printer = outer, printer
-        self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
+        if copies and len(copies) == len(cheap):  # [SPARSE] copies in place: none where aliased
+            versions[1] = (Block(f"if ({' || '.join(copies)})", versions[1]),)
+        if not self.cheap_keeps_reads(cheap):  # [INPLACE] see there
+            self.out.stmt(
+                "// no one-by-one costly side: the cheap version overwrites what it "
+                "reads (a buffer written in place)"
+            )
+            self.out.add(Block("if (stax_selected)", versions[0], orelse=versions[1]))
+            return
+        self.out.add(Block(f"if (stax_selected > {MASK_FEW_LANES})", versions[0], orelse=(
+            Block("if (stax_selected)", (*versions[1], *few), orelse=versions[1]),)))
+
+    def cheap_keeps_reads(self, cheap: Sequence[Node]) -> bool:
+        """[INPLACE] Whether the one-by-one costly side of a block (`few`, run after the cheap
+        version wrote the whole block) reads what the kernel's buffers held before the block: a
+        node writing a buffer that may share storage with one it reads (written in place,
+        `x[m] = f(x[m])` in the caller's array) must read no other such buffer and its cheap
+        version must copy that one at the index it writes, leaving its storage as it was.
+        Otherwise the costly side would read the cheap version's new values (`out = exp(x,
+        where=x < 0)` fused with `x = maximum(x, 0)` in place over x read the maximum)."""
+        aliased = set(self.aliased)
+        for node, c in zip((n for n in self.plan.nodes if n.body is not None), cheap, strict=True):
+            shared = {ld.buf for ld in node.reads()} & aliased
+            copy = isinstance(c.body, Load) and c.body.index == node.out_index
+            if node.out in aliased and shared and not (copy and shared == {c.body.buf}):
+                return False
+        return True
 
     def copy_row_tiles(self, x: str, extent: int, stores: bool = False) -> None:
         """[FORD] Copy the block of rows starting at `{x}b` of each operand the plan reads from
@@ -1630,7 +1688,7 @@ def print_region(name: str, plans: Sequence[KernelPlan], buffers: Mapping[str, B
     """Adjacent kernels in one C++ function and one OpenMP parallel region (seed 000 §8.5),
     saving the region's entry and exit per kernel; implicit barriers after each work-shared
     loop keep the kernels in order. Buffers that share storage lose `__restrict__`."""
-    printers = [KernelPrinter(plan, buffers) for plan in plans]
+    printers = [KernelPrinter(plan, buffers, aliased) for plan in plans]
     kernels = [code for printer in printers for code in printer.print()]
     written = {n.out for plan in plans for n in plan.nodes} | {
         t.load.buf for plan in plans for t in plan.row_tiles if t.store}  # [LAYOUT]
