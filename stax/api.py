@@ -771,9 +771,14 @@ def _donated(traced: Traced, program: LoopProgram) -> dict[str, str]:
     array itself (`stax.sched.scheduler.schedule`'s `donated`): input -> the output buffer of
     its new value, where that buffer has the input's shape, strides and dtype and is returned
     at no other position than the argument's (`return x` is the caller's array: `write_back`).
-    Aliased arguments never reach the program (`Traced.check_args`)."""
+    Aliased arguments never reach the program (`Traced.check_args`). [LEAD18] None where the
+    program calls an extern: a NumPy routine raising mid-call (`np.linalg.inv` of a singular
+    matrix: `Jitted._raised`) or a selection's size of 0 or 1 (`DataSizeMiss`) reruns the call
+    in NumPy, which must read the arguments as they were."""
     buffers, outputs = program.buffer_map, program.outputs
-    donated = {}
+    donated: dict[str, str] = {}
+    if any(n.kind == "extern" for n in program.nodes):
+        return donated
     for k, i in enumerate(traced.writeback):
         at = traced.n_results + k
         new, old = buffers[outputs[at]], buffers[program.inputs[i]]
