@@ -162,3 +162,43 @@ def test_initial_of_an_empty_selection(k, dtype) -> None:
                         expected if isinstance(expected, tuple) else (expected,), strict=True):
             assert np.asarray(g).dtype == np.asarray(e).dtype
             np.testing.assert_array_equal(g, e)
+
+
+def _mutate_then_invert(x, a):
+    x[x > 0.5] = x[x > 0.5] ** 2 + 1  # (written in the caller's array where no extern runs)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _mutate_then_select(x, y):
+    x[x > 0.5] *= 2
+    return y[y > 0.99].sum(), x[x > 1.9]
+
+
+@pytest.mark.parametrize("fn, make", [
+    (_mutate_then_invert, lambda rng: (rng.random(5), np.zeros((2, 2)))),  # singular
+    (_mutate_then_invert, lambda rng: (rng.random(5), np.eye(2))),
+    (_mutate_then_select, lambda rng: (rng.random(100), rng.random(100))),
+    (_mutate_then_select, lambda rng: (rng.random(100), np.zeros(100))),  # nothing selected
+])
+def test_calls_rerun_in_numpy_read_unchanged_arguments(fn, make) -> None:
+    """A call that reruns in NumPy mid-program (a NumPy routine raised, a selection of 0 or 1
+    elements) must find its mutated arguments as they were: a program with an extern call
+    never writes an argument's new value in place (`stax.api._donated`)."""
+    f = stax.jit(fn)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        ours = make(rng)
+        theirs = tuple(a.copy() for a in ours)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, expected = f(*ours), fn(*theirs)
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_array_equal(a, b)
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,), strict=True):
+            assert (g is None) == (e is None)
+            if e is not None:
+                np.testing.assert_allclose(g, e, rtol=1e-12)
