@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from test_fuzz_s15 import _kinds
@@ -38,10 +39,10 @@ from test_random_programs_wide import RTOL, _compare_call, build_input
 import stax
 
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
-LAYOUTS = ("c", "f", "T", "rev", "step")
+LAYOUTS = ("c", "c", "c", "f", "T", "rev", "step")  # C most: in-place writes need it
 SIZES_1D = (0, 1, 2, 3, 5, 16, 17, 1023, 1024, 4097)
 SIZES_2D = (0, 1, 2, 3, 5, 8, 17, 64, 65)
-ALIASES = ("none", "none", "same", "rev", "half")
+ALIASES = ("none", "none", "none", "same", "rev", "half")
 SCALARS = ("2", "-1", "0.5", "3", "np.float32(1.5)", "True")
 
 # A value's symbolic shape: "S" is a's, "ST" its transpose, "0" a 0-d value; slices and
@@ -81,6 +82,7 @@ def _pure(draw: st.DrawFn, env: Env, x: str, ndim: int) -> tuple[str, str] | Non
                     "{} * {}",
                     "np.maximum({}, {})",
                     "np.where({0} > {1}, {0}, {1})",
+                    "np.where({0} < {1}, np.exp({0}), 0)",
                     "{} > {}",
                 )
             )
@@ -187,11 +189,20 @@ def programs(draw: st.DrawFn) -> Program:
     writable = ["a", "b"]
     lines: list[str] = []
     results: list[str] = []
+    old: list[str] = []  # values of an array's old elements, read after it is written
     for step in range(draw(st.integers(2, 7))):
         r = f"r{step}"
-        kind = draw(st.integers(0, 4))
+        kind = draw(st.integers(0, 5))
         if kind <= 1:  # in place, on an argument or a view of one
             lines.append(_inplace(draw, env, draw(st.sampled_from(writable))))
+            continue
+        if kind == 5:  # a value of t's elements, then t written: the value keeps the old ones
+            t = draw(st.sampled_from(writable))
+            got = _pure(draw, env, t, ndim)
+            if got is not None:
+                lines += [f"{r} = {got[0]}", _inplace(draw, env, t)]
+                env[r] = got[1]
+                old.append(r)
             continue
         if kind == 2:  # a view of an argument (written or read later)
             x = draw(st.sampled_from(writable))
@@ -211,7 +222,9 @@ def programs(draw: st.DrawFn) -> Program:
         env[r] = got[1]
         results.append(r)
     extra = ["a", "b", "a[::-1]", "b.T"]
-    outs = draw(st.lists(st.sampled_from(results + extra), min_size=1, max_size=3, unique=True))
+    outs = old[:2] + draw(
+        st.lists(st.sampled_from(results + extra), min_size=1, max_size=2, unique=True)
+    )
     body = "".join(f"    {line}\n" for line in lines)
     return f"def f(a, b, s):\n{body}    return ({', '.join(outs)},)\n", ndim
 
@@ -223,20 +236,25 @@ Call = tuple[tuple[int, ...], tuple[str, str], tuple[str, str], str, str, int]
 @st.composite
 def calls(draw: st.DrawFn, ndim: int) -> list[Call]:
     out: list[Call] = []
-    for _ in range(draw(st.integers(2, 3))):
+    for k in range(draw(st.integers(2, 3))):
         shape = (
             (draw(st.sampled_from(SIZES_1D)),)
             if ndim == 1
             else (draw(st.sampled_from(SIZES_2D)), draw(st.sampled_from(SIZES_2D)))
         )
         dtypes = (draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES)))
-        layouts = (draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS)))
+        first = k == 0  # C-contiguous arguments of their own
+        layouts = (
+            ("c", "c")
+            if first
+            else (draw(st.sampled_from(LAYOUTS)), draw(st.sampled_from(LAYOUTS)))
+        )
         out.append(
             (
                 shape,
                 dtypes,
                 layouts,
-                draw(st.sampled_from(ALIASES)),
+                "none" if first else draw(st.sampled_from(ALIASES)),
                 draw(st.sampled_from(SCALARS)),
                 draw(st.integers(0, 2**16)),
             )
@@ -296,7 +314,7 @@ OPTIONS: tuple[dict[str, Any], ...] = ({}, {}, {"fuse": False}, {"dynamic": True
 
 
 @settings(
-    max_examples=_CAMPAIGN or 30,
+    max_examples=_CAMPAIGN or 20,
     deadline=None,
     derandomize=not _CAMPAIGN,
     phases=(Phase.generate,) if _LOG else tuple(Phase),
@@ -319,3 +337,132 @@ def test_random_mutation_program_s18(
             )
         return
     assert why is None, f"{program[0]}(options {options}): {why}"
+
+
+# ----------------------------------------------------------------------------- fixed this session
+
+
+def _outcome(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn's result on copies of args, or (class, message) of what it raised."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*(a.copy() if isinstance(a, np.ndarray) else a for a in args))
+    except Exception as exc:  # noqa: BLE001 - compared with NumPy's
+        return type(exc), str(exc)
+
+
+def _agree(fn: Callable[..., Any], *calls_: tuple[Any, ...]) -> None:
+    """One stax.jit(fn) gives NumPy's values (signs of zeros and infinities included) or
+    NumPy's exception class and message, call after call."""
+    jitted = stax.jit(fn)
+    for args in calls_:
+        want, got = _outcome(fn, *args), _outcome(jitted, *args)
+        if isinstance(want, tuple) and isinstance(want[0], type):
+            assert got == want, args
+            continue
+        assert type(got) is type(want), (got, want)
+        w, g = np.asarray(want), np.asarray(got)
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        real = ~np.isnan(w)
+        np.testing.assert_allclose(g[real], w[real], rtol=1e-3 if w.dtype == np.float16 else 1e-6)
+        np.testing.assert_array_equal(np.signbit(g[real]), np.signbit(w[real]))
+
+
+SPECIAL = np.array([-np.inf, -0.0, 0.0, np.inf, np.nan, -4.0, 4.0, 2.5, 1e-3] * 3)
+
+
+def test_power_of_one_value_half_as_numpy() -> None:
+    """NumPy's float32/float64 power loop takes sqrt for an exponent of 0.5 that is one value
+    for the whole loop ((-inf) ** 0.5 is nan, (-0.0) ** 0.5 is -0.0); a NumPy scalar's `**`,
+    float16's power loop and np.float_power use C's pow (inf, 0.0). Stax gave pow's for an
+    exponent known at run time (`x ** s`, `np.power(x, s)`), and sqrt's for a constant 0.5 in
+    float16 and float_power (g++'s vectorizer turns pow(x, 0.5) into sqrt)."""
+    fns = [
+        lambda x, s: x**s,
+        lambda x, s: np.power(x, s),
+        lambda x, s: np.power(x, 0.5),
+        lambda x, s: np.power(x, np.full(1, s)),  # a one-element array: one value too
+        lambda x, s: np.power(x, np.full(x.shape, s)),  # an array of them: pow
+        lambda x, s: np.float_power(x, 0.5),
+        lambda x, s: x.min() ** 0.5,  # a NumPy scalar: pow
+        lambda x, s: np.power(x.min(), s),
+        lambda x, s: x.reshape(3, 9).T ** s,
+    ]
+    for k, fn in enumerate(fns):
+        x = SPECIAL.astype((np.float64, np.float32, np.float16)[k % 3])
+        _agree(fn, (x, 0.5), (x, 1.5), (x, -0.5), (x, 0.5))
+
+
+def test_item_assignment_of_a_scalar_raises_as_numpy() -> None:
+    """`r[0] = v` of a NumPy scalar (a 0-d array's `a * 2`, a full reduction, `x[1]`) or a
+    Python scalar argument: NumPy's TypeError ("'numpy.float64' object does not support item
+    assignment"); Stax raised IndexError, as for a 0-d array (which NumPy's IndexError is)."""
+
+    def product(a: np.ndarray, s: float) -> np.ndarray:
+        r = a * 2
+        r[0] = 1
+        return r
+
+    def reduction(a: np.ndarray, s: float) -> np.ndarray:
+        r = a.sum()
+        r[...] = 1
+        return r
+
+    def element(a: np.ndarray, s: float) -> np.ndarray:
+        r = a[1]
+        r[()] = 5
+        return a
+
+    def argument(a: np.ndarray, s: float) -> np.ndarray:
+        s[0] = 1  # type: ignore[index]
+        return a
+
+    def array0(a: np.ndarray, s: float) -> np.ndarray:
+        a[0] = 1  # a 0-d array: IndexError
+        return a
+
+    for fn in (product, reduction, element, argument, array0):
+        _agree(fn, (np.array(3.0), 2.5), (np.arange(3, dtype=np.int32), 2.5))
+
+
+def test_full_of_a_traced_python_int_beyond_the_dtype_raises() -> None:
+    """np.full / np.full_like of a Python int known only at run time (`n * 100`,
+    `a.sum().item() * 100`) beyond an integer dtype: NumPy's OverflowError (a Python float or
+    a NumPy integer is cast unchecked, as NumPy's copyto); Stax wrapped it."""
+
+    def full(a: np.ndarray, n: Any) -> np.ndarray:
+        return np.full(3, n * 100, dtype=np.int8)
+
+    def item(a: np.ndarray, n: Any) -> np.ndarray:
+        return np.full(a.shape, a.sum().item() * 100, dtype=np.uint8)
+
+    def like(a: np.ndarray, n: Any) -> np.ndarray:
+        return np.full_like(a, n - 2)
+
+    def numpy_int(a: np.ndarray, n: Any) -> np.ndarray:
+        return np.full(3, a.sum() * 100, dtype=np.int8)
+
+    def python_float(a: np.ndarray, n: Any) -> np.ndarray:
+        return np.full(2, n * 100.5, dtype=np.int8)
+
+    a = np.ones(3, np.int8)
+    for fn in (full, item, like, numpy_int, python_float):
+        _agree(fn, (a, 1), (a, 2), (a.astype(np.uint8), 0), (np.zeros(3, np.int8), 3))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed (FUZZ4 note): a value computed from a loop "
+    "index is converted unchecked (its check would run each iteration)",
+)
+def test_loop_index_int_beyond_the_dtype_raises() -> None:
+    """`a[k] = k * 100` in a Python loop over an int8 a: NumPy raises OverflowError at k = 2;
+    Stax wraps (operand_value leaves loop-index ints unchecked: `_of_loop_index`)."""
+
+    def fn(a: np.ndarray) -> np.ndarray:
+        for k in range(len(a)):
+            a[k] = k * 100
+        return a
+
+    _agree(fn, (np.zeros(5, np.int8),))
