@@ -339,6 +339,22 @@ def test_random_mutation_program_s18(
     assert why is None, f"{program[0]}(options {options}): {why}"
 
 
+def test_old_elements_read_after_the_array_is_written() -> None:
+    """A value of an argument's old elements (a masked or costly read) returned after the
+    argument is written whole: the shapes SPARSE's in-place write got wrong (reverted in
+    cb1406e: zeros), which the random programs above draw only now and then."""
+    reads = ("np.where(a < b, np.exp(a), 0)", "np.exp(a, where=a < 0, out=np.zeros(a.shape))")
+    writes = ("np.maximum(a, b, out=a)", "a += b", "a[...] = b", "np.maximum(b, a, out=a)")
+    calls_ = [
+        ((n,), (dt, dt), ("c", "c"), "none", "2", n)
+        for n, dt in ((9, "float64"), (17, "float32"), (4097, "float64"))
+    ]
+    for read in reads:
+        for write in writes:
+            source = f"def f(a, b, s):\n    r0 = {read}\n    {write}\n    return (r0,)\n"
+            assert compare(source, calls_, {}) is None, source
+
+
 # ----------------------------------------------------------------------------- fixed this session
 
 
