@@ -3279,6 +3279,10 @@ def register(tracer: type[Tracer]) -> None:
             # Cython swapped rows of the Tracer as of a Python sequence, through views (rows
             # repeated, a wrong result); only the whole function in NumPy shuffles as NumPy
             self.builder.whole_function("rng.shuffle of a traced array")
+        cls = self.numpy_class()
+        if cls is not np.ndarray:  # [FUZZ4] a scalar's item (`r = a * 2; r[0] = 1` of a 0-d a)
+            name = f"numpy.{cls.__name__}" if issubclass(cls, np.generic) else cls.__name__
+            raise TypeError(f"'{name}' object does not support item assignment")
         index = _traced_lists(self.builder, index)
         if _zero_d_mask(index):  # [LEAD] x[b] = v: as x[b] reads (it raised IndexError)
             self.builder.eager(operator.setitem, (self, index, value), {},
@@ -3383,10 +3387,7 @@ def _filled(b: Builder, shape: Any, fill: Any, dtype: Any) -> Tracer | None:
     dtype = np.dtype(float if dtype is None else dtype)
     if dtype not in SUPPORTED_DTYPES or builtins.any(s < 0 for s in shape):
         return None  # NumPy's own (its array, or its error)
-    if isinstance(fill, Tracer):  # NumPy copies the value in with casting='unsafe'
-        return api.copy_(api.broadcast_to(api.astype(fill, dtype, copy=False), shape))
-    value = b.add("const", (), (), dtype, value=api.stored_fill(fill, dtype))
-    return api.wrap(b, api.broadcast_value(b, value, shape))
+    return api.filled(b, shape, fill, dtype)
 
 
 def _has_tracer(obj: Any) -> bool:

@@ -216,8 +216,33 @@ def apply_ufunc(name: str, *args: Any, function: bool = False) -> Tracer:
     weak = not function and builtins.all(  # [HUNT] np.float64 subclasses float: strong
         isinstance(a, Tracer) and a.weak or isinstance(a, (int, float, complex, Sym))
         and not isinstance(a, np.generic) for a in args)  # [FUZZ3] a size is a Python int
-    return _scalar(Tracer(b, out, weak=weak and out.dtype.kind in "bifc",
-                          concrete=_concrete_result(ufunc, args)))
+    result = Tracer(b, out, weak=weak and out.dtype.kind in "bifc",
+                    concrete=_concrete_result(ufunc, args))
+    if name == "power" and result.concrete is None and (function or not builtins.all(
+            not isinstance(a, Tracer) or a.scalar for a in args)):  # not scalar arithmetic
+        result = _half_power(args[0], args[1], result, loop[0])
+    return _scalar(result)
+
+
+_HALF_POWER_LOOPS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _half_power(base: Any, exponent: Any, result: Tracer, dtype: np.dtype) -> Tracer:
+    """[FUZZ4] NumPy's float32/float64 power loop takes sqrt for an exponent of 0.5 that is
+    one value for the whole loop (a scalar, a 0-d or one-element array): (-inf) ** 0.5 is nan
+    and (-0.0) ** 0.5 is -0.0 there, where C's pow gives inf and 0.0. An exponent known only
+    at run time chooses between the two."""
+    if dtype not in _HALF_POWER_LOOPS or not isinstance(base, Tracer) or dtype != result.dtype:
+        return result
+    if isinstance(exponent, Tracer):
+        if exponent.dtype.kind != "f" or not builtins.all(
+                isinstance(d, int) and d == 1 for d in exponent.shape):
+            return result
+        half = apply_ufunc("sqrt", astype(base, dtype, copy=False))
+        return where(apply_ufunc("equal", exponent, 0.5), half, result)
+    if isinstance(exponent, (float, np.floating)) and exponent == 0.5:
+        return apply_ufunc("sqrt", astype(base, dtype, copy=False))
+    return result
 
 
 def _scalar(t: Tracer) -> Tracer:
@@ -271,11 +296,18 @@ def _concrete_result(ufunc: np.ufunc, args: Sequence[Any]) -> tuple[frozenset[in
 
 def power_operator(a: Tracer, b: Any) -> Tracer:
     """`a ** b`: like NumPy's operator, small scalar exponents of float arrays take the fast
-    path (2 -> square, 0.5 -> sqrt, -1 -> reciprocal), which `np.power` itself does not."""
+    path (2 -> square, 0.5 -> sqrt, -1 -> reciprocal); a NumPy scalar's `**` does not (C's
+    pow: np.float64(-inf) ** 0.5 is inf). [FUZZ4] A Python float exponent known only at run
+    time takes sqrt where it is 0.5 (float16 and complex too; np.power's own rule for float32
+    and float64 in apply_ufunc)."""
     fast = {2: "square", 0.5: "sqrt", -1: "reciprocal"}
-    if isinstance(b, (int, float)) and not isinstance(b, bool) and b in fast and \
-            a.dtype.kind in "fc" and not a.weak:  # [E16] complex too, as NumPy
+    array = a.dtype.kind in "fc" and not a.weak and not a.scalar  # [E16] complex too
+    if isinstance(b, (int, float)) and not isinstance(b, bool) and b in fast and array:
         return apply_ufunc(fast[b], a)
+    if isinstance(b, Tracer) and b.weak and b.dtype.kind == "f" and b.ndim == 0 and array \
+            and a.dtype not in _HALF_POWER_LOOPS:  # (those: apply_ufunc's rule)
+        return where(apply_ufunc("equal", b, 0.5), apply_ufunc("sqrt", a),
+                     apply_ufunc("power", a, b))
     if type(b) is int and b == 2 and a.dtype == np.bool_ and not a.weak:
         return apply_ufunc("square", a)  # [HUNT] NumPy's square of bools: int8, not int64
     return apply_ufunc("power", a, b)
@@ -1358,9 +1390,17 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subo
     dtype = check_dtype(np.dtype(dtype) if dtype is not None else a.dtype, "np.full_like")
     shape = tuple(a.shape) if shape is None else (
         (as_size(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(shape))
-    if isinstance(fill_value, Tracer):  # [H16] a traced value, cast as NumPy's copyto does
-        return copy_(broadcast_to(astype(fill_value, dtype, copy=False), shape))
-    value = b.add("const", (), (), dtype, value=stored_fill(fill_value, dtype))
+    return filled(b, shape, fill_value, dtype)
+
+
+def filled(b: Builder, shape: tuple[Any, ...], fill: Any, dtype: np.dtype) -> Tracer:
+    """A new array of `shape` filled with `fill` (np.full, np.full_like)."""
+    if isinstance(fill, Tracer):  # [H16] a traced value, cast as NumPy's copyto does
+        if fill.weak and fill.dtype.kind in "iu" and dtype.kind in "iu":
+            # [FUZZ4] but a Python int beyond the dtype raises NumPy's OverflowError
+            fill = wrap(b, operand_value(b, fill, dtype))
+        return copy_(broadcast_to(astype(fill, dtype, copy=False), shape))
+    value = b.add("const", (), (), dtype, value=stored_fill(fill, dtype))
     return wrap(b, broadcast_value(b, value, shape))
 
 

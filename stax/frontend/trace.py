@@ -383,6 +383,10 @@ class Tracer:
         if caller.f_globals.get("__name__", "").partition(".")[0] in ("stax", "numpy") or \
                 caller.f_code.co_filename.startswith("<stax"):
             return Tracer
+        return self.numpy_class()
+
+    def numpy_class(self) -> type:
+        """The class of NumPy's value: a Python or NumPy scalar's, or np.ndarray."""
         if self.argument_class is not None:
             return self.argument_class
         if self.weak:

@@ -253,6 +253,9 @@ class ExprPrinter:
         if fn == "cast":
             helper = "stax_cast_clamped" if _clamped_into(exprs[0], out) else "stax_cast"
             return f"{helper}<{ctype(out)}, {t}>({a[0]}, {BAD})"
+        if fn in ("power", "float_power") and out.kind == "f" and \
+                isinstance(exprs[1], Const) and exprs[1].value == 0.5:
+            return f"stax_pow_half({a[0]})"  # [FUZZ4] g++'s vectorizer makes pow(x, 0.5) sqrt
         if fn == "power" and out.kind == "f":
             exponent = exprs[1]
             if isinstance(exponent, Const) and exponent.value in (2.0, 3.0, 4.0):

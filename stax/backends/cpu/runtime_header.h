@@ -330,6 +330,12 @@ template <typename T, bool ConstD = false> static inline T stax_remainder(T a, T
     }
 }
 
+// [FUZZ4] C's pow(a, 0.5): +inf for -inf and +0 for -0. g++'s vectorizer turns pow(a, 0.5) into
+// sqrt(a), which gives nan and -0 there (NumPy's float16 power and float_power use pow).
+template <typename T> static inline T stax_pow_half(T a) {
+    return a == -std::numeric_limits<T>::infinity() ? -a : std::sqrt(a) + (T)0;
+}
+
 template <typename T> static inline T stax_power(T a, T b, int& bad) {
     if constexpr (std::is_floating_point_v<T>) {
         return std::pow(a, b);
