@@ -12,6 +12,7 @@ from conftest import DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_matches, make_arra
 
 import stax
 from stax.graph import SUPPORTED_DTYPES
+from stax.runtime.compiler import ISA_LEVELS, isa_level
 
 N = 67  # not a multiple of any vector width: exercises the vector loop and its tail
 
@@ -101,6 +102,9 @@ def test_composed_unary(op: str, dtype: str) -> None:
 @pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_isa_levels(isa: str, dtype: str) -> None:
+    if ISA_LEVELS.index(isa) < ISA_LEVELS.index(isa_level()):
+        pytest.skip(f"this CPU lacks {isa}")
+
     def fn(x: Any, y: Any) -> Any:
         return (np.maximum(x, y) * 2 - np.minimum(x, y) / 3, np.where(x > y, np.sqrt(np.abs(x)),
                 np.floor(y)), np.fmax(x, y), np.sign(x) + np.ceil(y))

@@ -144,7 +144,7 @@ def test_fortran_elementwise_runs_one_contiguous_loop() -> None:
         return np.tanh(x) * 2 + 1
 
     f, x = stax.jit(tanh2), _fortran((40, 70))
-    _same(f, tanh2, x)
+    _same(f, tanh2, x, rtol=2e-5)  # (float32 tanh: AVX2's libmvec is ~9 ulp from NumPy's)
     (plan,) = f.compile(x).program.plans
     assert any(d.rule == "loop_order" for d in plan.decisions)
     assert len(plan.nodes[0].ranges) == 1

