@@ -1271,7 +1271,6 @@ def _matcher(structure: Any, n_args: int, names: tuple[str, ...]
                 names_space)
 
 
-
 class _CallGenerators(threading.local):
     """The generators of the call in progress on each thread (`RandomArgument`): concurrent
     calls draw from their own. [REVIEW] one list for all threads drew from another thread's."""
