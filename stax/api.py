@@ -1007,8 +1007,9 @@ class Jitted:
         """[HUNT11] A NumPy routine of the compiled program (np.linalg.inv of a singular
         matrix) raised: the call runs in NumPy, where the function's own `try: ... except
         LinAlgError:` sees the error (the trace ran no such error; a compiled program let it
-        escape the function); without one NumPy raises it again. Arguments are written back
-        only after the program ran, so NumPy reads them unchanged. strict=True: the error."""
+        escape the function); without one NumPy raises it again. A program calling an extern
+        writes no argument in place (`_donated`), so NumPy reads them unchanged. strict=True:
+        the error."""
         if self.options["strict"]:
             raise error
         warn_once(self, Break(f"a NumPy routine raised {type(error).__name__} inside the "

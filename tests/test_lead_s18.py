@@ -45,9 +45,14 @@ def kept_after_loop(x, n):
     return total, values
 
 
+def _pairs(got, expected):
+    """A result and NumPy's, paired result by result (one result, or a tuple of them)."""
+    return zip(got if isinstance(got, tuple) else (got,),
+               expected if isinstance(expected, tuple) else (expected,), strict=True)
+
+
 def _same(got, expected, rtol: float = 1e-12) -> None:
-    for g, e in zip(got if isinstance(got, tuple) else (got,),
-                    expected if isinstance(expected, tuple) else (expected,), strict=True):
+    for g, e in _pairs(got, expected):
         assert np.asarray(g).dtype == np.asarray(e).dtype
         np.testing.assert_allclose(g, e, rtol=rtol, equal_nan=True)
 
@@ -158,8 +163,7 @@ def test_initial_of_an_empty_selection(k, dtype) -> None:
                 f(x)
             continue
         got = f(x)
-        for g, e in zip(got if isinstance(got, tuple) else (got,),
-                        expected if isinstance(expected, tuple) else (expected,), strict=True):
+        for g, e in _pairs(got, expected):
             assert np.asarray(g).dtype == np.asarray(e).dtype
             np.testing.assert_array_equal(g, e)
 
@@ -197,8 +201,7 @@ def test_calls_rerun_in_numpy_read_unchanged_arguments(fn, make) -> None:
             got, expected = f(*ours), fn(*theirs)
         for a, b in zip(ours, theirs, strict=True):
             np.testing.assert_array_equal(a, b)
-        for g, e in zip(got if isinstance(got, tuple) else (got,),
-                        expected if isinstance(expected, tuple) else (expected,), strict=True):
+        for g, e in _pairs(got, expected):
             assert (g is None) == (e is None)
             if e is not None:
                 np.testing.assert_allclose(g, e, rtol=1e-12)
