@@ -1153,7 +1153,11 @@ def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None, step: int
             return Row(child, _replicate_regular(row.elem, base, child))
         raise NotImplementedError("stax.nested: slicing arrays of arrays is not supported")
     buf = _elements(row, "slicing")
-    child = Space.child(space, guard(_first_or_zero, count) if regular else count)
+    # A regular width is the slice's length on one row, also where `space` has no iteration
+    # (its rows' counts are then empty, but the result keeps the width: shape (0, w)).
+    width = len(range(*slice(lo, hi, step).indices(static_width(base.layout)))) if regular \
+        else count
+    child = Space.child(space, width)
     offset = lift(Scalar(space, _add(start.expr, Load(INT64, Buf(a), Idx()))), child).expr
     note("map-of-slice -> segmented gather" if target is None else
          "free array replicated -> segmented gather",
@@ -1164,10 +1168,6 @@ def slice_row(row: Row, lo: Any, hi: Any, target: Space | None = None, step: int
 
 def _item(pair: tuple[np.ndarray, np.ndarray], j: int) -> np.ndarray:
     return pair[j]
-
-
-def _first_or_zero(a: np.ndarray) -> int:
-    return int(a[0]) if len(a) else 0
 
 
 def _slice_indices(n: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None,

@@ -262,3 +262,20 @@ def test_arguments_sharing_arrays() -> None:
     check(g.fn, a, a[::-1].copy(), jitted=g)
     with pytest.raises(ValueError, match="different lengths"):
         g(a, np.arange(3.0))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3])
+def test_free_arrays_in_a_map_of_no_rows(rows: int) -> None:
+    """A free array (1-D, or sliced rows of a 2-D one) mapped inside a map: its width is the
+    array's, also where the outer map has no iteration (CI found shape (0, 0) for (0, 3));
+    recorded on one size and replayed on the others."""
+    free, grid = np.array([2, -1, 4]), np.arange(12).reshape(3, 4)
+    mapped = sn.jit(lambda r, ks: sn.map(lambda row, k: sn.map(lambda v: v * k - 1, free), r, ks))
+    sliced = sn.jit(lambda r, ks: sn.map(lambda row, k: grid[1][1:3] * k, r, ks))
+    for n in (rows, 2, 0, rows):
+        ks = np.arange(n, dtype=np.int64) - 1
+        r = sn.Ragged(np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64))
+        got = check(mapped.fn, r, ks, jitted=mapped)
+        assert_same(got, np.array([[v * k - 1 for v in free] for k in ks], np.int64).reshape(n, 3))
+        got = check(sliced.fn, r, ks, jitted=sliced)
+        assert_same(got, np.array([[5 * k, 6 * k] for k in ks], np.int64).reshape(n, 2))
