@@ -705,6 +705,16 @@ def topk_rows(x):
     return np.sort(np.partition(x, -TOPK, axis=1)[:, -TOPK:], axis=1)
 
 
+def topk_sorted_rows(x):
+    """[TOPK] The 8 largest of each row by a sort and a slice."""
+    return np.sort(x, axis=1)[:, -TOPK:]
+
+
+def bottomk_rows(x):
+    """[TOPK] The 8 smallest of each row by a partition, then a sort of them."""
+    return np.sort(np.partition(x, TOPK - 1, axis=1)[:, :TOPK], axis=1)
+
+
 def median_rows(x):
     return np.median(x, axis=1)
 
@@ -1236,6 +1246,10 @@ def topk_rows_torch(x):
     return torch.sort(torch.topk(x, TOPK, 1).values, 1).values
 
 
+def bottomk_rows_torch(x):
+    return torch.sort(torch.topk(x, TOPK, 1, largest=False).values, 1).values
+
+
 def median_rows_torch(x):
     s = torch.sort(x, 1).values
     n = x.shape[1]
@@ -1498,6 +1512,8 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("sort_rows", sort_rows, sort_rows_torch, one_normal),
     Workload("argsort_rows", argsort_rows, argsort_rows_torch, one_normal),
     Workload("topk_rows", topk_rows, topk_rows_torch, one_normal),
+    Workload("topk_sorted_rows", topk_sorted_rows, topk_rows_torch, one_normal),
+    Workload("bottomk_rows", bottomk_rows, bottomk_rows_torch, one_normal),
     Workload("median_rows", median_rows, median_rows_torch, one_normal),
     Workload("searchsorted_grid", searchsorted_grid, searchsorted_grid_torch,
              sorted_grid_and_normal),

@@ -585,7 +585,8 @@ class _Lowering:
                                               "extern_result"))
         return self.add_node("extern", buf, op.out.shape, None, Index(), self.origin(op.out),
                              fn=fn, extern_inputs=tuple(n for n in names if n),
-                             raises=fn in externs.EXTERNS and fn not in externs.PARTS)
+                             raises=fn in externs.EXTERNS and fn not in externs.PARTS
+                             and not dict(op.attrs).get("quiet", False))  # [TOPK]
 
     def _blas_operand(self, v: Value) -> tuple[Value, tuple[int, ...] | None]:
         """[H13] A matrix product's operand that is a transpose (or a chain of them) of a value

@@ -1717,20 +1717,34 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     if order is not None:
         raise unsupported("np.sort with order=")
     x, ax = _flattened(a, axis)
+    if axis is not None and (top := _topk().selected_slice(x, ax, "np.partition")) is not None:
+        return top
 
     def into(x: np.ndarray, out: np.ndarray) -> None:
         np.copyto(out, x)
         out.sort(axis=ax, kind=kind, stable=stable)
 
-    return _along("np.sort", into, x, ax, x.dtype, kind=kind, stable=stable)
+    return _along("np.sort", into, x, ax, x.dtype, quiet=True, kind=kind, stable=stable)
 
 
 def _along(name: str, routine: Callable[[np.ndarray, np.ndarray], None], x: Tracer, ax: int,
-           dtype: np.dtype, **kwargs: Any) -> Tracer:
+           dtype: np.dtype, kths: tuple[int, ...] = (), quiet: bool = False,
+           **kwargs: Any) -> Tracer:
     """[PERF10] The extern node of an axis routine writing into its buffer, split over idle
-    cores (`externs.register_along`)."""
+    cores (`externs.register_along`). It records `along` (the routine, its axis and the kth
+    positions it puts in place) for the top-k forms [TOPK] (`stax.frontend.topk`), and
+    `quiet`: the routine raises nothing on these arguments, so it is not run when its result
+    is unused (a sort or partition whose top-k slice became a top-k call)."""
     key = externs.register_along(_spelled(name, {"axis": ax, **kwargs}), routine, ax)
-    return _extern_node(name, key, (x,), tuple(x.shape), dtype)
+    return _extern_node(name, key, (x,), tuple(x.shape), dtype, along=(name, ax, kths),
+                        quiet=quiet)
+
+
+def _topk() -> ModuleType:
+    """[TOPK] `stax.frontend.topk` (imported on use: it imports this module)."""
+    from stax.frontend import topk
+
+    return topk
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
@@ -1756,7 +1770,12 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
         np.copyto(out, x)
         out.partition(kth, axis=ax, kind=kind)
 
-    return _along("np.partition", into, x, ax, x.dtype, kth=kth, kind=kind)
+    n = x.shape[ax]
+    kths = tuple(j + n if j < 0 else j for j in np.atleast_1d(kth).tolist()) \
+        if type(n) is int else ()
+    quiet = bool(kths) and all(0 <= j < n for j in kths)  # else NumPy's ValueError
+    return _along("np.partition", into, x, ax, x.dtype, kths if quiet else (), quiet,
+                  kth=kth, kind=kind)
 
 
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",

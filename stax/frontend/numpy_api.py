@@ -1087,6 +1087,12 @@ def getitem(a: Tracer, index: Any) -> Tracer:
         raise unsupported("boolean mask indexing (its result shape depends on the data)")
     if not arrays:
         view = _basic_index(a, items)[0]
+        if view is not a:  # [TOPK] `np.sort(x)[..., -k:]`: a top-k of x
+            from stax.frontend.topk import selected_slice
+
+            top = selected_slice(view, None, "np.sort")
+            if top is not None:
+                return Tracer(a.builder, top.value, parent=a, view=view.view_op)
         # [FUZZ] integers for every axis give NumPy a scalar, a copy: `s = x[0]; s += 1` must
         # not write into x (a 0-d view did).
         raw = index if isinstance(index, tuple) else (index,)
