@@ -63,20 +63,32 @@ def selected_slice(view: Tracer, axis: int | None, routine: str) -> Tracer | Non
     ):
         return None
     largest = starts[ax] + k == n
-    if (
-        not largest
-        and starts[ax] != 0
-        or routine == "np.partition"
-        and not set(kths) & ({starts[ax], starts[ax] - 1} if largest else {k, k - 1})
+    if not largest and starts[ax] != 0:
+        return None
+    # a partition puts kth in place, the smaller before it, the larger after it
+    if routine == "np.partition" and not set(kths) & (
+        {starts[ax], starts[ax] - 1} if largest else {k, k - 1}
     ):
         return None
-    return _topk(b, x, tuple(view.shape), ax, k, largest)
+    form = (
+        f"np.sort(np.partition(x, kth={list(kths)}, axis={ax})[slice], axis={ax})"
+        if routine == "np.partition"
+        else f"np.sort(x, axis={ax})[slice]"
+    )
+    why = (
+        f"{form}: the {k} {'largest' if largest else 'smallest'} along axis {ax}, ascending; "
+        f"a heap of {k} per row (no {routine} of the rows)"
+    )
+    return _topk(b, x, tuple(view.shape), ax, k, largest, why)
 
 
-def _topk(b: Builder, x: Value, shape: tuple[int, ...], axis: int, k: int, largest: bool) -> Tracer:
-    """The extern call of `stax.runtime.topk.select` on `x`."""
+def _topk(
+    b: Builder, x: Value, shape: tuple[int, ...], axis: int, k: int, largest: bool, why: str
+) -> Tracer:
+    """The extern call of `stax.runtime.topk.select` on `x`; `why` (the form recognized, for
+    `stax.explain`'s graph) is its attribute `topk`."""
     kwargs = {"axis": axis, "k": k, "largest": largest}
     key = externs.register_into(
         _spelled("stax.topk", kwargs), functools.partial(topk.select, **kwargs)
     )
-    return api.wrap(b, b.add("extern", (x,), shape, x.dtype, fn=key))
+    return api.wrap(b, b.add("extern", (x,), shape, x.dtype, fn=key, topk=why))
