@@ -224,3 +224,17 @@ def test_kth_out_of_bounds_raises():
         f(x)
     with pytest.raises(ValueError):
         stax.jit(f)(x)
+
+
+def test_bad_kind_raises_unused():
+    """A sort or partition whose top-k slice was replaced still raises NumPy's errors for its
+    arguments (it runs when they are bad)."""
+    x = _values(np.float64, (4, 100), 11)
+    for f in (
+        lambda x: np.sort(x, axis=1, kind="bogus")[:, -3:],
+        lambda x: np.sort(np.partition(x, -3, axis=1, kind="bogus")[:, -3:], axis=1),
+    ):
+        with pytest.raises(ValueError):
+            f(x)
+        with pytest.raises(ValueError):
+            stax.jit(f)(x)

@@ -1724,7 +1724,12 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
         np.copyto(out, x)
         out.sort(axis=ax, kind=kind, stable=stable)
 
-    return _along("np.sort", into, x, ax, x.dtype, quiet=True, kind=kind, stable=stable)
+    try:  # [TOPK] quiet: NumPy's sort raises only for its arguments (`kind="bogus"`)
+        np.sort(_probe(x), kind=kind, stable=stable)
+        quiet = True
+    except (ValueError, TypeError):
+        quiet = False
+    return _along("np.sort", into, x, ax, x.dtype, quiet=quiet, kind=kind, stable=stable)
 
 
 def _along(name: str, routine: Callable[[np.ndarray, np.ndarray], None], x: Tracer, ax: int,
@@ -1773,7 +1778,8 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
     n = x.shape[ax]
     kths = tuple(j + n if j < 0 else j for j in np.atleast_1d(kth).tolist()) \
         if type(n) is int else ()
-    quiet = bool(kths) and all(0 <= j < n for j in kths)  # else NumPy's ValueError
+    # else NumPy's ValueError (the only kind is introselect)
+    quiet = bool(kths) and all(0 <= j < n for j in kths) and kind == "introselect"
     return _along("np.partition", into, x, ax, x.dtype, kths if quiet else (), quiet,
                   kth=kth, kind=kind)
 
