@@ -101,3 +101,40 @@ def test_out_a_0d_or_1d_array_still_written(fn: Callable[..., Any], out: np.ndar
     fn(expected, b.copy())
     stax.jit(fn)(got, b.copy())
     np.testing.assert_array_equal(got, expected)
+
+
+def _loop_broadcast_gather(a: np.ndarray, n: int) -> np.ndarray:
+    s = np.zeros_like(a)
+    for k in range(n):
+        s[k : k + 2] = s[k : k + 2] + a[k]
+    return a
+
+
+def _loop_broadcast_division(a: np.ndarray, d: np.ndarray, n: int) -> np.ndarray:
+    s = np.zeros_like(a)
+    for k in range(n):
+        s[k : k + 2] = s[k : k + 2] + d[0] // d[1]
+    return s
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float64"])
+@pytest.mark.parametrize("n", [2, 3])
+def test_loop_store_of_an_empty_slice_still_checks_its_gather(dtype: str, n: int) -> None:
+    """[HUNT12] (fuzz_s16) `s[k:k + 2] = s[k:k + 2] + a[k]` over range(3) of a (2,) array: at
+    k = 2 the slice is empty and NumPy raises IndexError for a[2]; the loop kernel's first loop
+    stopped at the stores' count (0, `stored_prefix`) and skipped the gather: no error."""
+    a = np.array([1, 1], dtype)
+    jitted = stax.jit(_loop_broadcast_gather)
+    if n == 2:
+        np.testing.assert_array_equal(jitted(a.copy(), n), _loop_broadcast_gather(a.copy(), n))
+        return
+    expected = _raised(_loop_broadcast_gather, a.copy(), n)
+    assert type(_raised(jitted, a.copy(), n)) is type(expected) is IndexError
+
+
+def test_loop_store_of_an_empty_slice_keeps_its_results_with_a_flag_op() -> None:
+    """The rule's other half: an invariant op that may set a flag (integer //) keeps the store
+    kernel running full length; the values are NumPy's."""
+    a, d = np.arange(4, dtype=np.int64), np.array([7, 2])
+    got = stax.jit(_loop_broadcast_division)(a.copy(), d, 5)
+    np.testing.assert_array_equal(got, _loop_broadcast_division(a.copy(), d, 5))
