@@ -382,6 +382,7 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
     if result is a:
         result = copy_(a)
     if out is not None:  # [H16] np.clip(x, lo, hi, out=x): written as NumPy's ufunc would
+        out_array(out)
         if not isinstance(out, Tracer):
             raise unsupported("np.clip with out= that is not a traced array")
         return inplace(out, result)
@@ -478,12 +479,24 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+def out_array(target: Any, message: str | None = None) -> None:
+    """[HUNT12] `out=` a NumPy scalar (an argument `np.float64(1)`, a reduction's result):
+    NumPy's TypeError, as NumPy raises it (a scalar cannot be written to)."""
+    if isinstance(target, Tracer) and target.numpy_class() is not np.ndarray:
+        raise TypeError(message or "return arrays must be of ArrayType")
+
+
 def _into(out: Any, result: Tracer, fn: str) -> Tracer:
     """[HUNT] A reduction's or scan's `out=`: `result` written into `out` (a traced array of
     the result's own dtype and shape, as in `np.sum(x, axis=0, out=s)`), which is returned."""
     if out is None:
         return result
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out  # (ufunc methods)
+    scan = fn in SCAN_OF_UFUNC.values()
+    out_array(target, "output must be an array" if scan else None)
+    if scan and isinstance(target, Tracer) and tuple(target.shape) != tuple(result.shape):
+        # [HUNT12] NumPy's error (its own check crashes on a 0-d out: a segmentation fault)
+        raise ValueError("provided out is the wrong size for the accumulation.")
     if not isinstance(target, Tracer) or target.scalar or target.dtype != result.dtype or \
             tuple(target.shape) != tuple(result.shape):
         raise unsupported(f"np.{fn} with out= of another dtype or shape")
@@ -1516,6 +1529,8 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if name == "divmod" and set(kwargs) == {"out"} and isinstance(kwargs["out"], tuple) and \
             len(kwargs["out"]) == 2 and builtins.all(
                 isinstance(t, Tracer) for t in kwargs["out"]):  # [HUNT] out=(q, r)
+        for target in kwargs["out"]:
+            out_array(target)
         for target, value, fn in zip(kwargs["out"], divmod_(*inputs),
                                      ("floor_divide", "remainder"), strict=True):
             inplace(target, value, fn)
@@ -1524,6 +1539,7 @@ def array_ufunc(self: Tracer, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if op is None:
         raise unsupported(f"np.{name}")
     out, mask = kwargs.pop("out", None), kwargs.pop("where", True)
+    out_array(out[0] if isinstance(out, tuple) else out)
     dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
     if kwargs or casting not in ("same_kind", "unsafe") or mask is not True and out is None:
         raise unsupported(f"np.{name} with {', '.join(kwargs) or 'casting=, or where='}"

@@ -44,7 +44,19 @@ from stax.backends import DEFAULT, get_backend, region_params
 from stax.cse import eliminate_common_subexpressions
 from stax.frontend.trace import Builder
 from stax.graph import Graph, Op, Value
-from stax.ir.expr import Call, Const, Expr, Index, Load, Var
+from stax.ir.expr import (
+    Call,
+    Const,
+    Expr,
+    Index,
+    IndexValue,
+    Load,
+    Var,
+    expr_variables,
+    gathers,
+    may_flag,
+    walk,
+)
 from stax.ir.program import Buffer, contiguous_strides, xvars
 from stax.loops import stores as in_place
 from stax.loops.affine import StoreForm
@@ -847,10 +859,23 @@ def _store_stops(sched: Schedule, plan_of: dict[str, KernelPlan],
                 stops.get(n.out) != stop or n.ranges != buffers[n.out].shape or
                 n.out_index != _in_order(n.ranges) for n in stored):
             continue
+        if any(_checks_once(n.body) for n in nodes if n.body is not None):
+            stop = Call("maximum", (stop, Const(1, np.dtype(np.int64))), np.dtype(np.int64))
         changed[name] = replace(plan, outer_stop=stop, decisions=(*plan.decisions, PlanDecision(
             "stored_prefix", name, 0, "stored_prefix: the first loop stops at the count of the "
             "elements the driver's stores read (a slice of index-dependent length)")))
     return changed
+
+
+def _checks_once(body: Expr) -> bool:
+    """[HUNT12] Does `body` gather or set an error flag at a value the first loop does not vary
+    (`s[k:k + 2] + a[k]`: `a[k]` broadcast)? NumPy checks it even where the stores read no
+    element: the first loop, stopped at their count, runs at least once (at a count of 0 it
+    skipped the check: no IndexError)."""
+    first = xvars(1)[0]
+    return any(first not in expr_variables(e) and (
+        isinstance(e, (Load, IndexValue)) and gathers(e) or isinstance(e, Call) and may_flag(e))
+        for e in walk(body))
 
 
 def _in_order(ranges: Sequence[int]) -> Index:
