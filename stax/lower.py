@@ -95,7 +95,8 @@ class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
     `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
     `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3]),
-    `unused_gather`, `empty_read_gather`."""
+    `unused_gather`, `empty_read_gather`; without a buffer (`recomputed`, `inlined`):
+    `streamed_row_recompute`, `transposed_recompute`, `unrolled_reduce` ([PERF11])."""
 
     value: str
     buffer: str
@@ -481,9 +482,14 @@ class _Lowering:
         axes = op.attr("axes")
         shape = op.inputs[0].shape
         if all(isinstance(shape[d], int) and shape[d] == 1 for d in axes):
-            return _unit_reduce(op, src)
+            return _pointwise_reduce(op, src)
         if _few_reduced(op):
-            return _unrolled_reduce(op, src)
+            count = math.prod(shape[d] for d in axes)
+            self.decisions.append(Materialization(str(op.out), "inlined", (
+                f"unrolled_reduce: {op.attr('fn')} over {count} elements per output (<= "
+                f"{UNROLLED_REDUCE_MAX}) combined pointwise and fused into its consumers, not a "
+                "reduction loop per output"), "unrolled_reduce"))
+            return _pointwise_reduce(op, src)
         kept = [d for d in range(len(shape)) if d not in axes]
         ranges_x = tuple(shape[d] for d in kept)
         ranges_r = tuple(shape[d] for d in axes)
@@ -1064,14 +1070,17 @@ def _few_reduced(op: Op) -> bool:
         all(isinstance(n, int) for n in sizes) and 2 <= math.prod(sizes) <= UNROLLED_REDUCE_MAX
 
 
-def _unrolled_reduce(op: Op, src: Lazy) -> Lazy:
-    """[PERF11] The reduction's few elements (`_few_reduced`) combined pointwise in the order of
-    the reduced positions, each cast to the result dtype (as `_unit_reduce`: a float sum from
-    0.0, so a sum of -0.0s is 0.0); fused into its consumers like any pointwise value."""
+def _pointwise_reduce(op: Op, src: Lazy) -> Lazy:
+    """A reduction over a few elements per output, a count known at trace time, as a pointwise
+    value inlined into its consumers instead of a reduction loop per output: axes of extent 1
+    (its one element; an argmax/argmin is 0; a softmax over rows of one element ran ~10x slower
+    than torch.compile before), or [PERF11] 2..UNROLLED_REDUCE_MAX elements (`_few_reduced`)
+    combined in the order of the reduced positions. Each element is cast to the result dtype;
+    a float sum starts from 0.0, as NumPy's add.reduce starts from the identity (a sum of
+    [-0.0] is 0.0) [FIX16]."""
     axes, keepdims, fn, out = op.attr("axes"), op.attr("keepdims"), op.attr("fn"), op.out
     shape = op.inputs[0].shape
     positions = list(np.ndindex(*(shape[d] for d in axes)))
-    combine = UNROLLED_COMBINE[fn]
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
         acc: Expr | None = None
@@ -1081,36 +1090,15 @@ def _unrolled_reduce(op: Op, src: Lazy) -> Lazy:
             full = tuple(Index((), int(at[d])) if d in at else idx[d] if keepdims
                          else next(kept) for d in range(len(shape)))
             value = src.load(full, r)
+            if fn in ("argmax", "argmin"):  # (one element: `_few_reduced` leaves the others)
+                return _keep_checks(Const(0, out.dtype), value)
             value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
             if acc is None:
                 acc = Call("add", (Const(0, out.dtype), value), out.dtype) if \
-                    fn == "sum" and out.dtype.kind == "f" else value
+                    fn == "sum" and out.dtype.kind in "fc" else value
             else:
-                acc = Call(combine, (acc, value), out.dtype)
+                acc = Call(UNROLLED_COMBINE[fn], (acc, value), out.dtype)
         assert acc is not None
         return acc
-    return Lazy(out.shape, out.dtype, load)
-
-
-def _unit_reduce(op: Op, src: Lazy) -> Lazy:
-    """A reduction over axes of extent 1 is its one element (cast to the result dtype; an
-    argmax/argmin is 0): pointwise, inlined into its consumers instead of a reduction loop per
-    output (a softmax over rows of one element ran ~10x slower than torch.compile before).
-    A float sum is 0.0 + its element, as NumPy's add.reduce starts from the identity (a sum of
-    [-0.0] is 0.0) [FIX16]."""
-    axes, keepdims, fn = op.attr("axes"), op.attr("keepdims"), op.attr("fn")
-    ndim, out = len(op.inputs[0].shape), op.out
-
-    def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
-        kept = iter(idx)
-        full = tuple(Index() if d in axes else idx[d] if keepdims else next(kept)
-                     for d in range(ndim))
-        value = src.load(full, r)
-        if fn in ("argmax", "argmin"):
-            return _keep_checks(Const(0, out.dtype), value)
-        value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
-        if fn == "sum" and out.dtype.kind in "fc":
-            return Call("add", (Const(0, out.dtype), value), out.dtype)
-        return value
     return Lazy(out.shape, out.dtype, load)
 
