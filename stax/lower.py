@@ -1058,7 +1058,9 @@ UNROLLED_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "
 
 def _few_reduced(op: Op) -> bool:
     """[PERF11] Is `op` a reduction over 2..UNROLLED_REDUCE_MAX elements per output (known
-    sizes; not an argmax/argmin, not float16 or complex)? A 2x2 mean pooling
+    sizes; not an argmax/argmin, whose tie and NaN rule stays the loop's; a result of a
+    bool, integer, float32 or float64 dtype: a float16 input reduces in float32 [A1], complex
+    does not)? A 2x2 mean pooling
     (`x.reshape(r, 2, c, 2).mean((1, 3))`) ran as a reduction loop of two elements per output
     into a partial result as large as half its input, then a second reduction over it (2048^2
     float32, one thread: 5.7 ms; torch.compile 3.5 ms; unrolled 2.2 ms), and a sum over 3
