@@ -100,6 +100,11 @@ def adam_state(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
     return param, grad, m, v
 
 
+def rgb_and_weights(rng: np.random.Generator, rows: int, cols: int) -> Arrays:
+    """[UNROLL] An RGB image (rows, cols, 3) and gray weights of its channels."""
+    return _normal(rng, rows, cols, 3), np.array([0.299, 0.587, 0.114], np.float32)
+
+
 # Input makers of the cliff hunt (H9): shapes derived from (rows, cols) keep about rows*cols
 # elements, so every size of the issue keeps its meaning.
 
@@ -874,6 +879,18 @@ def argmin_axis0(x):
     return np.argmin(x, axis=0)
 
 
+def sum_triples(img, w):  # [UNROLL] reductions over 3 and 4 elements per output
+    return img.reshape(-1, 3).sum(1)
+
+
+def rgb_to_gray(img, w):
+    return (img * w).sum(-1)
+
+
+def sum_quads_rows(x):
+    return x.reshape(x.shape[0], -1, 4).sum(-1)
+
+
 def sum_f64_rows(x):
     return x.sum(axis=1, dtype=np.float64)
 
@@ -1399,6 +1416,18 @@ def argmin_axis0_torch(x):
     return torch.argmin(x, 0)
 
 
+def sum_triples_torch(img, w):
+    return img.reshape(-1, 3).sum(1)
+
+
+def rgb_to_gray_torch(img, w):
+    return (img * w).sum(-1)
+
+
+def sum_quads_rows_torch(x):
+    return x.reshape(x.shape[0], -1, 4).sum(-1)
+
+
 def sum_f64_rows_torch(x):
     return x.sum(1, dtype=torch.float64)
 
@@ -1554,6 +1583,9 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("roll_diff", roll_diff, roll_diff_torch, one_normal),
     Workload("avgpool2x2", avgpool2x2, avgpool2x2_torch, one_normal),
     Workload("argmin_axis0", argmin_axis0, argmin_axis0_torch, one_normal),
+    Workload("sum_triples", sum_triples, sum_triples_torch, rgb_and_weights),
+    Workload("rgb_to_gray", rgb_to_gray, rgb_to_gray_torch, rgb_and_weights),
+    Workload("sum_quads_rows", sum_quads_rows, sum_quads_rows_torch, one_normal),
     Workload("sum_f64_rows", sum_f64_rows, sum_f64_rows_torch, one_normal, "magnitude"),
 )
 

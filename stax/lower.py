@@ -95,7 +95,8 @@ class Materialization:
     """Why `value` got a buffer of its own, by `rule` (G: decision records): `costly_recompute`,
     `inline_op_limit`, `inline_depth_limit`, `graph_output`, `reduction_result`, `scan_result`,
     `extern_result`, `extern_input`, `reduction_split` (a partial result, [VEC3]),
-    `unused_gather`, `empty_read_gather`."""
+    `unused_gather`, `empty_read_gather`; without a buffer (`recomputed`, `inlined`):
+    `streamed_row_recompute`, `transposed_recompute`, `unrolled_reduce` ([PERF11])."""
 
     value: str
     buffer: str
@@ -481,7 +482,14 @@ class _Lowering:
         axes = op.attr("axes")
         shape = op.inputs[0].shape
         if all(isinstance(shape[d], int) and shape[d] == 1 for d in axes):
-            return _unit_reduce(op, src)
+            return _pointwise_reduce(op, src)
+        if _few_reduced(op):
+            count = math.prod(shape[d] for d in axes)
+            self.decisions.append(Materialization(str(op.out), "inlined", (
+                f"unrolled_reduce: {op.attr('fn')} over {count} elements per output (<= "
+                f"{UNROLLED_REDUCE_MAX}) combined pointwise and fused into its consumers, not a "
+                "reduction loop per output"), "unrolled_reduce"))
+            return _pointwise_reduce(op, src)
         kept = [d for d in range(len(shape)) if d not in axes]
         ranges_x = tuple(shape[d] for d in kept)
         ranges_r = tuple(shape[d] for d in axes)
@@ -1042,25 +1050,58 @@ def split_reduction(body: Expr, kept: Sequence[int], axes: Sequence[int], fn: st
     return memory(outer), memory(inner), tuple(kept)
 
 
-def _unit_reduce(op: Op, src: Lazy) -> Lazy:
-    """A reduction over axes of extent 1 is its one element (cast to the result dtype; an
-    argmax/argmin is 0): pointwise, inlined into its consumers instead of a reduction loop per
-    output (a softmax over rows of one element ran ~10x slower than torch.compile before).
-    A float sum is 0.0 + its element, as NumPy's add.reduce starts from the identity (a sum of
+# [PERF11] reductions over at most this many elements per output (a constant count) are
+# unrolled into pointwise combinations of their elements
+UNROLLED_REDUCE_MAX = 4
+UNROLLED_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+                    "any": "logical_or", "all": "logical_and"}
+
+
+def _few_reduced(op: Op) -> bool:
+    """[PERF11] Is `op` a reduction over 2..UNROLLED_REDUCE_MAX elements per output (known
+    sizes; not an argmax/argmin, whose tie and NaN rule stays the loop's; a result of a
+    bool, integer, float32 or float64 dtype: a float16 input reduces in float32 [A1], complex
+    does not)? A 2x2 mean pooling
+    (`x.reshape(r, 2, c, 2).mean((1, 3))`) ran as a reduction loop of two elements per output
+    into a partial result as large as half its input, then a second reduction over it (2048^2
+    float32, one thread: 5.7 ms; torch.compile 3.5 ms; unrolled 2.2 ms), and a sum over 3
+    coordinates as a loop of 3 per output."""
+    sizes = [op.inputs[0].shape[d] for d in op.attr("axes")]
+    dtype = op.out.dtype
+    return op.attr("fn") in UNROLLED_COMBINE and (
+        dtype.kind in "biu" or dtype in (np.float32, np.float64)) and \
+        all(isinstance(n, int) for n in sizes) and 2 <= math.prod(sizes) <= UNROLLED_REDUCE_MAX
+
+
+def _pointwise_reduce(op: Op, src: Lazy) -> Lazy:
+    """A reduction over a few elements per output, a count known at trace time, as a pointwise
+    value inlined into its consumers instead of a reduction loop per output: axes of extent 1
+    (its one element; an argmax/argmin is 0; a softmax over rows of one element ran ~10x slower
+    than torch.compile before), or [PERF11] 2..UNROLLED_REDUCE_MAX elements (`_few_reduced`)
+    combined in the order of the reduced positions. Each element is cast to the result dtype;
+    a float sum starts from 0.0, as NumPy's add.reduce starts from the identity (a sum of
     [-0.0] is 0.0) [FIX16]."""
-    axes, keepdims, fn = op.attr("axes"), op.attr("keepdims"), op.attr("fn")
-    ndim, out = len(op.inputs[0].shape), op.out
+    axes, keepdims, fn, out = op.attr("axes"), op.attr("keepdims"), op.attr("fn"), op.out
+    shape = op.inputs[0].shape
+    positions = list(np.ndindex(*(shape[d] for d in axes)))
 
     def load(idx: tuple[Index, ...], r: Ranges) -> Expr:
-        kept = iter(idx)
-        full = tuple(Index() if d in axes else idx[d] if keepdims else next(kept)
-                     for d in range(ndim))
-        value = src.load(full, r)
-        if fn in ("argmax", "argmin"):
-            return _keep_checks(Const(0, out.dtype), value)
-        value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
-        if fn == "sum" and out.dtype.kind in "fc":
-            return Call("add", (Const(0, out.dtype), value), out.dtype)
-        return value
+        acc: Expr | None = None
+        for pos in positions:
+            at = dict(zip(axes, pos, strict=True))
+            kept = iter(idx)
+            full = tuple(Index((), int(at[d])) if d in at else idx[d] if keepdims
+                         else next(kept) for d in range(len(shape)))
+            value = src.load(full, r)
+            if fn in ("argmax", "argmin"):  # (one element: `_few_reduced` leaves the others)
+                return _keep_checks(Const(0, out.dtype), value)
+            value = value if value.dtype == out.dtype else Call("cast", (value,), out.dtype)
+            if acc is None:
+                acc = Call("add", (Const(0, out.dtype), value), out.dtype) if \
+                    fn == "sum" and out.dtype.kind in "fc" else value
+            else:
+                acc = Call(UNROLLED_COMBINE[fn], (acc, value), out.dtype)
+        assert acc is not None
+        return acc
     return Lazy(out.shape, out.dtype, load)
 

@@ -119,3 +119,61 @@ def test_bad_range_is_numpys_error():
             fn(x)
         with pytest.raises(ValueError, match=str(want.value).split(" ")[0]):
             stax.jit(fn)(x)
+
+
+# [PERF11] reductions over 2..4 elements per output, unrolled pointwise
+
+SMALL_REDUCTIONS = {
+    "avgpool": lambda x: x.reshape(x.shape[0] // 2, 2, x.shape[1] // 2, 2).mean((1, 3)),
+    "sum_last3": lambda x: x[:, :3].sum(-1),
+    "sum_axis0_2": lambda x: x[:2].sum(0, keepdims=True),
+    "prod_pairs": lambda x: x.reshape(x.shape[0], -1, 2).prod(-1),
+    "max_4": lambda x: x.reshape(-1, 4).max(1),
+    "min_cols_t": lambda x: x.T[:, 1:4].min(1),
+    "any_pairs": lambda x: (x > 0.5).reshape(-1, 2).any(1),
+    "all_cols": lambda x: x[:, ::4][:, :4].all(1),
+    "sum_axes02": lambda x: x.reshape(2, x.shape[0] // 2, x.shape[1] // 2, 2).sum((0, 3)),
+}
+
+
+def _small_inputs(dtype: type) -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal((8, 12)).astype(dtype)
+        x[1, 2], x[3, 0], x[5, 5], x[0, 1] = np.nan, np.inf, -np.inf, -0.0
+        neg_zero = np.full((4, 8), -0.0, dtype)
+        return [x, x[::-1], np.asfortranarray(x), neg_zero]
+    x = rng.integers(-100, 100, (8, 12)).astype(dtype)
+    return [x, x[::-1], np.zeros((4, 8), dtype)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, bool])
+@pytest.mark.parametrize("name", sorted(SMALL_REDUCTIONS))
+def test_small_reductions_match_numpy(name, dtype):
+    fn = SMALL_REDUCTIONS[name]
+    compiled = stax.jit(fn)
+    for x in _small_inputs(dtype):
+        with np.errstate(all="ignore"):
+            want = fn(x)
+            got = compiled(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        # floats: the elements are added in another order than NumPy's (an ulp apart)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_small_reduction_of_empty_rows():
+    """Rows of 3 with no rows: an empty sum; an empty axis 0 of max: NumPy's ValueError."""
+    x = np.zeros((0, 3), np.float32)
+    got = stax.jit(lambda x: x.sum(1))(x)
+    assert got.shape == x.sum(1).shape == (0,) and got.dtype == np.float32
+    with pytest.raises(ValueError):
+        stax.jit(lambda x: x.max(0))(x)
+
+
+def test_avgpool_is_one_pass():
+    fn = SMALL_REDUCTIONS["avgpool"]
+    x = np.random.default_rng(2).standard_normal((64, 64)).astype(np.float32)
+    compiled = stax.jit(fn)
+    np.testing.assert_allclose(compiled(x), fn(x), rtol=1e-5)  # another order of the adds
+    assert "reduction_split" not in str(stax.explain(compiled, x))
