@@ -25,13 +25,21 @@ def _lanes(fn, x: np.ndarray, vectorize: bool = True) -> int:
 
 
 @pytest.mark.parametrize(("dtype", "cols", "lanes"), [
-    ("float32", 3, 4), ("float32", 10, 4), ("float32", 15, 4), ("float32", 16, 8),
+    ("float32", 5, 4), ("float32", 10, 4), ("float32", 15, 4), ("float32", 16, 8),
     ("float32", 63, 8), ("float32", 64, 0), ("float32", 1000, 0),
     ("float64", 7, 2), ("float64", 8, 4), ("float64", 31, 4), ("float64", 32, 0),
     ("int8", 10, 4), ("int16", 20, 4)])  # integer sums accumulate in int64
 def test_rows_under_64_and_256_bytes_take_16_and_32_byte_vectors(dtype, cols, lanes):
     x = np.ones((100, cols), dtype)
     assert _lanes(lambda a: a.sum(-1), x) == lanes
+
+
+@pytest.mark.parametrize("cols", [2, 3, 4])
+def test_rows_of_up_to_4_elements_are_unrolled_not_reduced(cols):
+    """[PERF11] A sum over 2..4 elements per output is pointwise (no reduction loop, no lanes
+    of a row): `_few_reduced`."""
+    (node,) = lowered(lambda a: a.sum(-1), np.ones((100, cols), np.float32)).program.nodes
+    assert node.kind == "pointwise"
 
 
 def test_no_lanes_without_vectors_or_for_flat_loops():
