@@ -1717,7 +1717,9 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
     if order is not None:
         raise unsupported("np.sort with order=")
     x, ax = _flattened(a, axis)
-    if axis is not None and (top := _topk().selected_slice(x, ax, "np.partition")) is not None:
+    from stax.frontend.topk import selected_slice  # [TOPK] (it imports this module)
+
+    if axis is not None and (top := selected_slice(x, ax, "np.partition")) is not None:
         return top
 
     def into(x: np.ndarray, out: np.ndarray) -> None:
@@ -1743,13 +1745,6 @@ def _along(name: str, routine: Callable[[np.ndarray, np.ndarray], None], x: Trac
     key = externs.register_along(_spelled(name, {"axis": ax, **kwargs}), routine, ax)
     return _extern_node(name, key, (x,), tuple(x.shape), dtype, along=(name, ax, kths),
                         quiet=quiet)
-
-
-def _topk() -> ModuleType:
-    """[TOPK] `stax.frontend.topk` (imported on use: it imports this module)."""
-    from stax.frontend import topk
-
-    return topk
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
